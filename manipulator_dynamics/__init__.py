@@ -1,0 +1,29 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Rigid-body dynamics of robot manipulators from URDF."""
+
+from .model import InertiaError, InertiaWarning, load_model, Model, PARAMETER_NAMES, URDFError
+from .crba import inertia_matrix
+from .forward import choose_method, forward_dynamics
+from .regressor import parameter_names, regressor, standard_parameters
+from .rnea import bias_forces, gravity_torques, inverse_dynamics
+from .udut import SingularInertiaError, udut
+
+__all__ = [
+    'InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'SingularInertiaError',
+    'URDFError', 'bias_forces', 'choose_method', 'forward_dynamics', 'gravity_torques',
+    'inertia_matrix', 'inverse_dynamics', 'load_model', 'parameter_names', 'regressor',
+    'standard_parameters', 'udut',
+]

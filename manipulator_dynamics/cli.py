@@ -1,0 +1,261 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""``manipulator-dynamics``: the library from the command line.
+
+Every command takes an optional URDF (default: the bundled demo arm) and prints a table for a
+person, or ``--format json|yaml`` for a program.  Errors are one line on stderr and exit status 2.
+"""
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from . import robots
+from .crba import inertia_matrix
+from .forward import choose_method, forward_dynamics
+from .model import load_model, PARAMETER_NAMES
+from .regressor import standard_parameters
+from .rnea import gravity_torques, inverse_dynamics
+from .udut import udut
+
+
+def _vector(text, model, what):
+    if text is None:
+        return np.zeros(model.n)
+    try:
+        values = [float(v) for v in text.replace(',', ' ').split()]
+    except ValueError:
+        raise ValueError(f'--{what} must be numbers separated by commas, got {text!r}') from None
+    if len(values) != model.n:
+        raise ValueError(f'--{what} needs {model.n} values, one per joint in the order '
+                         f'{", ".join(model.joint_names)}; got {len(values)}')
+    return np.array(values)
+
+
+def _load(args):
+    return load_model(args.urdf or robots.path('demo_arm'), root_link=args.root_link,
+                      tip_links=args.tip_link, joint_dynamics=args.joint_dynamics,
+                      check_inertia=args.check_inertia)
+
+
+def _emit(args, title, data, table):
+    if args.format == 'json':
+        print(json.dumps(data, indent=2))
+    elif args.format == 'yaml':
+        import yaml
+        print(yaml.safe_dump(data, sort_keys=False), end='')
+    else:
+        print(title)
+        print(table)
+
+
+def _joint_table(model, columns):
+    """Format a fixed-width table: one row per joint, ``columns`` is ``{header: values}``."""
+    headers = ['joint'] + list(columns)
+    rows = [[name] + [_fmt(col[i]) for col in columns.values()]
+            for i, name in enumerate(model.joint_names)]
+    return _table(headers, rows)
+
+
+def _fmt(x):
+    if isinstance(x, (float, np.floating)):
+        return f'{x: .6g}'
+    return str(x)
+
+
+def _table(headers, rows):
+    widths = [max(len(str(r[c])) for r in [headers] + rows) for c in range(len(headers))]
+    lines = ['  '.join(str(h).ljust(w) for h, w in zip(headers, widths))]
+    lines.append('  '.join('-' * w for w in widths))
+    lines += ['  '.join(str(v).ljust(w) for v, w in zip(r, widths)) for r in rows]
+    return '\n'.join(lines)
+
+
+def _matrix(M):
+    return '\n'.join(' '.join(f'{v: 10.5f}' for v in row) for row in M)
+
+
+def cmd_info(args):
+    model = _load(args)
+    kinds = ['prismatic' if t else ('continuous' if c else 'revolute')
+             for t, c in zip(model.joint_type, model.continuous)]
+    parents = ['(base)' if a < 0 else model.joint_names[a] for a in model.parent]
+    data = {'name': model.name, 'base_link': model.base_link, 'n': model.n,
+            'joints': [{'name': j, 'type': k, 'parent': p, 'link': lk,
+                        'axis': model.axis[i].tolist(),
+                        'mass': float(model.inertial[i, 9]), 'lower': float(model.lower[i]),
+                        'upper': float(model.upper[i]), 'effort': float(model.effort_limit[i]),
+                        'viscous': float(model.viscous[i]), 'coulomb': float(model.coulomb[i]),
+                        'armature': float(model.armature[i])}
+                       for i, (j, k, p, lk) in enumerate(zip(model.joint_names, kinds, parents,
+                                                             model.link_names))],
+            'forward_dynamics_method': choose_method(model)}
+    table = _joint_table(model, {'type': kinds, 'parent': parents, 'link': model.link_names,
+                                 'mass [kg]': model.inertial[:, 9], 'effort': model.effort_limit,
+                                 'Fv': model.viscous, 'Fc': model.coulomb, 'Ia': model.armature})
+    _emit(args, f"{model!r}\nmass carried by each joint's body (fixed children merged):", data,
+          table)
+
+
+def cmd_gravity(args):
+    model = _load(args)
+    q = _vector(args.q, model, 'q')
+    g = gravity_torques(model, q)
+    _emit(args, f'gravity torques g(q) of {model.name} [N m or N]:',
+          {'joints': list(model.joint_names), 'q': q.tolist(), 'gravity': g.tolist()},
+          _joint_table(model, {'q': q, 'g(q)': g, 'effort limit': model.effort_limit}))
+
+
+def cmd_inverse(args):
+    model = _load(args)
+    q, qd, qdd = (_vector(getattr(args, k), model, k) for k in ('q', 'qd', 'qdd'))
+    tau = inverse_dynamics(model, q, qd, qdd, friction=args.friction)
+    extra = ', with friction' if args.friction else ''
+    _emit(args, f'inverse dynamics of {model.name} (Newton-Euler{extra}):',
+          {'joints': list(model.joint_names), 'q': q.tolist(), 'qd': qd.tolist(),
+           'qdd': qdd.tolist(), 'tau': tau.tolist()},
+          _joint_table(model, {'q': q, 'qd': qd, 'qdd': qdd, 'tau': tau}))
+
+
+def cmd_inertia(args):
+    model = _load(args)
+    q = _vector(args.q, model, 'q')
+    M = inertia_matrix(model, q)
+    U, D = udut(model, q)
+    _emit(args, f'inertia matrix M(q) of {model.name} (Khalil composite links), joints '
+          f'{", ".join(model.joint_names)}:',
+          {'joints': list(model.joint_names), 'q': q.tolist(), 'M': M.tolist(), 'U': U.tolist(),
+           'D': D.tolist()},
+          _matrix(M) + '\n\nSaha UDU^T: D (articulated inertia about each axis) = '
+          + ' '.join(f'{d:.5g}' for d in D))
+
+
+def cmd_forward(args):
+    model = _load(args)
+    q, qd, tau = (_vector(getattr(args, k), model, k) for k in ('q', 'qd', 'tau'))
+    qdd = forward_dynamics(model, q, qd, tau, method=args.method, friction=args.friction)
+    method = choose_method(model) if args.method == 'auto' else args.method
+    _emit(args, f'forward dynamics of {model.name} ({method}):',
+          {'joints': list(model.joint_names), 'method': method, 'q': q.tolist(), 'qd': qd.tolist(),
+           'tau': tau.tolist(), 'qdd': qdd.tolist()},
+          _joint_table(model, {'q': q, 'qd': qd, 'tau': tau, 'qdd': qdd}))
+
+
+def cmd_parameters(args):
+    model = _load(args)
+    K = standard_parameters(model).reshape(model.n, 10)
+    data = {link: dict(zip(PARAMETER_NAMES, map(float, row)))
+            for link, row in zip(model.link_names, K)}
+    headers = ['link'] + list(PARAMETER_NAMES)
+    rows = [[link] + [_fmt(v) for v in row] for link, row in zip(model.link_names, K)]
+    _emit(args, f'standard inertial parameters of {model.name} (about each link frame origin):',
+          data, _table(headers, rows))
+
+
+def cmd_demo(args):
+    """Print the dynamics of the demo arm along a smooth trajectory, with checks and timings."""
+    model = _load(args)
+    rng = np.random.default_rng(0)
+    T, N = 4.0, 2001
+    t = np.linspace(0.0, T, N)
+    # a smooth out-and-back motion within the joint limits: q(t) = q0 + A sin^2(pi t / T)
+    span = np.minimum(np.where(np.isfinite(model.upper), model.upper, np.pi),
+                      -np.where(np.isfinite(model.lower), model.lower, -np.pi))
+    amp = 0.5 * span * rng.uniform(0.3, 0.6, model.n)
+    w = np.pi / T
+    q = amp * np.sin(w * t)[:, None] ** 2
+    qd = amp * (w * np.sin(2 * w * t))[:, None]
+    qdd = amp * (2 * w * w * np.cos(2 * w * t))[:, None]
+    # load (or compile, on a first run) the kernels before timing them
+    forward_dynamics(model, q[:2], qd[:2], inverse_dynamics(model, q[:2], qd[:2], qdd[:2]))
+    t0 = time.perf_counter()
+    tau = inverse_dynamics(model, q, qd, qdd, friction=True)
+    t_id = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    qdd_back = forward_dynamics(model, q, qd, tau, friction=True)
+    t_fd = time.perf_counter() - t0
+    M = inertia_matrix(model, q[N // 2])
+    U, D = udut(model, q[N // 2])
+    peak = np.abs(tau).max(axis=0)
+    print(f'{model!r}\n')
+    print(f'trajectory: {N} samples over {T:g} s, each joint out and back by its amplitude\n')
+    print(_joint_table(model, {'amplitude [rad]': amp, 'peak |tau|': peak,
+                               'effort limit': model.effort_limit,
+                               'use of limit': [f'{p / e:.0%}' if np.isfinite(e) else '-'
+                                                for p, e in zip(peak, model.effort_limit)],
+                               'g(q) mid-way': gravity_torques(model, q[N // 2])}))
+    print(f'\ninertia matrix M(q) mid-way (composite links):\n{_matrix(M)}')
+    print(f'Saha UDU^T pivots D: {" ".join(f"{d:.4g}" for d in D)};  '
+          f'|U diag(D) U^T - M| = {np.abs(U * D @ U.T - M).max():.1e}')
+    print(f'\nround trip forward(inverse(qdd)) over the trajectory: max |error| = '
+          f'{np.abs(qdd_back - qdd).max():.1e} rad/s^2 (method {choose_method(model)})')
+    print(f'batched inverse dynamics: {t_id / N * 1e6:.2f} us/sample; forward dynamics: '
+          f'{t_fd / N * 1e6:.2f} us/sample')
+
+
+def build_parser():
+    """Build the argparse parser of ``manipulator-dynamics``."""
+    parser = argparse.ArgumentParser(
+        prog='manipulator-dynamics',
+        description='Rigid-body dynamics of robot manipulators from URDF: gravity, inverse and '
+                    'forward dynamics, inertia matrix, standard parameters.')
+    sub = parser.add_subparsers(dest='command', required=True)
+
+    def command(name, func, help_text, states=()):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument('urdf', nargs='?', help='URDF file (default: the bundled demo arm)')
+        p.add_argument('--root-link', help='link to use as the fixed base')
+        p.add_argument('--tip-link', action='append', help='keep only joints leading to this link '
+                       '(repeatable)')
+        p.add_argument('--joint-dynamics', metavar='YAML', help='armature / friction overrides')
+        p.add_argument('--check-inertia', choices=['raise', 'warn', 'ignore'], default='raise',
+                       help='what to do with physically impossible inertias (default: raise)')
+        p.add_argument('--format', choices=['table', 'json', 'yaml'], default='table')
+        for s in states:
+            p.add_argument(f'--{s}', metavar='V1,V2,...', help=f'{s}, one value per joint '
+                           '(default zeros)')
+        p.set_defaults(func=func)
+        return p
+
+    command('demo', cmd_demo, 'dynamics of the demo arm along a trajectory, with checks')
+    command('info', cmd_info, 'joints, masses, limits and friction of a robot')
+    command('gravity', cmd_gravity, 'gravity torques g(q)', ('q',))
+    p = command('inverse', cmd_inverse, 'inverse dynamics tau(q, qd, qdd)', ('q', 'qd', 'qdd'))
+    p.add_argument('--friction', action='store_true', help='include joint friction')
+    command('inertia', cmd_inertia, 'inertia matrix M(q) and its UDU^T factors', ('q',))
+    p = command('forward', cmd_forward, 'forward dynamics qdd(q, qd, tau)', ('q', 'qd', 'tau'))
+    p.add_argument('--method', choices=['auto', 'udut', 'cholesky'], default='auto')
+    p.add_argument('--friction', action='store_true', help='include joint friction')
+    command('parameters', cmd_parameters, 'standard inertial parameters of every link')
+    return parser
+
+
+def main(argv=None):
+    """Entry point of the ``manipulator-dynamics`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.func(args)
+    except (ValueError, KeyError, OSError) as e:   # URDFError and friends are ValueErrors
+        print(f'manipulator-dynamics: error: {e}', file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

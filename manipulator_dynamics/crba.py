@@ -1,0 +1,159 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Joint-space inertia matrix by Khalil's composite-link method for tree robots (seed 001, App. 8).
+
+1. Composite parameters (A8.1): for j = n..1, the composite link j+ (link j and all it carries) is
+   added into its antecedent a(j): ``J+_a += R J+_j R^T + shift``, ``MS+_a += R MS+_j + P M+_j``,
+   ``M+_a += M+_j``, with ``R, P`` the pose of frame j in frame a(j).
+2. Column j by a reduced Newton-Euler pass (A8.3-A8.21): with ``qdd = u_j``, ``qd = 0``, ``g = 0``
+   only link j+ moves.  For a revolute joint ``dw = a_j``: ``F = a_j x MS+``, ``N = J+ a_j``
+   (A8.11-12); for a prismatic one ``dv = a_j``: ``F = M+ a_j``, ``N = MS+ x a_j`` (A8.9-10).  The
+   diagonal is
+   ``A_jj = a_j . N`` (or ``a_j . F``) ``+ Ia_j`` (A8.15, A8.18); the wrench is carried to each
+   antecedent k (A8.19-20) and projected on its axis for ``A_kj`` (A8.21).  Elements off the root
+   paths are zero.
+
+The seed's axis is z; here it is any unit axis, which replaces "the third component" by a dot
+product. Cost: composite parameters O(n); columns O(sum of depths).
+"""
+
+import numpy as np
+from numba import njit
+
+from ._inputs import raise_nonfinite, states
+from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses
+from .model import PRISMATIC
+
+
+@njit(**JIT)
+def composite_inertia(parent, inertial, R, p, C):
+    """Fill ``C (n, 10)`` with the composite parameters J+, MS+, M+ of every link (A8.1)."""
+    n = parent.shape[0]
+    for j in range(n):
+        for k in range(10):
+            C[j, k] = inertial[j, k]
+    for j in range(n - 1, -1, -1):
+        a = parent[j]
+        if a < 0:
+            continue
+        c = C[j]
+        Rj = R[j]
+        P0, P1, P2 = p[j, 0], p[j, 1], p[j, 2]
+        Mj = c[9]
+        # J+ of j rotated into frame a(j): R J R^T
+        J = np.empty((3, 3))
+        J[0, 0], J[0, 1], J[0, 2] = c[0], c[1], c[2]
+        J[1, 0], J[1, 1], J[1, 2] = c[1], c[3], c[4]
+        J[2, 0], J[2, 1], J[2, 2] = c[2], c[4], c[5]
+        RJ = Rj @ J
+        Jr = RJ @ Rj.T
+        # first moments rotated: S = R MS+_j
+        S0 = Rj[0, 0] * c[6] + Rj[0, 1] * c[7] + Rj[0, 2] * c[8]
+        S1 = Rj[1, 0] * c[6] + Rj[1, 1] * c[7] + Rj[1, 2] * c[8]
+        S2 = Rj[2, 0] * c[6] + Rj[2, 1] * c[7] + Rj[2, 2] * c[8]
+        # moved from O_j to O_a by P: J += 2 (P.S) 1 - P S^T - S P^T + M (P.P 1 - P P^T)   (A8.1a)
+        PS = P0 * S0 + P1 * S1 + P2 * S2
+        PP = P0 * P0 + P1 * P1 + P2 * P2
+        d = C[a]
+        d[0] += Jr[0, 0] + 2.0 * PS - 2.0 * P0 * S0 + Mj * (PP - P0 * P0)
+        d[1] += Jr[0, 1] - P0 * S1 - S0 * P1 - Mj * P0 * P1
+        d[2] += Jr[0, 2] - P0 * S2 - S0 * P2 - Mj * P0 * P2
+        d[3] += Jr[1, 1] + 2.0 * PS - 2.0 * P1 * S1 + Mj * (PP - P1 * P1)
+        d[4] += Jr[1, 2] - P1 * S2 - S1 * P2 - Mj * P1 * P2
+        d[5] += Jr[2, 2] + 2.0 * PS - 2.0 * P2 * S2 + Mj * (PP - P2 * P2)
+        d[6] += S0 + P0 * Mj                                                    # (A8.1b)
+        d[7] += S1 + P1 * Mj
+        d[8] += S2 + P2 * Mj
+        d[9] += Mj                                                              # (A8.1c)
+
+
+@njit(**JIT)
+def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H):
+    """Fill ``H (n, n)`` from composite parameters ``C`` (A8.3-A8.21), both triangles."""
+    n = parent.shape[0]
+    for i in range(n):
+        for j in range(n):
+            H[i, j] = 0.0
+    f = np.empty(3)
+    m = np.empty(3)
+    f2 = np.empty(3)
+    m2 = np.empty(3)
+    for j in range(n):
+        c = C[j]
+        ax, ay, az = geometry[j, 12], geometry[j, 13], geometry[j, 14]
+        if jtype[j] == PRISMATIC:                       # dv = a: F = M+ a, N = MS+ x a
+            f[0], f[1], f[2] = c[9] * ax, c[9] * ay, c[9] * az
+            m[0] = c[7] * az - c[8] * ay
+            m[1] = c[8] * ax - c[6] * az
+            m[2] = c[6] * ay - c[7] * ax
+            H[j, j] = ax * f[0] + ay * f[1] + az * f[2] + joint_params[j, 0]      # (A8.15)
+        else:                                           # dw = a: F = a x MS+, N = J+ a
+            f[0] = ay * c[8] - az * c[7]
+            f[1] = az * c[6] - ax * c[8]
+            f[2] = ax * c[7] - ay * c[6]
+            m[0] = c[0] * ax + c[1] * ay + c[2] * az
+            m[1] = c[1] * ax + c[3] * ay + c[4] * az
+            m[2] = c[2] * ax + c[4] * ay + c[5] * az
+            H[j, j] = ax * m[0] + ay * m[1] + az * m[2] + joint_params[j, 0]      # (A8.18)
+        k = j
+        while parent[k] >= 0:                           # (A8.19-A8.21), k = j, a(j), ...
+            f2[:] = 0.0
+            m2[:] = 0.0
+            force_to_parent(R[k], p[k], m, f, m2, f2)
+            f[:] = f2
+            m[:] = m2
+            k = parent[k]
+            src = f if jtype[k] == PRISMATIC else m
+            v = geometry[k, 12] * src[0] + geometry[k, 13] * src[1] + geometry[k, 14] * src[2]
+            H[k, j] = v
+            H[j, k] = v
+
+
+@njit(**JIT)
+def crba_kernel(parent, jtype, geometry, inertial, joint_params, q, out):
+    """Fill ``out (N, n, n)`` with M(q) for each sample; return False if ``q`` is not finite."""
+    if not all_finite(q):
+        return False
+    N, n = out.shape[0], out.shape[1]
+    R = np.empty((n, 3, 3))
+    p = np.empty((n, 3))
+    C = np.empty((n, 10))
+    for s in range(N):
+        joint_poses(jtype, geometry, _row(s, q), R, p)
+        composite_inertia(parent, inertial, R, p, C)
+        inertia_columns(parent, jtype, geometry, joint_params, R, p, C, out[s])
+    return True
+
+
+def inertia_matrix(model, q, *, armature=True):
+    """Joint-space inertia matrix ``M(q)``, symmetric, both triangles filled.
+
+    Parameters
+    ----------
+    q : array-like, shape (n,) or (N, n)
+    armature : bool
+        Add the rotor inertias ``model.armature`` on the diagonal.
+
+    Returns
+    -------
+    M : ndarray, shape (n, n) or (N, n, n)
+    """
+    (q,), N, single = states(model, q=q)
+    out = np.empty((N, model.n, model.n))
+    params = model.joint_params if armature else np.zeros_like(model.joint_params)
+    if not crba_kernel(model.parent, model.joint_type, model.geometry, model.inertial, params, q,
+                       out):
+        raise_nonfinite(model, q=q)
+    return out[0] if single else out

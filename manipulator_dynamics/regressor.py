@@ -1,0 +1,188 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The joint-torque regressor: ``tau = Y(q, qd, qdd) K``, linear in the standard parameters.
+
+``K`` holds, joint by joint (Khalil's ordering), the 10 standard inertial parameters of the link
+the joint moves, ``XX XY XZ YY YZ ZZ MX MY MZ M`` (inertia about the link frame origin, first
+moments, mass, in the link frame), followed where asked by the joint's rotor inertia ``Ia``,
+viscous ``Fv`` and Coulomb ``Fc`` friction.  A link's wrench about its origin is linear in its
+parameters::
+
+    F = M dv + (skew(dw) + skew(w)^2) MS
+    N = (L(dw) + skew(w) L(w)) J - skew(dv) MS          L(x) J = J x for J = (XX XY XZ YY YZ ZZ)
+
+and each column is carried to every joint on the link's root path like an RNEA wrench.
+"""
+
+import numpy as np
+from numba import njit
+
+from ._inputs import raise_nonfinite, states
+from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses, motion_pass
+from .model import PARAMETER_NAMES, PRISMATIC
+
+
+@njit(**JIT)
+def _L(x0, x1, x2, c):
+    """Column ``c`` of ``L(x)``, the matrix with ``J x = L(x) (XX, XY, XZ, YY, YZ, ZZ)``."""
+    if c == 0:
+        return x0, 0.0, 0.0
+    if c == 1:
+        return x1, x0, 0.0
+    if c == 2:
+        return x2, 0.0, x0
+    if c == 3:
+        return 0.0, x1, 0.0
+    if c == 4:
+        return 0.0, x2, x1
+    return 0.0, 0.0, x2
+
+
+@njit(**JIT)
+def link_wrench_matrix(W, E, V, A):
+    """Fill ``A (6, 10)``: a link's wrench ``(N; F)`` per unit of each standard parameter."""
+    A[:, :] = 0.0
+    w0, w1, w2 = W[0], W[1], W[2]
+    e0, e1, e2 = E[0], E[1], E[2]
+    # N rows: J dw + w x (J w), one column per entry of J = (XX XY XZ YY YZ ZZ); for that column
+    # J x is L(x)[:, c] with L(x) = [[x0, x1, x2, 0, 0, 0], [0, x0, 0, x1, x2, 0], [0, 0, x0, 0,
+    # x1, x2]]
+    for c in range(6):
+        le0, le1, le2 = _L(e0, e1, e2, c)
+        lw0, lw1, lw2 = _L(w0, w1, w2, c)
+        A[0, c] = le0 + w1 * lw2 - w2 * lw1
+        A[1, c] = le1 + w2 * lw0 - w0 * lw2
+        A[2, c] = le2 + w0 * lw1 - w1 * lw0
+    # MS columns: N += MS x dv = -skew(dv) MS ; F += dw x MS + w x (w x MS)
+    V0, V1, V2 = V[0], V[1], V[2]
+    A[0, 7], A[0, 8] = V2, -V1
+    A[1, 6], A[1, 8] = -V2, V0
+    A[2, 6], A[2, 7] = V1, -V0
+    # skew(dw) + skew(w)^2, with skew(w)^2 = w w^T - |w|^2 1
+    ww = w0 * w0 + w1 * w1 + w2 * w2
+    A[3, 6], A[3, 7], A[3, 8] = w0 * w0 - ww, -e2 + w0 * w1, e1 + w0 * w2
+    A[4, 6], A[4, 7], A[4, 8] = e2 + w1 * w0, w1 * w1 - ww, -e0 + w1 * w2
+    A[5, 6], A[5, 7], A[5, 8] = -e1 + w2 * w0, e0 + w2 * w1, w2 * w2 - ww
+    A[3, 9], A[4, 9], A[5, 9] = V0, V1, V2
+
+
+@njit(**JIT)
+def regressor_kernel(parent, jtype, geometry, gravity, q, qd, qdd, stride, extra, out):
+    """Fill ``out (N, n, n*stride)``; ``extra`` bit 1: Ia column, bit 2: Fv and Fc columns."""
+    if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
+        return False
+    N, n = out.shape[0], out.shape[1]
+    R = np.empty((n, 3, 3))
+    p = np.empty((n, 3))
+    w = np.empty((n, 3))
+    dw = np.empty((n, 3))
+    dv = np.empty((n, 3))
+    A = np.empty((6, 10))
+    B = np.empty((6, 10))
+    nn = np.empty(3)
+    ff = np.empty(3)
+    for s in range(N):
+        qs, qds, qdds = _row(s, q), _row(s, qd), _row(s, qdd)
+        joint_poses(jtype, geometry, qs, R, p)
+        motion_pass(parent, jtype, geometry, gravity, qds, qdds, R, p, w, dw, dv)
+        Y = out[s]
+        Y[:, :] = 0.0
+        for j in range(n):
+            link_wrench_matrix(w[j], dw[j], dv[j], A)
+            col = j * stride
+            k = j
+            while True:
+                o = 3 if jtype[k] == PRISMATIC else 0
+                g = geometry[k]
+                for c in range(10):
+                    Y[k, col + c] = g[12] * A[o, c] + g[13] * A[o + 1, c] + g[14] * A[o + 2, c]
+                if parent[k] < 0:
+                    break
+                for c in range(10):          # carry each column to the parent like a wrench
+                    nn[:] = 0.0
+                    ff[:] = 0.0
+                    force_to_parent(R[k], p[k], A[:3, c], A[3:, c], nn, ff)
+                    B[:3, c] = nn
+                    B[3:, c] = ff
+                A[:, :] = B
+                k = parent[k]
+            c = col + 10
+            if extra & 1:
+                Y[j, c] = qdds[j]
+                c += 1
+            if extra & 2:
+                Y[j, c] = qds[j]
+                Y[j, c + 1] = np.sign(qds[j])
+    return True
+
+
+def _layout(armature, friction):
+    extra = (1 if armature else 0) | (2 if friction else 0)
+    return 10 + (1 if armature else 0) + (2 if friction else 0), extra
+
+
+def parameter_names(model, *, armature=False, friction=False):
+    """Name the entries of :func:`standard_parameters`, e.g. ``'ZZ_link2'``, ``'Ia_joint2'``."""
+    names = []
+    for joint, link in zip(model.joint_names, model.link_names):
+        names += [f'{name}_{link}' for name in PARAMETER_NAMES]
+        if armature:
+            names.append(f'Ia_{joint}')
+        if friction:
+            names += [f'Fv_{joint}', f'Fc_{joint}']
+    return tuple(names)
+
+
+def standard_parameters(model, *, armature=False, friction=False):
+    """Return the model's standard parameter vector ``K``, shape ``(n * (10 [+1] [+2]),)``.
+
+    Per joint j: the 10 parameters of its link in :data:`PARAMETER_NAMES` order (about the link
+    frame origin, fixed children merged), then ``Ia_j`` if ``armature``, then ``Fv_j, Fc_j`` if
+    ``friction``.
+    """
+    stride, _ = _layout(armature, friction)
+    K = np.zeros((model.n, stride))
+    K[:, :10] = model.inertial
+    c = 10
+    if armature:
+        K[:, c] = model.armature
+        c += 1
+    if friction:
+        K[:, c] = model.viscous
+        K[:, c + 1] = model.coulomb
+    return K.reshape(-1)
+
+
+def regressor(model, q, qd, qdd, *, armature=False, friction=False):
+    """Joint-torque regressor ``Y`` with ``inverse_dynamics(...) == Y @ standard_parameters(...)``.
+
+    Parameters
+    ----------
+    q, qd, qdd : array-like, shape (n,) or (N, n)
+    armature, friction : bool
+        Add the columns of ``Ia`` (``qdd_j``) and of ``Fv, Fc`` (``qd_j``, ``sign(qd_j)``).
+
+    Returns
+    -------
+    Y : ndarray, shape (n, p) or (N, n, p), ``p = n * (10 [+1] [+2])``
+        Columns in the order of :func:`parameter_names`.  Gravity comes from the model.
+    """
+    (q, qd, qdd), N, single = states(model, q=q, qd=qd, qdd=qdd)
+    stride, extra = _layout(armature, friction)
+    out = np.empty((N, model.n, model.n * stride))
+    if not regressor_kernel(model.parent, model.joint_type, model.geometry, model.gravity, q, qd,
+                            qdd, stride, extra, out):
+        raise_nonfinite(model, q=q, qd=qd, qdd=qdd)
+    return out[0] if single else out

@@ -1,0 +1,88 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The ``manipulator-dynamics`` command line, run as a real process and in-process."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import yaml
+
+import manipulator_dynamics as md
+from manipulator_dynamics import cli, robots
+
+
+def run(*args):
+    return subprocess.run([sys.executable, '-m', 'manipulator_dynamics.cli', *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_demo_runs_as_a_process():
+    result = run('demo')
+    assert result.returncode == 0, result.stderr
+    assert "Model('demo_arm', n=7, chain" in result.stdout
+    assert 'round trip forward(inverse(qdd))' in result.stdout
+    error = float(result.stdout.split('max |error| = ')[1].split()[0])
+    assert error < 1e-9
+
+
+def test_gravity_json_matches_the_library(capsys):
+    q = [0.1, -0.4, 0.3, 1.2, -0.5, 0.8, 0.0]
+    assert cli.main(['gravity', '--q', ','.join(map(str, q)), '--format', 'json']) == 0
+    data = json.loads(capsys.readouterr().out)
+    model = md.load_model(robots.path('demo_arm'))
+    np.testing.assert_allclose(data['gravity'], md.gravity_torques(model, q), rtol=1e-15)
+    assert data['joints'] == list(model.joint_names)
+
+
+def test_inverse_forward_inertia_yaml(capsys, tmp_path):
+    urdf = robots.path('demo_arm_gripper')
+    q = '0.2,0.3,-0.1,0.5,0.4,-0.2,0.1,0.01,0.02'
+    assert cli.main(['inverse', urdf, '--q', q, '--qdd', '1,1,1,1,1,1,1,0,0', '--format',
+                     'yaml']) == 0
+    tau = yaml.safe_load(capsys.readouterr().out)['tau']
+    assert cli.main(['forward', urdf, '--q', q, '--tau', ','.join(map(str, tau)), '--method',
+                     'udut', '--format', 'yaml']) == 0
+    qdd = yaml.safe_load(capsys.readouterr().out)['qdd']
+    np.testing.assert_allclose(qdd, [1] * 7 + [0, 0], atol=1e-9)
+    assert cli.main(['inertia', urdf, '--q', q, '--format', 'json']) == 0
+    data = json.loads(capsys.readouterr().out)
+    M, U, D = (np.array(data[k]) for k in 'MUD')
+    np.testing.assert_allclose(U @ np.diag(D) @ U.T, M, atol=1e-14)
+
+
+def test_info_and_parameters_tables(capsys):
+    assert cli.main(['info', '--tip-link', 'link4']) == 0
+    out = capsys.readouterr().out
+    assert 'joint4' in out and 'joint5' not in out
+    assert cli.main(['parameters']) == 0
+    out = capsys.readouterr().out
+    assert out.count('link') >= 7 and 'XX' in out
+
+
+@pytest.mark.parametrize('args, message', [
+    (['gravity', '--q', '1,2'], '--q needs 7 values'),
+    (['gravity', '--q', 'a,b'], '--q must be numbers'),
+    (['info', '/nowhere/robot.urdf'], 'URDF file not found: /nowhere/robot.urdf'),
+    (['forward', '--root-link', 'nolink'], "root_link 'nolink' is not a link"),
+])
+def test_errors_are_one_line_without_traceback(args, message):
+    result = run(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert 'Traceback' not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

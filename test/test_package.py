@@ -1,0 +1,118 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Package hygiene: the ament_python layout, licence headers, and the ament linters' rules."""
+
+import ast
+import glob
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+PYTHON_FILES = sorted(
+    glob.glob(os.path.join(ROOT, 'manipulator_dynamics', '**', '*.py'), recursive=True)
+    + glob.glob(os.path.join(ROOT, 'test', '*.py'))
+    + glob.glob(os.path.join(ROOT, 'benchmarks', '*.py'))
+    + glob.glob(os.path.join(ROOT, 'tools', '*.py'))
+    + [os.path.join(ROOT, 'setup.py'), os.path.join(ROOT, 'dev.py')])
+
+
+def setup_keywords():
+    """Return the keyword arguments of the setup() call in setup.py, as AST nodes."""
+    tree = ast.parse(open(os.path.join(ROOT, 'setup.py')).read())
+    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                and getattr(node.func, 'id', '') == 'setup')
+    return {kw.arg: kw.value for kw in call.keywords}
+
+
+def test_package_xml():
+    root = ET.parse(os.path.join(ROOT, 'package.xml')).getroot()
+    assert root.get('format') == '3'
+    assert root.findtext('name') == 'manipulator_dynamics'
+    exec_depends = {e.text for e in root.findall('exec_depend')}
+    assert {'rclpy', 'sensor_msgs', 'trajectory_msgs', 'std_msgs', 'std_srvs',
+            'python3-numpy', 'python3-numba', 'python3-yaml', 'python3-lxml'} <= exec_depends
+    assert root.find('export/build_type').text == 'ament_python'
+    version = ast.literal_eval(setup_keywords()['version'])
+    assert root.findtext('version') == version
+
+
+def test_ament_layout():
+    assert os.path.isfile(os.path.join(ROOT, 'resource', 'manipulator_dynamics'))
+    cfg = open(os.path.join(ROOT, 'setup.cfg')).read()
+    assert 'script_dir=$base/lib/manipulator_dynamics' in cfg
+    assert 'install_scripts=$base/lib/manipulator_dynamics' in cfg
+    source = open(os.path.join(ROOT, 'setup.py')).read()
+    for needle in ("'resource/' + package_name", "'launch'", "'config'", "['package.xml']"):
+        assert needle in source
+
+
+def test_console_scripts_exist():
+    scripts = ast.literal_eval(setup_keywords()['entry_points'])['console_scripts']
+    for entry in scripts:
+        name, target = (s.strip() for s in entry.split('='))
+        module, func = target.split(':')
+        mod = __import__(module, fromlist=[func])
+        assert callable(getattr(mod, func)), entry
+
+
+def test_runtime_code_never_imports_test_oracles_or_ros():
+    """Pinocchio is a test oracle and rclpy belongs to nodes/: the library imports neither."""
+    for path in PYTHON_FILES:
+        parts = path.split(os.sep)
+        if 'manipulator_dynamics' not in parts or 'nodes' in parts:
+            continue
+        tree = ast.parse(open(path).read())
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ''] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert name.split('.')[0] not in ('pinocchio', 'rclpy'), (path, name)
+
+
+@pytest.mark.parametrize('path', PYTHON_FILES, ids=lambda p: os.path.relpath(p, ROOT))
+def test_licence_header(path):
+    text = open(path).read()
+    assert 'Copyright 2026 The manipulator_dynamics Authors' in text[:400], path
+    assert 'Licensed under the Apache License, Version 2.0' in text[:800], path
+
+
+def _tool(module):
+    try:
+        __import__(module)
+    except ImportError:
+        pytest.skip(f'{module} is not installed here (pip install {module}); ament runs it in a '
+                    'ROS workspace')
+
+
+def test_flake8():
+    """ament_flake8's rules (setup.cfg [flake8]): line length 99, single quotes."""
+    _tool('flake8')
+    result = subprocess.run([sys.executable, '-m', 'flake8', *PYTHON_FILES], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_pep257():
+    """ament_pep257's rules: pydocstyle with its default ignore list."""
+    _tool('pydocstyle')
+    result = subprocess.run(
+        [sys.executable, '-m', 'pydocstyle', '--convention=pep257',
+         '--add-ignore=D100,D101,D102,D103,D104,D105,D106,D107,D203,D212,D404', *PYTHON_FILES],
+        cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
