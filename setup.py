@@ -49,7 +49,6 @@ setup(
     maintainer_email='manipulator-dynamics@users.noreply.github.com',
     description='Live rigid-body and flexible-link dynamics of manipulators from URDF, for ROS 2',
     license='Apache-2.0',
-    tests_require=['pytest'],
     entry_points={
         'console_scripts': [
             'manipulator-dynamics = manipulator_dynamics.cli:main',

@@ -20,19 +20,44 @@ when something is wrong.
 
 import numpy as np
 
+_F64 = np.dtype(np.float64)
+_NO_WRENCH = {}
 
-def states(model, **arrays):
+
+def states(model, names, *arrays):
     """Return ``(list of 2-D float64 arrays, N, single)`` for joint-space arguments.
 
-    Each argument is ``(n,)`` or ``(N, n)`` in the order of ``model.joint_names``; a 1-D argument
-    is broadcast over the batch of the 2-D ones, which must share one ``N``.  ``single`` is True
-    when every argument was 1-D (the caller then returns 1-D results).
+    ``names`` names the ``arrays`` in messages.  Each argument is ``(n,)`` or ``(N, n)`` in the
+    order of ``model.joint_names``; a 1-D argument is broadcast over the batch of the 2-D ones,
+    which must share one ``N``.  ``single`` is True when every argument was 1-D (the caller then
+    returns 1-D results).
     """
+    shape = (model.n,)
+    for x in arrays:            # fast path: what a control loop passes
+        if not (type(x) is np.ndarray and x.shape == shape and x.dtype is _F64
+                and x.flags.c_contiguous):
+            return _states(model, names, arrays)
+    return [x[None] for x in arrays], 1, True
+
+
+def vectors(*arrays):
+    """Tell whether every argument is a 1-D float64 ndarray: the control loop's fast path.
+
+    Lengths and finiteness are then checked by the compiled kernel, which returns a status; on a
+    non-zero status the caller takes the general path, which raises the precise error.
+    """
+    for x in arrays:
+        if not (type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1):
+            return False
+    return True
+
+
+def _states(model, names, arrays):
     n = model.n
     out = []
     N = 1
     single = True
-    for name, x in arrays.items():
+    for name, x in zip(names, arrays):
         try:
             a = np.asarray(x, dtype=np.float64)
         except (TypeError, ValueError):
@@ -56,9 +81,9 @@ def states(model, **arrays):
     return out, N, single
 
 
-def raise_nonfinite(model, **arrays):
+def raise_nonfinite(model, names, *arrays):
     """Raise ``ValueError`` naming the first non-finite element of the 2-D ``arrays``."""
-    for name, a in arrays.items():
+    for name, a in zip(names, arrays):
         bad = np.argwhere(~np.isfinite(a))
         if len(bad):
             s, j = bad[0]
@@ -76,7 +101,10 @@ def external_wrenches(model, f_ext, N):
     (6,) or (N, 6).  Links merged into a body through fixed joints are accepted.
     """
     if f_ext is None or len(f_ext) == 0:
-        return np.zeros((0, model.n, 6))
+        none = _NO_WRENCH.get(model.n)
+        if none is None:
+            none = _NO_WRENCH[model.n] = np.zeros((0, model.n, 6))
+        return none
     rows = 1
     converted = []
     for link, wrench in f_ext.items():

@@ -23,18 +23,56 @@ spatial inertia about a frame origin is ``[[J, skew(MS)], [skew(MS).T, M*1]]``.
 Kernels take batches ``(N, n)``; an input with one row is broadcast over the batch (``_row``).
 """
 
+import hashlib
+import os
+
+import numba
 import numpy as np
 from numba import njit
 
 from .model import PRISMATIC
 
-JIT = dict(cache=True, nogil=True, fastmath=False, error_model='numpy')
+
+def _cache_dir():
+    """Numba's cache folder for this exact source of the package.
+
+    Numba keys a cached kernel on its own file's timestamp only, so a kernel that inlines a helper
+    from another module would keep stale machine code after the helper changes (in a checkout, or
+    a symlink install).  Keying the whole cache on a hash of every module of the package avoids
+    that.  The base is ``$NUMBA_CACHE_DIR`` when set, else the user's cache folder.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256(numba.__version__.encode())
+    for name in sorted(os.listdir(here)):
+        if name.endswith('.py'):
+            with open(os.path.join(here, name), 'rb') as f:
+                digest.update(name.encode() + f.read())
+    base = os.environ.get('NUMBA_CACHE_DIR') or os.path.join(
+        os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache'),
+        'manipulator_dynamics')
+    return os.path.join(base, 'numba-' + digest.hexdigest()[:16])
+
+
+numba.config.CACHE_DIR = _cache_dir()
+
+JIT = dict(cache=True, nogil=True, fastmath={'contract'}, error_model='numpy')
 
 
 @njit(**JIT)
 def _row(s, a):
     """Row ``s`` of a batch, or its only row when it has one (broadcast)."""
     return a[s] if a.shape[0] > 1 else a[0]
+
+
+@njit(**JIT)
+def vectors_ok(n, a, b, c):
+    """Tell whether the 1-D ``a, b, c`` all have length ``n`` and finite elements."""
+    if a.shape[0] != n or b.shape[0] != n or c.shape[0] != n:
+        return False
+    for i in range(n):
+        if not (np.isfinite(a[i]) and np.isfinite(b[i]) and np.isfinite(c[i])):
+            return False
+    return True
 
 
 @njit(**JIT)
@@ -173,3 +211,16 @@ def motion_pass(parent, jtype, geometry, gravity, qd, qdd, R, p, w, dw, dv):
         w[i, 0], w[i, 1], w[i, 2] = W0, W1, W2
         dw[i, 0], dw[i, 1], dw[i, 2] = E0, E1, E2
         dv[i, 0], dv[i, 1], dv[i, 2] = V0, V1, V2
+
+
+@njit(**JIT)
+def rotate_symmetric(R, xx, xy, xz, yy, yz, zz, out):
+    """``out = R S R^T`` for the symmetric ``S = [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]``."""
+    for r in range(3):
+        a0 = R[r, 0] * xx + R[r, 1] * xy + R[r, 2] * xz     # row r of R S
+        a1 = R[r, 0] * xy + R[r, 1] * yy + R[r, 2] * yz
+        a2 = R[r, 0] * xz + R[r, 1] * yz + R[r, 2] * zz
+        for c in range(r, 3):
+            v = a0 * R[c, 0] + a1 * R[c, 1] + a2 * R[c, 2]
+            out[r, c] = v
+            out[c, r] = v

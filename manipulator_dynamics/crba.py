@@ -32,14 +32,17 @@ product. Cost: composite parameters O(n); columns O(sum of depths).
 import numpy as np
 from numba import njit
 
-from ._inputs import raise_nonfinite, states
-from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses
+from ._inputs import raise_nonfinite, states, vectors
+from ._kinematics import _row, all_finite, JIT, joint_poses, rotate_symmetric, vectors_ok
 from .model import PRISMATIC
 
 
 @njit(**JIT)
-def composite_inertia(parent, inertial, R, p, C):
-    """Fill ``C (n, 10)`` with the composite parameters J+, MS+, M+ of every link (A8.1)."""
+def composite_inertia(parent, inertial, R, p, C, Jr):
+    """Fill ``C (n, 10)`` with the composite parameters J+, MS+, M+ of every link (A8.1).
+
+    ``Jr (3, 3)`` is scratch.
+    """
     n = parent.shape[0]
     for j in range(n):
         for k in range(10):
@@ -52,13 +55,8 @@ def composite_inertia(parent, inertial, R, p, C):
         Rj = R[j]
         P0, P1, P2 = p[j, 0], p[j, 1], p[j, 2]
         Mj = c[9]
-        # J+ of j rotated into frame a(j): R J R^T
-        J = np.empty((3, 3))
-        J[0, 0], J[0, 1], J[0, 2] = c[0], c[1], c[2]
-        J[1, 0], J[1, 1], J[1, 2] = c[1], c[3], c[4]
-        J[2, 0], J[2, 1], J[2, 2] = c[2], c[4], c[5]
-        RJ = Rj @ J
-        Jr = RJ @ Rj.T
+        # J+ of j rotated into frame a(j): Jr = R J R^T, written out (no BLAS call per body)
+        rotate_symmetric(Rj, c[0], c[1], c[2], c[3], c[4], c[5], Jr)
         # first moments rotated: S = R MS+_j
         S0 = Rj[0, 0] * c[6] + Rj[0, 1] * c[7] + Rj[0, 2] * c[8]
         S1 = Rj[1, 0] * c[6] + Rj[1, 1] * c[7] + Rj[1, 2] * c[8]
@@ -86,37 +84,39 @@ def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H):
     for i in range(n):
         for j in range(n):
             H[i, j] = 0.0
-    f = np.empty(3)
-    m = np.empty(3)
-    f2 = np.empty(3)
-    m2 = np.empty(3)
     for j in range(n):
         c = C[j]
         ax, ay, az = geometry[j, 12], geometry[j, 13], geometry[j, 14]
         if jtype[j] == PRISMATIC:                       # dv = a: F = M+ a, N = MS+ x a
-            f[0], f[1], f[2] = c[9] * ax, c[9] * ay, c[9] * az
-            m[0] = c[7] * az - c[8] * ay
-            m[1] = c[8] * ax - c[6] * az
-            m[2] = c[6] * ay - c[7] * ax
-            H[j, j] = ax * f[0] + ay * f[1] + az * f[2] + joint_params[j, 0]      # (A8.15)
+            f0, f1, f2 = c[9] * ax, c[9] * ay, c[9] * az
+            m0 = c[7] * az - c[8] * ay
+            m1 = c[8] * ax - c[6] * az
+            m2 = c[6] * ay - c[7] * ax
+            H[j, j] = ax * f0 + ay * f1 + az * f2 + joint_params[j, 0]            # (A8.15)
         else:                                           # dw = a: F = a x MS+, N = J+ a
-            f[0] = ay * c[8] - az * c[7]
-            f[1] = az * c[6] - ax * c[8]
-            f[2] = ax * c[7] - ay * c[6]
-            m[0] = c[0] * ax + c[1] * ay + c[2] * az
-            m[1] = c[1] * ax + c[3] * ay + c[4] * az
-            m[2] = c[2] * ax + c[4] * ay + c[5] * az
-            H[j, j] = ax * m[0] + ay * m[1] + az * m[2] + joint_params[j, 0]      # (A8.18)
+            f0 = ay * c[8] - az * c[7]
+            f1 = az * c[6] - ax * c[8]
+            f2 = ax * c[7] - ay * c[6]
+            m0 = c[0] * ax + c[1] * ay + c[2] * az
+            m1 = c[1] * ax + c[3] * ay + c[4] * az
+            m2 = c[2] * ax + c[4] * ay + c[5] * az
+            H[j, j] = ax * m0 + ay * m1 + az * m2 + joint_params[j, 0]            # (A8.18)
         k = j
         while parent[k] >= 0:                           # (A8.19-A8.21), k = j, a(j), ...
-            f2[:] = 0.0
-            m2[:] = 0.0
-            force_to_parent(R[k], p[k], m, f, m2, f2)
-            f[:] = f2
-            m[:] = m2
+            Rk, pk = R[k], p[k]
+            F0 = Rk[0, 0] * f0 + Rk[0, 1] * f1 + Rk[0, 2] * f2
+            F1 = Rk[1, 0] * f0 + Rk[1, 1] * f1 + Rk[1, 2] * f2
+            F2 = Rk[2, 0] * f0 + Rk[2, 1] * f1 + Rk[2, 2] * f2
+            M0 = Rk[0, 0] * m0 + Rk[0, 1] * m1 + Rk[0, 2] * m2 + pk[1] * F2 - pk[2] * F1
+            M1 = Rk[1, 0] * m0 + Rk[1, 1] * m1 + Rk[1, 2] * m2 + pk[2] * F0 - pk[0] * F2
+            M2 = Rk[2, 0] * m0 + Rk[2, 1] * m1 + Rk[2, 2] * m2 + pk[0] * F1 - pk[1] * F0
+            f0, f1, f2, m0, m1, m2 = F0, F1, F2, M0, M1, M2
             k = parent[k]
-            src = f if jtype[k] == PRISMATIC else m
-            v = geometry[k, 12] * src[0] + geometry[k, 13] * src[1] + geometry[k, 14] * src[2]
+            g = geometry[k]
+            if jtype[k] == PRISMATIC:
+                v = g[12] * f0 + g[13] * f1 + g[14] * f2
+            else:
+                v = g[12] * m0 + g[13] * m1 + g[14] * m2
             H[k, j] = v
             H[j, k] = v
 
@@ -130,10 +130,26 @@ def crba_kernel(parent, jtype, geometry, inertial, joint_params, q, out):
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     C = np.empty((n, 10))
+    Jr = np.empty((3, 3))
     for s in range(N):
         joint_poses(jtype, geometry, _row(s, q), R, p)
-        composite_inertia(parent, inertial, R, p, C)
+        composite_inertia(parent, inertial, R, p, C, Jr)
         inertia_columns(parent, jtype, geometry, joint_params, R, p, C, out[s])
+    return True
+
+
+@njit(**JIT)
+def crba_vector(parent, jtype, geometry, inertial, joint_params, q, out):
+    """M(q) for one state given as a vector (the control-loop path); False if ``q`` is bad."""
+    n = parent.shape[0]
+    if not vectors_ok(n, q, q, q):
+        return False
+    R = np.empty((n, 3, 3))
+    p = np.empty((n, 3))
+    C = np.empty((n, 10))
+    joint_poses(jtype, geometry, q, R, p)
+    composite_inertia(parent, inertial, R, p, C, np.empty((3, 3)))
+    inertia_columns(parent, jtype, geometry, joint_params, R, p, C, out)
     return True
 
 
@@ -150,10 +166,15 @@ def inertia_matrix(model, q, *, armature=True):
     -------
     M : ndarray, shape (n, n) or (N, n, n)
     """
-    (q,), N, single = states(model, q=q)
-    out = np.empty((N, model.n, model.n))
     params = model.joint_params if armature else np.zeros_like(model.joint_params)
+    if vectors(q):
+        out = np.empty((model.n, model.n))
+        if crba_vector(model.parent, model.joint_type, model.geometry, model.inertial, params, q,
+                       out):
+            return out
+    (q,), N, single = states(model, ('q',), q)
+    out = np.empty((N, model.n, model.n))
     if not crba_kernel(model.parent, model.joint_type, model.geometry, model.inertial, params, q,
                        out):
-        raise_nonfinite(model, q=q)
+        raise_nonfinite(model, ('q',), q)
     return out[0] if single else out

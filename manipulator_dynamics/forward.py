@@ -33,62 +33,78 @@ import weakref
 import numpy as np
 from numba import njit
 
-from ._inputs import external_wrenches, raise_nonfinite, states
-from ._kinematics import _row, all_finite, JIT, joint_poses
+from ._inputs import external_wrenches, raise_nonfinite, states, vectors
+from ._kinematics import _row, all_finite, JIT, joint_poses, vectors_ok
 from .crba import composite_inertia, inertia_columns
 from .model import PRISMATIC
-from .rnea import FRICTION, rnea_kernel
+from .rnea import FRICTION, rnea_sample
 from .udut import articulated, raise_singular
 
 
 @njit(**JIT)
-def udut_solve_kernel(parent, jtype, geometry, inertial, joint_params, q, rhs, out):
-    """``out = M^-1 rhs`` by Saha's three sweeps; -2 non-finite, k >= 0 zero pivot, -1 ok."""
-    if not (all_finite(q) and all_finite(rhs)):
-        return -2
-    N, n = out.shape
-    R = np.empty((n, 3, 3))
-    p = np.empty((n, 3))
-    IA = np.empty((n, 6, 6))
-    psi = np.empty((n, 6))
-    D = np.empty(n)
-    eta = np.empty((n, 6))
-    mu = np.empty((n, 6))
-    t = np.empty(n)
-    for s in range(N):
-        joint_poses(jtype, geometry, _row(s, q), R, p)
-        t[:] = _row(s, rhs)
-        # sweep 1: t <- U^-1 t, backward, with the articulated inertias
-        k = articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, D, t, eta)
-        if k >= 0:
-            return k
-        qdd = out[s]
-        for k in range(n):
-            a = parent[k]
-            # mu_k: acceleration of body k from the ancestors' accelerations, mu_k = X_k (mu_a +
-            # S_a qdd_a)
-            if a < 0:
-                mu[k, :] = 0.0
-            else:
-                ga = geometry[a]
-                oa = 3 if jtype[a] == PRISMATIC else 0
-                m = mu[a].copy()
-                m[oa] += ga[12] * qdd[a]
-                m[oa + 1] += ga[13] * qdd[a]
-                m[oa + 2] += ga[14] * qdd[a]
-                Rk, pk = R[k], p[k]
-                # w_k = R^T w_a ; v_k = R^T (v_a + w_a x p)
-                v0 = m[3] + m[1] * pk[2] - m[2] * pk[1]
-                v1 = m[4] + m[2] * pk[0] - m[0] * pk[2]
-                v2 = m[5] + m[0] * pk[1] - m[1] * pk[0]
-                for r in range(3):
-                    mu[k, r] = Rk[0, r] * m[0] + Rk[1, r] * m[1] + Rk[2, r] * m[2]
-                    mu[k, 3 + r] = Rk[0, r] * v0 + Rk[1, r] * v1 + Rk[2, r] * v2
-            # sweeps 2 and 3: qdd_k = t_k / D_k - psi_k . mu_k / D_k
-            acc = t[k]
-            for r in range(6):
-                acc -= psi[k, r] * mu[k, r]
-            qdd[k] = acc / D[k]
+def _rhs(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext, s, flags,
+         R, p, scratch, t):
+    """Poses of state ``qs`` and ``t = tau - h(q, qd)`` (Newton-Euler with ``qdd = 0``).
+
+    ``scratch (6, n, 3)``; its last plane holds the zero accelerations (kept apart from ``t``:
+    aliasing them costs the compiler a reload per use).
+    """
+    n = qs.shape[0]
+    joint_poses(jtype, geometry, qs, R, p)
+    zero = scratch[5].reshape(3 * n)[:n]
+    zero[:] = 0.0
+    rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, zero, fext, s,
+                flags, R, p, scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], t)
+    for i in range(n):
+        t[i] = taus[i] - t[i]
+
+
+@njit(**JIT)
+def udut_workspace(n):
+    """Scratch arrays of :func:`udut_fd_sample` for n bodies."""
+    return (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((6, n, 3)), np.empty((n, 6, 6)),
+            np.empty((n, 6)), np.empty(n), np.empty((n, 6)), np.empty((n, 6)), np.empty((6, 6)),
+            np.empty((4, 3, 3)), np.empty(6))
+
+
+@njit(**JIT)
+def udut_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext,
+                   s, flags, work, qdd):
+    """Saha's three sweeps for one state into ``qdd (n,)``; -1, or the index of a zero pivot."""
+    R, p, scratch, IA, psi, D, eta, mu, Z, B, m = work
+    n = parent.shape[0]
+    _rhs(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext, s, flags,
+         R, p, scratch, qdd)
+    # sweep 1: qdd <- U^-1 (tau - h), backward, with the articulated inertias
+    k = articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, D, qdd, eta,
+                    Z, B)
+    if k >= 0:
+        return k
+    for k in range(n):
+        a = parent[k]
+        # mu_k, the acceleration of body k from its ancestors' qdd: X_k (mu_a + S_a qdd_a)
+        if a < 0:
+            mu[k, :] = 0.0
+        else:
+            ga = geometry[a]
+            oa = 3 if jtype[a] == PRISMATIC else 0
+            m[:] = mu[a]
+            m[oa] += ga[12] * qdd[a]
+            m[oa + 1] += ga[13] * qdd[a]
+            m[oa + 2] += ga[14] * qdd[a]
+            Rk, pk = R[k], p[k]
+            # w_k = R^T w_a ; v_k = R^T (v_a + w_a x p)
+            v0 = m[3] + m[1] * pk[2] - m[2] * pk[1]
+            v1 = m[4] + m[2] * pk[0] - m[0] * pk[2]
+            v2 = m[5] + m[0] * pk[1] - m[1] * pk[0]
+            for r in range(3):
+                mu[k, r] = Rk[0, r] * m[0] + Rk[1, r] * m[1] + Rk[2, r] * m[2]
+                mu[k, 3 + r] = Rk[0, r] * v0 + Rk[1, r] * v1 + Rk[2, r] * v2
+        # sweeps 2 and 3: qdd_k = (t_k - psi_k . mu_k) / D_k, t_k from sweep 1
+        acc = qdd[k]
+        for r in range(6):
+            acc -= psi[k, r] * mu[k, r]
+        qdd[k] = acc / D[k]
     return -1
 
 
@@ -110,9 +126,10 @@ def ltl_factor(parent, H, diag):
         if not H[k, k] > SINGULAR_PIVOT * diag[k]:
             return k
         H[k, k] = np.sqrt(H[k, k])
+        inv = 1.0 / H[k, k]
         i = parent[k]
         while i >= 0:
-            H[k, i] /= H[k, k]
+            H[k, i] *= inv
             i = parent[i]
         i = parent[k]
         while i >= 0:
@@ -143,29 +160,69 @@ def ltl_solve(parent, L, x):
 
 
 @njit(**JIT)
-def cholesky_solve_kernel(parent, jtype, geometry, inertial, joint_params, q, rhs, out):
-    """``out = M^-1 rhs`` by composite-link M and LTL; return codes as udut_solve_kernel."""
-    if not (all_finite(q) and all_finite(rhs)):
-        return -2
-    N, n = out.shape
-    R = np.empty((n, 3, 3))
-    p = np.empty((n, 3))
-    C = np.empty((n, 10))
-    H = np.empty((n, n))
-    diag = np.empty(n)
-    for s in range(N):
-        joint_poses(jtype, geometry, _row(s, q), R, p)
-        composite_inertia(parent, inertial, R, p, C)
-        inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H)
-        k = ltl_factor(parent, H, diag)
-        if k >= 0:
-            return k
-        out[s, :] = _row(s, rhs)
-        ltl_solve(parent, H, out[s])
+def cholesky_workspace(n):
+    """Scratch arrays of :func:`cholesky_fd_sample` for n bodies."""
+    return (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((6, n, 3)), np.empty((n, 10)),
+            np.empty((n, n)), np.empty(n), np.empty((3, 3)))
+
+
+@njit(**JIT)
+def cholesky_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus,
+                       fext, s, flags, work, qdd):
+    """Composite-link M, its LTL factors and two solves for one state; codes as udut_fd_sample."""
+    R, p, scratch, C, H, diag, Jr = work
+    _rhs(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext, s, flags,
+         R, p, scratch, qdd)
+    composite_inertia(parent, inertial, R, p, C, Jr)
+    inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H)
+    k = ltl_factor(parent, H, diag)
+    if k >= 0:
+        return k
+    ltl_solve(parent, H, qdd)
     return -1
 
 
-_KERNELS = {'udut': udut_solve_kernel, 'cholesky': cholesky_solve_kernel}
+@njit(**JIT)
+def fd_kernel(cholesky, parent, jtype, geometry, inertial, joint_params, gravity, q, qd, tau,
+              fext, flags, out):
+    """Fill ``out (N, n)``; -2 non-finite input, k >= 0 zero pivot at joint k, -1 ok."""
+    if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
+        return -2
+    N, n = out.shape
+    if cholesky:
+        work_c = cholesky_workspace(n)
+    else:
+        work_u = udut_workspace(n)
+    for s in range(N):
+        if cholesky:
+            k = cholesky_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity,
+                                   _row(s, q), _row(s, qd), _row(s, tau), fext, s, flags, work_c,
+                                   out[s])
+        else:
+            k = udut_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity,
+                               _row(s, q), _row(s, qd), _row(s, tau), fext, s, flags, work_u,
+                               out[s])
+        if k >= 0:
+            return k
+    return -1
+
+
+@njit(**JIT)
+def fd_vector(cholesky, parent, jtype, geometry, inertial, joint_params, gravity, q, qd, tau,
+              flags, out):
+    """One state given as vectors (the control-loop path); -3 for a bad length, else as above."""
+    n = parent.shape[0]
+    if not vectors_ok(n, q, qd, tau):
+        return -3
+    fext = np.empty((0, n, 6))
+    if cholesky:
+        return cholesky_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity, q, qd,
+                                  tau, fext, 0, flags, cholesky_workspace(n), out)
+    return udut_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity, q, qd, tau,
+                          fext, 0, flags, udut_workspace(n), out)
+
+
+_NAMES = ('q', 'qd', 'tau')
 _CHOICE = weakref.WeakKeyDictionary()
 
 # Cost model for "auto": batched microseconds per sample, least-squares fits to measurements of
@@ -225,24 +282,27 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
     """
     if method == 'auto':
         method = choose_method(model)
-    kernel = _KERNELS.get(method)
-    if kernel is None:
+    elif method not in ('udut', 'cholesky'):
         raise ValueError(f"method must be 'auto', 'udut' or 'cholesky', got {method!r}")
-    (q, qd, tau), N, single = states(model, q=q, qd=qd, tau=tau)
-    n = model.n
-    fext = external_wrenches(model, f_ext, N)
-    rhs = np.empty((N, n))
-    if not rnea_kernel(model.parent, model.joint_type, model.geometry, model.inertial,
-                       model.joint_params, model.gravity, q, qd, np.zeros((1, n)), fext,
-                       FRICTION if friction else 0, rhs):
-        raise_nonfinite(model, q=q, qd=qd, tau=tau)
-    np.subtract(tau, rhs, out=rhs)
+    cholesky = method == 'cholesky'
     params = model.joint_params if armature else _no_armature(model)
-    out = np.empty((N, n))
-    status = kernel(model.parent, model.joint_type, model.geometry, model.inertial, params, q, rhs,
-                    out)
+    flags = FRICTION if friction else 0
+    if f_ext is None and vectors(q, qd, tau):
+        out = np.empty(model.n)
+        status = fd_vector(cholesky, model.parent, model.joint_type, model.geometry,
+                           model.inertial, params, model.gravity, q, qd, tau, flags, out)
+        if status == -1:
+            return out
+        if status >= 0:
+            raise_singular(model, status, q)
+        # -3: a bad length or value; the general path says which
+    (q, qd, tau), N, single = states(model, _NAMES, q, qd, tau)
+    fext = external_wrenches(model, f_ext, N)
+    out = np.empty((N, model.n))
+    status = fd_kernel(cholesky, model.parent, model.joint_type, model.geometry, model.inertial,
+                       params, model.gravity, q, qd, tau, fext, flags, out)
     if status == -2:
-        raise_nonfinite(model, q=q, qd=qd, tau=tau)
+        raise_nonfinite(model, _NAMES, q, qd, tau)
     if status >= 0:
         raise_singular(model, status, q)
     return out[0] if single else out

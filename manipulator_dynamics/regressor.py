@@ -33,6 +33,8 @@ from ._inputs import raise_nonfinite, states
 from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses, motion_pass
 from .model import PARAMETER_NAMES, PRISMATIC
 
+_NAMES = ('q', 'qd', 'qdd')
+
 
 @njit(**JIT)
 def _L(x0, x1, x2, c):
@@ -179,10 +181,10 @@ def regressor(model, q, qd, qdd, *, armature=False, friction=False):
     Y : ndarray, shape (n, p) or (N, n, p), ``p = n * (10 [+1] [+2])``
         Columns in the order of :func:`parameter_names`.  Gravity comes from the model.
     """
-    (q, qd, qdd), N, single = states(model, q=q, qd=qd, qdd=qdd)
+    (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
     stride, extra = _layout(armature, friction)
     out = np.empty((N, model.n, model.n * stride))
     if not regressor_kernel(model.parent, model.joint_type, model.geometry, model.gravity, q, qd,
                             qdd, stride, extra, out):
-        raise_nonfinite(model, q=q, qd=qd, qdd=qdd)
+        raise_nonfinite(model, _NAMES, q, qd, qdd)
     return out[0] if single else out

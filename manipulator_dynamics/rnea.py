@@ -28,12 +28,65 @@ terms
 import numpy as np
 from numba import njit
 
-from ._inputs import external_wrenches, raise_nonfinite, states
-from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses, motion_pass
+from ._inputs import external_wrenches, raise_nonfinite, states, vectors
+from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses, motion_pass, \
+    vectors_ok
 from .model import PRISMATIC
 
 ARMATURE = 1
 FRICTION = 2
+
+
+@njit(**JIT)
+def rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, qdds, fext, s,
+                flags, R, p, w, dw, dv, f, m, tau):
+    """Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` must be filled already.
+
+    ``fext (Nf, n, 6)`` holds body-frame wrenches, row ``s`` (or the only row) is used when Nf > 0;
+    ``w, dw, dv, f, m (n, 3)`` are scratch.
+    """
+    n = parent.shape[0]
+    motion_pass(parent, jtype, geometry, gravity, qds, qdds, R, p, w, dw, dv)
+    for i in range(n):
+        W0, W1, W2 = w[i, 0], w[i, 1], w[i, 2]
+        E0, E1, E2 = dw[i, 0], dw[i, 1], dw[i, 2]
+        V0, V1, V2 = dv[i, 0], dv[i, 1], dv[i, 2]
+        k = inertial[i]
+        XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = (k[0], k[1], k[2], k[3], k[4], k[5], k[6],
+                                                 k[7], k[8], k[9])
+        # F = M dv + dw x MS + w x (w x MS)
+        c0, c1, c2 = W1 * MZ - W2 * MY, W2 * MX - W0 * MZ, W0 * MY - W1 * MX
+        f[i, 0] = M * V0 + E1 * MZ - E2 * MY + W1 * c2 - W2 * c1
+        f[i, 1] = M * V1 + E2 * MX - E0 * MZ + W2 * c0 - W0 * c2
+        f[i, 2] = M * V2 + E0 * MY - E1 * MX + W0 * c1 - W1 * c0
+        # N = J dw + w x (J w) + MS x dv
+        h0 = XX * W0 + XY * W1 + XZ * W2
+        h1 = XY * W0 + YY * W1 + YZ * W2
+        h2 = XZ * W0 + YZ * W1 + ZZ * W2
+        m[i, 0] = (XX * E0 + XY * E1 + XZ * E2 + W1 * h2 - W2 * h1 + MY * V2 - MZ * V1)
+        m[i, 1] = (XY * E0 + YY * E1 + YZ * E2 + W2 * h0 - W0 * h2 + MZ * V0 - MX * V2)
+        m[i, 2] = (XZ * E0 + YZ * E1 + ZZ * E2 + W0 * h1 - W1 * h0 + MX * V1 - MY * V0)
+        if fext.shape[0] > 0:
+            x = fext[s, i] if fext.shape[0] > 1 else fext[0, i]
+            f[i, 0] -= x[0]
+            f[i, 1] -= x[1]
+            f[i, 2] -= x[2]
+            m[i, 0] -= x[3]
+            m[i, 1] -= x[4]
+            m[i, 2] -= x[5]
+    for i in range(n - 1, -1, -1):
+        g = geometry[i]
+        src = f[i] if jtype[i] == PRISMATIC else m[i]
+        t = g[12] * src[0] + g[13] * src[1] + g[14] * src[2]
+        if flags & ARMATURE:
+            t += joint_params[i, 0] * qdds[i]
+        if flags & FRICTION:
+            rate = qds[i]
+            t += joint_params[i, 1] * rate + joint_params[i, 2] * np.sign(rate)
+        tau[i] = t
+        a = parent[i]
+        if a >= 0:
+            force_to_parent(R[i], p[i], m[i], f[i], m[a], f[a])
 
 
 @njit(**JIT)
@@ -45,59 +98,33 @@ def rnea_kernel(parent, jtype, geometry, inertial, joint_params, gravity, q, qd,
     N, n = out.shape
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
-    w = np.empty((n, 3))
-    dw = np.empty((n, 3))
-    dv = np.empty((n, 3))
-    f = np.empty((n, 3))
-    m = np.empty((n, 3))
+    scratch = np.empty((5, n, 3))
     for s in range(N):
-        qs, qds, qdds = _row(s, q), _row(s, qd), _row(s, qdd)
-        joint_poses(jtype, geometry, qs, R, p)
-        motion_pass(parent, jtype, geometry, gravity, qds, qdds, R, p, w, dw, dv)
-        for i in range(n):
-            W0, W1, W2 = w[i, 0], w[i, 1], w[i, 2]
-            E0, E1, E2 = dw[i, 0], dw[i, 1], dw[i, 2]
-            V0, V1, V2 = dv[i, 0], dv[i, 1], dv[i, 2]
-            k = inertial[i]
-            XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = (k[0], k[1], k[2], k[3], k[4], k[5], k[6],
-                                                     k[7], k[8], k[9])
-            # F = M dv + dw x MS + w x (w x MS)
-            c0, c1, c2 = W1 * MZ - W2 * MY, W2 * MX - W0 * MZ, W0 * MY - W1 * MX
-            f[i, 0] = M * V0 + E1 * MZ - E2 * MY + W1 * c2 - W2 * c1
-            f[i, 1] = M * V1 + E2 * MX - E0 * MZ + W2 * c0 - W0 * c2
-            f[i, 2] = M * V2 + E0 * MY - E1 * MX + W0 * c1 - W1 * c0
-            # N = J dw + w x (J w) + MS x dv
-            h0 = XX * W0 + XY * W1 + XZ * W2
-            h1 = XY * W0 + YY * W1 + YZ * W2
-            h2 = XZ * W0 + YZ * W1 + ZZ * W2
-            m[i, 0] = (XX * E0 + XY * E1 + XZ * E2 + W1 * h2 - W2 * h1 + MY * V2 - MZ * V1)
-            m[i, 1] = (XY * E0 + YY * E1 + YZ * E2 + W2 * h0 - W0 * h2 + MZ * V0 - MX * V2)
-            m[i, 2] = (XZ * E0 + YZ * E1 + ZZ * E2 + W0 * h1 - W1 * h0 + MX * V1 - MY * V0)
-            if fext.shape[0] > 0:
-                x = _row(s, fext)[i]
-                f[i, 0] -= x[0]
-                f[i, 1] -= x[1]
-                f[i, 2] -= x[2]
-                m[i, 0] -= x[3]
-                m[i, 1] -= x[4]
-                m[i, 2] -= x[5]
-        for i in range(n - 1, -1, -1):
-            g = geometry[i]
-            src = f[i] if jtype[i] == PRISMATIC else m[i]
-            tau = g[12] * src[0] + g[13] * src[1] + g[14] * src[2]
-            if flags & ARMATURE:
-                tau += joint_params[i, 0] * qdds[i]
-            if flags & FRICTION:
-                rate = qds[i]
-                tau += joint_params[i, 1] * rate + joint_params[i, 2] * np.sign(rate)
-            out[s, i] = tau
-            a = parent[i]
-            if a >= 0:
-                force_to_parent(R[i], p[i], m[i], f[i], m[a], f[a])
+        joint_poses(jtype, geometry, _row(s, q), R, p)
+        rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, _row(s, q),
+                    _row(s, qd), _row(s, qdd), fext, s, flags, R, p, scratch[0], scratch[1],
+                    scratch[2], scratch[3], scratch[4], out[s])
+    return True
+
+
+@njit(**JIT)
+def rnea_vector(parent, jtype, geometry, inertial, joint_params, gravity, q, qd, qdd, flags, out):
+    """One state given as vectors (the control-loop path); False if a length or value is bad."""
+    n = parent.shape[0]
+    if not vectors_ok(n, q, qd, qdd):
+        return False
+    R = np.empty((n, 3, 3))
+    p = np.empty((n, 3))
+    scratch = np.empty((5, n, 3))
+    joint_poses(jtype, geometry, q, R, p)
+    rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, q, qd, qdd,
+                np.empty((0, n, 6)), 0, flags, R, p, scratch[0], scratch[1], scratch[2],
+                scratch[3], scratch[4], out)
     return True
 
 
 _ZERO = {}
+_NAMES = ('q', 'qd', 'qdd')
 
 
 def _zeros(n):
@@ -108,22 +135,13 @@ def _zeros(n):
     return z
 
 
-def _rnea(model, q, qd, qdd, f_ext, flags, gravity, names):
-    (q, qd, qdd), N, single = states(model, **{names[0]: q, names[1]: qd, names[2]: qdd})
-    fext = external_wrenches(model, f_ext, N)
-    out = np.empty((N, model.n))
-    if not rnea_kernel(model.parent, model.joint_type, model.geometry, model.inertial,
-                       model.joint_params, gravity, q, qd, qdd, fext, flags, out):
-        raise_nonfinite(model, **{names[0]: q, names[1]: qd, names[2]: qdd})
-    return out[0] if single else out
-
-
 def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=False):
     """Joint efforts ``tau = M(q) qdd + C(q, qd) qd + g(q) [+ Fv qd + Fc sign(qd)] - J^T f_ext``.
 
     Parameters
     ----------
     model : Model
+        The robot.
     q, qd, qdd : array-like, shape (n,) or (N, n)
         Joint positions, velocities, accelerations in ``model.joint_names`` order.  A 1-D argument
         is broadcast over the batch of the 2-D ones.
@@ -139,9 +157,21 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=F
     -------
     tau : ndarray, shape (n,) or (N, n)
         2-D exactly when some input is 2-D.
+
     """
     flags = (ARMATURE if armature else 0) | (FRICTION if friction else 0)
-    return _rnea(model, q, qd, qdd, f_ext, flags, model.gravity, ('q', 'qd', 'qdd'))
+    if f_ext is None and vectors(q, qd, qdd):
+        out = np.empty(model.n)
+        if rnea_vector(model.parent, model.joint_type, model.geometry, model.inertial,
+                       model.joint_params, model.gravity, q, qd, qdd, flags, out):
+            return out
+    (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
+    fext = external_wrenches(model, f_ext, N)
+    out = np.empty((N, model.n))
+    if not rnea_kernel(model.parent, model.joint_type, model.geometry, model.inertial,
+                       model.joint_params, model.gravity, q, qd, qdd, fext, flags, out):
+        raise_nonfinite(model, _NAMES, q, qd, qdd)
+    return out[0] if single else out
 
 
 def bias_forces(model, q, qd, f_ext=None, *, friction=False):
@@ -149,11 +179,10 @@ def bias_forces(model, q, qd, f_ext=None, *, friction=False):
 
     Shapes as :func:`inverse_dynamics`; ``friction`` adds ``Fv qd + Fc sign(qd)``.
     """
-    flags = FRICTION if friction else 0
-    return _rnea(model, q, qd, _zeros(model.n), f_ext, flags, model.gravity, ('q', 'qd', 'qdd'))
+    return inverse_dynamics(model, q, qd, _zeros(model.n), f_ext, friction=friction)
 
 
 def gravity_torques(model, q):
     """Gravity efforts ``g(q)``: what holds the robot still.  ``q`` of shape (n,) or (N, n)."""
     z = _zeros(model.n)
-    return _rnea(model, q, z, z, None, 0, model.gravity, ('q', 'qd', 'qdd'))
+    return inverse_dynamics(model, q, z, z)

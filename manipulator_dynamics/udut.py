@@ -24,7 +24,7 @@ With ``S_k`` joint k's motion subspace in body frame k and ``psi_k = IA_k S_k`` 
 * ``U_ik = S_i . X*_{i<-k} psi_k / D_k`` for every ancestor i of k (eq. 31), 1 on the diagonal,
   0 elsewhere (a tree keeps M's sparsity: ``U_ik = 0`` when i is not on k's root path);
 * the parent's articulated inertia grows by the part of k's that joint k cannot resist (eq. 35):
-  ``IA_a(k) += X^T (IA_k - psi_k psi_k^T / D_k) X``.
+  ``IA_a(k) += X^T (IA_k - psi_k psi_k^T / D_k) X``, ``X`` the motion transform from a(k) to k.
 
 The same quantities drive the O(n) forward dynamics in :mod:`manipulator_dynamics.forward`.
 Spatial vectors here are 6-arrays, angular first (see :mod:`._kinematics`).
@@ -63,49 +63,62 @@ def spatial_inertia(k, out):
 
 
 @njit(**JIT)
-def motion_transform(R, p, X):
-    """``X (6, 6)``: motion transform from the parent frame to the child frame at pose ``R, p``."""
-    X[:, :] = 0.0
+def _rotate_block(R, Z, r0, c0, out):
+    """``out = R Z[r0:r0+3, c0:c0+3] R^T``."""
     for r in range(3):
+        a0 = R[r, 0] * Z[r0, c0] + R[r, 1] * Z[r0 + 1, c0] + R[r, 2] * Z[r0 + 2, c0]
+        a1 = R[r, 0] * Z[r0, c0 + 1] + R[r, 1] * Z[r0 + 1, c0 + 1] + R[r, 2] * Z[r0 + 2, c0 + 1]
+        a2 = R[r, 0] * Z[r0, c0 + 2] + R[r, 1] * Z[r0 + 1, c0 + 2] + R[r, 2] * Z[r0 + 2, c0 + 2]
         for c in range(3):
-            X[r, c] = R[c, r]
-            X[3 + r, 3 + c] = R[c, r]
-    # lower-left block: -R^T skew(p)
+            out[r, c] = a0 * R[c, 0] + a1 * R[c, 1] + a2 * R[c, 2]
+
+
+@njit(**JIT)
+def add_transformed_inertia(R, p, Z, B, out):
+    """``out += X^T Z X``: a symmetric 6x6 inertia ``Z`` of a child frame, moved to its parent.
+
+    ``X`` is the parent-to-child motion transform at pose ``R, p``; ``X^T = T diag(R, R)`` with
+    ``T = [[1, skew(p)], [0, 1]]``.  With the rotated blocks ``A, B, C`` of ``Z``:
+    ``out += [[A + P B^T - TR P, TR], [TR^T, C]]``, ``TR = B + P C``, ``P = skew(p)``.
+    ``B (4, 3, 3)`` is scratch.
+    """
+    A, Bl, C, TR = B[0], B[1], B[2], B[3]
+    _rotate_block(R, Z, 0, 0, A)
+    _rotate_block(R, Z, 0, 3, Bl)
+    _rotate_block(R, Z, 3, 3, C)
+    p0, p1, p2 = p[0], p[1], p[2]
+    for c in range(3):          # TR[:, c] = B[:, c] + p x C[:, c]
+        TR[0, c] = Bl[0, c] + p1 * C[2, c] - p2 * C[1, c]
+        TR[1, c] = Bl[1, c] + p2 * C[0, c] - p0 * C[2, c]
+        TR[2, c] = Bl[2, c] + p0 * C[1, c] - p1 * C[0, c]
+    for c in range(3):
+        # column c of P B^T is p x B[c, :]; row r of TR P is -(p x TR[r, :])
+        u0 = p1 * Bl[c, 2] - p2 * Bl[c, 1]
+        u1 = p2 * Bl[c, 0] - p0 * Bl[c, 2]
+        u2 = p0 * Bl[c, 1] - p1 * Bl[c, 0]
+        out[0, c] += A[0, c] + u0
+        out[1, c] += A[1, c] + u1
+        out[2, c] += A[2, c] + u2
     for r in range(3):
-        e0, e1, e2 = R[0, r], R[1, r], R[2, r]
-        X[3 + r, 0] = -(e1 * p[2] - e2 * p[1])
-        X[3 + r, 1] = -(e2 * p[0] - e0 * p[2])
-        X[3 + r, 2] = -(e0 * p[1] - e1 * p[0])
+        out[r, 0] += p1 * TR[r, 2] - p2 * TR[r, 1]
+        out[r, 1] += p2 * TR[r, 0] - p0 * TR[r, 2]
+        out[r, 2] += p0 * TR[r, 1] - p1 * TR[r, 0]
+        for c in range(3):
+            out[r, 3 + c] += TR[r, c]
+            out[3 + c, r] += TR[r, c]
+            out[3 + r, 3 + c] += C[r, c]
 
 
 @njit(**JIT)
-def add_congruence(X, A, Y, out):
-    """``out += X^T A X`` for 6x6 matrices (``Y`` is scratch)."""
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += A[r, k] * X[k, c]
-            Y[r, c] = acc
-    for r in range(6):
-        for c in range(6):
-            acc = 0.0
-            for k in range(6):
-                acc += X[k, r] * Y[k, c]
-            out[r, c] += acc
-
-
-@njit(**JIT)
-def articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, D, tau, eta):
+def articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, D, tau, eta, Z,
+                B):
     """Backward sweep: articulated inertias ``IA``, ``psi_k = IA_k S_k``, pivots ``D``.
 
     When ``tau (n,)`` is given (non-empty), also Saha's first solution sweep ``tau <- U^-1 tau``
-    (eq. 36), with ``eta`` the force each body's descendants pass up.  Returns the index of the
-    first joint with a zero pivot, or -1.
+    (eq. 36), with ``eta`` the force each body's descendants pass up.  ``Z (6, 6)`` and
+    ``B (4, 3, 3)`` are scratch.  Returns the index of the first joint with a zero pivot, or -1.
     """
     n = parent.shape[0]
-    X = np.empty((6, 6))
-    Y = np.empty((6, 6))
     solve = tau.shape[0] > 0
     for k in range(n):
         spatial_inertia(inertial[k], IA[k])
@@ -129,16 +142,15 @@ def articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, 
         a = parent[k]
         if a < 0:
             continue
-        for r in range(6):
+        for r in range(6):      # what joint k cannot resist: IA_k - psi_k psi_k^T / D_k  (eq. 35)
             for c in range(6):
-                Y[r, c] = A[r, c] - psi[k, r] * psi[k, c] / d
-        motion_transform(R[k], p[k], X)
-        A2 = Y.copy()
-        add_congruence(X, A2, Y, IA[a])
+                Z[r, c] = A[r, c] - psi[k, r] * psi[k, c] / d
+        add_transformed_inertia(R[k], p[k], Z, B, IA[a])
         if solve:  # the parent receives eta_k + psi_k tau_k / D_k
             t = tau[k] / d
-            force_to_parent(R[k], p[k], eta[k, :3] + psi[k, :3] * t, eta[k, 3:] + psi[k, 3:] * t,
-                            eta[a, :3], eta[a, 3:])
+            for r in range(6):
+                Z[0, r] = eta[k, r] + psi[k, r] * t
+            force_to_parent(R[k], p[k], Z[0, :3], Z[0, 3:], eta[a, :3], eta[a, 3:])
     return -1
 
 
@@ -154,13 +166,15 @@ def udut_kernel(parent, jtype, geometry, inertial, joint_params, q, U, D):
     psi = np.empty((n, 6))
     none = np.empty(0)
     eta = np.empty((0, 6))
+    Z = np.empty((6, 6))
+    B = np.empty((4, 3, 3))
     w = np.empty(6)
     n2 = np.empty(3)
     f2 = np.empty(3)
     for s in range(N):
         joint_poses(jtype, geometry, _row(s, q), R, p)
         k = articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, D[s], none,
-                        eta)
+                        eta, Z, B)
         if k >= 0:
             return k
         Us = U[s]
@@ -213,14 +227,14 @@ def udut(model, q, *, armature=True):
     SingularInertiaError
         A pivot is zero; the message names the joint.
     """
-    (q,), N, single = states(model, q=q)
+    (q,), N, single = states(model, ('q',), q)
     U = np.empty((N, model.n, model.n))
     D = np.empty((N, model.n))
     params = model.joint_params if armature else np.zeros_like(model.joint_params)
     status = udut_kernel(model.parent, model.joint_type, model.geometry, model.inertial, params, q,
                          U, D)
     if status == -2:
-        raise_nonfinite(model, q=q)
+        raise_nonfinite(model, ('q',), q)
     if status >= 0:
         raise_singular(model, status, q)
     return (U[0], D[0]) if single else (U, D)

@@ -17,8 +17,9 @@
 import numpy as np
 import pytest
 
-from conftest import assert_rel, erd, ERD, PIN_ROBOTS, PinRobot, random_state, random_tree_urdf
+from conftest import assert_rel, erd, ERD, PIN_ROBOTS, PinRobot, random_state
 import manipulator_dynamics as md
+from manipulator_dynamics.robots import random_urdf
 
 pin = pytest.importorskip('pinocchio', reason='Pinocchio is the test oracle: pip install pin')
 
@@ -136,7 +137,7 @@ def test_batch_equals_single(robot):
 @pytest.mark.parametrize('seed', range(6))
 def test_random_trees(seed):
     """Random trees (any axes, rpy origins, merged fixed links, all joint types) vs Pinocchio."""
-    xml = random_tree_urdf(seed, n=4 + 3 * seed, branching=0.15 * seed)
+    xml = random_urdf(seed, n=4 + 3 * seed, branching=0.15 * seed)
     model = md.load_model(xml)
     ref = PinRobot(pin, xml, model, xml=True)
     rng = np.random.default_rng(seed)

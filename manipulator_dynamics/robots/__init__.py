@@ -12,9 +12,16 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Bundled robots: ``demo_arm`` (7 joints) and ``demo_arm_gripper`` (9 joints, a tree)."""
+"""Bundled robots, ``demo_arm`` (7 joints) and ``demo_arm_gripper`` (a tree), and random ones.
 
+:func:`random_urdf` makes seeded random fixed-base trees and chains (any axes, rpy origins, merged
+fixed links, every joint type) for tests and benchmarks.
+"""
+
+import math
 import os
+
+import numpy as np
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 NAMES = ('demo_arm', 'demo_arm_gripper')
@@ -25,3 +32,71 @@ def path(name='demo_arm'):
     if name not in NAMES:
         raise ValueError(f"no bundled robot '{name}' (bundled: {', '.join(NAMES)})")
     return os.path.join(_HERE, name + '.urdf')
+
+
+def _rpy(rng):
+    return ' '.join(f'{v:.6f}' for v in rng.uniform(-math.pi, math.pi, 3))
+
+
+def _xyz(rng, scale=0.3):
+    return ' '.join(f'{v:.6f}' for v in rng.uniform(-scale, scale, 3))
+
+
+def _inertial(rng):
+    """Make a physically valid random inertial: principal moments obey the triangle inequality."""
+    mass = rng.uniform(0.2, 5.0)
+    a, b = rng.uniform(0.005, 0.05, 2)
+    c = rng.uniform(abs(a - b) + 1e-4, a + b)         # triangle inequality, strictly
+    axis = rng.normal(size=3)
+    axis /= np.linalg.norm(axis)
+    angle = rng.uniform(0, math.pi)
+    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    R = np.eye(3) + math.sin(angle) * K + (1 - math.cos(angle)) * K @ K
+    inertia = R @ np.diag([a, b, c]) @ R.T
+    i = inertia
+    return (f'<inertial><origin xyz="{_xyz(rng, 0.2)}" rpy="{_rpy(rng)}"/>'
+            f'<mass value="{mass:.6f}"/>'
+            f'<inertia ixx="{i[0, 0]:.9f}" ixy="{i[0, 1]:.9f}" ixz="{i[0, 2]:.9f}" '
+            f'iyy="{i[1, 1]:.9f}" iyz="{i[1, 2]:.9f}" izz="{i[2, 2]:.9f}"/></inertial>')
+
+
+def random_urdf(seed, n=8, branching=0.4, fixed_links=3, prismatic=0.25, continuous=0.15):
+    """Make a random fixed-base tree robot as URDF text: any axes, rpy origins, fixed links.
+
+    ``branching`` is the chance that a joint hangs from a random earlier link instead of the last
+    one (0 gives a chain).
+    """
+    rng = np.random.default_rng(seed)
+    links = ['base']
+    bodies = {'base': ''}
+    has_child = set()
+    movable = 0
+    joints = []
+    while movable < n:
+        parent = links[-1] if rng.uniform() > branching else links[rng.integers(len(links))]
+        name = f'l{len(links)}'
+        fixed = fixed_links > 0 and rng.uniform() < 0.2
+        if fixed:
+            fixed_links -= 1
+            kind = 'fixed'
+        else:
+            u = rng.uniform()
+            kind = 'prismatic' if u < prismatic else ('continuous' if u < prismatic + continuous
+                                                      else 'revolute')
+            movable += 1
+        bodies[name] = _inertial(rng) if rng.uniform() > 0.1 or kind == 'fixed' else ''
+        has_child.add(parent)
+        axis = rng.normal(size=3)
+        axis_text = ' '.join(f'{v:.6f}' for v in axis / np.linalg.norm(axis))
+        bound = {'revolute': 2.5, 'prismatic': 0.5}.get(kind)
+        limit = (f'<limit lower="{-bound}" upper="{bound}" effort="100" velocity="3"/>'
+                 if bound else '')
+        joints.append(f'<joint name="j{len(links)}" type="{kind}"><parent link="{parent}"/>'
+                      f'<child link="{name}"/><origin xyz="{_xyz(rng)}" rpy="{_rpy(rng)}"/>'
+                      f'<axis xyz="{axis_text}"/>{limit}</joint>')
+        links.append(name)
+    for name in links[1:]:              # every tip gets mass, so that M is positive definite
+        if name not in has_child and not bodies[name]:
+            bodies[name] = _inertial(rng)
+    parts = [f'<link name="{name}">{body}</link>' for name, body in bodies.items()]
+    return f'<robot name="random{seed}">' + ''.join(parts) + ''.join(joints) + '</robot>'

@@ -1,0 +1,190 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Speed of the rigid-body algorithms against Pinocchio's Python API, measured in the same run.
+
+    python3 benchmarks/bench_dynamics.py [--samples 10000] [--quick] [--fit]
+
+For each robot: microseconds of one call (what a control loop pays) and per sample of a batch
+of ``--samples`` states (what a trajectory pays), ours and Pinocchio's (a Python loop of its
+call), and the ratio ours / Pinocchio (below 1: we are faster).  Then the cost of both
+forward-dynamics methods on chains and trees, which is what ``method='auto'`` chooses from;
+``--fit`` prints the cost-model constants fitted to this machine.  Needs ``pin`` and
+``example-robot-data`` (``pip install .[test]``).  Best of several repeats; the machine should
+be otherwise idle.
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import site
+import sys
+import time
+
+import numpy as np
+
+import manipulator_dynamics as md
+from manipulator_dynamics.forward import choose_method
+from manipulator_dynamics.robots import random_urdf
+
+
+def erd_path(relpath):
+    for root in list(sys.path) + site.getsitepackages():
+        path = os.path.join(root, 'cmeel.prefix', 'share', 'example-robot-data', 'robots', relpath)
+        if os.path.exists(path):
+            return path
+    raise SystemExit('example-robot-data is not installed: pip install example-robot-data')
+
+
+def chain_urdf(n):
+    """Make a serial chain of n revolute joints with random axes, origins and inertias."""
+    return random_urdf(1000 + n, n=n, branching=0.0, fixed_links=0, prismatic=0.0, continuous=0.0)
+
+
+def robots(pin, quick):
+    """Yield (label, our model, Pinocchio model) with the same joints in the same order."""
+    panda = erd_path('panda_description/urdf/panda.urdf')
+    full = pin.buildModelFromUrdf(panda)
+    fingers = [full.getJointId(f'panda_finger_joint{i}') for i in (1, 2)]
+    yield ('panda arm', md.load_model(panda, tip_links=['panda_hand']),
+           pin.buildReducedModel(full, fingers, pin.neutral(full)))
+    ur5 = erd_path('ur_description/urdf/ur5_robot.urdf')
+    yield 'ur5', md.load_model(ur5), pin.buildModelFromUrdf(ur5)
+    for n in (6, 12) if quick else (6, 12, 24, 48):
+        xml = chain_urdf(n)
+        yield f'chain {n}', md.load_model(xml), pin.buildModelFromXML(xml)
+
+
+def best(func, number, repeat):
+    """Best time of ``repeat`` runs of ``number`` calls, in microseconds per call."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            func()
+        times.append(time.perf_counter() - t0)
+    return min(times) / number * 1e6
+
+
+def best_once(func, repeat):
+    return best(func, 1, repeat)
+
+
+def compare(pin, model, pm, N, repeat):
+    """Rows (algorithm, ours single, pin single, ours batch, pin batch) in microseconds."""
+    assert list(pm.names)[1:] == list(model.joint_names), 'joint order differs'
+    pd = pm.createData()
+    rng = np.random.default_rng(0)
+    Q, V, A = rng.uniform(-1, 1, (3, N, model.n))
+    tau = md.inverse_dynamics(model, Q, V, A)
+    q, v, a, t = Q[0], V[0], A[0], tau[0]
+    calls = max(200, int(20000 / model.n))
+    cases = [
+        ('ID', lambda: md.inverse_dynamics(model, q, v, a), lambda: pin.rnea(pm, pd, q, v, a),
+         lambda: md.inverse_dynamics(model, Q, V, A),
+         lambda: [pin.rnea(pm, pd, Q[i], V[i], A[i]) for i in range(N)]),
+        ('M', lambda: md.inertia_matrix(model, q), lambda: pin.crba(pm, pd, q),
+         lambda: md.inertia_matrix(model, Q), lambda: [pin.crba(pm, pd, Q[i]) for i in range(N)]),
+    ]
+    for method in ('udut', 'cholesky'):
+        cases.append((f'FD {method}',
+                      lambda m=method: md.forward_dynamics(model, q, v, t, method=m),
+                      lambda: pin.aba(pm, pd, q, v, t),
+                      lambda m=method: md.forward_dynamics(model, Q, V, tau, method=m),
+                      lambda: [pin.aba(pm, pd, Q[i], V[i], tau[i]) for i in range(N)]))
+    rows = []
+    for name, ours1, pin1, oursN, pinN in cases:
+        ours1(), oursN()      # load the compiled kernels first
+        rows.append((name, best(ours1, calls, repeat), best(pin1, calls, repeat),
+                     best_once(oursN, repeat) / N, best_once(pinN, max(2, repeat // 2)) / N))
+    return rows
+
+
+def crossover(N, repeat, quick):
+    """Batched microseconds per sample of both forward-dynamics methods on chains and trees."""
+    sizes = (6, 12, 24) if quick else (6, 9, 12, 16, 24, 48, 96)
+    shapes = [(f'chain {n}', chain_urdf(n)) for n in sizes]
+    shapes += [(f'tree {n} ({b:.0%} branching)', random_urdf(2000 + n, n=n, branching=b,
+                                                             fixed_links=0))
+               for n, b in ((24, 0.5),) + (() if quick else ((48, 0.5), (48, 0.9)))]
+    rows = []
+    rng = np.random.default_rng(1)
+    for label, xml in shapes:
+        model = md.load_model(xml)
+        Q, V, T = rng.uniform(-1, 1, (3, N, model.n))
+        cost = {}
+        for method in ('udut', 'cholesky'):
+            md.forward_dynamics(model, Q[:2], V[:2], T[:2], method=method)
+            run = lambda m=method: md.forward_dynamics(model, Q, V, T, method=m)  # noqa: E731
+            cost[method] = best_once(run, repeat) / N
+        depth = np.zeros(model.n, dtype=np.int64)
+        for i, a in enumerate(model.parent):
+            depth[i] = 1 if a < 0 else depth[a] + 1
+        rows.append((label, model.n, int(depth.sum()), int((depth * (depth + 1) // 2).sum()),
+                     cost['udut'], cost['cholesky'], choose_method(model)))
+    return rows
+
+
+def machine():
+    cpu = platform.processor() or 'unknown CPU'
+    if os.path.exists('/proc/cpuinfo'):
+        for line in open('/proc/cpuinfo'):
+            if line.startswith('model name'):
+                cpu = line.split(':', 1)[1].strip()
+                break
+    import numba
+    import pinocchio
+    return (f'{datetime.date.today()}, {cpu}, {os.cpu_count()} cores, Python '
+            f'{platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, '
+            f'Pinocchio {pinocchio.__version__}')
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--samples', type=int, default=10000, help='batch size (default 10000)')
+    parser.add_argument('--repeat', type=int, default=5, help='repeats, best kept (default 5)')
+    parser.add_argument('--quick', action='store_true', help='fewer robots, smaller batches')
+    parser.add_argument('--fit', action='store_true', help='print cost-model constants for auto')
+    args = parser.parse_args(argv)
+    import pinocchio as pin
+    N = 1000 if args.quick else args.samples
+    print(f'# manipulator_dynamics vs Pinocchio\n\n{machine()}; batch N = {N}\n')
+    print('| robot | n | algorithm | ours, 1 call [us] | Pinocchio, 1 call [us] | ratio | '
+          'ours, batch [us/sample] | Pinocchio loop [us/sample] | ratio |')
+    print('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |')
+    for label, model, pm in robots(pin, args.quick):
+        for name, o1, p1, oN, pN in compare(pin, model, pm, N, args.repeat):
+            print(f'| {label} | {model.n} | {name} | {o1:.2f} | {p1:.2f} | {o1 / p1:.2f} | '
+                  f'{oN:.2f} | {pN:.2f} | {oN / pN:.2f} |', flush=True)
+    print('\n## Forward dynamics: Saha UDU^T or composite-link M + Cholesky (batch, us/sample)\n')
+    print('| robot | n | sum of depths | sum of depth(depth+1)/2 | udut | cholesky | auto picks |')
+    print('| --- | ---: | ---: | ---: | ---: | ---: | --- |')
+    rows = crossover(N, args.repeat, args.quick)
+    for label, n, d1, d2, u, c, pick in rows:
+        faster = 'udut' if u < c else 'cholesky'
+        mark = '' if pick == faster or abs(u - c) < 0.05 * min(u, c) else ' (slower one)'
+        print(f'| {label} | {n} | {d1} | {d2} | {u:.2f} | {c:.2f} | {pick}{mark} |', flush=True)
+    if args.fit:
+        data = np.array([r[1:6] for r in rows], dtype=float)
+        per_body = np.linalg.lstsq(data[:, :1], data[:, 3], rcond=None)[0][0]
+        A = data[:, :3] / data[:, 4:5]
+        chol = np.linalg.lstsq(A, np.ones(len(data)), rcond=None)[0]
+        print(f'\nfit: _UDUT_PER_BODY = {per_body:.3g}; _CHOLESKY_PER_BODY = {chol[0]:.3g}; '
+              f'_CHOLESKY_PER_PATH_ELEMENT = {chol[1]:.3g}; '
+              f'_CHOLESKY_PER_FACTOR_OP = {chol[2]:.3g}')
+
+
+if __name__ == '__main__':
+    main()
