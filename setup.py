@@ -40,7 +40,7 @@ setup(
                       'yourdfpy>=0.0.56'],
     extras_require={
         'test': ['pytest>=7', 'pin>=3.4', 'example-robot-data>=4.1', 'flake8>=6',
-                 'flake8-quotes>=3.3', 'pydocstyle>=6.3'],
+                 'flake8-quotes>=3.3', 'pydocstyle>=6.3', 'colcon-common-extensions>=0.3'],
         'ros': ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-trajectory-msgs',
                 'ros-std-msgs', 'ros-std-srvs'],
     },

@@ -83,7 +83,7 @@ def best_once(func, repeat):
 
 
 def compare(pin, model, pm, N, repeat):
-    """Rows (algorithm, ours single, pin single, ours batch, pin batch) in microseconds."""
+    """Rows: algorithm, ours single, pin single, ours batch 1 thread, ours batch, pin batch."""
     assert list(pm.names)[1:] == list(model.joint_names), 'joint order differs'
     pd = pm.createData()
     rng = np.random.default_rng(0)
@@ -107,7 +107,10 @@ def compare(pin, model, pm, N, repeat):
     rows = []
     for name, ours1, pin1, oursN, pinN in cases:
         ours1(), oursN()      # load the compiled kernels first
-        rows.append((name, best(ours1, calls, repeat), best(pin1, calls, repeat),
+        threads = md.set_threads(1)
+        one_thread = best_once(oursN, repeat) / N
+        md.set_threads(threads)
+        rows.append((name, best(ours1, calls, repeat), best(pin1, calls, repeat), one_thread,
                      best_once(oursN, repeat) / N, best_once(pinN, max(2, repeat // 2)) / N))
     return rows
 
@@ -121,6 +124,7 @@ def crossover(N, repeat, quick):
                for n, b in ((24, 0.5),) + (() if quick else ((48, 0.5), (48, 0.9)))]
     rows = []
     rng = np.random.default_rng(1)
+    threads = md.set_threads(1)         # the cost model is per thread
     for label, xml in shapes:
         model = md.load_model(xml)
         Q, V, T = rng.uniform(-1, 1, (3, N, model.n))
@@ -134,6 +138,7 @@ def crossover(N, repeat, quick):
             depth[i] = 1 if a < 0 else depth[a] + 1
         rows.append((label, model.n, int(depth.sum()), int((depth * (depth + 1) // 2).sum()),
                      cost['udut'], cost['cholesky'], choose_method(model)))
+    md.set_threads(threads)
     return rows
 
 
@@ -160,15 +165,19 @@ def main(argv=None):
     args = parser.parse_args(argv)
     import pinocchio as pin
     N = 1000 if args.quick else args.samples
+    T = md.get_threads()
     print(f'# manipulator_dynamics vs Pinocchio\n\n{machine()}; batch N = {N}\n')
-    print('| robot | n | algorithm | ours, 1 call [us] | Pinocchio, 1 call [us] | ratio | '
-          'ours, batch [us/sample] | Pinocchio loop [us/sample] | ratio |')
-    print('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |')
+    print(f'| robot | n | algorithm | ours, 1 call [us] | Pinocchio, 1 call [us] | ratio | '
+          f'ours, batch, 1 thread [us/sample] | ours, batch, {T} threads [us/sample] | '
+          f'Pinocchio loop [us/sample] | ratio 1 thread | ratio {T} threads |')
+    print('| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
     for label, model, pm in robots(pin, args.quick):
-        for name, o1, p1, oN, pN in compare(pin, model, pm, N, args.repeat):
+        for name, o1, p1, oN1, oN, pN in compare(pin, model, pm, N, args.repeat):
             print(f'| {label} | {model.n} | {name} | {o1:.2f} | {p1:.2f} | {o1 / p1:.2f} | '
-                  f'{oN:.2f} | {pN:.2f} | {oN / pN:.2f} |', flush=True)
-    print('\n## Forward dynamics: Saha UDU^T or composite-link M + Cholesky (batch, us/sample)\n')
+                  f'{oN1:.2f} | {oN:.2f} | {pN:.2f} | {oN1 / pN:.2f} | {oN / pN:.2f} |',
+                  flush=True)
+    print('\n## Forward dynamics: Saha UDU^T or composite-link M + Cholesky (batch, 1 thread, '
+          'us/sample)\n')
     print('| robot | n | sum of depths | sum of depth(depth+1)/2 | udut | cholesky | auto picks |')
     print('| --- | ---: | ---: | ---: | ---: | ---: | --- |')
     rows = crossover(N, args.repeat, args.quick)

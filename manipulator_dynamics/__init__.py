@@ -15,6 +15,7 @@
 """Rigid-body dynamics of robot manipulators from URDF."""
 
 from .model import InertiaError, InertiaWarning, load_model, Model, PARAMETER_NAMES, URDFError
+from ._parallel import get_threads, set_threads
 from .crba import inertia_matrix
 from .forward import choose_method, forward_dynamics
 from .regressor import parameter_names, regressor, standard_parameters
@@ -23,7 +24,7 @@ from .udut import SingularInertiaError, udut
 
 __all__ = [
     'InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'SingularInertiaError',
-    'URDFError', 'bias_forces', 'choose_method', 'forward_dynamics', 'gravity_torques',
-    'inertia_matrix', 'inverse_dynamics', 'load_model', 'parameter_names', 'regressor',
-    'standard_parameters', 'udut',
+    'URDFError', 'bias_forces', 'choose_method', 'forward_dynamics', 'get_threads',
+    'gravity_torques', 'inertia_matrix', 'inverse_dynamics', 'load_model', 'parameter_names',
+    'regressor', 'set_threads', 'standard_parameters', 'udut',
 ]

@@ -32,6 +32,7 @@ product. Cost: composite parameters O(n); columns O(sum of depths).
 import numpy as np
 from numba import njit
 
+from . import _parallel as parallel
 from ._inputs import raise_nonfinite, states, vectors
 from ._kinematics import _row, all_finite, JIT, joint_poses, rotate_symmetric, vectors_ok
 from .model import PRISMATIC
@@ -78,12 +79,17 @@ def composite_inertia(parent, inertial, R, p, C, Jr):
 
 
 @njit(**JIT)
-def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H):
-    """Fill ``H (n, n)`` from composite parameters ``C`` (A8.3-A8.21), both triangles."""
+def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H, full=True):
+    """Fill ``H (n, n)`` from composite parameters ``C`` (A8.3-A8.21).
+
+    With ``full``, both triangles and the zeros off the root paths; without, only the diagonal and
+    ``H[j, k]`` for k on j's root path (all that the LTL factorisation reads).
+    """
     n = parent.shape[0]
-    for i in range(n):
-        for j in range(n):
-            H[i, j] = 0.0
+    if full:
+        for i in range(n):
+            for j in range(n):
+                H[i, j] = 0.0
     for j in range(n):
         c = C[j]
         ax, ay, az = geometry[j, 12], geometry[j, 13], geometry[j, 14]
@@ -117,8 +123,9 @@ def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H):
                 v = g[12] * f0 + g[13] * f1 + g[14] * f2
             else:
                 v = g[12] * m0 + g[13] * m1 + g[14] * m2
-            H[k, j] = v
             H[j, k] = v
+            if full:
+                H[k, j] = v
 
 
 @njit(**JIT)
@@ -174,7 +181,7 @@ def inertia_matrix(model, q, *, armature=True):
             return out
     (q,), N, single = states(model, ('q',), q)
     out = np.empty((N, model.n, model.n))
-    if not crba_kernel(model.parent, model.joint_type, model.geometry, model.inertial, params, q,
-                       out):
+    args = (model.parent, model.joint_type, model.geometry, model.inertial, params, q, out)
+    if not all(parallel.run(crba_kernel, args, (5, 6), N)):
         raise_nonfinite(model, ('q',), q)
     return out[0] if single else out

@@ -33,6 +33,7 @@ import weakref
 import numpy as np
 from numba import njit
 
+from . import _parallel as parallel
 from ._inputs import external_wrenches, raise_nonfinite, states, vectors
 from ._kinematics import _row, all_finite, JIT, joint_poses, vectors_ok
 from .crba import composite_inertia, inertia_columns
@@ -116,8 +117,9 @@ SINGULAR_PIVOT = 1e-12
 def ltl_factor(parent, H, diag):
     """Factorise in place, ``H = L^T L`` along the parent array (Featherstone's LTL).
 
-    Returns -1, or the index of the first zero pivot.  ``diag`` is scratch for the original
-    diagonal, against which pivots are judged.
+    Reads only the diagonal and ``H[k, i]`` for i on k's root path.  Returns -1, or the index of
+    the first zero pivot.  ``diag`` receives ``1 / L[k, k]`` (it first holds the original diagonal,
+    against which pivots are judged).
     """
     n = H.shape[0]
     for k in range(n):
@@ -127,6 +129,7 @@ def ltl_factor(parent, H, diag):
             return k
         H[k, k] = np.sqrt(H[k, k])
         inv = 1.0 / H[k, k]
+        diag[k] = inv
         i = parent[k]
         while i >= 0:
             H[k, i] *= inv
@@ -142,11 +145,11 @@ def ltl_factor(parent, H, diag):
 
 
 @njit(**JIT)
-def ltl_solve(parent, L, x):
-    """Solve in place: ``x <- (L^T L)^-1 x`` with L from :func:`ltl_factor`."""
+def ltl_solve(parent, L, inv, x):
+    """Solve in place: ``x <- (L^T L)^-1 x`` with L and ``inv = 1 / diag(L)`` from ltl_factor."""
     n = x.shape[0]
     for k in range(n - 1, -1, -1):      # L^T z = x
-        x[k] /= L[k, k]
+        x[k] *= inv[k]
         i = parent[k]
         while i >= 0:
             x[i] -= L[k, i] * x[k]
@@ -156,7 +159,7 @@ def ltl_solve(parent, L, x):
         while i >= 0:
             x[k] -= L[k, i] * x[i]
             i = parent[i]
-        x[k] /= L[k, k]
+        x[k] *= inv[k]
 
 
 @njit(**JIT)
@@ -174,11 +177,11 @@ def cholesky_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity,
     _rhs(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext, s, flags,
          R, p, scratch, qdd)
     composite_inertia(parent, inertial, R, p, C, Jr)
-    inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H)
+    inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H, False)
     k = ltl_factor(parent, H, diag)
     if k >= 0:
         return k
-    ltl_solve(parent, H, qdd)
+    ltl_solve(parent, H, diag, qdd)
     return -1
 
 
@@ -225,13 +228,15 @@ def fd_vector(cholesky, parent, jtype, geometry, inertial, joint_params, gravity
 _NAMES = ('q', 'qd', 'tau')
 _CHOICE = weakref.WeakKeyDictionary()
 
-# Cost model for "auto": batched microseconds per sample, least-squares fits to measurements of
-# both kernels on chains of 6-96 joints and random trees of 24-48 joints (2 cores, x86-64; see the
-# README's benchmark section).  Only the ratio matters, so the machine's speed cancels out.
-_UDUT_PER_BODY = 0.41
-_CHOLESKY_PER_BODY = 0.318
-_CHOLESKY_PER_PATH_ELEMENT = 0.00836
-_CHOLESKY_PER_FACTOR_OP = 0.00147
+# Cost model for "auto": batched microseconds per sample on one thread, least-squares fits to
+# measurements of both kernels on chains of 6-96 joints and random trees of 24-48 joints
+# (`benchmarks/bench_dynamics.py --fit`, see the README).  Only the ratio matters, so the machine's
+# speed cancels out.  On chains the crossover is near 24 joints (the seed's O(n^3) comparison put
+# it at 12; a tree-aware LTL and compiled 3x3 arithmetic move it up).
+_UDUT_PER_BODY = 0.266
+_CHOLESKY_PER_BODY = 0.115
+_CHOLESKY_PER_PATH_ELEMENT = 0.00355
+_CHOLESKY_PER_FACTOR_OP = 0.00126
 
 
 def choose_method(model):
@@ -299,8 +304,10 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
     (q, qd, tau), N, single = states(model, _NAMES, q, qd, tau)
     fext = external_wrenches(model, f_ext, N)
     out = np.empty((N, model.n))
-    status = fd_kernel(cholesky, model.parent, model.joint_type, model.geometry, model.inertial,
-                       params, model.gravity, q, qd, tau, fext, flags, out)
+    args = (cholesky, model.parent, model.joint_type, model.geometry, model.inertial, params,
+            model.gravity, q, qd, tau, fext, flags, out)
+    statuses = parallel.run(fd_kernel, args, (7, 8, 9, 10, 12), N)
+    status = -2 if -2 in statuses else max(statuses)
     if status == -2:
         raise_nonfinite(model, _NAMES, q, qd, tau)
     if status >= 0:

@@ -29,6 +29,7 @@ and each column is carried to every joint on the link's root path like an RNEA w
 import numpy as np
 from numba import njit
 
+from . import _parallel as parallel
 from ._inputs import raise_nonfinite, states
 from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses, motion_pass
 from .model import PARAMETER_NAMES, PRISMATIC
@@ -184,7 +185,8 @@ def regressor(model, q, qd, qdd, *, armature=False, friction=False):
     (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
     stride, extra = _layout(armature, friction)
     out = np.empty((N, model.n, model.n * stride))
-    if not regressor_kernel(model.parent, model.joint_type, model.geometry, model.gravity, q, qd,
-                            qdd, stride, extra, out):
+    args = (model.parent, model.joint_type, model.geometry, model.gravity, q, qd, qdd, stride,
+            extra, out)
+    if not all(parallel.run(regressor_kernel, args, (4, 5, 6, 9), N)):
         raise_nonfinite(model, _NAMES, q, qd, qdd)
     return out[0] if single else out

@@ -28,6 +28,7 @@ terms
 import numpy as np
 from numba import njit
 
+from . import _parallel as parallel
 from ._inputs import external_wrenches, raise_nonfinite, states, vectors
 from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses, motion_pass, \
     vectors_ok
@@ -168,8 +169,9 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=F
     (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
     fext = external_wrenches(model, f_ext, N)
     out = np.empty((N, model.n))
-    if not rnea_kernel(model.parent, model.joint_type, model.geometry, model.inertial,
-                       model.joint_params, model.gravity, q, qd, qdd, fext, flags, out):
+    args = (model.parent, model.joint_type, model.geometry, model.inertial, model.joint_params,
+            model.gravity, q, qd, qdd, fext, flags, out)
+    if not all(parallel.run(rnea_kernel, args, (6, 7, 8, 9, 11), N)):
         raise_nonfinite(model, _NAMES, q, qd, qdd)
     return out[0] if single else out
 

@@ -33,6 +33,7 @@ Spatial vectors here are 6-arrays, angular first (see :mod:`._kinematics`).
 import numpy as np
 from numba import njit
 
+from . import _parallel as parallel
 from ._inputs import raise_nonfinite, states
 from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses
 from .model import PRISMATIC
@@ -231,8 +232,9 @@ def udut(model, q, *, armature=True):
     U = np.empty((N, model.n, model.n))
     D = np.empty((N, model.n))
     params = model.joint_params if armature else np.zeros_like(model.joint_params)
-    status = udut_kernel(model.parent, model.joint_type, model.geometry, model.inertial, params, q,
-                         U, D)
+    args = (model.parent, model.joint_type, model.geometry, model.inertial, params, q, U, D)
+    statuses = parallel.run(udut_kernel, args, (5, 6, 7), N)
+    status = -2 if -2 in statuses else max(statuses)
     if status == -2:
         raise_nonfinite(model, ('q',), q)
     if status >= 0:

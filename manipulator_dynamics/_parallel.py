@@ -1,0 +1,82 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Long batches split over the machine's cores, on plain Python threads.
+
+The kernels release the GIL (``nogil=True``), so row chunks of one batch run truly in parallel.
+Plain threads, not numba's ``parallel=True``: its default threading layer must not be entered
+from two Python threads at once, which a ROS node with a multi-threaded executor would do.  Single
+states and short batches stay on the caller's thread.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+import os
+import threading
+
+#: Fewest rows worth a thread of their own: below this, handing work to a thread costs more than
+#: it saves (a thread hand-off is tens of microseconds; a row is about a microsecond).
+MIN_ROWS_PER_THREAD = 256
+
+_lock = threading.Lock()
+_pool = None
+_threads = int(os.environ.get('MANIPULATOR_DYNAMICS_THREADS', '0')) or min(os.cpu_count() or 1, 8)
+
+
+def set_threads(count):
+    """Use at most ``count`` threads for a batch (1: never split).  Returns the previous count.
+
+    The default is the number of cores (at most 8), or ``$MANIPULATOR_DYNAMICS_THREADS``.
+    """
+    global _threads, _pool
+    if int(count) < 1:
+        raise ValueError(f'thread count must be >= 1, got {count}')
+    with _lock:
+        previous, _threads = _threads, int(count)
+        if _pool is not None and _pool._max_workers < _threads:
+            _pool.shutdown(wait=False)
+            _pool = None
+    return previous
+
+
+def get_threads():
+    """Return the most threads a batch may use."""
+    return _threads
+
+
+def run(kernel, args, batched, N):
+    """Call ``kernel(*args)``, splitting the rows of the ``batched`` arguments over threads.
+
+    ``batched`` are the positions in ``args`` of arrays whose first axis is the batch; those with
+    one row are broadcast, as the kernels do.  Returns the list of the chunks' return values.
+    """
+    chunks = min(_threads, N // MIN_ROWS_PER_THREAD)
+    if chunks <= 1:
+        return [kernel(*args)]
+    global _pool
+    with _lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=_threads,
+                                       thread_name_prefix='manipulator_dynamics')
+        pool = _pool
+    bounds = [N * c // chunks for c in range(chunks + 1)]
+
+    def chunk(a, b):
+        part = list(args)
+        for i in batched:
+            if args[i].shape[0] == N:
+                part[i] = args[i][a:b]
+        return kernel(*part)
+
+    futures = [pool.submit(chunk, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    return [f.result() for f in futures]
