@@ -45,8 +45,8 @@ def test_package_xml():
     assert root.get('format') == '3'
     assert root.findtext('name') == 'manipulator_dynamics'
     exec_depends = {e.text for e in root.findall('exec_depend')}
-    assert {'rclpy', 'sensor_msgs', 'trajectory_msgs', 'std_msgs', 'std_srvs',
-            'python3-numpy', 'python3-numba', 'python3-yaml', 'python3-lxml'} <= exec_depends
+    assert {'rclpy', 'sensor_msgs', 'trajectory_msgs', 'std_msgs', 'std_srvs', 'python3-numpy',
+            'python3-numba', 'python3-scipy', 'python3-yaml', 'python3-lxml'} <= exec_depends
     assert root.find('export/build_type').text == 'ament_python'
     version = ast.literal_eval(setup_keywords()['version'])
     assert root.findtext('version') == version

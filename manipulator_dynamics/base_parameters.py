@@ -1,0 +1,361 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Base inertial parameters by QR decomposition (seed 003, Khalil & Dombre appendix 5).
+
+``W`` stacks, for ``r`` random states, the energy rows ``h(q, qd)`` (A5.1-A5.2, method "energy") or
+the torque regressor ``Y(q, qd, qdd)`` (method "dynamic").  Then:
+
+1. Parameters with no effect are removed: their column of ``W`` is zero (dynamic) or constant
+   (energy; ``W`` is centred column by column, since energy is defined up to a constant).
+2. The rank ``b`` comes from a QR decomposition with column pivoting of ``W`` with unit columns
+   (so that units and the robot's size do not matter: a parameter whose column is 1e-8 of the
+   others is as visible as any), by :func:`numerical_rank`: the diagonal ``|R_ii|`` is zero below
+   the seed's numerical zero ``tau = max(r, c) eps max|R_ii|`` (A5.4, with the factor ``max(r, c)``
+   for the rounding accumulated over ``r`` rows and ``c`` columns), certainly not zero above
+   ``1e-4 max|R_ii|``, and in between the rank is cut at the largest ratio of consecutive values.
+   The band matters: sampled rows carry rounding (1e-15 of the largest for the torque regressor,
+   up to 1e-13 for energy rows), and real URDFs that print angles as ``3.14159`` make columns
+   dependent only to 1e-9, which no experiment can identify; a real weak direction (1e-6 of the
+   largest, nearly parallel axes) stands far from both.  The ratio at the cut is ``rank_gap``; a
+   warning says when it is below 1e3.
+3. Which ``b`` parameters stand for the others follows Khalil's convention: columns in his order
+   (links from the base to the tips, ``XX XY XZ YY YZ ZZ MX MY MZ M Ia`` within a link), a
+   parameter is independent when its column is not in the span of the columns before it (a QR
+   decomposition without pivoting).  So ``YY_j`` groups into ``XX_j`` and a link's mass into its
+   antecedent's parameters, as the textbook rules say.
+4. ``beta = R1^-1 R2`` from the QR decomposition of ``[W1 W2]`` (A5.9-A5.12) and
+   ``K_B = K1 + beta K2`` (A5.8).
+
+Friction parameters do no conservative work (no energy function); each acts on its own joint only,
+so ``Fv_j`` and ``Fc_j`` are always base parameters (method "dynamic" confirms it).
+"""
+
+from dataclasses import dataclass, field
+import math
+import warnings
+
+import numpy as np
+import scipy.linalg
+
+from .energy import energy_regressor
+from .regressor import parameter_names, regressor, standard_parameters
+
+#: Coefficients of grouping equations below this are rounding of zero: geometric coefficients of
+#: robots are products of lengths, many orders of magnitude larger.
+COEFFICIENT_ZERO = 1e-10
+
+#: QR diagonal entries above this fraction of the largest are base directions for sure.
+CERTAINLY_RANK = 1e-4
+
+#: A rank decision whose kept and dropped QR diagonals are closer than this ratio gets a warning.
+CLEAR_GAP = 1e3
+
+#: A column whose norm is below this fraction of the largest column norm has no effect: rounding
+#: leaves about 1e-14 on structurally zero columns, while real effects 1e-6 of the largest stay.
+NO_EFFECT = 1e-10
+
+
+@dataclass(frozen=True, eq=False)
+class BaseParameters:
+    """The base (identifiable) parameters of a robot and how the standard ones group into them.
+
+    Attributes
+    ----------
+    count : int
+        ``b``, the number of base parameters (the rank of ``W``).
+    names : tuple of str
+        Base parameter names: the standard parameter each stands for, suffixed ``_R`` when others
+        are regrouped into it (``ZZ_link2_R``).
+    values : ndarray, shape (b,)
+        ``K_B`` for the model's own (URDF) parameters.
+    beta : ndarray, shape (b, g)
+        ``K_B = K1 + beta K2``, ``K1`` the ``independent`` and ``K2`` the ``grouped`` parameters.
+    independent : tuple of str
+        ``K1``: the standard parameters kept, one per base parameter.
+    grouped : tuple of str
+        ``K2``: parameters with an effect, regrouped into the independent ones.
+    no_effect : tuple of str
+        Parameters with no effect on the dynamics at all.
+    equations : tuple of str
+        One grouping equation per base parameter, ``ZZ_link2_R = ZZ_link2 + YY_link3 + ...``.
+    index : ndarray of int, shape (b,)
+        Positions of ``independent`` in the standard parameter vector: the base regressor is
+        ``Y[..., index]``.
+    standard_names : tuple of str
+        All standard parameters in their order (:func:`parameter_names`).
+    samples, seed, method, friction, armature
+        How ``W`` was built: ``samples`` random states.
+    rows : int
+        Rows of ``W``.
+    rank_gap : float
+        Smallest kept over largest dropped ``|R_ii|`` of the pivoted QR (inf when nothing dropped):
+        how clear-cut the rank decision was.
+    check_error : float
+        ``max |W_B K_B - W K| / max |W K|`` on fresh random states (dynamic regressor, and energy
+        rows for the energy method): should be near 1e-15.
+    """
+
+    count: int
+    names: tuple
+    values: np.ndarray
+    beta: np.ndarray
+    independent: tuple
+    grouped: tuple
+    no_effect: tuple
+    equations: tuple
+    index: np.ndarray
+    standard_names: tuple
+    samples: int
+    seed: int
+    method: str
+    friction: bool
+    armature: bool
+    rows: int
+    rank_gap: float
+    check_error: float = field(default=float('nan'))
+
+    @property
+    def eliminated(self):
+        """Standard parameters that are not base parameters: no effect, or regrouped."""
+        return self.no_effect + self.grouped
+
+    def base_regressor(self, Y):
+        """Select the columns of a standard regressor ``Y (..., p)`` that multiply ``K_B``."""
+        return np.asarray(Y)[..., self.index]
+
+    def to_dict(self):
+        """Return a plain mapping (for YAML or JSON): count, parameters, values, equations."""
+        return {
+            'count': self.count,
+            'method': self.method,
+            'samples': self.samples,
+            'seed': self.seed,
+            'friction': self.friction,
+            'armature': self.armature,
+            'parameters': [{'name': n, 'value': float(v), 'equation': e}
+                           for n, v, e in zip(self.names, self.values, self.equations)],
+            'no_effect': list(self.no_effect),
+            'grouped': list(self.grouped),
+            'rank_gap': float(self.rank_gap),
+            'check_error': float(self.check_error),
+        }
+
+    def to_yaml(self):
+        """Return the :meth:`to_dict` mapping as a YAML document."""
+        import yaml
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    def __repr__(self):
+        return (f'BaseParameters(count={self.count} of {len(self.standard_names)} standard, '
+                f'method={self.method!r}, samples={self.samples})')
+
+
+def default_samples(model, method, columns):
+    """Random states used by default: about 4 rows of ``W`` per column, at least 100 rows."""
+    rows = max(4 * columns, 100)
+    return rows if method == 'energy' else max(1, math.ceil(rows / max(model.n, 1)))
+
+
+def random_states(model, rng, count):
+    """``count`` random (q, qd, qdd): q uniform within the joint limits (``[-pi, pi]`` if none)."""
+    lo = np.where(np.isfinite(model.lower), model.lower, -math.pi)
+    hi = np.where(np.isfinite(model.upper), model.upper, math.pi)
+    q = lo + (hi - lo) * rng.uniform(size=(count, model.n))
+    return q, rng.uniform(-1.0, 1.0, (count, model.n)), rng.uniform(-1.0, 1.0, (count, model.n))
+
+
+def _observations(model, method, states, armature, friction):
+    """``W`` with a column for every standard parameter (friction columns zero for energy)."""
+    q, qd, qdd = states
+    if method == 'dynamic':
+        Y = regressor(model, q, qd, qdd, armature=armature, friction=friction)
+        return Y.reshape(-1, Y.shape[-1])
+    h = energy_regressor(model, q, qd, armature=armature)
+    if not friction:
+        return h
+    stride = 10 + armature
+    W = np.zeros((h.shape[0], model.n * (stride + 2)))
+    for j in range(model.n):
+        W[:, j * (stride + 2):j * (stride + 2) + stride] = h[:, j * stride:(j + 1) * stride]
+    return W
+
+
+def base_parameters(model, *, friction=False, armature=False, samples=None, seed=0,
+                    method='energy'):
+    """Compute the base parameters of ``model`` numerically (seed 003, A5.1-A5.12).
+
+    Parameters
+    ----------
+    model : Model
+        The robot (a tree; closed loops: see the module on loop closures).
+    friction, armature : bool
+        Include ``Fv, Fc`` and ``Ia`` per joint among the standard parameters.
+    samples : int, optional
+        Random states drawn; default :func:`default_samples` (about 4 rows per column).
+    seed : int
+        Seed of the random states (the result is reproducible).
+    method : {"energy", "dynamic"}
+        Rows of ``W``: energy functions ``h(q, qd)``, or torque regressor ``Y(q, qd, qdd)``.
+
+    Returns
+    -------
+    BaseParameters
+
+    Raises
+    ------
+    ValueError
+        Bad arguments, a model without moving mass, or too few samples for the rank found.
+    """
+    if method not in ('energy', 'dynamic'):
+        raise ValueError(f"method must be 'energy' or 'dynamic', got {method!r}")
+    if model.n == 0:
+        raise ValueError(f"model '{model.name}' has no joints: nothing moves, nothing to identify")
+    massless = [link for link, k in zip(model.link_names, model.inertial) if not np.any(k)]
+    if massless:
+        warnings.warn(f'links {", ".join(massless)} have no mass or inertia in the URDF: their '
+                      'standard parameters are 0, so the base parameter values computed from '
+                      'them are too; the structure (names, equations) does not depend on them',
+                      UserWarning, stacklevel=2)
+    names = parameter_names(model, armature=armature, friction=friction)
+    K = standard_parameters(model, armature=armature, friction=friction)
+    p = len(names)
+    if samples is None:
+        samples = default_samples(model, method, p)
+    samples = int(samples)
+    if samples < 1:
+        raise ValueError(f'samples must be a positive number of random states, got {samples}')
+    rng = np.random.default_rng(seed)
+    W = _observations(model, method, random_states(model, rng, samples), armature, friction)
+    if method == 'energy':
+        W = W - W.mean(axis=0)
+    friction_cols = np.zeros(p, dtype=bool)
+    if friction:
+        stride = 10 + armature + 2
+        friction_cols[stride - 2::stride] = True
+        friction_cols[stride - 1::stride] = True
+    norms = np.linalg.norm(W, axis=0)
+    largest = norms[~friction_cols].max(initial=0.0)
+    effect = norms > NO_EFFECT * largest
+    if method == 'energy':
+        effect |= friction_cols       # each always acts on its joint; not seen by energy
+    cols = np.flatnonzero(effect)
+    if method == 'energy' and friction:
+        # friction columns stand for themselves: appended independent, never grouped
+        inertial = cols[~friction_cols[cols]]
+    else:
+        inertial = cols
+    Ws = W[:, inertial] / norms[inertial]
+    r = Ws.shape[0]
+    if r < len(inertial):
+        raise ValueError(f'{samples} samples give {r} rows of W for {len(inertial)} parameters: '
+                         f'W cannot reveal the rank; use at least '
+                         f'{default_samples(model, method, p)} samples')
+    # 2. rank by QR with column pivoting
+    Rp = scipy.linalg.qr(Ws, mode='r', pivoting=True)[0]
+    diag = np.sort(np.abs(np.diag(Rp)))[::-1]
+    b, rank_gap = numerical_rank(diag, r, len(inertial))
+    if rank_gap < CLEAR_GAP:
+        warnings.warn(f"base parameters of '{model.name}': the rank decision is not clear-cut "
+                      f'(|R_ii| {diag[b - 1]:.2e} kept, {diag[b]:.2e} dropped, of '
+                      f'{diag[0]:.2e}); try more samples, or the other method', RuntimeWarning,
+                      stacklevel=2)
+    tau = math.sqrt(diag[b - 1] * (diag[b] if b < len(diag) else diag[b - 1] * 1e-6))
+    # 3. Khalil's choice: a column is independent if not in the span of those before it
+    R0 = scipy.linalg.qr(Ws, mode='r')[0]
+    independent = np.abs(np.diag(R0)) > tau
+    if np.count_nonzero(independent) != b:
+        # the order-preserving pass disagrees with the rank: keep the pivoted choice instead
+        independent = np.zeros(len(inertial), dtype=bool)
+        independent[scipy.linalg.qr(Ws, mode='r', pivoting=True)[1][:b]] = True
+    sel, dep = np.flatnonzero(independent), np.flatnonzero(~independent)
+    # 4. beta = R1^-1 R2 from the QR of [W1 W2], in unit-column scale, then back to units
+    R = scipy.linalg.qr(np.hstack([Ws[:, sel], Ws[:, dep]]), mode='r')[0]
+    beta_s = scipy.linalg.solve_triangular(R[:b, :b], R[:b, b:])
+    scale = norms[inertial]
+    beta = beta_s / scale[sel][:, None] * scale[dep][None, :]
+    k1, k2 = inertial[sel], inertial[dep]
+    if method == 'energy' and friction:
+        fric = cols[friction_cols[cols]]
+        k1 = np.concatenate([k1, fric])
+        beta = np.vstack([beta, np.zeros((len(fric), len(k2)))])
+    order = np.argsort(k1, kind='stable')      # base parameters in the standard order
+    k1, beta = k1[order], beta[order]
+    beta[np.abs(beta) < COEFFICIENT_ZERO] = 0.0
+    values = K[k1] + beta @ K[k2]
+    regrouped = np.any(beta != 0.0, axis=1)
+    base_names = tuple(names[i] + ('_R' if g else '') for i, g in zip(k1, regrouped))
+    equations = tuple(_equation(bn, names[i], row, [names[j] for j in k2])
+                      for bn, i, row in zip(base_names, k1, beta))
+    result = BaseParameters(
+        count=len(k1), names=base_names, values=values, beta=beta,
+        independent=tuple(names[i] for i in k1), grouped=tuple(names[j] for j in k2),
+        no_effect=tuple(names[i] for i in np.flatnonzero(~effect)), equations=equations,
+        index=k1, standard_names=names, samples=samples, seed=seed, method=method,
+        friction=friction, armature=armature, rows=r, rank_gap=rank_gap)
+    object.__setattr__(result, 'check_error', check(model, result, seed + 1))
+    return result
+
+
+def numerical_rank(values, rows, columns):
+    """Numerical rank of a matrix from its decreasing |R_ii| (or singular values), and the gap.
+
+    Zero below ``max(rows, columns) eps max``, surely non-zero above ``CERTAINLY_RANK max``; in
+    between, cut where consecutive values drop the most.  Returns ``(rank, ratio at the cut)``.
+    """
+    values = np.asarray(values, dtype=float)
+    top = values[0]
+    floor = max(rows, columns) * np.finfo(float).eps * top
+    lo = int(np.count_nonzero(values > CERTAINLY_RANK * top))
+    hi = int(np.count_nonzero(values > floor))
+    below = np.append(values, 0.0)
+    best, gap = hi, math.inf
+    if hi > lo or hi < len(values):
+        best, gap = lo, -1.0
+        for k in range(max(lo, 1), hi + 1):
+            ratio = below[k - 1] / max(below[k], floor * 1e-3)
+            if ratio > gap:
+                best, gap = k, ratio
+    return best, gap
+
+
+def check(model, base, seed, samples=None):
+    """``max |W_B K_B - W K| / max |W K|`` on fresh random states (see BaseParameters)."""
+    rng = np.random.default_rng(seed)
+    K = standard_parameters(model, armature=base.armature, friction=base.friction)
+    count = samples or max(2, math.ceil(200 / max(model.n, 1)))
+    states = random_states(model, rng, count)
+    errors = []
+    for method in ('dynamic',) + (('energy',) if base.method == 'energy' else ()):
+        W = _observations(model, method, states, base.armature, base.friction)
+        full = W @ K
+        reduced = W[:, base.index] @ base.values
+        if method == 'energy':
+            full, reduced = full - full.mean(), reduced - reduced.mean()
+        errors.append(np.abs(reduced - full).max() / max(np.abs(full).max(), 1e-300))
+    return float(max(errors))
+
+
+def _equation(base_name, name, row, others):
+    terms = [name]
+    for coef, other in zip(row, others):
+        if coef == 0.0:
+            continue
+        if abs(coef - 1.0) < 1e-9:
+            terms.append(f'+ {other}')
+        elif abs(coef + 1.0) < 1e-9:
+            terms.append(f'- {other}')
+        else:
+            terms.append(f'{"+" if coef > 0 else "-"} {abs(coef):.6g} * {other}')
+    return f'{base_name} = ' + ' '.join(terms)

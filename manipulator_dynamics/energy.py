@@ -1,0 +1,145 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Total energy and its regressor: ``H(q, qd) = h(q, qd) K``, linear in the standard parameters.
+
+Seed 003 (A5.1): the energy functions ``h`` of each link, in body frame j with the angular velocity
+``w`` and the velocity ``v`` of the frame origin, and the pose ``R0, p0`` of the frame in the
+base::
+
+    kinetic    E_j = 1/2 w^T J w + MS . (v x w) + 1/2 M v^T v      (+ 1/2 Ia qd_j^2, the rotor)
+    potential  U_j = -g^T (M p0 + R0 MS)
+
+Friction does no conservative work and has no energy function.
+"""
+
+import numpy as np
+from numba import njit
+
+from . import _parallel as parallel
+from ._inputs import raise_nonfinite, states
+from ._kinematics import _row, all_finite, JIT, joint_poses
+from .model import PRISMATIC
+
+_NAMES = ('q', 'qd')
+
+
+@njit(**JIT)
+def energy_kernel(parent, jtype, geometry, gravity, q, qd, stride, armature, out):
+    """Fill ``out (N, n*stride)`` with energy rows; columns per joint: 10 inertial [, Ia]."""
+    if not (all_finite(q) and all_finite(qd)):
+        return False
+    N = out.shape[0]
+    n = parent.shape[0]
+    R = np.empty((n, 3, 3))
+    p = np.empty((n, 3))
+    R0 = np.empty((n, 3, 3))
+    p0 = np.empty((n, 3))
+    w = np.empty((n, 3))
+    v = np.empty((n, 3))
+    for s in range(N):
+        qs, qds = _row(s, q), _row(s, qd)
+        joint_poses(jtype, geometry, qs, R, p)
+        h = out[s]
+        for i in range(n):
+            a = parent[i]
+            # velocities in body frame i: w = R^T w_a (+ a qd), v = R^T (v_a + w_a x p) (+ a qd)
+            if a < 0:
+                wa0, wa1, wa2, va0, va1, va2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+            else:
+                wa0, wa1, wa2 = w[a, 0], w[a, 1], w[a, 2]
+                va0 = v[a, 0] + wa1 * p[i, 2] - wa2 * p[i, 1]
+                va1 = v[a, 1] + wa2 * p[i, 0] - wa0 * p[i, 2]
+                va2 = v[a, 2] + wa0 * p[i, 1] - wa1 * p[i, 0]
+            for r in range(3):
+                w[i, r] = R[i, 0, r] * wa0 + R[i, 1, r] * wa1 + R[i, 2, r] * wa2
+                v[i, r] = R[i, 0, r] * va0 + R[i, 1, r] * va1 + R[i, 2, r] * va2
+            rate = qds[i]
+            if jtype[i] == PRISMATIC:
+                for r in range(3):
+                    v[i, r] += geometry[i, 12 + r] * rate
+            else:
+                for r in range(3):
+                    w[i, r] += geometry[i, 12 + r] * rate
+            # pose in the base: R0 = R0_a R, p0 = p0_a + R0_a p
+            for r in range(3):
+                for c in range(3):
+                    if a < 0:
+                        R0[i, r, c] = R[i, r, c]
+                    else:
+                        R0[i, r, c] = (R0[a, r, 0] * R[i, 0, c] + R0[a, r, 1] * R[i, 1, c]
+                                       + R0[a, r, 2] * R[i, 2, c])
+                if a < 0:
+                    p0[i, r] = p[i, r]
+                else:
+                    p0[i, r] = (p0[a, r] + R0[a, r, 0] * p[i, 0] + R0[a, r, 1] * p[i, 1]
+                                + R0[a, r, 2] * p[i, 2])
+            w0, w1, w2 = w[i, 0], w[i, 1], w[i, 2]
+            v0, v1, v2 = v[i, 0], v[i, 1], v[i, 2]
+            c = i * stride
+            h[c + 0] = 0.5 * w0 * w0                      # XX
+            h[c + 1] = w0 * w1                            # XY
+            h[c + 2] = w0 * w2                            # XZ
+            h[c + 3] = 0.5 * w1 * w1                      # YY
+            h[c + 4] = w1 * w2                            # YZ
+            h[c + 5] = 0.5 * w2 * w2                      # ZZ
+            # MS: kinetic MS . (v x w), potential -(R0^T g) . MS
+            for r in range(3):
+                g_body = (R0[i, 0, r] * gravity[0] + R0[i, 1, r] * gravity[1]
+                          + R0[i, 2, r] * gravity[2])
+                h[c + 6 + r] = -g_body
+            h[c + 6] += v1 * w2 - v2 * w1
+            h[c + 7] += v2 * w0 - v0 * w2
+            h[c + 8] += v0 * w1 - v1 * w0
+            h[c + 9] = 0.5 * (v0 * v0 + v1 * v1 + v2 * v2) - (
+                gravity[0] * p0[i, 0] + gravity[1] * p0[i, 1] + gravity[2] * p0[i, 2])
+            if armature:
+                h[c + 10] = 0.5 * rate * rate
+    return True
+
+
+def energy_regressor(model, q, qd, *, armature=False):
+    """Energy functions ``h`` with total energy ``H = h @ K``, ``K`` the standard parameters.
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    q, qd : array-like, shape (n,) or (N, n)
+        Joint positions and velocities.
+    armature : bool
+        Add the rotor columns ``1/2 qd_j^2`` (``K`` with ``Ia``, no friction).
+
+    Returns
+    -------
+    h : ndarray, shape (p,) or (N, p)
+        ``p = n * (10 [+1])``, columns in the order of ``parameter_names(model, armature=...)``.
+        Potential energy is zero with every body frame at the base origin.
+
+    """
+    (q, qd), N, single = states(model, _NAMES, q, qd)
+    stride = 11 if armature else 10
+    out = np.empty((N, model.n * stride))
+    args = (model.parent, model.joint_type, model.geometry, model.gravity, q, qd, stride, armature,
+            out)
+    if not all(parallel.run(energy_kernel, args, (4, 5, 8), N)):
+        raise_nonfinite(model, _NAMES, q, qd)
+    return out[0] if single else out
+
+
+def energy(model, q, qd, *, armature=True):
+    """Total energy ``H = kinetic + potential`` of the robot, shape () or (N,)."""
+    from .regressor import standard_parameters
+    return energy_regressor(model, q, qd, armature=armature) @ standard_parameters(
+        model, armature=armature)
