@@ -357,5 +357,5 @@ def _equation(base_name, name, row, others):
         elif abs(coef + 1.0) < 1e-9:
             terms.append(f'- {other}')
         else:
-            terms.append(f'{"+" if coef > 0 else "-"} {abs(coef):.6g} * {other}')
+            terms.append(f'{"+" if coef > 0 else "-"} {abs(coef):.8g} * {other}')
     return f'{base_name} = ' + ' '.join(terms)

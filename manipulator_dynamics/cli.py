@@ -22,13 +22,15 @@ import argparse
 import json
 import sys
 import time
+import warnings
 
 import numpy as np
 
 from . import robots
+from .base_parameters import base_parameters
 from .crba import inertia_matrix
 from .forward import choose_method, forward_dynamics
-from .model import load_model, PARAMETER_NAMES
+from .model import InertiaError, load_model, PARAMETER_NAMES
 from .regressor import standard_parameters
 from .rnea import gravity_torques, inverse_dynamics
 from .udut import udut
@@ -167,6 +169,21 @@ def cmd_parameters(args):
           data, _table(headers, rows))
 
 
+def cmd_base_params(args):
+    model = _load(args)
+    base = base_parameters(model, friction=args.friction, armature=args.armature,
+                           samples=args.samples, seed=args.seed, method=args.method)
+    rows = [[name, _fmt(value), equation.split(' = ', 1)[1]]
+            for name, value, equation in zip(base.names, base.values, base.equations)]
+    title = (f'{base.count} base parameters of {model.name} ({len(base.standard_names)} standard; '
+             f'method {base.method}, {base.samples} random states, seed {base.seed}); '
+             f'check on fresh states: {base.check_error:.1e}; rank gap {base.rank_gap:.1e}')
+    table = _table(['base parameter', 'value', '= grouping of standard parameters'], rows)
+    if base.no_effect:
+        table += '\n\nno effect on the dynamics: ' + ', '.join(base.no_effect)
+    _emit(args, title, base.to_dict(), table)
+
+
 def cmd_demo(args):
     """Print the dynamics of the demo arm along a smooth trajectory, with checks and timings."""
     model = _load(args)
@@ -242,6 +259,15 @@ def build_parser():
     p.add_argument('--method', choices=['auto', 'udut', 'cholesky'], default='auto')
     p.add_argument('--friction', action='store_true', help='include joint friction')
     command('parameters', cmd_parameters, 'standard inertial parameters of every link')
+    p = command('base-params', cmd_base_params, 'base (identifiable) inertial parameters and '
+                'how the standard ones group into them')
+    p.add_argument('--friction', action='store_true', help='include Fv, Fc of every joint')
+    p.add_argument('--armature', action='store_true', help='include the rotor inertia Ia')
+    p.add_argument('--samples', type=int, help='random states (default: 4 rows of W per '
+                   'parameter)')
+    p.add_argument('--seed', type=int, default=0, help='seed of the random states (default 0)')
+    p.add_argument('--method', choices=['energy', 'dynamic'], default='energy',
+                   help='rows of W: energy functions (default) or torque regressor')
     return parser
 
 
@@ -249,11 +275,18 @@ def main(argv=None):
     """Entry point of the ``manipulator-dynamics`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        args.func(args)
-    except (ValueError, KeyError, OSError) as e:   # URDFError and friends are ValueErrors
-        print(f'manipulator-dynamics: error: {e}', file=sys.stderr)
-        return 2
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            args.func(args)
+        except (ValueError, KeyError, OSError) as e:   # URDFError and friends are ValueErrors
+            hint = '; on the command line: --check-inertia warn' if isinstance(
+                e, InertiaError) else ''
+            print(f'manipulator-dynamics: error: {e}{hint}', file=sys.stderr)
+            return 2
+        finally:
+            for w in caught:
+                print(f'manipulator-dynamics: warning: {w.message}', file=sys.stderr)
     return 0
 
 

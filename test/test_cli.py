@@ -74,7 +74,37 @@ def test_info_and_parameters_tables(capsys):
     assert out.count('link') >= 7 and 'XX' in out
 
 
+def test_base_params_yaml_matches_the_library(capsys):
+    assert cli.main(['base-params', '--friction', '--samples', '400', '--format', 'yaml']) == 0
+    data = yaml.safe_load(capsys.readouterr().out)
+    base = md.base_parameters(md.load_model(robots.path('demo_arm')), friction=True, samples=400)
+    assert data['count'] == base.count and data['samples'] == 400 and data['seed'] == 0
+    assert [p['name'] for p in data['parameters']] == list(base.names)
+    assert [p['equation'] for p in data['parameters']] == list(base.equations)
+
+
+def test_base_params_table(capsys):
+    assert cli.main(['base-params', '--method', 'dynamic']) == 0
+    out = capsys.readouterr().out
+    assert 'base parameters of demo_arm' in out and 'ZZ_link1_R' in out
+    assert 'no effect on the dynamics:' in out
+
+
+def test_warnings_are_one_line_each():
+    bare = ('<robot name="r"><link name="b"/><link name="a"/><joint name="j" '
+            'type="continuous"><parent link="b"/><child link="a"/></joint></robot>')
+    import tempfile
+    with tempfile.NamedTemporaryFile('w', suffix='.urdf') as f:
+        f.write(bare)
+        f.flush()
+        result = run('base-params', f.name)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith('manipulator-dynamics: warning: links a have no mass')
+    assert 'Traceback' not in result.stderr and 'warnings.warn' not in result.stderr
+
+
 @pytest.mark.parametrize('args, message', [
+    (['base-params', '--samples', '5'], 'use at least'),
     (['gravity', '--q', '1,2'], '--q needs 7 values'),
     (['gravity', '--q', 'a,b'], '--q must be numbers'),
     (['info', '/nowhere/robot.urdf'], 'URDF file not found: /nowhere/robot.urdf'),
