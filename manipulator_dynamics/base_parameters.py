@@ -43,6 +43,7 @@ so ``Fv_j`` and ``Fc_j`` are always base parameters (method "dynamic" confirms i
 """
 
 from dataclasses import dataclass, field
+import functools
 import math
 import warnings
 
@@ -89,7 +90,8 @@ class BaseParameters:
     no_effect : tuple of str
         Parameters with no effect on the dynamics at all.
     equations : tuple of str
-        One grouping equation per base parameter, ``ZZ_link2_R = ZZ_link2 + YY_link3 + ...``.
+        One grouping equation per base parameter, ``ZZ_link2_R = ZZ_link2 + YY_link3 + ...``
+        (formatted on first use).
     index : ndarray of int, shape (b,)
         Positions of ``independent`` in the standard parameter vector: the base regressor is
         ``Y[..., index]``.
@@ -114,7 +116,6 @@ class BaseParameters:
     independent: tuple
     grouped: tuple
     no_effect: tuple
-    equations: tuple
     index: np.ndarray
     standard_names: tuple
     samples: int
@@ -125,6 +126,12 @@ class BaseParameters:
     rows: int
     rank_gap: float
     check_error: float = field(default=float('nan'))
+
+    @functools.cached_property
+    def equations(self):
+        """One grouping equation per base parameter (see the class docstring)."""
+        return tuple(_equation(bn, name, row, self.grouped)
+                     for bn, name, row in zip(self.names, self.independent, self.beta))
 
     @property
     def eliminated(self):
@@ -262,8 +269,12 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
         raise ValueError(f'{samples} samples give {r} rows of W for {len(inertial)} parameters: '
                          f'W cannot reveal the rank; use at least '
                          f'{default_samples(model, method, p)} samples')
+    # W = Q R0 with Q orthonormal: R0 (c x c) has every column relation of W, so the pivoted QR
+    # and the QR of [W1 W2] below work on R0, not on the r x c W (one tall QR instead of three).
+    # R0's diagonal is also the order-preserving QR of step 3.
+    R0 = scipy.linalg.qr(Ws, mode='r')[0][:Ws.shape[1]]
     # 2. rank by QR with column pivoting
-    Rp = scipy.linalg.qr(Ws, mode='r', pivoting=True)[0]
+    Rp = scipy.linalg.qr(R0, mode='r', pivoting=True)[0]
     diag = np.sort(np.abs(np.diag(Rp)))[::-1]
     b, rank_gap = numerical_rank(diag, r, len(inertial))
     if rank_gap < CLEAR_GAP:
@@ -273,15 +284,15 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
                       stacklevel=2)
     tau = math.sqrt(diag[b - 1] * (diag[b] if b < len(diag) else diag[b - 1] * 1e-6))
     # 3. Khalil's choice: a column is independent if not in the span of those before it
-    R0 = scipy.linalg.qr(Ws, mode='r')[0]
     independent = np.abs(np.diag(R0)) > tau
     if np.count_nonzero(independent) != b:
         # the order-preserving pass disagrees with the rank: keep the pivoted choice instead
         independent = np.zeros(len(inertial), dtype=bool)
-        independent[scipy.linalg.qr(Ws, mode='r', pivoting=True)[1][:b]] = True
+        independent[scipy.linalg.qr(R0, mode='r', pivoting=True)[1][:b]] = True
     sel, dep = np.flatnonzero(independent), np.flatnonzero(~independent)
-    # 4. beta = R1^-1 R2 from the QR of [W1 W2], in unit-column scale, then back to units
-    R = scipy.linalg.qr(np.hstack([Ws[:, sel], Ws[:, dep]]), mode='r')[0]
+    # 4. beta = R1^-1 R2 from the QR of [W1 W2] (here of [R0_1 R0_2]), in unit-column scale,
+    # then back to units
+    R = scipy.linalg.qr(np.hstack([R0[:, sel], R0[:, dep]]), mode='r')[0]
     beta_s = scipy.linalg.solve_triangular(R[:b, :b], R[:b, b:])
     scale = norms[inertial]
     beta = beta_s / scale[sel][:, None] * scale[dep][None, :]
@@ -296,14 +307,12 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
     values = K[k1] + beta @ K[k2]
     regrouped = np.any(beta != 0.0, axis=1)
     base_names = tuple(names[i] + ('_R' if g else '') for i, g in zip(k1, regrouped))
-    equations = tuple(_equation(bn, names[i], row, [names[j] for j in k2])
-                      for bn, i, row in zip(base_names, k1, beta))
     result = BaseParameters(
         count=len(k1), names=base_names, values=values, beta=beta,
         independent=tuple(names[i] for i in k1), grouped=tuple(names[j] for j in k2),
-        no_effect=tuple(names[i] for i in np.flatnonzero(~effect)), equations=equations,
-        index=k1, standard_names=names, samples=samples, seed=seed, method=method,
-        friction=friction, armature=armature, rows=r, rank_gap=rank_gap)
+        no_effect=tuple(names[i] for i in np.flatnonzero(~effect)), index=k1,
+        standard_names=names, samples=samples, seed=seed, method=method, friction=friction,
+        armature=armature, rows=r, rank_gap=rank_gap)
     object.__setattr__(result, 'check_error', check(model, result, seed + 1))
     return result
 
@@ -349,9 +358,8 @@ def check(model, base, seed, samples=None):
 
 def _equation(base_name, name, row, others):
     terms = [name]
-    for coef, other in zip(row, others):
-        if coef == 0.0:
-            continue
+    for j in np.flatnonzero(row):
+        coef, other = float(row[j]), others[j]
         if abs(coef - 1.0) < 1e-9:
             terms.append(f'+ {other}')
         elif abs(coef + 1.0) < 1e-9:
