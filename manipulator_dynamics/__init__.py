@@ -20,14 +20,15 @@ from .base_parameters import base_parameters, BaseParameters
 from .crba import inertia_matrix
 from .energy import energy, energy_regressor
 from .forward import choose_method, forward_dynamics
+from .identification import Estimate, identify, IdentificationError
 from .regressor import parameter_names, regressor, standard_parameters
 from .rnea import bias_forces, gravity_torques, inverse_dynamics
 from .udut import SingularInertiaError, udut
 
 __all__ = [
-    'BaseParameters', 'InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES',
-    'SingularInertiaError', 'URDFError', 'base_parameters', 'bias_forces', 'choose_method',
-    'energy', 'energy_regressor', 'forward_dynamics', 'get_threads', 'gravity_torques',
-    'inertia_matrix', 'inverse_dynamics', 'load_model', 'parameter_names', 'regressor',
-    'set_threads', 'standard_parameters', 'udut',
+    'BaseParameters', 'Estimate', 'IdentificationError', 'InertiaError', 'InertiaWarning',
+    'Model', 'PARAMETER_NAMES', 'SingularInertiaError', 'URDFError', 'base_parameters',
+    'bias_forces', 'choose_method', 'energy', 'energy_regressor', 'forward_dynamics',
+    'get_threads', 'gravity_torques', 'identify', 'inertia_matrix', 'inverse_dynamics',
+    'load_model', 'parameter_names', 'regressor', 'set_threads', 'standard_parameters', 'udut',
 ]

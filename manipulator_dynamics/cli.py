@@ -30,6 +30,7 @@ from . import robots
 from .base_parameters import base_parameters
 from .crba import inertia_matrix
 from .forward import choose_method, forward_dynamics
+from .identification import CUTOFF_HZ, identify
 from .model import InertiaError, load_model, PARAMETER_NAMES
 from .regressor import standard_parameters
 from .rnea import gravity_torques, inverse_dynamics
@@ -184,6 +185,23 @@ def cmd_base_params(args):
     _emit(args, title, base.to_dict(), table)
 
 
+def cmd_identify(args):
+    model = _load(args)
+    estimate = identify(model, args.data, friction=not args.no_friction, armature=args.armature,
+                        cutoff=args.cutoff, topic=args.topic)
+    rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
+            for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
+                                                   estimate.values, estimate.std,
+                                                   estimate.relative_std)]
+    title = (f'identified {estimate.base.count} base parameters of {model.name} from '
+             f'{estimate.samples} states; condition number of W_B {estimate.condition:.3g} '
+             '(excitation: below ~1e3 is good)')
+    table = _table(['base parameter', 'URDF', 'identified', 'std', 'std %'], rows)
+    table += '\n\nresidual RMS per joint: ' + ', '.join(
+        f'{j} {r:.3g}' for j, r in zip(model.joint_names, estimate.residual_rms))
+    _emit(args, title, estimate.to_dict(), table)
+
+
 def cmd_demo(args):
     """Print the dynamics of the demo arm along a smooth trajectory, with checks and timings."""
     model = _load(args)
@@ -268,6 +286,15 @@ def build_parser():
     p.add_argument('--seed', type=int, default=0, help='seed of the random states (default 0)')
     p.add_argument('--method', choices=['energy', 'dynamic'], default='energy',
                    help='rows of W: energy functions (default) or torque regressor')
+    p = command('identify', cmd_identify, 'identify the base parameters from measured data: a '
+                'CSV file (time, <joint>.position, <joint>.effort) or a rosbag2 recording of '
+                'sensor_msgs/JointState with efforts')
+    p.add_argument('data', help='CSV file or rosbag2 folder')
+    p.add_argument('--no-friction', action='store_true', help='do not identify Fv, Fc')
+    p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
+    p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '
+                   f"about 5x the motion's highest frequency (default {CUTOFF_HZ:g})")
+    p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
     return parser
 
 

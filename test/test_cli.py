@@ -103,7 +103,27 @@ def test_warnings_are_one_line_each():
     assert 'Traceback' not in result.stderr and 'warnings.warn' not in result.stderr
 
 
+def test_identify_from_csv(capsys, tmp_path):
+    from test_identification import measured
+    model = md.load_model(robots.path('demo_arm'))
+    t, _, _, _, tau, q = measured(model, seconds=12.0)
+    header = ['time'] + [f'{j}.position' for j in model.joint_names] + \
+        [f'{j}.effort' for j in model.joint_names]
+    np.savetxt(tmp_path / 'log.csv', np.column_stack([t, q, tau]), delimiter=',',
+               header=','.join(header), comments='')
+    urdf = robots.path('demo_arm')
+    assert cli.main(['identify', urdf, str(tmp_path / 'log.csv'), '--cutoff', '2.5',
+                     '--format', 'json']) == 0
+    data = json.loads(capsys.readouterr().out)
+    estimate = md.identify(model, tmp_path / 'log.csv', cutoff=2.5)
+    assert [p['name'] for p in data['parameters']] == list(estimate.names)
+    np.testing.assert_allclose([p['value'] for p in data['parameters']], estimate.values)
+    assert cli.main(['identify', urdf, str(tmp_path / 'log.csv'), '--cutoff', '2.5']) == 0
+    assert 'condition number of W_B' in capsys.readouterr().out
+
+
 @pytest.mark.parametrize('args, message', [
+    (['identify', 'nowhere.csv'], 'no such data file or recording: nowhere.csv'),
     (['base-params', '--samples', '5'], 'use at least'),
     (['gravity', '--q', '1,2'], '--q needs 7 values'),
     (['gravity', '--q', 'a,b'], '--q must be numbers'),

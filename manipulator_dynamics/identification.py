@@ -1,0 +1,382 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Identification of the base parameters from measured motion and efforts (Gautier's method).
+
+``identify(model, data)`` solves ``tau = W_B(q, qd, qdd) K_B`` by weighted least squares:
+
+1. Data: arrays ``(q, qd, qdd, tau)`` used as given, or a time series of positions and efforts (a
+   CSV file, a rosbag2 recording of ``/joint_states``, or ``(t, q, tau)`` arrays).  A time series
+   is put on a uniform grid (linear interpolation where stamps jitter by more than 1 %); positions
+   are low-pass filtered by a zero-phase Butterworth filter (``scipy.signal.butter``, order 4,
+   ``cutoff`` Hz, applied forward and backward by ``filtfilt``) and differentiated by central
+   differences.  Then Gautier's parallel filter: the same filter on the efforts and on every
+   column of the regressor, so that ``F(tau) = F(W_B) K_B`` holds exactly (filtering only the
+   efforts would smooth Coulomb friction's jumps on one side and bias ``Fc`` and ``Fv``).  The
+   ``3 fs / cutoff`` samples at each end, where the filter has transients, are dropped, and the
+   rest decimated to about ``2.5 cutoff`` samples per second: filtered neighbours carry the same
+   noise, and only samples that do not are worth a row (the covariance in 3 assumes it).
+   Choose ``cutoff`` about 5 times the highest frequency of the motion: higher lets position
+   noise, twice differentiated, into the regressor; lower attenuates the motion itself.
+2. Ordinary least squares gives the residuals of each joint and its noise ``sigma_j`` (their RMS
+   with ``b / n`` degrees of freedom spent per joint); rows of joint j are weighted by
+   ``1 / sigma_j`` and the weighted problem is solved again.
+3. Standard deviations from ``cov = s^2 (W_w^T W_w)^-1``, ``s`` the RMS of the weighted residuals;
+   relative ones in percent of ``|K_B|``.  Excitation is the condition number of ``W_B`` with unit
+   columns (below ~1e3 is good); a rank-deficient ``W_B`` is an error that names the base
+   parameters the motion does not excite.
+"""
+
+import csv
+from dataclasses import dataclass, field
+import math
+import os
+
+import numpy as np
+
+from .base_parameters import base_parameters, BaseParameters
+from .regressor import regressor
+
+#: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
+#: structural resonances above.
+CUTOFF_HZ = 10.0
+FILTER_ORDER = 4
+
+
+class IdentificationError(ValueError):
+    """The data cannot give an estimate: wrong shapes, NaN, too short, or not exciting enough."""
+
+
+@dataclass(frozen=True, eq=False)
+class Estimate:
+    """Identified base parameters with their uncertainty.
+
+    Attributes
+    ----------
+    base : BaseParameters
+        The base parameters identified (names, groupings, URDF values).
+    values : ndarray, shape (b,)
+        Weighted least-squares estimate of ``K_B``.
+    std : ndarray, shape (b,)
+        Standard deviations of ``values``.
+    relative_std : ndarray, shape (b,)
+        ``100 std / |values|`` (percent; inf for a value of zero).
+    condition : float
+        Condition number of ``W_B`` with unit columns: the excitation of the motion.
+    sigma : ndarray, shape (n,)
+        Noise standard deviation of each joint's equation (the weights were ``1 / sigma``).
+    residual_rms : ndarray, shape (n,)
+        RMS of ``tau - W_B values`` per joint, in N m or N.
+    samples : int
+        States used (after trimming).
+    processing : dict
+        What was done to the data: source, rate, filter, trimmed samples.
+    """
+
+    base: BaseParameters
+    values: np.ndarray
+    std: np.ndarray
+    relative_std: np.ndarray
+    condition: float
+    sigma: np.ndarray
+    residual_rms: np.ndarray
+    samples: int
+    processing: dict = field(default_factory=dict)
+
+    @property
+    def names(self):
+        """Names of the base parameters, as ``base.names``."""
+        return self.base.names
+
+    def to_dict(self):
+        """Return a plain mapping for YAML or JSON."""
+        return {
+            'count': self.base.count,
+            'samples': self.samples,
+            'condition': float(self.condition),
+            'parameters': [{'name': n, 'value': float(v), 'std': float(s),
+                            'relative_std_percent': float(r), 'urdf': float(u),
+                            'equation': e}
+                           for n, v, s, r, u, e in zip(self.names, self.values, self.std,
+                                                       self.relative_std, self.base.values,
+                                                       self.base.equations)],
+            'residual_rms': self.residual_rms.tolist(),
+            'sigma': self.sigma.tolist(),
+            'processing': dict(self.processing),
+        }
+
+    def to_yaml(self):
+        """Return :meth:`to_dict` as a YAML document."""
+        import yaml
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+def identify(model, data, *, friction=True, armature=False, base=None, cutoff=CUTOFF_HZ,
+             topic='/joint_states'):
+    """Identify the base parameters of ``model`` from measured data.
+
+    Parameters
+    ----------
+    model : Model
+        The robot (its URDF values are only reported next to the estimate).
+    data : tuple, mapping, or path
+        ``(q, qd, qdd, tau)`` arrays of shape (N, n) used as they are; or ``(t, q, tau)`` /
+        a mapping with keys ``t, q, tau`` (a time series, differentiated and filtered); or the
+        path of a CSV file or of a rosbag2 recording (see :func:`read_csv`, :func:`read_rosbag`).
+    friction, armature : bool
+        Identify ``Fv, Fc`` / ``Ia`` of every joint too.
+    base : BaseParameters, optional
+        Which base parameters to identify; computed when not given.
+    cutoff : float
+        Low-pass cutoff in Hz for time series.
+    topic : str
+        The JointState topic in a rosbag2 recording.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    IdentificationError
+        With what is wrong and what to do.
+    """
+    processing = {}
+    if isinstance(data, (str, os.PathLike)):
+        path = os.fspath(data)
+        if os.path.isfile(path) and path.lower().endswith('.csv'):
+            data, processing = read_csv(model, path), {'source': path}
+        elif os.path.exists(path):
+            data, processing = read_rosbag(model, path, topic), {'source': path, 'topic': topic}
+        else:
+            raise IdentificationError(f'no such data file or recording: {path}')
+    if isinstance(data, dict):
+        data = tuple(data[k] for k in ('t', 'q', 'tau')) if 'qdd' not in data else tuple(
+            data[k] for k in ('q', 'qd', 'qdd', 'tau'))
+    data = tuple(data)
+    parallel = None
+    if len(data) == 3:
+        q, qd, qdd, tau, parallel, more = differentiate(model, *data, cutoff=cutoff)
+        processing.update(more)
+    elif len(data) == 4:
+        names = ('q', 'qd', 'qdd', 'tau')
+        q, qd, qdd, tau = (_matrix(model, name, x) for name, x in zip(names, data))
+        processing.setdefault('source', 'arrays')
+        if not q.shape == qd.shape == qdd.shape == tau.shape:
+            raise IdentificationError(f'q, qd, qdd and tau must have the same shape, got '
+                                      f'{q.shape}, {qd.shape}, {qdd.shape}, {tau.shape}')
+    else:
+        raise IdentificationError('data must be (q, qd, qdd, tau), (t, q, tau), a CSV file or a '
+                                  'rosbag2 recording')
+    if base is None:
+        base = base_parameters(model, friction=friction, armature=armature)
+    b = base.count
+    N, n = tau.shape
+    if N * n < 2 * b:
+        raise IdentificationError(f'{N} states give {N * n} equations for {b} base parameters: '
+                                  f'record at least {math.ceil(2 * b / n)} states (many more '
+                                  'for a useful estimate)')
+    Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
+    W = base.base_regressor(Y)                      # (N, n, b)
+    if parallel is not None:
+        W, tau = parallel(W), parallel(tau)
+        N = tau.shape[0]
+    Wf = W.reshape(N * n, b)
+    norms = np.linalg.norm(Wf, axis=0)
+    _check_excitation(base, Wf, norms)
+    condition = float(np.linalg.cond(Wf / norms))
+    # 2. OLS, per-joint noise, WLS
+    K0 = np.linalg.lstsq(Wf, tau.reshape(-1), rcond=None)[0]
+    rho = tau - W @ K0
+    dof = max(N - b / n, 1.0)
+    sigma = np.sqrt((rho ** 2).sum(axis=0) / dof)
+    sigma = np.where(sigma > 0, sigma, max(sigma.max(), 1e-300))
+    G = (W / sigma[None, :, None]).reshape(N * n, b)
+    g = (tau / sigma).reshape(-1)
+    K, *_ = np.linalg.lstsq(G, g, rcond=None)
+    weighted = g - G @ K
+    s2 = float(weighted @ weighted) / max(N * n - b, 1)
+    cov = s2 * np.linalg.inv(G.T @ G)
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    with np.errstate(divide='ignore', invalid='ignore'):
+        relative = np.where(np.abs(K) > 0, 100.0 * std / np.abs(K), np.inf)
+    residual = tau - W @ K
+    return Estimate(base=base, values=K, std=std, relative_std=relative, condition=condition,
+                    sigma=sigma, residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
+                    processing=processing)
+
+
+def _matrix(model, name, x):
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise IdentificationError(f'{name} must be an array of numbers') from None
+    if a.ndim != 2 or a.shape[1] != model.n:
+        raise IdentificationError(f'{name} must have shape (N, {model.n}) for the joints '
+                                  f'{", ".join(model.joint_names)}, got {a.shape}')
+    bad = np.argwhere(~np.isfinite(a))
+    if len(bad):
+        s, j = bad[0]
+        raise IdentificationError(f"{name}[{s}, {j}] (joint '{model.joint_names[j]}') is "
+                                  f'{a[s, j]}: {len(bad)} non-finite values in {name}; remove '
+                                  'those samples or fill the gaps before identifying')
+    return a
+
+
+def _check_excitation(base, W, norms):
+    """Raise naming the base parameters that the motion leaves out (W_B rank-deficient)."""
+    unit = W / np.where(norms > 0, norms, 1.0)
+    s, vt = np.linalg.svd(unit, full_matrices=False)[1:]
+    small = s < 1e-8 * s[0]
+    dead = norms <= 1e-12 * norms.max()
+    if not (small.any() or dead.any()):
+        return
+    involved = set(np.flatnonzero(dead))
+    for v in vt[small]:
+        involved.update(np.flatnonzero(np.abs(v) > 0.1))
+    names = ', '.join(base.names[i] for i in sorted(involved))
+    raise IdentificationError(
+        f'the motion does not excite every base parameter: {names} cannot be told apart '
+        f'({int(small.sum())} directions unobserved); move every joint, with varied '
+        'velocities and accelerations (e.g. a sum of sines per joint), over a wide range')
+
+
+def differentiate(model, t, q, tau, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
+    """Filter and differentiate a time series on a uniform grid.
+
+    Returns ``(q, qd, qdd, tau, parallel, processing)``: filtered positions and their derivatives,
+    the efforts as measured, and ``parallel(x)``, the parallel filter (the same low-pass filter
+    along the first axis, then the ends trimmed) to apply to both sides of ``tau = W K``.  See the
+    module docstring.  ``t (N,)`` in seconds, strictly increasing.
+    """
+    import scipy.signal
+
+    t = np.asarray(t, dtype=float).reshape(-1)
+    q, tau = _matrix(model, 'q', q), _matrix(model, 'tau', tau)
+    if not (len(t) == len(q) == len(tau)):
+        raise IdentificationError(f't, q and tau must have the same number of samples, got '
+                                  f'{len(t)}, {len(q)}, {len(tau)}')
+    if not np.all(np.isfinite(t)):
+        raise IdentificationError('time stamps must be finite')
+    dt = np.diff(t)
+    if len(t) < 2 or np.any(dt <= 0):
+        where = int(np.argmax(dt <= 0)) if len(t) >= 2 else 0
+        raise IdentificationError(f'time stamps must increase strictly (sample {where + 1} is '
+                                  'not after the one before): sort the data and drop repeats')
+    step = float(np.median(dt))
+    processing = {'rate_hz': 1.0 / step, 'filter': f'Butterworth order {order}, zero phase '
+                  f'(filtfilt), cutoff {cutoff:g} Hz, on positions; the same in parallel '
+                  'on efforts and regressor',
+                  'resampled': False}
+    if np.abs(dt - step).max() > 0.01 * step:
+        grid = np.arange(t[0], t[-1] + 0.5 * step, step)
+        q = np.column_stack([np.interp(grid, t, q[:, j]) for j in range(model.n)])
+        tau = np.column_stack([np.interp(grid, t, tau[:, j]) for j in range(model.n)])
+        processing['resampled'] = True
+    fs = 1.0 / step
+    if not 0 < cutoff < 0.5 * fs:
+        raise IdentificationError(f'cutoff {cutoff:g} Hz must be between 0 and half the sample '
+                                  f'rate ({0.5 * fs:g} Hz)')
+    b, a = scipy.signal.butter(order, cutoff / (0.5 * fs))
+    trim = int(math.ceil(3 * fs / cutoff))
+    if len(q) <= 2 * trim + 3 * max(len(a), len(b)):
+        raise IdentificationError(f'{len(q)} samples are too few to filter at {cutoff:g} Hz and '
+                                  f'{fs:g} Hz: record more than {2 * trim + 3 * len(a)} samples')
+    qf = scipy.signal.filtfilt(b, a, q, axis=0)
+    qd = np.gradient(qf, step, axis=0)
+    qdd = np.gradient(qd, step, axis=0)
+    decimate = max(1, int(fs / (2.5 * cutoff)))
+    keep = slice(trim, len(q) - trim, decimate)
+    processing['trimmed_samples'] = 2 * trim
+    processing['decimation'] = decimate
+
+    def parallel(x):
+        return scipy.signal.filtfilt(b, a, x, axis=0)[keep]
+
+    return qf, qd, qdd, tau, parallel, processing
+
+
+def read_csv(model, path):
+    """Read ``(t, q, tau)`` from a CSV file with a header row.
+
+    Columns: ``time`` (seconds), and for every joint of the model ``<joint>.position`` and
+    ``<joint>.effort``; other columns are ignored.
+    """
+    with open(path, newline='', encoding='utf-8') as f:
+        reader = csv.reader(f)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            raise IdentificationError(f'{path} is empty') from None
+        rows = [r for r in reader if r]
+    wanted = ['time'] + [f'{j}.position' for j in model.joint_names] + \
+        [f'{j}.effort' for j in model.joint_names]
+    missing = [w for w in wanted if w not in header]
+    if missing:
+        raise IdentificationError(f'{path} lacks the columns {", ".join(missing)} (expected a '
+                                  'header with time, <joint>.position and <joint>.effort)')
+    index = [header.index(w) for w in wanted]
+    try:
+        values = np.array([[float(r[i]) for i in index] for r in rows])
+    except (ValueError, IndexError) as e:
+        raise IdentificationError(f'{path}: a row is not numbers in every column ({e})') from None
+    if len(values) == 0:
+        raise IdentificationError(f'{path} has a header but no data rows')
+    n = model.n
+    return values[:, 0], values[:, 1:1 + n], values[:, 1 + n:]
+
+
+def read_rosbag(model, path, topic='/joint_states'):
+    """Read ``(t, q, tau)`` from the sensor_msgs/JointState messages of a rosbag2 recording.
+
+    Joints are matched by name (other robots' joints are ignored); time is the header stamp, or
+    the recording time when the stamp is zero.  Messages without every joint of the model, or
+    without efforts, are skipped.
+    """
+    from pathlib import Path
+
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import get_typestore, Stores
+
+    try:
+        reader = AnyReader([Path(path)], default_typestore=get_typestore(Stores.ROS2_HUMBLE))
+        reader.open()
+    except Exception as e:  # noqa: B902 - rosbags raises its own error types
+        raise IdentificationError(f'{path} is not a readable rosbag2 recording: {e}') from None
+    try:
+        connections = [c for c in reader.connections if c.topic == topic]
+        if not connections:
+            topics = ', '.join(sorted({c.topic for c in reader.connections})) or 'none'
+            raise IdentificationError(f'{path} has no topic {topic} (topics: {topics})')
+        times, positions, efforts, seen = [], [], [], set()
+        for connection, stamp, raw in reader.messages(connections=connections):
+            msg = reader.deserialize(raw, connection.msgtype)
+            names = list(msg.name)
+            seen.update(names)
+            if not all(j in names for j in model.joint_names) or len(msg.effort) != len(names):
+                continue
+            idx = [names.index(j) for j in model.joint_names]
+            header = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            times.append(header if header > 0 else stamp * 1e-9)
+            positions.append([msg.position[i] for i in idx])
+            efforts.append([msg.effort[i] for i in idx])
+    finally:
+        reader.close()
+    if not times:
+        missing = [j for j in model.joint_names if j not in seen]
+        raise IdentificationError(
+            f'no message on {topic} has positions and efforts of every joint of the model'
+            + (f' (never seen: {", ".join(missing)})' if missing else ' (efforts missing)'))
+    order = np.argsort(times, kind='stable')
+    return np.array(times)[order], np.array(positions)[order], np.array(efforts)[order]

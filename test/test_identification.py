@@ -1,0 +1,181 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Identification: simulated robots with realistic noise give K_B back within the reported std."""
+
+import os
+
+import numpy as np
+import pytest
+
+import manipulator_dynamics as md
+from manipulator_dynamics import robots
+
+CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config', 'demo_arm_dynamics.yaml')
+RATE = 200.0          # Hz, a joint_states rate
+
+
+@pytest.fixture(scope='module')
+def arm():
+    return md.load_model(robots.path('demo_arm'), joint_dynamics=CONFIG)
+
+
+@pytest.fixture(scope='module')
+def base(arm):
+    return md.base_parameters(arm, friction=True, armature=True)
+
+
+def exciting(model, seconds=20.0, seed=0, harmonics=5, fundamental=0.1, scale=0.25):
+    """A finite Fourier series per joint (Swevers' excitation), sampled at RATE: t, q, qd, qdd."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, seconds, 1.0 / RATE)
+    w = 2 * np.pi * fundamental * np.arange(1, harmonics + 1)[:, None]
+    a, b = rng.uniform(-1, 1, (2, harmonics, model.n)) * scale
+    s, c = np.sin(w * t[:, None, None]), np.cos(w * t[:, None, None])
+    q = (a / w * s - b / w * c).sum(axis=1)
+    qd = (a * c + b * s).sum(axis=1)
+    qdd = (w * (b * c - a * s)).sum(axis=1)
+    return t, q, qd, qdd
+
+
+def measured(model, seed=1, **kw):
+    """Exciting motion, efforts from the model with 1 % + 0.02 N m noise, positions +- 1e-5 rad."""
+    t, q, qd, qdd = exciting(model, **kw)
+    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)
+    rng = np.random.default_rng(seed)
+    noisy = tau + rng.normal(size=tau.shape) * (0.01 * np.abs(tau).max(axis=0) + 0.02)
+    return t, q, qd, qdd, noisy, q + rng.normal(size=q.shape) * 1e-5
+
+
+def within_confidence(estimate, truth, sigmas):
+    z = (estimate.values - truth) / estimate.std
+    worst = int(np.argmax(np.abs(z)))
+    assert np.abs(z).max() < sigmas, (estimate.names[worst], truth[worst],
+                                      estimate.values[worst], estimate.std[worst])
+
+
+def test_recovers_base_parameters_from_states(arm, base):
+    t, q, qd, qdd, tau, _ = measured(arm)
+    estimate = md.identify(arm, (q, qd, qdd, tau), base=base)
+    assert estimate.base is base and estimate.samples == len(t)
+    within_confidence(estimate, base.values, 4.0)     # 62 parameters: |z| < 4 for all
+    assert estimate.condition < 1e3
+    np.testing.assert_array_less(estimate.residual_rms, 3 * estimate.sigma)
+
+
+def test_recovers_base_parameters_from_positions_csv(arm, base, tmp_path):
+    t, _, _, _, tau, q_noisy = measured(arm, seed=2)
+    path = tmp_path / 'log.csv'
+    header = ['time'] + [f'{j}.position' for j in arm.joint_names] + \
+        [f'{j}.effort' for j in arm.joint_names] + ['ignored']
+    rows = np.column_stack([t, q_noisy, tau, np.zeros_like(t)])
+    np.savetxt(path, rows, delimiter=',', header=','.join(header), comments='')
+    estimate = md.identify(arm, path, base=base, cutoff=2.5)
+    assert estimate.processing['decimation'] == int(RATE / (2.5 * 2.5))
+    assert not estimate.processing['resampled']
+    within_confidence(estimate, base.values, 4.0)
+
+
+def test_jittered_stamps_are_resampled(arm, base):
+    t, q, qd, qdd, tau, q_noisy = measured(arm, seed=3)
+    rng = np.random.default_rng(4)
+    jittered = t + rng.uniform(-0.1, 0.1, t.shape) / RATE
+    q_jit = np.column_stack([np.interp(jittered, t, q_noisy[:, j]) for j in range(arm.n)])
+    tau_jit = np.column_stack([np.interp(jittered, t, tau[:, j]) for j in range(arm.n)])
+    estimate = md.identify(arm, (jittered, q_jit, tau_jit), base=base, cutoff=2.5)
+    assert estimate.processing['resampled']
+    within_confidence(estimate, base.values, 4.5)
+
+
+def write_bag(path, model, t, q, tau, other_robot=True):
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import get_typestore, Stores
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    JointState = store.types['sensor_msgs/msg/JointState']
+    Header = store.types['std_msgs/msg/Header']
+    Time = store.types['builtin_interfaces/msg/Time']
+    with Writer(path, version=9) as writer:
+        conn = writer.add_connection('/joint_states', JointState.__msgtype__, typestore=store)
+        names = list(model.joint_names)[::-1] + (['other_robot_wheel'] if other_robot else [])
+        for k in range(len(t)):
+            sec = int(t[k])
+            stamp = Time(sec=sec + 100, nanosec=int(round((t[k] - sec) * 1e9)))
+            pos = list(q[k][::-1]) + ([0.0] if other_robot else [])
+            eff = list(tau[k][::-1]) + ([1.0] if other_robot else [])
+            msg = JointState(header=Header(stamp=stamp, frame_id=''), name=names,
+                             position=np.array(pos), velocity=np.zeros(0),
+                             effort=np.array(eff))
+            writer.write(conn, int((t[k] + 100) * 1e9),
+                         store.serialize_cdr(msg, JointState.__msgtype__))
+
+
+def test_rosbag2_recording(arm, base, tmp_path):
+    pytest.importorskip('rosbags', reason='rosbags reads rosbag2 without ROS: pip install rosbags')
+    t, _, _, _, tau, q_noisy = measured(arm, seed=5, seconds=12.0)
+    write_bag(tmp_path / 'bag', arm, t, q_noisy, tau)
+    from_bag = md.identify(arm, tmp_path / 'bag', base=base, cutoff=2.5)
+    from_arrays = md.identify(arm, (t + 100, q_noisy, tau), base=base, cutoff=2.5)
+    np.testing.assert_allclose(from_bag.values, from_arrays.values, rtol=1e-6, atol=1e-9)
+    assert from_bag.processing['topic'] == '/joint_states'
+
+
+def test_poor_excitation_names_the_parameters(arm, base):
+    t, q, qd, qdd = exciting(arm)
+    q[:, 1:], qd[:, 1:], qdd[:, 1:] = 0.0, 0.0, 0.0          # only joint 1 moves
+    tau = md.inverse_dynamics(arm, q, qd, qdd, friction=True)
+    with pytest.raises(md.IdentificationError, match='does not excite every base parameter: .*'
+                                                     'Fv_joint2.*move every joint'):
+        md.identify(arm, (q, qd, qdd, tau), base=base)
+
+
+@pytest.mark.parametrize('mutate, pattern', [
+    (lambda d: d.__setitem__(3, np.where(np.arange(d[3].size).reshape(d[3].shape) == 40,
+                                         np.nan, d[3])),
+     r"tau\[5, 5\] \(joint 'joint6'\) is nan"),
+    (lambda d: d.__setitem__(1, d[1][:, :6]), r'qd must have shape \(N, 7\)'),
+    (lambda d: d.__setitem__(2, d[2][:-1]), 'q, qd, qdd and tau must have the same shape'),
+    (lambda d: [d.__setitem__(i, d[i][:5]) for i in range(4)], 'record at least'),
+])
+def test_bad_arrays(arm, base, mutate, pattern):
+    t, q, qd, qdd, tau, _ = measured(arm, seconds=2.0)
+    data = [q, qd, qdd, tau]
+    mutate(data)
+    with pytest.raises(md.IdentificationError, match=pattern):
+        md.identify(arm, tuple(data), base=base)
+
+
+def test_bad_time_series(arm, base, tmp_path):
+    t, _, _, _, tau, q = measured(arm, seconds=4.0)
+    t_bad = t.copy()
+    t_bad[50] = t_bad[49]
+    with pytest.raises(md.IdentificationError, match='time stamps must increase strictly'):
+        md.identify(arm, (t_bad, q, tau), base=base)
+    with pytest.raises(md.IdentificationError, match='cutoff 150 Hz must be between 0 and half'):
+        md.identify(arm, (t, q, tau), base=base, cutoff=150)
+    with pytest.raises(md.IdentificationError, match='too few to filter'):
+        md.identify(arm, (t[:50], q[:50], tau[:50]), base=base, cutoff=2.5)
+    path = tmp_path / 'bad.csv'
+    path.write_text('time,joint1.position\n0,0\n')
+    with pytest.raises(md.IdentificationError, match='lacks the columns joint2.position'):
+        md.identify(arm, path, base=base)
+    with pytest.raises(md.IdentificationError, match='no such data file'):
+        md.identify(arm, tmp_path / 'missing.csv', base=base)
+
+
+def test_bag_without_the_topic(arm, base, tmp_path):
+    pytest.importorskip('rosbags', reason='rosbags reads rosbag2 without ROS: pip install rosbags')
+    t, _, _, _, tau, q = measured(arm, seconds=1.0)
+    write_bag(tmp_path / 'bag', arm, t, q, tau)
+    with pytest.raises(md.IdentificationError, match='has no topic /states'):
+        md.identify(arm, tmp_path / 'bag', base=base, topic='/states')
