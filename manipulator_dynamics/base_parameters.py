@@ -50,6 +50,7 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from . import closures
 from .energy import energy_regressor
 from .regressor import parameter_names, regressor, standard_parameters
 
@@ -104,6 +105,8 @@ class BaseParameters:
     rank_gap : float
         Smallest kept over largest dropped ``|R_ii|`` of the pivoted QR (inf when nothing dropped):
         how clear-cut the rank decision was.
+    loops : ClosedLoops or None
+        The loop closures of a closed-loop robot.
     check_error : float
         ``max |W_B K_B - W K| / max |W K|`` on fresh random states (dynamic regressor, and energy
         rows for the energy method): should be near 1e-15.
@@ -125,6 +128,7 @@ class BaseParameters:
     armature: bool
     rows: int
     rank_gap: float
+    loops: object = None
     check_error: float = field(default=float('nan'))
 
     @functools.cached_property
@@ -183,38 +187,110 @@ def random_states(model, rng, count):
     return q, rng.uniform(-1.0, 1.0, (count, model.n)), rng.uniform(-1.0, 1.0, (count, model.n))
 
 
+def _friction_columns(model, armature, friction):
+    """Mask of the friction parameters among the standard ones (all False without friction)."""
+    stride = 10 + armature + 2 * friction
+    cols = np.zeros(model.n * stride, dtype=bool)
+    if friction:
+        cols[stride - 2::stride] = True
+        cols[stride - 1::stride] = True
+    return cols
+
+
+def _states(model, loops, rng, samples):
+    """Random states ``(q, qd, qdd, G)``; ``G`` maps active to all joint velocities (or None)."""
+    if loops is None:
+        return (*random_states(model, rng, samples), None)
+    return closures.sample(model, loops, rng, samples)
+
+
 def _observations(model, method, states, armature, friction):
-    """``W`` with a column for every standard parameter (friction columns zero for energy)."""
-    q, qd, qdd = states
+    """``W`` with a column for every standard parameter.
+
+    Dynamic: torque regressor rows, projected on the active joints (``G^T Y``) for closed loops.
+    Energy: energy rows, with zero friction columns (friction has no energy function).
+    """
+    q, qd, qdd, G = states
     if method == 'dynamic':
         Y = regressor(model, q, qd, qdd, armature=armature, friction=friction)
+        if G is not None:
+            Y = np.einsum('sna,snp->sap', G, Y)
         return Y.reshape(-1, Y.shape[-1])
     h = energy_regressor(model, q, qd, armature=armature)
     if not friction:
         return h
-    stride = 10 + armature
-    W = np.zeros((h.shape[0], model.n * (stride + 2)))
-    for j in range(model.n):
-        W[:, j * (stride + 2):j * (stride + 2) + stride] = h[:, j * stride:(j + 1) * stride]
+    fcols = _friction_columns(model, armature, friction)
+    W = np.zeros((h.shape[0], len(fcols)))
+    W[:, ~fcols] = h
     return W
 
 
+def _friction_observations(model, states, armature):
+    """Friction torque rows (on the active joints for closed loops), all standard columns."""
+    q, qd, qdd, G = states
+    Y = regressor(model, q, qd, np.zeros_like(qdd), armature=armature, friction=True)
+    Y[..., ~_friction_columns(model, armature, True)] = 0.0
+    if G is not None:
+        Y = np.einsum('sna,snp->sap', G, Y)
+    return Y.reshape(-1, Y.shape[-1])
+
+
+def _reduce(model, W, cols, samples, method):
+    """Reduce the columns ``cols`` of ``W`` to base parameters: ``(k1, k2, beta, rank_gap)``."""
+    norms = np.linalg.norm(W[:, cols], axis=0)
+    Ws = W[:, cols] / norms
+    r, c = Ws.shape
+    if r < c:
+        raise ValueError(f'{samples} samples give {r} rows of W for {c} parameters: W cannot '
+                         f'reveal the rank; use at least {default_samples(model, method, c)} '
+                         'samples')
+    # W = Q R0 with Q orthonormal: R0 (c x c) has every column relation of W, so the pivoted QR
+    # and the QR of [W1 W2] below work on R0, not on the r x c W (one tall QR instead of three).
+    # R0's diagonal is also the order-preserving QR of step 3.
+    R0 = scipy.linalg.qr(Ws, mode='r')[0][:c]
+    # 2. rank by QR with column pivoting
+    diag = np.sort(np.abs(np.diag(scipy.linalg.qr(R0, mode='r', pivoting=True)[0])))[::-1]
+    b, rank_gap = numerical_rank(diag, r, c)
+    if rank_gap < CLEAR_GAP:
+        warnings.warn(f"base parameters of '{model.name}': the rank decision is not clear-cut "
+                      f'(|R_ii| {diag[b - 1]:.2e} kept, {diag[b]:.2e} dropped, of '
+                      f'{diag[0]:.2e}); try more samples, or the other method', RuntimeWarning,
+                      stacklevel=3)
+    tau = math.sqrt(diag[b - 1] * (diag[b] if b < c else diag[b - 1] * 1e-6))
+    # 3. Khalil's choice: a column is independent if not in the span of those before it
+    independent = np.abs(np.diag(R0)) > tau
+    if np.count_nonzero(independent) != b:
+        # the order-preserving pass disagrees with the rank: keep the pivoted choice instead
+        independent = np.zeros(c, dtype=bool)
+        independent[scipy.linalg.qr(R0, mode='r', pivoting=True)[1][:b]] = True
+    sel, dep = np.flatnonzero(independent), np.flatnonzero(~independent)
+    # 4. beta = R1^-1 R2 from the QR of [W1 W2] (here of [R0_1 R0_2]), in unit-column scale,
+    # then back to units
+    R = scipy.linalg.qr(np.hstack([R0[:, sel], R0[:, dep]]), mode='r')[0]
+    beta_s = scipy.linalg.solve_triangular(R[:b, :b], R[:b, b:])
+    beta = beta_s / norms[sel][:, None] * norms[dep][None, :]
+    return cols[sel], cols[dep], beta, rank_gap
+
+
 def base_parameters(model, *, friction=False, armature=False, samples=None, seed=0,
-                    method='energy'):
+                    method='energy', loops=None):
     """Compute the base parameters of ``model`` numerically (seed 003, A5.1-A5.12).
 
     Parameters
     ----------
     model : Model
-        The robot (a tree; closed loops: see the module on loop closures).
+        The robot: a tree, or with ``loops`` the tree of a closed-loop robot.
     friction, armature : bool
         Include ``Fv, Fc`` and ``Ia`` per joint among the standard parameters.
     samples : int, optional
-        Random states drawn; default :func:`default_samples` (about 4 rows per column).
+        Random states drawn; default about 4 rows of ``W`` per standard parameter.
     seed : int
         Seed of the random states (the result is reproducible).
     method : {"energy", "dynamic"}
         Rows of ``W``: energy functions ``h(q, qd)``, or torque regressor ``Y(q, qd, qdd)``.
+    loops : str, path, mapping or ClosedLoops, optional
+        Loop closures (see :mod:`manipulator_dynamics.closures`): the active joints are drawn at
+        random and the passive ones solved from the closures (A5.3).
 
     Returns
     -------
@@ -223,12 +299,15 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
     Raises
     ------
     ValueError
-        Bad arguments, a model without moving mass, or too few samples for the rank found.
+        Bad arguments, a model without joints, too few samples for the rank found, or loops
+        that cannot be closed.
     """
     if method not in ('energy', 'dynamic'):
         raise ValueError(f"method must be 'energy' or 'dynamic', got {method!r}")
     if model.n == 0:
         raise ValueError(f"model '{model.name}' has no joints: nothing moves, nothing to identify")
+    if loops is not None:
+        loops = closures.load_closures(model, loops)
     massless = [link for link, k in zip(model.link_names, model.inertial) if not np.any(k)]
     if massless:
         warnings.warn(f'links {", ".join(massless)} have no mass or inertia in the URDF: their '
@@ -239,68 +318,37 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
     K = standard_parameters(model, armature=armature, friction=friction)
     p = len(names)
     if samples is None:
-        samples = default_samples(model, method, p)
+        per_state = 1 if method == 'energy' else (model.n if loops is None else
+                                                  len(loops.active))
+        samples = max(1, math.ceil(max(4 * p, 100) / per_state))
     samples = int(samples)
     if samples < 1:
         raise ValueError(f'samples must be a positive number of random states, got {samples}')
     rng = np.random.default_rng(seed)
-    W = _observations(model, method, random_states(model, rng, samples), armature, friction)
+    states = _states(model, loops, rng, samples)
+    W = _observations(model, method, states, armature, friction)
     if method == 'energy':
-        W = W - W.mean(axis=0)
-    friction_cols = np.zeros(p, dtype=bool)
-    if friction:
-        stride = 10 + armature + 2
-        friction_cols[stride - 2::stride] = True
-        friction_cols[stride - 1::stride] = True
-    norms = np.linalg.norm(W, axis=0)
-    largest = norms[~friction_cols].max(initial=0.0)
-    effect = norms > NO_EFFECT * largest
-    if method == 'energy':
-        effect |= friction_cols       # each always acts on its joint; not seen by energy
-    cols = np.flatnonzero(effect)
+        W = W - W.mean(axis=0)       # energy is defined up to a constant
+    # energy rows cannot see friction: its parameters form a block of their own (torque rows);
+    # they never group with inertial ones (different functions of the motion)
+    fcols = _friction_columns(model, armature, friction)
+    blocks = [(W, ~fcols if method == 'energy' else np.ones(p, dtype=bool))]
     if method == 'energy' and friction:
-        # friction columns stand for themselves: appended independent, never grouped
-        inertial = cols[~friction_cols[cols]]
-    else:
-        inertial = cols
-    Ws = W[:, inertial] / norms[inertial]
-    r = Ws.shape[0]
-    if r < len(inertial):
-        raise ValueError(f'{samples} samples give {r} rows of W for {len(inertial)} parameters: '
-                         f'W cannot reveal the rank; use at least '
-                         f'{default_samples(model, method, p)} samples')
-    # W = Q R0 with Q orthonormal: R0 (c x c) has every column relation of W, so the pivoted QR
-    # and the QR of [W1 W2] below work on R0, not on the r x c W (one tall QR instead of three).
-    # R0's diagonal is also the order-preserving QR of step 3.
-    R0 = scipy.linalg.qr(Ws, mode='r')[0][:Ws.shape[1]]
-    # 2. rank by QR with column pivoting
-    Rp = scipy.linalg.qr(R0, mode='r', pivoting=True)[0]
-    diag = np.sort(np.abs(np.diag(Rp)))[::-1]
-    b, rank_gap = numerical_rank(diag, r, len(inertial))
-    if rank_gap < CLEAR_GAP:
-        warnings.warn(f"base parameters of '{model.name}': the rank decision is not clear-cut "
-                      f'(|R_ii| {diag[b - 1]:.2e} kept, {diag[b]:.2e} dropped, of '
-                      f'{diag[0]:.2e}); try more samples, or the other method', RuntimeWarning,
-                      stacklevel=2)
-    tau = math.sqrt(diag[b - 1] * (diag[b] if b < len(diag) else diag[b - 1] * 1e-6))
-    # 3. Khalil's choice: a column is independent if not in the span of those before it
-    independent = np.abs(np.diag(R0)) > tau
-    if np.count_nonzero(independent) != b:
-        # the order-preserving pass disagrees with the rank: keep the pivoted choice instead
-        independent = np.zeros(len(inertial), dtype=bool)
-        independent[scipy.linalg.qr(R0, mode='r', pivoting=True)[1][:b]] = True
-    sel, dep = np.flatnonzero(independent), np.flatnonzero(~independent)
-    # 4. beta = R1^-1 R2 from the QR of [W1 W2] (here of [R0_1 R0_2]), in unit-column scale,
-    # then back to units
-    R = scipy.linalg.qr(np.hstack([R0[:, sel], R0[:, dep]]), mode='r')[0]
-    beta_s = scipy.linalg.solve_triangular(R[:b, :b], R[:b, b:])
-    scale = norms[inertial]
-    beta = beta_s / scale[sel][:, None] * scale[dep][None, :]
-    k1, k2 = inertial[sel], inertial[dep]
-    if method == 'energy' and friction:
-        fric = cols[friction_cols[cols]]
-        k1 = np.concatenate([k1, fric])
-        beta = np.vstack([beta, np.zeros((len(fric), len(k2)))])
+        blocks.append((_friction_observations(model, states, armature), fcols))
+    k1, k2, betas, gaps, effect = [], [], [], [], np.zeros(p, dtype=bool)
+    for Wb, mask in blocks:
+        # 1. parameters with no effect: zero (or, for energy, constant) columns
+        norms = np.linalg.norm(Wb, axis=0)
+        acting = mask & (norms > NO_EFFECT * norms[mask].max(initial=0.0))
+        effect |= acting
+        if acting.any():
+            a, d, beta, gap = _reduce(model, Wb, np.flatnonzero(acting), samples, method)
+            k1.append(a)
+            k2.append(d)
+            betas.append(beta)
+            gaps.append(gap)
+    k1, k2 = np.concatenate(k1), np.concatenate(k2)
+    beta = scipy.linalg.block_diag(*betas)
     order = np.argsort(k1, kind='stable')      # base parameters in the standard order
     k1, beta = k1[order], beta[order]
     beta[np.abs(beta) < COEFFICIENT_ZERO] = 0.0
@@ -312,7 +360,7 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
         independent=tuple(names[i] for i in k1), grouped=tuple(names[j] for j in k2),
         no_effect=tuple(names[i] for i in np.flatnonzero(~effect)), index=k1,
         standard_names=names, samples=samples, seed=seed, method=method, friction=friction,
-        armature=armature, rows=r, rank_gap=rank_gap)
+        armature=armature, rows=W.shape[0], rank_gap=min(gaps), loops=loops)
     object.__setattr__(result, 'check_error', check(model, result, seed + 1))
     return result
 
@@ -344,7 +392,7 @@ def check(model, base, seed, samples=None):
     rng = np.random.default_rng(seed)
     K = standard_parameters(model, armature=base.armature, friction=base.friction)
     count = samples or max(2, math.ceil(200 / max(model.n, 1)))
-    states = random_states(model, rng, count)
+    states = _states(model, base.loops, rng, count)
     errors = []
     for method in ('dynamic',) + (('energy',) if base.method == 'energy' else ()):
         W = _observations(model, method, states, base.armature, base.friction)

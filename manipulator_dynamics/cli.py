@@ -173,7 +173,8 @@ def cmd_parameters(args):
 def cmd_base_params(args):
     model = _load(args)
     base = base_parameters(model, friction=args.friction, armature=args.armature,
-                           samples=args.samples, seed=args.seed, method=args.method)
+                           samples=args.samples, seed=args.seed, method=args.method,
+                           loops=args.loops)
     rows = [[name, _fmt(value), equation.split(' = ', 1)[1]]
             for name, value, equation in zip(base.names, base.values, base.equations)]
     title = (f'{base.count} base parameters of {model.name} ({len(base.standard_names)} standard; '
@@ -286,6 +287,8 @@ def build_parser():
     p.add_argument('--seed', type=int, default=0, help='seed of the random states (default 0)')
     p.add_argument('--method', choices=['energy', 'dynamic'], default='energy',
                    help='rows of W: energy functions (default) or torque regressor')
+    p.add_argument('--loops', metavar='YAML', help='loop closures of a closed-loop robot '
+                   '(active joints, closed points)')
     p = command('identify', cmd_identify, 'identify the base parameters from measured data: a '
                 'CSV file (time, <joint>.position, <joint>.effort) or a rosbag2 recording of '
                 'sensor_msgs/JointState with efforts')

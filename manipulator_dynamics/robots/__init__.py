@@ -12,7 +12,10 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Bundled robots, ``demo_arm`` (7 joints) and ``demo_arm_gripper`` (a tree), and random ones.
+"""Bundled robots and random ones.
+
+``demo_arm`` (7 joints), ``demo_arm_gripper`` (a tree with prismatic fingers), ``parallelogram``
+(the tree of a planar four-bar; its loop closure is config/parallelogram_loops.yaml).
 
 :func:`random_urdf` makes seeded random fixed-base trees and chains (any axes, rpy origins, merged
 fixed links, every joint type) for tests and benchmarks.
@@ -24,7 +27,7 @@ import os
 import numpy as np
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-NAMES = ('demo_arm', 'demo_arm_gripper')
+NAMES = ('demo_arm', 'demo_arm_gripper', 'parallelogram')
 
 
 def path(name='demo_arm'):
