@@ -28,7 +28,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(HERE, '.venv')
 PYTHON = os.path.join(VENV, 'bin', 'python')
-EXTRAS = {'demo': '', 'test': '[test]'}
+EXTRAS = {'demo': '[ros]', 'test': '[test,ros]'}
 
 
 def ensure_environment(extras):

@@ -52,6 +52,8 @@ setup(
     entry_points={
         'console_scripts': [
             'manipulator-dynamics = manipulator_dynamics.cli:main',
+            'dynamics_node = manipulator_dynamics.nodes.dynamics_node:main',
+            'sim_node = manipulator_dynamics.nodes.sim_node:main',
         ],
     },
 )

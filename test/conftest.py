@@ -23,6 +23,12 @@ import sys
 import numpy as np
 import pytest
 
+try:                                   # the ROS fixtures (processes, client), where rclpy is
+    import rclpy  # noqa: F401
+    pytest_plugins = ['rosutil']
+except ImportError:
+    pass
+
 
 def erd_robots_dir():
     """Find the robots folder of the example-robot-data wheel (a cmeel prefix), or None."""

@@ -1,0 +1,269 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Plumbing shared by the nodes: where the model comes from, joint states by name, messages."""
+
+import math
+import os
+
+import numpy as np
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+import rclpy
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+
+from ..model import load_model
+
+#: QoS of /robot_description as robot_state_publisher and ros2_control publish it.
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+
+
+def describe(text, **kw):
+    """Make a ParameterDescriptor with a description (ranges, read-only... as keywords)."""
+    return ParameterDescriptor(description=text, **kw)
+
+
+class BadMessage(ValueError):
+    """A message a node drops: ``kind`` of problem (for throttling) and the reason it logs."""
+
+    def __init__(self, kind, reason):
+        super().__init__(reason)
+        self.kind = kind
+
+
+class Throttled:
+    """Warnings at most once per ``period`` seconds for each kind of problem.
+
+    rclpy's own throttle is per call site: one kind of bad input would hide all the others.
+    """
+
+    def __init__(self, node, period=1.0):
+        import time
+        self.node, self.period, self.last, self.clock = node, period, {}, time.monotonic
+
+    def warn(self, kind, text):
+        now = self.clock()
+        if now - self.last.get(kind, -1e9) >= self.period:
+            self.last[kind] = now
+            self.node.get_logger().warning(text)
+
+
+class ModelSource:
+    """The robot model of a node: from parameters, or from the ``/robot_description`` topic.
+
+    Parameters (declared on ``node``): ``robot_description`` (URDF text), ``urdf_path``,
+    ``robot_description_topic`` (default ``/robot_description``; empty: do not listen),
+    ``root_link``, ``tip_links``, ``joint_dynamics`` (YAML path), ``check_inertia``.  A URDF on the
+    topic replaces the model whenever it changes; a bad one is logged and the previous model kept.
+    ``on_model(model)`` is called with each new model.
+    """
+
+    def __init__(self, node, on_model):
+        self.node = node
+        self.on_model = on_model
+        self.model = None
+        self._urdf = None
+        p = node.declare_parameter
+        p('robot_description', '', describe('URDF text (overrides urdf_path and the topic)'))
+        p('urdf_path', '', describe('URDF file, used when robot_description is empty'))
+        p('robot_description_topic', '/robot_description',
+          describe('topic of the URDF (transient local), empty to not listen'))
+        p('root_link', '', describe('link to use as the fixed base (empty: the URDF root)'))
+        p('tip_links', [''], describe('keep only joints leading to these links (empty: all)'))
+        p('joint_dynamics', '', describe('YAML file of armature and friction per joint'))
+        p('check_inertia', 'warn', describe("physically impossible inertias: 'raise' rejects "
+                                            "the URDF, 'warn' loads it and logs (default), "
+                                            "'ignore'"))
+        text = node.get_parameter('robot_description').value
+        path = node.get_parameter('urdf_path').value
+        if text:
+            self.load(text, 'parameter robot_description')
+        elif path:
+            self.load(path, f'urdf_path {path}')
+        topic = node.get_parameter('robot_description_topic').value
+        if topic:
+            node.create_subscription(String, topic, self._on_description, LATCHED)
+
+    def _on_description(self, msg):
+        if msg.data != self._urdf:
+            self.load(msg.data, 'topic robot_description')
+
+    def load(self, urdf, source):
+        """Load ``urdf`` (text or path); on failure log why and keep the previous model."""
+        node = self.node
+        tips = [t for t in node.get_parameter('tip_links').value if t]
+        dynamics = node.get_parameter('joint_dynamics').value or None
+        try:
+            import warnings
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always')
+                model = load_model(urdf, root_link=node.get_parameter('root_link').value or None,
+                                   tip_links=tips or None, joint_dynamics=dynamics,
+                                   check_inertia=node.get_parameter('check_inertia').value)
+            for w in caught:
+                node.get_logger().warning(f'{source}: {w.message}')
+        except (ValueError, OSError, KeyError) as e:
+            node.get_logger().error(f'{source} rejected, keeping the previous model: {e}')
+            return False
+        self._urdf = urdf if isinstance(urdf, str) and urdf.lstrip().startswith('<') else None
+        self.model = model
+        node.get_logger().info(f'model from {source}: {model!r}')
+        self.on_model(model)
+        return True
+
+
+class JointStates:
+    """Map sensor_msgs/JointState onto a model's joints by name, rejecting what cannot be used."""
+
+    def __init__(self, model, stale_after=0.0):
+        self.model = model
+        self.stale_after = stale_after
+        self.last_stamp = None
+
+    def read(self, msg, now_ns):
+        """Return ``(q, qd or None, effort or None, stamp_ns)``; raise BadMessage with a reason.
+
+        Names of other robots' joints are ignored; missing or duplicated names, arrays of the
+        wrong length, non-finite values and out-of-order or stale stamps are reasons to drop.
+        """
+        names = list(msg.name)
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise BadMessage(
+                'duplicated', f'joint_states names {", ".join(dup)} more than once')
+        index = {n: i for i, n in enumerate(names)}
+        missing = [j for j in self.model.joint_names if j not in index]
+        if missing:
+            raise BadMessage(
+                'missing', f'joint_states lacks joints {", ".join(missing)}')
+        k = [index[j] for j in self.model.joint_names]
+        q = self._field(msg.position, 'position', names, k, required=True)
+        qd = self._field(msg.velocity, 'velocity', names, k)
+        effort = self._field(msg.effort, 'effort', names, k)
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        if stamp:
+            if self.last_stamp is not None and stamp < self.last_stamp:
+                raise BadMessage('out of order',
+                                 f'joint_states stamp {stamp * 1e-9:.6f} s is older than the '
+                                 f'last one ({self.last_stamp * 1e-9:.6f} s): out of order')
+            if self.stale_after > 0 and now_ns - stamp > self.stale_after * 1e9:
+                raise BadMessage('stale', f'joint_states is {(now_ns - stamp) * 1e-9:.3f} s old, '
+                                 f'more than stale_after ({self.stale_after} s)')
+            self.last_stamp = stamp
+        return q, qd, effort, stamp
+
+    def _field(self, values, what, names, k, required=False):
+        if len(values) == 0 and not required:
+            return None
+        if len(values) != len(names):
+            raise BadMessage('lengths', f'joint_states has {len(names)} names but '
+                             f'{len(values)} {what} values')
+        a = np.asarray(values, dtype=float)[k]
+        bad = np.flatnonzero(~np.isfinite(a))
+        if len(bad):
+            joint = self.model.joint_names[bad[0]]
+            raise BadMessage('non-finite', f"joint_states {what} of '{joint}' is {a[bad[0]]}")
+        return a
+
+
+def warm_up(model):
+    """Run every kernel a node uses once, before the node serves.
+
+    Loading them from numba's cache takes a few hundred milliseconds: paid on the first message,
+    a control loop would see a stall.
+    """
+    from ..crba import inertia_matrix
+    from ..forward import forward_dynamics
+    from ..rnea import bias_forces, gravity_torques, inverse_dynamics
+    z = np.zeros(model.n)
+    if model.n:
+        gravity_torques(model, z)
+        bias_forces(model, z, z)
+        inverse_dynamics(model, z, z, z, friction=True)
+        inertia_matrix(model, z)
+        for method in ('udut', 'cholesky'):
+            try:
+                forward_dynamics(model, z, z, z, method=method)
+            except ValueError:        # a singular M: the node reports it when it happens
+                pass
+
+
+def vector_message(values, label='joint'):
+    """Make a 1-D Float64MultiArray."""
+    msg = Float64MultiArray()
+    msg.layout.dim = [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
+    msg.data = [float(v) for v in values]
+    return msg
+
+
+def matrix_message(M):
+    """Make a 2-D Float64MultiArray, row-major: dim[0] rows, dim[1] columns (ROS layout rules)."""
+    rows, cols = M.shape
+    msg = Float64MultiArray()
+    msg.layout.dim = [MultiArrayDimension(label='rows', size=rows, stride=rows * cols),
+                      MultiArrayDimension(label='cols', size=cols, stride=cols)]
+    msg.data = M.astype(float).reshape(-1).tolist()
+    return msg
+
+
+def names_message(names):
+    """Make the joint order of array topics a YAML flow list in a std_msgs/String."""
+    return String(data='[' + ', '.join(names) + ']')
+
+
+def parameter_check(node, checks):
+    """Install a set-parameters callback: ``checks`` maps a name to ``value -> reason or None``."""
+    def callback(params):
+        for param in params:
+            check = checks.get(param.name)
+            reason = check(param.value) if check else None
+            if reason:
+                return SetParametersResult(successful=False, reason=f'{param.name}: {reason}')
+        return SetParametersResult(successful=True)
+    node.add_on_set_parameters_callback(callback)
+
+
+def spin(node_class, args=None):
+    """Run a node until SIGINT or SIGTERM, then shut down without a traceback: its ``main()``."""
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    rclpy.init(args=args)
+    # the executor first: a signal during the node's start-up then finds it whole
+    executor = SingleThreadedExecutor()
+    node = None
+    try:
+        node = node_class()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except RuntimeError:            # rclpy's RCLError: also what a signal during start-up gives
+        if rclpy.ok():
+            raise
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.try_shutdown()
+
+
+def finite_positive(value):
+    """Reason why ``value`` is not a finite number > 0, or None."""
+    return None if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else \
+        f'must be a finite number > 0, got {value!r}'
+
+
+def existing_file(value):
+    """Reason why ``value`` is not empty or an existing file, or None."""
+    return None if not value or os.path.isfile(value) else f'no such file: {value}'

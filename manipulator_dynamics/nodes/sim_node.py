@@ -1,0 +1,159 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""``sim_node``: the embedded robot, so that the whole loop runs with no robot and no Gazebo.
+
+Integrates the model's forward dynamics (Saha's UDU^T method) with the classic 4th-order
+Runge-Kutta scheme at ``rate`` Hz, the effort held over a step; applies the latest command from
+``command_topic`` (std_msgs/Float64MultiArray in the order of ``command_joints``), and zero effort
+when commands stop for longer than ``command_timeout``.  With ``friction`` on, the URDF's joint
+friction acts after each step as an implicit impulse per joint (effective inertia ``M_jj``):
+viscous friction damps, Coulomb friction brakes without reversing the motion and holds a joint
+whose step impulse cannot overcome it.  Explicitly, a wrist joint's Coulomb friction over its tiny
+inertia (0.0004 kg m^2 on the demo arm) would be far too stiff for a 1 ms step.
+Publishes ``/joint_states`` every ``publish_every`` steps and ``/robot_description`` (transient
+local) once.  Joint limits are not enforced: the simulated robot is a free multibody.
+"""
+
+import numpy as np
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from ._common import describe, finite_positive, LATCHED, parameter_check, spin, warm_up
+from .. import robots
+from ..crba import inertia_matrix
+from ..forward import forward_dynamics
+from ..model import load_model
+
+
+class SimNode(Node):
+    """A simulated robot: efforts in, joint states out (see module)."""
+
+    def __init__(self, node_name='sim_node', **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = self.declare_parameter
+        path = p('urdf_path', '', describe('URDF of the simulated robot (default: the bundled '
+                                           'demo arm)', read_only=True)).value
+        dynamics = p('joint_dynamics', '', describe('YAML of armature and friction',
+                                                    read_only=True)).value
+        self.rate = p('rate', 1000.0, describe('integration rate in Hz', read_only=True)).value
+        self.publish_every = p('publish_every', 1, describe(
+            'publish /joint_states every this many steps', read_only=True)).value
+        self.timeout = p('command_timeout', 0.1, describe(
+            'zero effort when no command came for this long (s)')).value
+        self.friction = p('friction', True, describe('simulate joint friction')).value
+        self.hold = p('wait_for_command', False, describe(
+            'hold the robot still (brakes on) until the first command arrives', read_only=True)
+        ).value
+        initial = p('initial_positions', [0.0], describe(
+            'initial joint positions, in the order of the model joints (one value: all)')).value
+        command_topic = p('command_topic', '/effort_controller/commands', describe(
+            'effort commands (Float64MultiArray)', read_only=True)).value
+        joints = [j for j in p('command_joints', [''], describe(
+            "joint order of the commands (empty: the model's)", read_only=True)).value if j]
+        parameter_check(self, {'command_timeout': finite_positive})
+        self.add_on_set_parameters_callback(self._apply)
+        path = path or robots.path('demo_arm')
+        self.model = load_model(path, joint_dynamics=dynamics or None, check_inertia='warn')
+        n = self.model.n
+        self.q = np.zeros(n) + (initial[0] if len(initial) == 1 else 0.0)
+        if len(initial) == n:
+            self.q = np.array(initial, dtype=float)
+        elif len(initial) != 1:
+            raise ValueError(f'initial_positions needs 1 or {n} values, got {len(initial)}')
+        self.qd = np.zeros(n)
+        self.tau = np.zeros(n)
+        warm_up(self.model)
+        self.command_at = None
+        unknown = [j for j in joints if j not in self.model.joint_names]
+        if unknown:
+            raise ValueError(f'command_joints {", ".join(unknown)} are not joints of the model')
+        self.command_index = np.array([self.model.joint_index(j) for j in joints or
+                                       self.model.joint_names], dtype=np.int64)
+        with open(path) as f:
+            self.create_publisher(String, '/robot_description', LATCHED).publish(
+                String(data=f.read()))
+        self.state_pub = self.create_publisher(JointState, '/joint_states', 100)
+        self.create_subscription(Float64MultiArray, command_topic, self._on_command, 10)
+        self.dt = 1.0 / self.rate
+        self.steps = 0
+        self.create_timer(self.dt, self._step)
+
+    def _apply(self, params):
+        from rcl_interfaces.msg import SetParametersResult
+        for param in params:
+            if param.name == 'command_timeout':
+                self.timeout = param.value
+            elif param.name == 'friction':
+                self.friction = param.value
+        return SetParametersResult(successful=True)
+
+    def _on_command(self, msg):
+        data = np.asarray(msg.data, dtype=float)
+        if data.shape != self.command_index.shape or not np.all(np.isfinite(data)):
+            self.get_logger().warning(
+                f'command dropped: needs {len(self.command_index)} finite efforts, got '
+                f'{len(data)}', throttle_duration_sec=1.0)
+            return
+        self.tau = np.zeros(self.model.n)
+        self.tau[self.command_index] = data
+        self.command_at = self.get_clock().now().nanoseconds
+
+    def _acceleration(self, q, qd, tau):
+        return forward_dynamics(self.model, q, qd, tau, method='udut')
+
+    def _friction(self, q, qd):
+        """Joint friction over one step, implicitly per joint: the velocities after it."""
+        m, h = self.model, self.dt
+        inertia = np.diag(inertia_matrix(m, q))
+        brake = h * m.coulomb / inertia             # velocity Coulomb friction can take away
+        moving = np.abs(qd) > brake
+        return np.where(moving, (qd - np.sign(qd) * brake) / (1.0 + h * m.viscous / inertia),
+                        0.0)
+
+    def _step(self):
+        now = self.get_clock().now().nanoseconds
+        if self.command_at is None or now - self.command_at > self.timeout * 1e9:
+            self.tau = np.zeros(self.model.n)
+        if self.hold and self.command_at is None:
+            self._publish()
+            return
+        h, q, qd, tau = self.dt, self.q, self.qd, self.tau
+        acc = self._acceleration
+        k1q, k1v = qd, acc(q, qd, tau)
+        k2q, k2v = qd + 0.5 * h * k1v, acc(q + 0.5 * h * k1q, qd + 0.5 * h * k1v, tau)
+        k3q, k3v = qd + 0.5 * h * k2v, acc(q + 0.5 * h * k2q, qd + 0.5 * h * k2v, tau)
+        k4q, k4v = qd + h * k3v, acc(q + h * k3q, qd + h * k3v, tau)
+        self.q = q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
+        self.qd = qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        if self.friction:
+            self.qd = self._friction(self.q, self.qd)
+        self.steps += 1
+        if self.steps % self.publish_every == 0:
+            self._publish()
+
+    def _publish(self):
+        msg = JointState()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.name = list(self.model.joint_names)
+        msg.position = self.q.tolist()
+        msg.velocity = self.qd.tolist()
+        msg.effort = self.tau.tolist()
+        self.state_pub.publish(msg)
+
+
+def main(args=None):
+    """Console script ``sim_node``."""
+    spin(SimNode, args)

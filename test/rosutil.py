@@ -1,0 +1,147 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Pytest plugin for node tests: real processes, an rclpy client, a DDS domain of their own.
+
+Every test session gets its own ``ROS_DOMAIN_ID`` (from its process id) and localhost-only
+discovery, set before rclpy starts, so that parallel runs never hear each other.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+os.environ['ROS_DOMAIN_ID'] = str(1 + os.getpid() % 100)
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
+
+import rclpy  # noqa: E402 - after the environment above
+
+
+def executable(name):
+    """Path of a console script of the package (next to this interpreter, or on PATH)."""
+    path = shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
+    if path is None:
+        pytest.fail(f'console script {name} is not installed: pip install -e .')
+    return path
+
+
+class Process:
+    """A node running as its console script; stopped with SIGINT (or ``signal``) at the end."""
+
+    def __init__(self, name, *params, args=()):
+        command = [executable(name), *args, '--ros-args']
+        for p in params:
+            command += ['-p', p]
+        self.name = name
+        self.popen = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, env=dict(os.environ))
+        self.output = None
+
+    def stop(self, sig=signal.SIGINT, timeout=20.0):
+        """Stop the node; return ``(exit code, stdout + stderr)``."""
+        if self.output is None:
+            if self.popen.poll() is None:
+                self.popen.send_signal(sig)
+            try:
+                out, err = self.popen.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                out, err = self.popen.communicate()
+            self.output = (self.popen.returncode, out + err)
+        return self.output
+
+
+@pytest.fixture
+def processes():
+    """Give a function that starts a node with its parameters; all are stopped afterwards."""
+    started = []
+
+    def start(name, *params, args=()):
+        process = Process(name, *params, args=args)
+        started.append(process)
+        return process
+    yield start
+    for process in started:          # shown by pytest when the test failed
+        code, output = process.stop()
+        print(f'--- {process.name}: exit code {code}\n{output}')
+
+
+@pytest.fixture(scope='module')
+def ros():
+    """Give the test process an rclpy context, shut down after the module."""
+    context = rclpy.context.Context()
+    rclpy.init(context=context)
+    yield context
+    rclpy.shutdown(context=context)
+
+
+class Client:
+    """A test node: publish, collect messages per topic, wait for conditions."""
+
+    def __init__(self, context, name='test_client'):
+        from rclpy.executors import SingleThreadedExecutor
+        self.node = rclpy.create_node(name, context=context)
+        self.executor = SingleThreadedExecutor(context=context)
+        self.executor.add_node(self.node)
+        self.received = {}
+        self.subscriptions = {}
+
+    def listen(self, msg_type, topic, qos=10):
+        """Collect the messages of ``topic`` in the returned list."""
+        self.received[topic] = []
+        self.subscriptions[topic] = self.node.create_subscription(
+            msg_type, topic, self.received[topic].append, qos)
+        return self.received[topic]
+
+    def wait_for_publisher(self, topic, timeout=30.0):
+        """Wait until the subscription made by ``listen(topic)`` is matched by a publisher."""
+        sub = self.subscriptions[topic]
+        self.wait(lambda: sub.get_publisher_count() > 0, timeout, f'a publisher on {topic}')
+
+    def publisher(self, msg_type, topic, qos=10):
+        return self.node.create_publisher(msg_type, topic, qos)
+
+    def spin(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+
+    def wait(self, condition, timeout=30.0, what='condition'):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if condition():
+                return
+            self.executor.spin_once(timeout_sec=0.02)
+        raise AssertionError(f'timed out after {timeout} s waiting for {what}')
+
+    def wait_for_subscriber(self, publisher, timeout=30.0):
+        self.wait(lambda: publisher.get_subscription_count() > 0, timeout,
+                  f'a subscriber on {publisher.topic_name}')
+
+    def close(self):
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+
+
+@pytest.fixture
+def client(ros):
+    c = Client(ros)
+    yield c
+    c.close()
