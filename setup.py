@@ -54,6 +54,7 @@ setup(
             'manipulator-dynamics = manipulator_dynamics.cli:main',
             'dynamics_node = manipulator_dynamics.nodes.dynamics_node:main',
             'sim_node = manipulator_dynamics.nodes.sim_node:main',
+            'trajectory_node = manipulator_dynamics.nodes.trajectory_node:main',
         ],
     },
 )

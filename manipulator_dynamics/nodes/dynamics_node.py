@@ -76,6 +76,9 @@ class DynamicsNode(Node):
             'which ~/ topics to publish: ' + ', '.join(OUTPUTS))).value)
         self.forward_method = p('forward_method', 'auto', describe(
             'forward dynamics method: auto | udut | cholesky')).value
+        depth = p('state_queue', 1, describe(
+            'joint_states kept while busy; 1: always the newest (commands from old states would '
+            'act late)', read_only=True)).value
         parameter_check(self, {
             'mode': lambda v: None if v in MODES else f'must be one of {", ".join(MODES)}',
             'rate': lambda v: None if v == 0 else finite_positive(v),
@@ -105,7 +108,7 @@ class DynamicsNode(Node):
         # the model (loaded and its kernels warmed up) before the subscriptions: a node that
         # says it listens must be ready to serve, or the first states wait and go stale
         self.source = ModelSource(self, self._on_model)
-        self.create_subscription(JointState, '/joint_states', self._on_state, 100)
+        self.create_subscription(JointState, '/joint_states', self._on_state, depth)
         self.create_subscription(JointTrajectory, 'desired_state', self._on_desired, 10)
         self._set_timer()
 

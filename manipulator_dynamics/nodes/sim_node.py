@@ -18,12 +18,16 @@ Integrates the model's forward dynamics (Saha's UDU^T method) with the classic 4
 Runge-Kutta scheme at ``rate`` Hz, the effort held over a step; applies the latest command from
 ``command_topic`` (std_msgs/Float64MultiArray in the order of ``command_joints``), and zero effort
 when commands stop for longer than ``command_timeout``.  With ``friction`` on, the URDF's joint
-friction acts after each step as an implicit impulse per joint (effective inertia ``M_jj``):
-viscous friction damps, Coulomb friction brakes without reversing the motion and holds a joint
-whose step impulse cannot overcome it.  Explicitly, a wrist joint's Coulomb friction over its tiny
-inertia (0.0004 kg m^2 on the demo arm) would be far too stiff for a 1 ms step.
-Publishes ``/joint_states`` every ``publish_every`` steps and ``/robot_description`` (transient
-local) once.  Joint limits are not enforced: the simulated robot is a free multibody.
+friction is a torque ``Fv qd + Fc s`` in the dynamics, ``s`` the sign of a joint's velocity at the
+start of the step, frozen over it: a sliding joint's Coulomb friction is then a constant torque,
+no stiffer than the rest.  A joint whose velocity would reverse within a step sticks (velocity 0)
+instead: stiffness comes only from the sign switching, which smoothing it (a tanh over 0.01 rad/s)
+had made far too stiff for a 1 ms step on a 0.0004 kg m^2 wrist joint.
+Runs in real time: each timer tick integrates the steps that are due since the start (at most
+``max_catch_up``), so that a late tick does not slow the physics down, and stamps the states with
+the physics time.  Publishes ``/joint_states`` every ``publish_every`` steps and
+``/robot_description`` (transient local) once.  Joint limits are not enforced: the simulated
+robot is a free multibody.
 """
 
 import numpy as np
@@ -33,7 +37,6 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ._common import describe, finite_positive, LATCHED, parameter_check, spin, warm_up
 from .. import robots
-from ..crba import inertia_matrix
 from ..forward import forward_dynamics
 from ..model import load_model
 
@@ -88,8 +91,12 @@ class SimNode(Node):
         self.state_pub = self.create_publisher(JointState, '/joint_states', 100)
         self.create_subscription(Float64MultiArray, command_topic, self._on_command, 10)
         self.dt = 1.0 / self.rate
+        self.max_catch_up = p('max_catch_up', 20, describe(
+            'most steps one late tick may integrate to catch up with real time', read_only=True)
+        ).value
         self.steps = 0
-        self.create_timer(self.dt, self._step)
+        self.t0 = None                 # clock time of step 0, ns
+        self.create_timer(self.dt, self._tick)
 
     def _apply(self, params):
         from rcl_interfaces.msg import SetParametersResult
@@ -111,42 +118,48 @@ class SimNode(Node):
         self.tau[self.command_index] = data
         self.command_at = self.get_clock().now().nanoseconds
 
-    def _acceleration(self, q, qd, tau):
+    def _acceleration(self, q, qd, tau, sliding):
+        if self.friction:
+            tau = tau - self.model.viscous * qd - self.model.coulomb * sliding
         return forward_dynamics(self.model, q, qd, tau, method='udut')
 
-    def _friction(self, q, qd):
-        """Joint friction over one step, implicitly per joint: the velocities after it."""
-        m, h = self.model, self.dt
-        inertia = np.diag(inertia_matrix(m, q))
-        brake = h * m.coulomb / inertia             # velocity Coulomb friction can take away
-        moving = np.abs(qd) > brake
-        return np.where(moving, (qd - np.sign(qd) * brake) / (1.0 + h * m.viscous / inertia),
-                        0.0)
-
-    def _step(self):
+    def _tick(self):
         now = self.get_clock().now().nanoseconds
         if self.command_at is None or now - self.command_at > self.timeout * 1e9:
             self.tau = np.zeros(self.model.n)
-        if self.hold and self.command_at is None:
+        if self.t0 is None or (self.hold and self.command_at is None):
+            self.t0 = now - self.steps * int(self.dt * 1e9)     # physics starts (again) now
             self._publish()
             return
+        due = int((now - self.t0) / (self.dt * 1e9)) - self.steps
+        if due > self.max_catch_up:                   # too far behind: let physics time slip
+            self.t0 += (due - self.max_catch_up) * int(self.dt * 1e9)
+            due = self.max_catch_up
+        for _ in range(due):
+            self._step()
+            if self.steps % self.publish_every == 0:
+                self._publish()
+
+    def _step(self):
         h, q, qd, tau = self.dt, self.q, self.qd, self.tau
-        acc = self._acceleration
-        k1q, k1v = qd, acc(q, qd, tau)
-        k2q, k2v = qd + 0.5 * h * k1v, acc(q + 0.5 * h * k1q, qd + 0.5 * h * k1v, tau)
-        k3q, k3v = qd + 0.5 * h * k2v, acc(q + 0.5 * h * k2q, qd + 0.5 * h * k2v, tau)
-        k4q, k4v = qd + h * k3v, acc(q + h * k3q, qd + h * k3v, tau)
+        s = np.sign(qd)                                 # Coulomb friction's sign, frozen
+
+        def acc(q, qd):
+            return self._acceleration(q, qd, tau, s)
+        k1q, k1v = qd, acc(q, qd)
+        k2q, k2v = qd + 0.5 * h * k1v, acc(q + 0.5 * h * k1q, qd + 0.5 * h * k1v)
+        k3q, k3v = qd + 0.5 * h * k2v, acc(q + 0.5 * h * k2q, qd + 0.5 * h * k2v)
+        k4q, k4v = qd + h * k3v, acc(q + h * k3q, qd + h * k3v)
         self.q = q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
         self.qd = qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
-        if self.friction:
-            self.qd = self._friction(self.q, self.qd)
+        if self.friction:                               # reversed within the step: stuck
+            self.qd = np.where(s * self.qd < 0, 0.0, self.qd)
         self.steps += 1
-        if self.steps % self.publish_every == 0:
-            self._publish()
 
     def _publish(self):
         msg = JointState()
-        msg.header.stamp = self.get_clock().now().to_msg()
+        stamp = self.t0 + self.steps * int(self.dt * 1e9)          # the physics time
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
         msg.name = list(self.model.joint_names)
         msg.position = self.q.tolist()
         msg.velocity = self.qd.tolist()

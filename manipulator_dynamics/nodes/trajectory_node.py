@@ -1,0 +1,286 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""``trajectory_node``: feed-forward efforts of a trajectory, streamed with computed torque.
+
+Subscribes ``trajectory_topic`` (trajectory_msgs/JointTrajectory; every joint of the model, by
+name; ``time_from_start`` strictly increasing; positions within the URDF limits).  Velocities and
+accelerations the message leaves out come from a cubic spline through the positions (clamped: at
+rest at both ends).  Then:
+
+* ``~/trajectory_with_efforts``: the trajectory back, ``effort`` of every point filled with the
+  inverse dynamics of that point (one batched call, in the message's joint order);
+* ``command_topic`` (Float64MultiArray, ``command_joints`` order) while it runs, and holding the
+  last point after: the desired state interpolated (cubic Hermite on positions and velocities)
+  and, with ``feedback``, computed torque on each measured ``/joint_states`` as it arrives (no
+  timer between the state and the command) ``tau = M(q) (qdd_d + kp e + kd e') + h(q, qd)``;
+  without feedback, ``tau = ID(q_d, qd_d, qdd_d)`` at ``rate`` Hz.  Joint states queue at most
+  ``state_queue`` deep (default 1: a controller that falls behind acts on the newest state).  With
+  ``friction_compensation``, ``Fv qd + Fc sign(qd_d)``: Coulomb friction on the sign of the
+  *desired* velocity, which switches only at turning points (on the measured one, switching with
+  the loop's delay, it shook a 0.0004 kg m^2 wrist joint loose);
+* ``desired_state`` at ``rate`` Hz: the desired point (JointTrajectory, one point with positions,
+  velocities, accelerations), which dynamics_node uses in its ``inverse_dynamics`` mode.
+
+A new trajectory replaces the running one; an empty one (no points) stops the commands.
+"""
+
+import numpy as np
+from rclpy.node import Node
+import scipy.interpolate
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ._common import (BadMessage, describe, finite_positive, JointStates, ModelSource,
+                      parameter_check, spin, Throttled, vector_message, warm_up)
+from ..crba import inertia_matrix
+from ..rnea import bias_forces, inverse_dynamics
+
+
+class Plan:
+    """A validated trajectory in model joint order: times, positions, velocities, accelerations."""
+
+    def __init__(self, model, msg):
+        names = list(msg.joint_names)
+        if len(set(names)) != len(names):
+            raise BadMessage('names', 'trajectory names a joint twice')
+        missing = [j for j in model.joint_names if j not in names]
+        if missing:
+            raise BadMessage('missing', f'trajectory lacks joints {", ".join(missing)} (every '
+                             'joint of the model; restrict the model with tip_links)')
+        k = [names.index(j) for j in model.joint_names]
+        self.names, self.order = names, k
+        points = msg.points
+        t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
+        if np.any(np.diff(t) <= 0):
+            bad = int(np.argmax(np.diff(t) <= 0)) + 1
+            raise BadMessage('times', f'trajectory point {bad} does not come after point '
+                             f'{bad - 1} (time_from_start must increase strictly)')
+        q = self._field(points, 'positions', len(names), k, required=True)
+        lo, hi = model.lower - 1e-9, model.upper + 1e-9
+        beyond = np.argwhere((q < lo) | (q > hi))
+        if len(beyond):
+            i, j = beyond[0]
+            raise BadMessage('limits', f"trajectory point {i}: joint '{model.joint_names[j]}' "
+                             f'at {q[i, j]:.4g} is beyond its limits [{model.lower[j]:.4g}, '
+                             f'{model.upper[j]:.4g}]')
+        qd = self._field(points, 'velocities', len(names), k)
+        qdd = self._field(points, 'accelerations', len(names), k)
+        if len(t) == 1:
+            t = np.array([t[0], t[0] + 1e-3])
+            q = np.vstack([q, q])
+            qd = qdd = None
+        spline = scipy.interpolate.CubicSpline(t, q, bc_type='clamped')
+        if qd is None:
+            qd = spline(t, 1)
+        if qdd is None:
+            qdd = spline(t, 2)
+        self.t, self.q, self.qd, self.qdd = t, q, qd, qdd
+        self.hermite = scipy.interpolate.CubicHermiteSpline(t, q, qd)
+        self.accel = scipy.interpolate.interp1d(t, qdd, axis=0)
+
+    @staticmethod
+    def _field(points, what, n, k, required=False):
+        sizes = {len(getattr(p, what)) for p in points}
+        if sizes == {0} and not required:
+            return None
+        if sizes != {n}:
+            raise BadMessage('lengths', f'trajectory {what}: every point needs {n} values, got '
+                             f'{sorted(sizes)}')
+        a = np.array([getattr(p, what) for p in points], dtype=float)[:, k]
+        if not np.all(np.isfinite(a)):
+            i, j = np.argwhere(~np.isfinite(a))[0]
+            raise BadMessage('non-finite', f'trajectory {what} of point {i} is {a[i, j]}')
+        return a
+
+    def at(self, time):
+        """Desired ``(q, qd, qdd)`` at ``time`` s from the start (the last point after the end)."""
+        if time >= self.t[-1]:
+            return self.q[-1], np.zeros_like(self.q[-1]), np.zeros_like(self.q[-1])
+        time = max(time, self.t[0])
+        return self.hermite(time), self.hermite(time, 1), self.accel(time)
+
+
+class TrajectoryNode(Node):
+    """Feed-forward and computed-torque streaming of joint trajectories (see module)."""
+
+    def __init__(self, node_name='trajectory_node', **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = self.declare_parameter
+        topic = p('trajectory_topic', '/joint_trajectory', describe(
+            'trajectory_msgs/JointTrajectory to follow', read_only=True)).value
+        command_topic = p('command_topic', '/effort_controller/commands', describe(
+            'effort command topic of the controller', read_only=True)).value
+        p('command_joints', [''], describe("joint order of the commands (empty: the model's)"))
+        self.rate = p('rate', 500.0, describe('command rate in Hz', read_only=True)).value
+        self.feedback = p('feedback', True, describe(
+            'computed torque on the measured /joint_states (else feed-forward only)')).value
+        self.kp = np.asarray(p('kp', [400.0], describe('position gains (1/s^2): one, or one per '
+                                                       'joint')).value, dtype=float)
+        self.kd = np.asarray(p('kd', [40.0], describe('velocity gains (1/s): one, or one per '
+                                                      'joint')).value, dtype=float)
+        self.friction = p('friction_compensation', True, describe(
+            'add the URDF joint friction to the commands')).value
+        self.stale_after = p('stale_after', 0.5, describe(
+            'drop joint states older than this (s); 0: never')).value
+        depth = p('state_queue', 1, describe(
+            'joint_states kept while busy; 1: always the newest (a controller that falls behind '
+            'must not act on old states)', read_only=True)).value
+        parameter_check(self, {'kp': self._check_gains, 'kd': self._check_gains,
+                               'stale_after': lambda v: None if v == 0 else finite_positive(v),
+                               'command_joints': self._check_command_joints})
+        self.add_on_set_parameters_callback(self._apply)
+        self.throttle = Throttled(self)
+        self.command_pub = self.create_publisher(Float64MultiArray, command_topic, 10)
+        self.efforts_pub = self.create_publisher(JointTrajectory, '~/trajectory_with_efforts', 10)
+        self.desired_pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
+        self.plan = None
+        self.start_ns = None
+        self.states = None
+        self.measured = None
+        self.command_index = None
+        self.source = ModelSource(self, self._on_model)
+        self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
+        self.create_subscription(JointState, '/joint_states', self._on_state, depth)
+        self.create_timer(1.0 / self.rate, self._on_timer)
+
+    # --- parameters ---------------------------------------------------------------------------
+    def _check_gains(self, value):
+        model = getattr(self, 'source', None) and self.source.model
+        gains = np.asarray(value, dtype=float)
+        if gains.ndim != 1 or not np.all(np.isfinite(gains)) or np.any(gains < 0):
+            return 'must be finite numbers >= 0'
+        if model is not None and len(gains) not in (1, model.n):
+            return f'needs 1 or {model.n} values'
+        return None
+
+    def _check_command_joints(self, names):
+        model = getattr(self, 'source', None) and self.source.model
+        unknown = [n for n in names if n and model is not None and n not in model.joint_names]
+        return f'not joints of the model: {", ".join(unknown)}' if unknown else None
+
+    def _apply(self, params):
+        from rcl_interfaces.msg import SetParametersResult
+        for param in params:
+            if param.name in ('kp', 'kd'):
+                setattr(self, param.name, np.asarray(param.value, dtype=float))
+            elif param.name in ('feedback', 'stale_after'):
+                setattr(self, param.name, param.value)
+            elif param.name == 'friction_compensation':
+                self.friction = param.value
+            elif param.name == 'command_joints' and self.source.model is not None:
+                self.command_index = self._command_index(self.source.model, param.value)
+        if self.states is not None:
+            self.states.stale_after = self.stale_after
+        return SetParametersResult(successful=True)
+
+    # --- model and inputs ---------------------------------------------------------------------
+    def _command_index(self, model, names):
+        names = [n for n in names if n] or list(model.joint_names)
+        return np.array([model.joint_index(n) for n in names], dtype=np.int64)
+
+    def _on_model(self, model):
+        warm_up(model)
+        self.states = JointStates(model, self.stale_after)
+        self.command_index = self._command_index(model, self.get_parameter('command_joints').value)
+        self.plan = None
+        self.measured = None
+
+    def _on_state(self, msg):
+        if self.states is None:
+            return
+        try:
+            q, qd, _, stamp = self.states.read(msg, self.get_clock().now().nanoseconds)
+        except BadMessage as e:
+            self.throttle.warn('states ' + e.kind, f'dropped joint_states: {e}')
+            return
+        self.measured = (q, qd if qd is not None else np.zeros_like(q))
+        if self.feedback:
+            # the desired state at the time of the measurement, not of the computation
+            self._command(stamp or None)
+
+    def _on_trajectory(self, msg):
+        model = self.source.model
+        if model is None:
+            self.throttle.warn('no model', 'trajectory dropped: no robot model yet')
+            return
+        if not msg.points:
+            self.plan = None
+            self.get_logger().info('empty trajectory: stopped')
+            return
+        try:
+            plan = Plan(model, msg)
+        except BadMessage as e:
+            self.throttle.warn('trajectory ' + e.kind, f'trajectory rejected: {e}')
+            return
+        tau = inverse_dynamics(model, plan.q, plan.qd, plan.qdd, friction=self.friction)
+        out = JointTrajectory(header=msg.header, joint_names=plan.names)
+        inverse = np.argsort(plan.order)
+        for i, point in enumerate(msg.points):
+            filled = JointTrajectoryPoint(
+                positions=list(point.positions), velocities=plan.qd[i][inverse].tolist(),
+                accelerations=plan.qdd[i][inverse].tolist(), effort=tau[i][inverse].tolist(),
+                time_from_start=point.time_from_start)
+            out.points.append(filled)
+        self.efforts_pub.publish(out)
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        self.start_ns = stamp or self.get_clock().now().nanoseconds
+        self.plan = plan
+        self.get_logger().info(f'following a trajectory of {len(msg.points)} points over '
+                               f'{plan.t[-1]:.3g} s')
+
+    # --- output -------------------------------------------------------------------------------
+    def _on_timer(self):
+        if not self.feedback or self.measured is None:
+            if self.feedback and self.plan is not None:
+                self.throttle.warn('no state', 'feedback on but no joint_states yet: '
+                                   'feed-forward only')
+            self._command()
+        self._publish_desired()
+
+    def _command(self, at_ns=None):
+        plan, model = self.plan, self.source.model
+        if plan is None or model is None:
+            return
+        t = ((at_ns or self.get_clock().now().nanoseconds) - self.start_ns) * 1e-9
+        q_d, qd_d, qdd_d = plan.at(t)
+        if self.feedback and self.measured is not None:
+            q, qd = self.measured
+            acc = qdd_d + self.kp * (q_d - q) + self.kd * (qd_d - qd)
+            tau = inertia_matrix(model, q) @ acc + bias_forces(model, q, qd)
+            if self.friction:
+                tau += model.viscous * qd + model.coulomb * np.sign(qd_d)
+        else:
+            tau = inverse_dynamics(model, q_d, qd_d, qdd_d)
+            if self.friction:
+                tau += model.viscous * qd_d + model.coulomb * np.sign(qd_d)
+        self.command_pub.publish(vector_message(tau[self.command_index]))
+
+    def _publish_desired(self):
+        plan, model = self.plan, self.source.model
+        if plan is None or model is None:
+            return
+        now = self.get_clock().now()
+        q_d, qd_d, qdd_d = plan.at((now.nanoseconds - self.start_ns) * 1e-9)
+        desired = JointTrajectory(joint_names=list(model.joint_names))
+        desired.header.stamp = now.to_msg()
+        desired.points = [JointTrajectoryPoint(positions=q_d.tolist(), velocities=qd_d.tolist(),
+                                               accelerations=qdd_d.tolist())]
+        self.desired_pub.publish(desired)
+
+
+def main(args=None):
+    """Console script ``trajectory_node``."""
+    spin(TrajectoryNode, args)

@@ -1,0 +1,170 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""trajectory_node as a real process: efforts of every point, streaming, closed-loop tracking."""
+
+import os
+
+import numpy as np
+import pytest
+import scipy.interpolate
+
+import manipulator_dynamics as md
+from manipulator_dynamics import robots
+
+pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
+                    'test installs the PyPI wheels)')
+from builtin_interfaces.msg import Duration  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+ARM = robots.path('demo_arm')
+DYNAMICS = os.path.join(os.path.dirname(__file__), '..', 'config', 'demo_arm_dynamics.yaml')
+COMMANDS = '/effort_controller/commands'
+
+
+def trajectory(model, seconds=5.0, points=11, order=None, full=True, seed=0):
+    """A smooth out-and-back motion of every joint as a JointTrajectory (joints in ``order``)."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, seconds, points)
+    amp = rng.uniform(0.2, 0.5, model.n) * rng.choice([-1, 1], model.n)
+    w = np.pi / seconds
+    q = 0.1 + amp * np.sin(w * t)[:, None] ** 2
+    qd = amp * w * np.sin(2 * w * t)[:, None]
+    qdd = amp * 2 * w * w * np.cos(2 * w * t)[:, None]
+    order = list(model.joint_names) if order is None else order
+    k = [model.joint_index(j) for j in order]
+    msg = JointTrajectory(joint_names=order)
+    for i, ti in enumerate(t):
+        point = JointTrajectoryPoint(positions=q[i, k].tolist())
+        if full:
+            point.velocities, point.accelerations = qd[i, k].tolist(), qdd[i, k].tolist()
+        point.time_from_start = Duration(sec=int(ti), nanosec=int(round((ti % 1) * 1e9)))
+        msg.points.append(point)
+    return msg, t, q, qd, qdd
+
+
+def test_trajectory_with_efforts(client, processes):
+    model = md.load_model(ARM)
+    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false')
+    efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/trajectory_node/trajectory_with_efforts')
+    order = list(model.joint_names)[::-1]
+    msg, t, q, qd, qdd = trajectory(model, order=order)
+    pub.publish(msg)
+    client.wait(lambda: efforts, what='trajectory_with_efforts')
+    got = efforts[0]
+    assert list(got.joint_names) == order
+    k = [model.joint_index(j) for j in order]
+    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)[:, k]
+    np.testing.assert_allclose([p.effort for p in got.points], tau, rtol=1e-9, atol=1e-9)
+    pub.publish(JointTrajectory())                               # empty: stop
+
+
+def test_streamed_commands_follow_time_from_start(client, processes):
+    """Positions only: the node fills velocities and accelerations by a clamped cubic spline,
+    streams the desired state along time_from_start from the header stamp, then holds."""
+    model = md.load_model(ARM)
+    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false')
+    desired = client.listen(JointTrajectory, '/desired_state', 100)
+    commands = client.listen(Float64MultiArray, COMMANDS, 100)
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/desired_state')
+    msg, t, q, _, _ = trajectory(model, seconds=1.0, points=6, full=False)
+    start = client.node.get_clock().now()
+    msg.header.stamp = start.to_msg()
+    pub.publish(msg)
+    client.spin(2.5)
+    spline = scipy.interpolate.CubicSpline(t, q, bc_type='clamped')
+    hermite = scipy.interpolate.CubicHermiteSpline(t, q, spline(t, 1))
+    stamps = np.array([(m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec -
+                        start.nanoseconds) * 1e-9 for m in desired])
+    during = (stamps > 0.05) & (stamps < 0.95)
+    assert during.sum() > 100                                     # about 500 Hz
+    # the node samples its clock twice per step (for the state, then for the stamp): allow
+    # the motion of 2 ms, about 1e-3 rad here
+    for m, s in zip(np.array(desired)[during], stamps[during]):
+        np.testing.assert_allclose(m.points[0].positions, hermite(s), atol=2e-3)
+    after = [m for m, s in zip(desired, stamps) if s > 1.1]
+    np.testing.assert_allclose(after[-1].points[0].positions, q[-1], atol=1e-12)
+    assert np.allclose(after[-1].points[0].velocities, 0.0)
+    np.testing.assert_allclose(commands[-1].data, md.inverse_dynamics(
+        model, q[-1], np.zeros(7), np.zeros(7), friction=True), rtol=1e-9)
+
+
+def test_bad_trajectories_are_rejected(client, processes):
+    model = md.load_model(ARM)
+    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false')
+    efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/trajectory_node/trajectory_with_efforts')
+    good = trajectory(model)[0]
+    bad = []
+    m = trajectory(model)[0]
+    m.joint_names = m.joint_names[:-1] + ['elbow']              # a joint the model lacks
+    bad.append(m)
+    m = trajectory(model)[0]
+    m.points[3].time_from_start = m.points[2].time_from_start   # times not increasing
+    bad.append(m)
+    m = trajectory(model)[0]
+    m.points[4].positions[1] = 3.5                              # beyond joint2's 2.09 limit
+    bad.append(m)
+    m = trajectory(model)[0]
+    m.points[2].velocities = m.points[2].velocities[:3]         # mismatched lengths
+    bad.append(m)
+    m = trajectory(model)[0]
+    m.points[5].accelerations[0] = float('nan')
+    bad.append(m)
+    for k, m in enumerate(bad):
+        pub.publish(m)
+        pub.publish(good)
+        client.wait(lambda: len(efforts) == k + 1, what=f'efforts after bad trajectory {k}')
+    client.spin(0.3)
+    assert len(efforts) == len(bad)
+
+
+def test_computed_torque_tracks_within_a_milliradian(client, processes):
+    """sim_node + trajectory_node over DDS: a 5 s trajectory, max error below 1 mrad.
+
+    The bundled robot with its joint dynamics (rotor inertias, friction), default gains; the
+    trajectory is stamped to start 0.3 s ahead, as one would for joint_trajectory_controller.
+    """
+    from rclpy.duration import Duration as Delay
+    model = md.load_model(ARM, joint_dynamics=DYNAMICS)
+    processes('trajectory_node', f'urdf_path:={ARM}', f'joint_dynamics:={DYNAMICS}',
+              'feedback:=true')
+    msg, t, q, qd, qdd = trajectory(model, seconds=5.0, points=26)
+    processes('sim_node', f'initial_positions:=[{", ".join(map(str, q[0]))}]',
+              f'joint_dynamics:={DYNAMICS}', 'wait_for_command:=true')
+    states = client.listen(JointState, '/joint_states', 100)
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/joint_states')
+    start = client.node.get_clock().now() + Delay(seconds=0.3)
+    msg.header.stamp = start.to_msg()
+    pub.publish(msg)
+    client.spin(5.8)
+    hermite = scipy.interpolate.CubicHermiteSpline(t, q, qd)
+    stamps = np.array([(s.header.stamp.sec * 10 ** 9 + s.header.stamp.nanosec -
+                        start.nanoseconds) * 1e-9 for s in states])
+    during = (stamps >= 0.0) & (stamps <= 5.0)
+    measured = np.array([s.position for s in states])[during]
+    assert len(measured) > 2000
+    error = np.abs(measured - hermite(stamps[during])).max()
+    assert error < 1e-3, error
