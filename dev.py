@@ -55,7 +55,7 @@ def main(argv):
     ensure_environment(EXTRAS[command])
     env = dict(os.environ)
     if command == 'demo':
-        args = [PYTHON, '-m', 'manipulator_dynamics.cli', 'demo'] + rest
+        args = [PYTHON, '-m', 'manipulator_dynamics.nodes.demo'] + rest
     else:
         args = [PYTHON, '-m', 'pytest', '-q', os.path.join(HERE, 'test')] + rest
     return subprocess.call(args, cwd=HERE, env=env)

@@ -37,7 +37,8 @@ setup(
     # The ROS client libraries (rclpy, message packages) are deliberately absent: where ROS 2 is
     # installed they come from the distribution; without ROS, `pip install .[ros]` brings wheels.
     install_requires=['setuptools', 'numpy>=1.24', 'numba>=0.58', 'scipy>=1.10', 'PyYAML>=5.4',
-                      'lxml>=4.9', 'yourdfpy>=0.0.56', 'rosbags>=0.9.11'],
+                      'lxml>=4.9', 'yourdfpy>=0.0.56', 'rosbags>=0.9.11',
+                      'matplotlib>=3.5'],
     extras_require={
         'test': ['pytest>=7', 'pin>=3.4', 'example-robot-data>=4.1', 'flake8>=6',
                  'flake8-quotes>=3.3', 'pydocstyle>=6.3', 'colcon-common-extensions>=0.3'],
@@ -55,6 +56,8 @@ setup(
             'dynamics_node = manipulator_dynamics.nodes.dynamics_node:main',
             'sim_node = manipulator_dynamics.nodes.sim_node:main',
             'trajectory_node = manipulator_dynamics.nodes.trajectory_node:main',
+            'base_params_node = manipulator_dynamics.nodes.base_params_node:main',
+            'demo_trajectory = manipulator_dynamics.nodes.demo:demo_trajectory',
         ],
     },
 )

@@ -1,0 +1,62 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""/compute_base_params from base_params_node, as a real process over DDS."""
+
+import pytest
+import yaml
+
+import manipulator_dynamics as md
+from manipulator_dynamics import robots
+
+pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
+                    'test installs the PyPI wheels)')
+from std_srvs.srv import Trigger  # noqa: E402
+
+
+def call(client, timeout=60.0):
+    service = client.node.create_client(Trigger, '/compute_base_params')
+    client.wait(service.service_is_ready, what='/compute_base_params')
+    future = service.call_async(Trigger.Request())
+    client.wait(future.done, timeout, what='the answer of /compute_base_params')
+    return future.result()
+
+
+def test_yaml_answer_matches_the_library(client, processes):
+    path = robots.path('demo_arm_gripper')
+    processes('base_params_node', f'urdf_path:={path}', 'friction:=true', 'seed:=3')
+    answer = call(client)
+    assert answer.success, answer.message
+    data = yaml.safe_load(answer.message)
+    base = md.base_parameters(md.load_model(path), friction=True, seed=3)
+    assert data['count'] == base.count and data['seed'] == 3 and data['method'] == 'energy'
+    assert data['samples'] == base.samples
+    assert [p['name'] for p in data['parameters']] == list(base.names)
+    assert [p['equation'] for p in data['parameters']] == list(base.equations)
+
+
+def test_closed_loop_robot_through_the_service(client, processes):
+    import os
+    loops = os.path.join(os.path.dirname(__file__), '..', 'config', 'parallelogram_loops.yaml')
+    processes('base_params_node', f'urdf_path:={robots.path("parallelogram")}',
+              f'loops:={loops}')
+    data = yaml.safe_load(call(client).message)
+    assert data['count'] == 3
+
+
+def test_fails_cleanly_without_a_model(client, processes):
+    processes('base_params_node')
+    answer = call(client)
+    assert not answer.success
+    assert 'no robot model loaded yet' in answer.message
