@@ -54,6 +54,13 @@ class Process:
                                       text=True, env=dict(os.environ))
         self.output = None
 
+    def wait(self, timeout=60.0):
+        """Wait for the node to end by itself; return ``(exit code, stdout + stderr)``."""
+        if self.output is None:
+            out, err = self.popen.communicate(timeout=timeout)
+            self.output = (self.popen.returncode, out + err)
+        return self.output
+
     def stop(self, sig=signal.SIGINT, timeout=20.0):
         """Stop the node; return ``(exit code, stdout + stderr)``."""
         if self.output is None:

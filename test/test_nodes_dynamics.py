@@ -230,3 +230,11 @@ def test_simulated_arm_held_by_gravity_compensation(client, processes):
     assert len(q) > 200                                     # about 1 kHz
     drift = np.abs(q - [0.0, 0.6, 0.3, -0.9, 0.2, 0.7, 0.1]).max()
     assert drift < 1e-5, drift
+
+
+def test_invalid_start_parameter_stops_the_node_with_a_reason(processes):
+    node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}', 'mode:=fast')
+    code, output = node.wait()
+    assert code == 2, output
+    assert 'not started: parameter mode: must be one of' in output
+    assert 'Traceback' not in output

@@ -20,6 +20,7 @@ import os
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 import rclpy
+import rclpy.logging
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
@@ -131,6 +132,8 @@ class JointStates:
         self.model = model
         self.stale_after = stale_after
         self.last_stamp = None
+        self._names = None          # the last message's names and their mapping, reused while
+        self._k = None              # a driver sends the same names (the usual case)
 
     def read(self, msg, now_ns):
         """Return ``(q, qd or None, effort or None, stamp_ns)``; raise BadMessage with a reason.
@@ -138,17 +141,20 @@ class JointStates:
         Names of other robots' joints are ignored; missing or duplicated names, arrays of the
         wrong length, non-finite values and out-of-order or stale stamps are reasons to drop.
         """
-        names = list(msg.name)
-        if len(set(names)) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1})
-            raise BadMessage(
-                'duplicated', f'joint_states names {", ".join(dup)} more than once')
-        index = {n: i for i, n in enumerate(names)}
-        missing = [j for j in self.model.joint_names if j not in index]
-        if missing:
-            raise BadMessage(
-                'missing', f'joint_states lacks joints {", ".join(missing)}')
-        k = [index[j] for j in self.model.joint_names]
+        names = msg.name
+        if names != self._names:
+            names = list(names)
+            if len(set(names)) != len(names):
+                dup = sorted({n for n in names if names.count(n) > 1})
+                raise BadMessage(
+                    'duplicated', f'joint_states names {", ".join(dup)} more than once')
+            index = {n: i for i, n in enumerate(names)}
+            missing = [j for j in self.model.joint_names if j not in index]
+            if missing:
+                raise BadMessage(
+                    'missing', f'joint_states lacks joints {", ".join(missing)}')
+            self._names, self._k = names, [index[j] for j in self.model.joint_names]
+        k = self._k
         q = self._field(msg.position, 'position', names, k, required=True)
         qd = self._field(msg.velocity, 'velocity', names, k)
         effort = self._field(msg.effort, 'effort', names, k)
@@ -204,7 +210,7 @@ def vector_message(values, label='joint'):
     """Make a 1-D Float64MultiArray."""
     msg = Float64MultiArray()
     msg.layout.dim = [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
-    msg.data = [float(v) for v in values]
+    msg.data = np.asarray(values, dtype=float).tolist()
     return msg
 
 
@@ -223,8 +229,21 @@ def names_message(names):
     return String(data='[' + ', '.join(names) + ']')
 
 
+class ConfigurationError(ValueError):
+    """A node was started with an invalid parameter value: it does not start."""
+
+
 def parameter_check(node, checks):
-    """Install a set-parameters callback: ``checks`` maps a name to ``value -> reason or None``."""
+    """Validate parameters: now (their start values) and whenever they are set.
+
+    ``checks`` maps a name to ``value -> reason or None``.  An invalid start value raises
+    :class:`ConfigurationError` naming the parameter; an invalid set is rejected with the reason.
+    """
+    for name, check in checks.items():
+        reason = check(node.get_parameter(name).value)
+        if reason:
+            raise ConfigurationError(f'parameter {name}: {reason}')
+
     def callback(params):
         for param in params:
             check = checks.get(param.name)
@@ -248,6 +267,9 @@ def spin(node_class, args=None):
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except ConfigurationError as e:
+        rclpy.logging.get_logger(node_class.__name__).fatal(f'not started: {e}')
+        raise SystemExit(2)
     except RuntimeError:            # rclpy's RCLError: also what a signal during start-up gives
         if rclpy.ok():
             raise
