@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_dynamics import chain_urdf, erd_path, machine  # noqa: E402
+from bench_dynamics import chain_urdf, erd_path, machine, panda_arm  # noqa: E402
 import manipulator_dynamics as md  # noqa: E402
 from manipulator_dynamics.base_parameters import default_samples, random_states  # noqa: E402
 
@@ -55,11 +55,7 @@ def pinocchio_route(pin, pm, model, samples, seed=0):
 
 
 def robots(pin):
-    panda = erd_path('panda_description/urdf/panda.urdf')
-    full = pin.buildModelFromUrdf(panda)
-    fingers = [full.getJointId(f'panda_finger_joint{i}') for i in (1, 2)]
-    yield ('panda arm', md.load_model(panda, tip_links=['panda_hand']),
-           pin.buildReducedModel(full, fingers, pin.neutral(full)))
+    yield panda_arm(pin)
     baxter = erd_path('baxter_description/urdf/baxter.urdf')
     yield 'baxter (tree)', md.load_model(baxter), pin.buildModelFromUrdf(baxter)
     for n in (12, 24, 48):

@@ -53,13 +53,18 @@ def chain_urdf(n):
     return random_urdf(1000 + n, n=n, branching=0.0, fixed_links=0, prismatic=0.0, continuous=0.0)
 
 
-def robots(pin, quick):
-    """Yield (label, our model, Pinocchio model) with the same joints in the same order."""
+def panda_arm(pin):
+    """Load the panda's 7-joint arm, fingers locked: ``(label, our model, Pinocchio's)``."""
     panda = erd_path('panda_description/urdf/panda.urdf')
     full = pin.buildModelFromUrdf(panda)
     fingers = [full.getJointId(f'panda_finger_joint{i}') for i in (1, 2)]
-    yield ('panda arm', md.load_model(panda, tip_links=['panda_hand']),
-           pin.buildReducedModel(full, fingers, pin.neutral(full)))
+    return ('panda arm', md.load_model(panda, tip_links=['panda_hand']),
+            pin.buildReducedModel(full, fingers, pin.neutral(full)))
+
+
+def robots(pin, quick):
+    """Yield (label, our model, Pinocchio model) with the same joints in the same order."""
+    yield panda_arm(pin)
     ur5 = erd_path('ur_description/urdf/ur5_robot.urdf')
     yield 'ur5', md.load_model(ur5), pin.buildModelFromUrdf(ur5)
     for n in (6, 12) if quick else (6, 12, 24, 48):

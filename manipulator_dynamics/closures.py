@@ -36,13 +36,12 @@ velocities and accelerations from the differentiated constraints ``J qd = 0`` an
 
 from dataclasses import dataclass
 import math
-import os
 from typing import Mapping
 
 import numpy as np
 
 from ._kinematics import joint_poses, motion_pass
-from .model import PRISMATIC
+from .model import PRISMATIC, read_yaml
 
 
 class ClosureError(ValueError):
@@ -83,19 +82,9 @@ def _vector(value, what):
 
 def load_closures(model, source):
     """Read closures from a YAML file, YAML text or mapping (format: the module docstring)."""
-    import yaml
-
     if isinstance(source, ClosedLoops):
         return source
-    if isinstance(source, (str, os.PathLike)):
-        text = os.fspath(source)
-        if os.path.exists(text):
-            with open(text, encoding='utf-8') as f:
-                text = f.read()
-        try:
-            source = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            raise ClosureError(f'closure YAML does not parse: {e}') from None
+    source = read_yaml(source, 'closure', ClosureError)
     if not isinstance(source, Mapping):
         raise ClosureError('closures must be a mapping with keys active, closures [, reference]')
     unknown = set(source) - {'active', 'closures', 'reference'}

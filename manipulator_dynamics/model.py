@@ -216,6 +216,25 @@ class Model:
 _DYNAMICS_FIELDS = {'armature': 'armature', 'viscous': 'viscous', 'coulomb': 'coulomb'}
 
 
+def read_yaml(source, what, error):
+    """``source`` as a Python object: a YAML file path, YAML text, or already a mapping.
+
+    A document that does not parse raises ``error`` naming ``what``.
+    """
+    import yaml
+
+    if isinstance(source, (str, os.PathLike)):
+        text = os.fspath(source)
+        if os.path.exists(text):
+            with open(text, encoding='utf-8') as f:
+                text = f.read()
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise error(f'{what} YAML does not parse: {e}') from None
+    return source
+
+
 def load_joint_dynamics(source, joint_names: Sequence[str]):
     """Read armature / friction overrides; return ``{field: function(old_array) -> new_array}``.
 
@@ -226,17 +245,7 @@ def load_joint_dynamics(source, joint_names: Sequence[str]):
 
     Fields left out keep the URDF's value (``<dynamics damping= friction=>``; armature 0).
     """
-    import yaml
-
-    if isinstance(source, (str, os.PathLike)):
-        text = str(source)
-        if os.path.exists(text):
-            with open(text, encoding='utf-8') as f:
-                text = f.read()
-        try:
-            source = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            raise URDFError(f'joint dynamics YAML does not parse: {e}') from None
+    source = read_yaml(source, 'joint dynamics', URDFError)
     if source is None:
         source = {}
     if not isinstance(source, Mapping):
