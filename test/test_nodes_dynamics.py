@@ -238,3 +238,18 @@ def test_invalid_start_parameter_stops_the_node_with_a_reason(processes):
     assert code == 2, output
     assert 'not started: parameter mode: must be one of' in output
     assert 'Traceback' not in output
+
+
+def test_latency_report(client, processes):
+    """report_latency: the ms from the DDS receipt of each state to its command's publication."""
+    from std_msgs.msg import Float64
+    arm = md.load_model(robots.path('demo_arm'))
+    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}', 'report_latency:=true')
+    latency = client.listen(Float64, '/dynamics_node/command_latency')
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/dynamics_node/command_latency')
+    for k in range(5):
+        pub.publish(state(arm.joint_names, np.full(7, 0.1 * k)))
+        client.wait(lambda: len(latency) == k + 1, what='a latency report')
+    assert all(0.0 < m.data < 1000.0 for m in latency)

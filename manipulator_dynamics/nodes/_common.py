@@ -62,13 +62,15 @@ class Throttled:
 
 
 class ModelSource:
-    """The robot model of a node: from parameters, or from the ``/robot_description`` topic.
+    """The robot model of a node: from parameters, or else from the ``/robot_description`` topic.
 
     Parameters (declared on ``node``): ``robot_description`` (URDF text), ``urdf_path``,
     ``robot_description_topic`` (default ``/robot_description``; empty: do not listen),
-    ``root_link``, ``tip_links``, ``joint_dynamics`` (YAML path), ``check_inertia``.  A URDF on the
-    topic replaces the model whenever it changes; a bad one is logged and the previous model kept.
-    ``on_model(model)`` is called with each new model.
+    ``root_link``, ``tip_links``, ``joint_dynamics`` (YAML path), ``check_inertia``.  A model given
+    by parameter is authoritative: the topic is not used (a simulator's description arriving late
+    must not replace it).  Otherwise a URDF on the topic replaces the model whenever its text
+    changes; a bad one is logged and the previous model kept.  ``on_model(model)`` is called with
+    each new model.
     """
 
     def __init__(self, node, on_model):
@@ -94,7 +96,7 @@ class ModelSource:
         elif path:
             self.load(path, f'urdf_path {path}')
         topic = node.get_parameter('robot_description_topic').value
-        if topic:
+        if topic and not (text or path):
             node.create_subscription(String, topic, self._on_description, LATCHED)
 
     def _on_description(self, msg):
@@ -119,6 +121,9 @@ class ModelSource:
             node.get_logger().error(f'{source} rejected, keeping the previous model: {e}')
             return False
         self._urdf = urdf if isinstance(urdf, str) and urdf.lstrip().startswith('<') else None
+        if self._urdf is None:
+            with open(urdf, encoding='utf-8') as f:        # loaded: the file exists
+                self._urdf = f.read()
         self.model = model
         node.get_logger().info(f'model from {source}: {model!r}')
         self.on_model(model)

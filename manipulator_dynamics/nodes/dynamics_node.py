@@ -32,10 +32,12 @@ desired accelerations, as trajectory_node publishes it).  Publishes, at each joi
   (``positions``, ``velocities``, ``effort``) and the joint names.
 """
 
+import time
+
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._common import (BadMessage, describe, Throttled, finite_positive, JointStates, LATCHED,
@@ -73,9 +75,12 @@ class DynamicsNode(Node):
             'in inverse_dynamics mode, desired accelerations older than this (s) count as 0'
         )).value
         self.outputs = set(p('outputs', list(OUTPUTS), describe(
-            'which ~/ topics to publish: ' + ', '.join(OUTPUTS))).value)
+            'which ~/ topics to publish: ' + ', '.join(OUTPUTS) + ' ([""]: none)')).value) - {''}
         self.forward_method = p('forward_method', 'auto', describe(
             'forward dynamics method: auto | udut | cholesky')).value
+        self.report_latency = p('report_latency', False, describe(
+            'publish ~/command_latency: ms from the DDS receipt of each joint state to the '
+            'publication of its command (for benchmarks)')).value
         depth = p('state_queue', 1, describe(
             'joint_states kept while busy; 1: always the newest (commands from old states would '
             'act late)', read_only=True)).value
@@ -86,8 +91,8 @@ class DynamicsNode(Node):
             'desired_timeout': finite_positive,
             'forward_method': lambda v: None if v in ('auto', 'udut', 'cholesky') else
             'must be auto, udut or cholesky',
-            'outputs': lambda v: None if set(v) <= set(OUTPUTS) else
-            f'unknown: {", ".join(sorted(set(v) - set(OUTPUTS)))}',
+            'outputs': lambda v: None if set(v) - {''} <= set(OUTPUTS) else
+            f'unknown: {", ".join(sorted(set(v) - set(OUTPUTS) - {""}))}',
             'command_joints': self._check_command_joints,
         })
         self.add_on_set_parameters_callback(self._apply)
@@ -99,6 +104,7 @@ class DynamicsNode(Node):
             'forward_dynamics': self.create_publisher(JointTrajectory, '~/forward_dynamics', 10),
         }
         self.names_pub = self.create_publisher(String, '~/joint_names', LATCHED)
+        self.latency_pub = self.create_publisher(Float64, '~/command_latency', 100)
         self.states = None
         self.command_index = None
         self.latest = None
@@ -126,12 +132,13 @@ class DynamicsNode(Node):
         from rcl_interfaces.msg import SetParametersResult
         for param in params:
             if param.name in ('mode', 'rate', 'friction_compensation', 'clamp_efforts',
-                              'stale_after', 'desired_timeout', 'forward_method'):
+                              'stale_after', 'desired_timeout', 'forward_method',
+                              'report_latency'):
                 attr = {'friction_compensation': 'friction', 'clamp_efforts': 'clamp'}.get(
                     param.name, param.name)
                 setattr(self, attr, param.value)
             elif param.name == 'outputs':
-                self.outputs = set(param.value)
+                self.outputs = set(param.value) - {''}
         if self.states is not None:
             self.states.stale_after = self.stale_after
         if any(p.name == 'rate' for p in params):
@@ -171,7 +178,7 @@ class DynamicsNode(Node):
     def _warn(self, text, kind=None):
         self.throttle.warn(kind or text, text)
 
-    def _on_state(self, msg):
+    def _on_state(self, msg, info):
         if self.states is None or self.source.model is None:
             self._warn('joint_states received but no robot model yet (robot_description, '
                        'urdf_path)')
@@ -183,7 +190,7 @@ class DynamicsNode(Node):
             return
         self.latest = (q, qd, effort, msg.header.stamp)
         if self.rate == 0:
-            self._publish(*self.latest)
+            self._publish(*self.latest, received=info['received_timestamp'])
 
     def _on_desired(self, msg):
         model = self.source.model
@@ -215,7 +222,7 @@ class DynamicsNode(Node):
             self._publish(*self.latest)
 
     # --- outputs ------------------------------------------------------------------------------
-    def _publish(self, q, qd, effort, stamp):
+    def _publish(self, q, qd, effort, stamp, received=None):
         model = self.source.model
         rates = qd if qd is not None else np.zeros(model.n)
         if self.mode != 'none' and self.command_index is not None:
@@ -241,6 +248,8 @@ class DynamicsNode(Node):
                     self._warn(f'efforts clamped to the URDF limits: {", ".join(over)}', 'clamped')
                 tau = clamped
             self.command_pub.publish(vector_message(tau[self.command_index]))
+            if self.report_latency and received:
+                self.latency_pub.publish(Float64(data=(time.time_ns() - received) * 1e-6))
         outputs = self.outputs
         if 'gravity_torques' in outputs:
             self.pubs['gravity_torques'].publish(vector_message(gravity_torques(model, q)))

@@ -193,10 +193,12 @@ class TrajectoryNode(Node):
 
     def _on_model(self, model):
         warm_up(model)
+        previous = self.states.model if self.states is not None else None
         self.states = JointStates(model, self.stale_after)
         self.command_index = self._command_index(model, self.get_parameter('command_joints').value)
-        self.plan = None
         self.measured = None
+        if previous is None or previous.joint_names != model.joint_names:
+            self.plan = None                   # a running trajectory survives a same-joint reload
 
     def _on_state(self, msg):
         if self.states is None:
