@@ -89,7 +89,8 @@ def test_streamed_commands_follow_time_from_start(client, processes):
     client.wait_for_subscriber(pub)
     client.wait_for_publisher('/desired_state')
     msg, t, q, _, _ = trajectory(model, seconds=1.0, points=6, full=False)
-    start = client.node.get_clock().now()
+    from rclpy.duration import Duration as Delay
+    start = client.node.get_clock().now() + Delay(seconds=0.3)   # stamped ahead, so never late
     msg.header.stamp = start.to_msg()
     pub.publish(msg)
 
@@ -173,3 +174,21 @@ def test_computed_torque_tracks_within_a_milliradian(client, processes):
     assert len(measured) > 2000
     error = np.abs(measured - hermite(stamps[during])).max()
     assert error < 1e-3, error
+
+
+def test_late_trajectory_starts_from_its_first_point(client, processes):
+    """A trajectory arriving after its start stamp starts now, from its first point."""
+    from rclpy.duration import Duration as Delay
+    model = md.load_model(ARM)
+    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false', 'rate:=100.0')
+    desired = client.listen(JointTrajectory, '/desired_state', 100)
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/desired_state')
+    msg, t, q, _, _ = trajectory(model, seconds=2.0, points=5)
+    msg.header.stamp = (client.node.get_clock().now() - Delay(seconds=1.0)).to_msg()
+    pub.publish(msg)
+    client.wait(lambda: desired, what='the first desired state')
+    # one second late, it still begins at the first point, not at the point due at 1 s
+    np.testing.assert_allclose(desired[0].points[0].positions, q[0], atol=5e-3)
+    assert np.abs(np.array(desired[0].points[0].positions) - q[2]).max() > 0.05

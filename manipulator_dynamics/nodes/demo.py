@@ -35,7 +35,7 @@ from .. import robots
 from ..model import load_model
 
 SECONDS = 5.0
-LEAD = 0.5        # the trajectory starts this long after it is sent
+LEAD = 1.0        # the trajectory starts this long after it is sent
 
 
 def demo_points(model, seconds=SECONDS, points=51):
@@ -130,8 +130,10 @@ def run(plot='demo.png'):
     ]
     rclpy.init()
     node = rclpy.create_node('demo')
-    states, commands = [], []
+    states, commands, echoed = [], [], []
     node.create_subscription(JointState, '/joint_states', states.append, 100)
+    node.create_subscription(JointTrajectory, '/trajectory_node/trajectory_with_efforts',
+                             echoed.append, 10)
     node.create_subscription(Float64MultiArray, '/effort_controller/commands', commands.append,
                              100)
     pub = node.create_publisher(JointTrajectory, '/joint_trajectory', 10)
@@ -149,6 +151,7 @@ def run(plot='demo.png'):
                    and service.service_is_ready(), 60, 'the nodes to start')
         start = node.get_clock().now() + Duration(seconds=LEAD)
         pub.publish(demo_message(model, start))
+        spin_until(lambda: echoed, LEAD, 'trajectory_node to accept the trajectory')
         print(f'trajectory sent: every joint out and back over {SECONDS:g} s, computed '
               'torque on the simulated arm', flush=True)
         future = service.call_async(Trigger.Request())

@@ -33,7 +33,9 @@ rest at both ends).  Then:
 * ``desired_state`` at ``rate`` Hz: the desired point (JointTrajectory, one point with positions,
   velocities, accelerations), which dynamics_node uses in its ``inverse_dynamics`` mode.
 
-A new trajectory replaces the running one; an empty one (no points) stops the commands.
+A trajectory starts at its header stamp (now if zero); one that arrives after its stamp starts
+now, from its first point, with a warning (the points already due would jump the robot).  A new
+trajectory replaces the running one; an empty one (no points) stops the commands.
 """
 
 import numpy as np
@@ -238,7 +240,12 @@ class TrajectoryNode(Node):
             out.points.append(filled)
         self.efforts_pub.publish(out)
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        self.start_ns = stamp or self.get_clock().now().nanoseconds
+        now = self.get_clock().now().nanoseconds
+        if stamp and stamp < now:
+            # late: starting from where the plan already is would jump the robot to it
+            self.throttle.warn('late', f'trajectory arrived {(now - stamp) * 1e-9:.3f} s after '
+                               'its start stamp: starting it now, from its first point')
+        self.start_ns = max(stamp, now)
         self.plan = plan
         self.get_logger().info(f'following a trajectory of {len(msg.points)} points over '
                                f'{plan.t[-1]:.3g} s')
