@@ -120,30 +120,6 @@ def joint_poses(jtype, geometry, q, R, p):
 
 
 @njit(**JIT)
-def rot_t(R, x, out):
-    """``out = R.T @ x`` for a 3x3 ``R``."""
-    out[0] = R[0, 0] * x[0] + R[1, 0] * x[1] + R[2, 0] * x[2]
-    out[1] = R[0, 1] * x[0] + R[1, 1] * x[1] + R[2, 1] * x[2]
-    out[2] = R[0, 2] * x[0] + R[1, 2] * x[1] + R[2, 2] * x[2]
-
-
-@njit(**JIT)
-def rot(R, x, out):
-    """``out = R @ x`` for a 3x3 ``R``."""
-    out[0] = R[0, 0] * x[0] + R[0, 1] * x[1] + R[0, 2] * x[2]
-    out[1] = R[1, 0] * x[0] + R[1, 1] * x[1] + R[1, 2] * x[2]
-    out[2] = R[2, 0] * x[0] + R[2, 1] * x[1] + R[2, 2] * x[2]
-
-
-@njit(**JIT)
-def cross(a, b, out):
-    """``out = a x b`` (``out`` may not alias ``a`` or ``b``)."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@njit(**JIT)
 def force_to_parent(R, p, n, f, n_out, f_out):
     """Add to ``(n_out, f_out)`` a child frame's force ``(n, f)``, moved to the parent origin."""
     f0 = R[0, 0] * f[0] + R[0, 1] * f[1] + R[0, 2] * f[2]

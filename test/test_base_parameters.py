@@ -112,6 +112,8 @@ def test_two_link_planar_arm_textbook():
     # are grouped
     assert set(base.no_effect) | set(base.grouped) == set(base.standard_names) - set(
         base.independent)
+    assert set(base.eliminated) == set(base.no_effect) | set(base.grouped)
+    assert len(base.eliminated) + base.count == len(base.standard_names)
     assert 'M_link2' in base.grouped
 
 
