@@ -192,3 +192,29 @@ def test_late_trajectory_starts_from_its_first_point(client, processes):
     # one second late, it still begins at the first point, not at the point due at 1 s
     np.testing.assert_allclose(desired[0].points[0].positions, q[0], atol=5e-3)
     assert np.abs(np.array(desired[0].points[0].positions) - q[2]).max() > 0.05
+
+
+def test_unknown_command_joint_from_a_new_model_does_not_stop_the_node(client, processes):
+    """command_joints naming a joint the URDF lacks: logged, no commands, the node serves on."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+    model = md.load_model(ARM)
+    node = processes('trajectory_node', 'command_joints:=[joint1, elbow]', 'feedback:=false')
+    description = client.publisher(String, '/robot_description', QoSProfile(
+        depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        reliability=ReliabilityPolicy.RELIABLE))
+    efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
+    commands = client.listen(Float64MultiArray, COMMANDS)
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    with open(ARM) as f:
+        description.publish(String(data=f.read()))
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/trajectory_node/trajectory_with_efforts')
+    client.spin(1.0)                                    # the model arrives from the topic
+    pub.publish(trajectory(model, seconds=0.5, points=3)[0])
+    client.wait(lambda: efforts, what='trajectory_with_efforts')
+    client.spin(0.8)
+    assert not commands
+    code, output = node.stop()
+    assert code == 0 and 'Traceback' not in output, output
+    assert 'command_joints: not joints of the model: elbow' in output

@@ -189,6 +189,26 @@ class JointStates:
         return a
 
 
+def check_command_joints(model, names):
+    """Reason why ``names`` (empty entries ignored) are not all joints of ``model``, or None."""
+    unknown = [n for n in names if n and model is not None and n not in model.joint_names]
+    return f'not joints of the model: {", ".join(unknown)}' if unknown else None
+
+
+def command_index(node, model, names):
+    """Model indices of the command joints ``names`` (empty: the model's joints), or None.
+
+    Unknown names are logged, and None means no commands until they are fixed: a new URDF
+    without a configured joint must not stop the node.
+    """
+    names = [n for n in names if n] or list(model.joint_names)
+    reason = check_command_joints(model, names)
+    if reason:
+        node.get_logger().error(f'command_joints: {reason}; no commands until they are fixed')
+        return None
+    return np.array([model.joint_index(n) for n in names], dtype=np.int64)
+
+
 def warm_up(model):
     """Run every kernel a node uses once, before the node serves.
 

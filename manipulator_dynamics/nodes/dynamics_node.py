@@ -40,9 +40,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, describe, Throttled, finite_positive, JointStates, LATCHED,
-                      matrix_message, ModelSource, names_message, parameter_check, spin,
-                      vector_message, warm_up)
+from ._common import (BadMessage, check_command_joints, command_index, describe,
+                      finite_positive, JointStates, LATCHED, matrix_message, ModelSource,
+                      names_message, parameter_check, spin, Throttled, vector_message, warm_up)
 from ..crba import inertia_matrix
 from ..forward import forward_dynamics
 from ..rnea import bias_forces, gravity_torques, inverse_dynamics
@@ -120,13 +120,7 @@ class DynamicsNode(Node):
 
     # --- parameters ---------------------------------------------------------------------------
     def _check_command_joints(self, names):
-        model = self.source.model if getattr(self, 'source', None) else None
-        names = [n for n in names if n]
-        if model is not None:
-            unknown = [n for n in names if n not in model.joint_names]
-            if unknown:
-                return f'not joints of the model: {", ".join(unknown)}'
-        return None
+        return check_command_joints(getattr(self, 'source', None) and self.source.model, names)
 
     def _apply(self, params):
         from rcl_interfaces.msg import SetParametersResult
@@ -144,8 +138,8 @@ class DynamicsNode(Node):
         if any(p.name == 'rate' for p in params):
             self._set_timer()
         if any(p.name == 'command_joints' for p in params) and self.source.model is not None:
-            self.command_index = self._command_index(self.source.model, [
-                n for p in params if p.name == 'command_joints' for n in p.value if n])
+            self.command_index = command_index(self, self.source.model, [
+                n for p in params if p.name == 'command_joints' for n in p.value])
         return SetParametersResult(successful=True)
 
     def _set_timer(self):
@@ -156,20 +150,11 @@ class DynamicsNode(Node):
             self.timer = self.create_timer(1.0 / self.rate, self._on_timer)
 
     # --- model --------------------------------------------------------------------------------
-    def _command_index(self, model, names):
-        names = names or list(model.joint_names)
-        unknown = [n for n in names if n not in model.joint_names]
-        if unknown:
-            self.get_logger().error(f'command_joints {", ".join(unknown)} are not joints of the '
-                                    'model: no commands until they are fixed')
-            return None
-        return np.array([model.joint_index(n) for n in names], dtype=np.int64)
-
     def _on_model(self, model):
         warm_up(model)
         self.states = JointStates(model, self.stale_after)
-        self.command_index = self._command_index(
-            model, [n for n in self.get_parameter('command_joints').value if n])
+        self.command_index = command_index(self, model,
+                                           self.get_parameter('command_joints').value)
         self.latest = None
         self.desired = None
         self.names_pub.publish(names_message(model.joint_names))
@@ -225,9 +210,12 @@ class DynamicsNode(Node):
     def _publish(self, q, qd, effort, stamp, received=None):
         model = self.source.model
         rates = qd if qd is not None else np.zeros(model.n)
+        g = None
+        if self.mode == 'gravity_compensation' or 'gravity_torques' in self.outputs:
+            g = gravity_torques(model, q)              # once, for the command and the topic
         if self.mode != 'none' and self.command_index is not None:
             if self.mode == 'gravity_compensation':
-                tau = gravity_torques(model, q)
+                tau = g
                 if self.friction and qd is not None:
                     tau = tau + model.viscous * qd + model.coulomb * np.sign(qd)
             else:
@@ -252,7 +240,7 @@ class DynamicsNode(Node):
                 self.latency_pub.publish(Float64(data=(time.time_ns() - received) * 1e-6))
         outputs = self.outputs
         if 'gravity_torques' in outputs:
-            self.pubs['gravity_torques'].publish(vector_message(gravity_torques(model, q)))
+            self.pubs['gravity_torques'].publish(vector_message(g))
         if 'bias_forces' in outputs and qd is not None:
             self.pubs['bias_forces'].publish(vector_message(bias_forces(model, q, qd)))
         if 'inertia_matrix' in outputs:

@@ -45,8 +45,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, describe, finite_positive, JointStates, ModelSource,
-                      parameter_check, spin, Throttled, vector_message, warm_up)
+from ._common import (BadMessage, check_command_joints, command_index, describe,
+                      finite_positive, JointStates, ModelSource, parameter_check, spin, Throttled,
+                      vector_message, warm_up)
 from ..crba import inertia_matrix
 from ..rnea import bias_forces, inverse_dynamics
 
@@ -169,9 +170,7 @@ class TrajectoryNode(Node):
         return None
 
     def _check_command_joints(self, names):
-        model = getattr(self, 'source', None) and self.source.model
-        unknown = [n for n in names if n and model is not None and n not in model.joint_names]
-        return f'not joints of the model: {", ".join(unknown)}' if unknown else None
+        return check_command_joints(getattr(self, 'source', None) and self.source.model, names)
 
     def _apply(self, params):
         from rcl_interfaces.msg import SetParametersResult
@@ -183,21 +182,17 @@ class TrajectoryNode(Node):
             elif param.name == 'friction_compensation':
                 self.friction = param.value
             elif param.name == 'command_joints' and self.source.model is not None:
-                self.command_index = self._command_index(self.source.model, param.value)
+                self.command_index = command_index(self, self.source.model, param.value)
         if self.states is not None:
             self.states.stale_after = self.stale_after
         return SetParametersResult(successful=True)
 
     # --- model and inputs ---------------------------------------------------------------------
-    def _command_index(self, model, names):
-        names = [n for n in names if n] or list(model.joint_names)
-        return np.array([model.joint_index(n) for n in names], dtype=np.int64)
-
     def _on_model(self, model):
         warm_up(model)
         previous = self.states.model if self.states is not None else None
         self.states = JointStates(model, self.stale_after)
-        self.command_index = self._command_index(model, self.get_parameter('command_joints').value)
+        self.command_index = command_index(self, model, self.get_parameter('command_joints').value)
         self.measured = None
         if previous is None or previous.joint_names != model.joint_names:
             self.plan = None                   # a running trajectory survives a same-joint reload
@@ -261,7 +256,7 @@ class TrajectoryNode(Node):
 
     def _command(self, at_ns=None):
         plan, model = self.plan, self.source.model
-        if plan is None or model is None:
+        if plan is None or model is None or self.command_index is None:
             return
         t = ((at_ns or self.get_clock().now().nanoseconds) - self.start_ns) * 1e-9
         q_d, qd_d, qdd_d = plan.at(t)
