@@ -173,10 +173,16 @@ class BaseParameters:
                 f'method={self.method!r}, samples={self.samples})')
 
 
-def default_samples(model, method, columns):
-    """Random states used by default: about 4 rows of ``W`` per column, at least 100 rows."""
+def default_samples(model, method, columns, loops=None):
+    """Random states used by default: about 4 rows of ``W`` per column, at least 100 rows.
+
+    An energy row is one state; a torque row one joint (one active joint for closed loops).
+    """
     rows = max(4 * columns, 100)
-    return rows if method == 'energy' else max(1, math.ceil(rows / max(model.n, 1)))
+    if method == 'energy':
+        return rows
+    per_state = model.n if loops is None else len(loops.active)
+    return max(1, math.ceil(rows / max(per_state, 1)))
 
 
 def random_states(model, rng, count):
@@ -235,15 +241,15 @@ def _friction_observations(model, states, armature):
     return Y.reshape(-1, Y.shape[-1])
 
 
-def _reduce(model, W, cols, samples, method):
+def _reduce(model, W, cols, samples, method, loops):
     """Reduce the columns ``cols`` of ``W`` to base parameters: ``(k1, k2, beta, rank_gap)``."""
     norms = np.linalg.norm(W[:, cols], axis=0)
     Ws = W[:, cols] / norms
     r, c = Ws.shape
     if r < c:
+        least = default_samples(model, method, c, loops)
         raise ValueError(f'{samples} samples give {r} rows of W for {c} parameters: W cannot '
-                         f'reveal the rank; use at least {default_samples(model, method, c)} '
-                         'samples')
+                         f'reveal the rank; use at least {least} samples')
     # W = Q R0 with Q orthonormal: R0 (c x c) has every column relation of W, so the pivoted QR
     # and the QR of [W1 W2] below work on R0, not on the r x c W (one tall QR instead of three).
     # R0's diagonal is also the order-preserving QR of step 3.
@@ -318,9 +324,7 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
     K = standard_parameters(model, armature=armature, friction=friction)
     p = len(names)
     if samples is None:
-        per_state = 1 if method == 'energy' else (model.n if loops is None else
-                                                  len(loops.active))
-        samples = max(1, math.ceil(max(4 * p, 100) / per_state))
+        samples = default_samples(model, method, p, loops)
     samples = int(samples)
     if samples < 1:
         raise ValueError(f'samples must be a positive number of random states, got {samples}')
@@ -342,7 +346,8 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
         acting = mask & (norms > NO_EFFECT * norms[mask].max(initial=0.0))
         effect |= acting
         if acting.any():
-            a, d, beta, gap = _reduce(model, Wb, np.flatnonzero(acting), samples, method)
+            a, d, beta, gap = _reduce(model, Wb, np.flatnonzero(acting), samples, method,
+                                      loops)
             k1.append(a)
             k2.append(d)
             betas.append(beta)

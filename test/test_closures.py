@@ -167,3 +167,13 @@ def test_unreachable_active_position():
     spec['reference'] = {}
     with pytest.raises(closures.ClosureError, match='cannot be closed at j1='):
         closures.load_closures(model, dict(spec, reference={'j1': math.pi}))
+
+
+def test_too_few_samples_suggests_enough_for_the_loop(parallelogram):
+    """The suggestion counts one torque row per active joint, not per joint of the tree."""
+    import re
+    with pytest.raises(ValueError, match='use at least') as caught:
+        md.base_parameters(parallelogram, loops=LOOPS, method='dynamic', samples=2)
+    least = int(re.search(r'use at least (\d+) samples', str(caught.value)).group(1))
+    assert md.base_parameters(parallelogram, loops=LOOPS, method='dynamic',
+                              samples=least).count == 3
