@@ -97,6 +97,7 @@ def test_streamed_commands_follow_time_from_start(client, processes):
     def since_start(m):
         return (m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec - start.nanoseconds) * 1e-9
     client.wait(lambda: desired and since_start(desired[-1]) > 1.3, what='the hold after the end')
+    client.spin(0.5)     # the hold goes on: let the commands' queue catch up with desired_state's
     spline = scipy.interpolate.CubicSpline(t, q, bc_type='clamped')
     hermite = scipy.interpolate.CubicHermiteSpline(t, q, spline(t, 1))
     stamps = np.array([since_start(m) for m in desired])
