@@ -108,7 +108,7 @@ def run(plot='demo.png'):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from std_srvs.srv import Trigger
-    from trajectory_msgs.msg import JointTrajectory
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     import yaml
 
     urdf = robots.path('demo_arm')
@@ -149,6 +149,13 @@ def run(plot='demo.png'):
     try:
         spin_until(lambda: pub.get_subscription_count() > 0 and len(states) > 10
                    and service.service_is_ready(), 60, 'the nodes to start')
+        # close the loop before moving: hold the first point until sim_node applies efforts that
+        # trajectory_node computed from sim_node's states (DDS discovery between them may come
+        # later than ours; a motion sent before would start late and be caught up violently)
+        hold = JointTrajectory(joint_names=list(model.joint_names))
+        hold.points = [JointTrajectoryPoint(positions=q[0].tolist())]
+        pub.publish(hold)
+        spin_until(lambda: any(states[-1].effort), 60, 'the loop to close')
         start = node.get_clock().now() + Duration(seconds=LEAD)
         pub.publish(demo_message(model, start))
         spin_until(lambda: echoed, LEAD, 'trajectory_node to accept the trajectory')
