@@ -19,6 +19,9 @@ from ._parallel import get_threads, set_threads
 from .base_parameters import base_parameters, BaseParameters
 from .crba import inertia_matrix
 from .energy import energy, energy_regressor
+from .flexible import (flexible_inverse_dynamics, flexible_trajectory, FlexibleDynamics,
+                       FlexibleTrajectory, parallel_inverse_dynamics, parallel_matrices)
+from .flexible_arm import FlexibleArm, FlexibleArmError
 from .forward import choose_method, forward_dynamics
 from .identification import Estimate, identify, IdentificationError
 from .regressor import parameter_names, regressor, standard_parameters
@@ -26,9 +29,12 @@ from .rnea import bias_forces, gravity_torques, inverse_dynamics
 from .udut import SingularInertiaError, udut
 
 __all__ = [
-    'BaseParameters', 'Estimate', 'IdentificationError', 'InertiaError', 'InertiaWarning',
-    'Model', 'PARAMETER_NAMES', 'SingularInertiaError', 'URDFError', 'base_parameters',
-    'bias_forces', 'choose_method', 'energy', 'energy_regressor', 'forward_dynamics',
-    'get_threads', 'gravity_torques', 'identify', 'inertia_matrix', 'inverse_dynamics',
-    'load_model', 'parameter_names', 'regressor', 'set_threads', 'standard_parameters', 'udut',
+    'BaseParameters', 'Estimate', 'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics',
+    'FlexibleTrajectory', 'IdentificationError', 'InertiaError', 'InertiaWarning', 'Model',
+    'PARAMETER_NAMES', 'SingularInertiaError', 'URDFError', 'base_parameters', 'bias_forces',
+    'choose_method', 'energy', 'energy_regressor', 'flexible_inverse_dynamics',
+    'flexible_trajectory', 'forward_dynamics', 'get_threads', 'gravity_torques', 'identify',
+    'inertia_matrix', 'inverse_dynamics', 'load_model', 'parallel_inverse_dynamics',
+    'parallel_matrices', 'parameter_names', 'regressor', 'set_threads', 'standard_parameters',
+    'udut',
 ]

@@ -1,0 +1,330 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Flexible-link arms (seed 002): the FEM model, the kinematics and the parallel schemes.
+
+Oracles: the project's Newton-Euler torques (verified against Pinocchio elsewhere) for the rigid
+limit, Euler-Bernoulli beam theory for the bending frequency, the arm's own eigenvalues for the
+spectrum, and conservation of energy / the work-energy balance for the flexible torques.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from manipulator_dynamics import (FlexibleArm, FlexibleArmError, flexible_inverse_dynamics,
+                                  flexible_trajectory, inverse_dynamics, load_model,
+                                  parallel_matrices, robots)
+from manipulator_dynamics.robots import random_urdf
+
+# Euler-Bernoulli clamped-free beam: beta_1 L = 1.8751, w_1 = (beta_1 L)^2 sqrt(EI / (rho A L^4))
+BETA1 = 1.8751040687
+
+
+def quintic(t, duration, q0, q1):
+    """A rest-to-rest quintic move and its exact derivatives: q, qd, qdd of shape (T, n)."""
+    q0, q1 = np.asarray(q0, float), np.asarray(q1, float)
+    s = np.clip(t / duration, 0.0, 1.0)[:, None]
+    inside = ((t >= 0) & (t <= duration))[:, None]
+    b = 10 * s**3 - 15 * s**4 + 6 * s**5
+    db = (30 * s**2 - 60 * s**3 + 30 * s**4) / duration * inside
+    ddb = (60 * s - 180 * s**2 + 120 * s**3) / duration**2 * inside
+    d = q1 - q0
+    return q0 + d * b, d * db, d * ddb
+
+
+def cantilever_hz(length, mass, ei):
+    return BETA1**2 * math.sqrt(ei / (mass / length * length**4)) / (2 * math.pi)
+
+
+def zero_crossing_hz(signal, t):
+    """Mean frequency of a signal from its upward zero crossings (interpolated)."""
+    x = signal - signal.mean()
+    i = np.where((x[:-1] < 0) & (x[1:] >= 0))[0]
+    tc = t[i] - x[i] * (t[i + 1] - t[i]) / (x[i + 1] - x[i])
+    return (len(tc) - 1) / (tc[-1] - tc[0])
+
+
+def paper_three_link():
+    """Build the seed's rigid 3-link arm: 0.40 m, 0.215 kg, centre of gravity mid-link."""
+    return FlexibleArm.planar([0.4] * 3, [0.215] * 3, math.inf)
+
+
+THREE_LINK_MOVE = (1.0, [-math.pi / 2, 0.0, 0.0], [0.3, math.pi / 2, -math.pi / 2])
+
+
+def rms_error(tau, ref):
+    return float(np.sqrt(np.mean((tau - ref) ** 2)) / np.sqrt(np.mean(ref ** 2)))
+
+
+# ---------------------------------------------------------------------------------------------
+# The model
+# ---------------------------------------------------------------------------------------------
+
+def test_lumped_masses_and_rigid_model_keep_the_mass_distribution():
+    arm = paper_three_link()
+    assert arm.node_mass.sum() + 0.215 / 8 == pytest.approx(3 * 0.215)    # node 0 is the base
+    rigid = arm.rigid_model()
+    # each body carries the mass it owns; the first moment puts the centre of gravity mid-link
+    # except that the node at the next joint (half an element of the next link) rides on it
+    total = rigid.inertial[:, 9].sum() + arm.node_mass[0] + 0.215 / 8
+    assert total == pytest.approx(3 * 0.215)
+    assert len(arm.node_mass) == 13 and len(arm.element_nodes) == 12
+
+
+def test_element_stiffness_bends_like_a_cantilever():
+    """4 one-point Timoshenko elements under a tip load: deflection near P L^3 / 3 EI."""
+    arm = FlexibleArm.planar([0.4], [0.0224], 0.46)
+    from manipulator_dynamics.flexible import _element_global
+    nn = len(arm.node_mass)
+    K = np.zeros((6 * nn, 6 * nn))
+    kg = np.empty((12, 12))
+    for e, (a, b) in enumerate(arm.element_nodes):
+        _element_global(arm.element_axes[e], arm.element_stiffness[e], kg)
+        K[6 * a:6 * a + 12, 6 * a:6 * a + 12] += kg
+    f = np.zeros(6 * nn)
+    f[6 * (nn - 1) + 1] = 1.0
+    u = np.linalg.solve(K[6:, 6:], f[6:])
+    exact = 0.4**3 / (3 * 0.46)
+    # the reduced-integration linear element is stiff by 1 / (4 n^2) of the bending deflection
+    assert u[-5] == pytest.approx(exact * (1 - 1 / 64), rel=2e-3)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rigid limit: the parallel scheme against Newton-Euler (the seed's Fig. 3)
+# ---------------------------------------------------------------------------------------------
+
+def test_rigid_three_link_within_one_percent_at_100_steps_and_converging():
+    arm = paper_three_link()
+    rigid = arm.rigid_model()
+    errors = {}
+    for steps_per_second in (25, 50, 100, 200, 400):
+        t = np.linspace(0.0, 1.0, steps_per_second + 1)
+        q, qd, qdd = quintic(t, *THREE_LINK_MOVE)
+        tau = flexible_inverse_dynamics(arm, t, q).tau
+        errors[steps_per_second] = rms_error(tau, inverse_dynamics(rigid, q, qd, qdd))
+    print('\nsteps/s  RMS error of the parallel scheme vs Newton-Euler')
+    for sps, err in errors.items():
+        print(f'{sps:7d}  {err:.2e}')
+    assert errors[100] < 0.01
+    values = list(errors.values())
+    assert all(b < a / 2 for a, b in zip(values, values[1:])), errors
+
+
+def test_the_rigid_torques_do_not_depend_on_how_the_arm_is_split_into_elements():
+    t = np.linspace(0.0, 1.0, 201)
+    q, qd, qdd = quintic(t, *THREE_LINK_MOVE)
+    for elements in (1, 3, 6):
+        arm = FlexibleArm.planar([0.4] * 3, [0.215] * 3, math.inf, elements_per_link=elements)
+        tau = flexible_inverse_dynamics(arm, t, q).tau
+        assert rms_error(tau, inverse_dynamics(arm.rigid_model(), q, qd, qdd)) < 2e-3
+
+
+@pytest.mark.parametrize('seed', [3, 11])
+def test_rigid_limit_on_random_3d_chains_with_prismatic_joints(seed):
+    model = load_model(random_urdf(seed, n=5, branching=0.0), gravity=(0.3, -0.2, -9.81))
+    beams = {name: {'flexural_rigidity': math.inf} for name in model.link_names}
+    arm = FlexibleArm.from_model(model, beams, tip=[0.2, 0.1, 0.05])
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, 1.0, 1001)
+    q, qd, qdd = quintic(t, 1.0, rng.uniform(-1, 1, model.n), rng.uniform(-1, 1, model.n))
+    tau = flexible_inverse_dynamics(arm, t, q).tau
+    assert rms_error(tau, inverse_dynamics(arm.rigid_model(), q, qd, qdd)) < 1e-4
+
+
+def test_L_T_P_form_equals_the_scheme():
+    arm = FlexibleArm.planar([0.3, 0.25, 0.2], [0.1, 0.08, 0.05], [2.0, 1.0, 0.5],
+                             gravity=(0.0, -9.81, 0.0))
+    t = np.arange(0.0, 0.6, 1e-3)
+    q, _, _ = quintic(t, 0.4, [0.0, 0.3, -0.2], [0.8, -0.4, 0.6])
+    result = flexible_inverse_dynamics(arm, t, q)
+    for step in (0, 150, 450):
+        L, T, P = parallel_matrices(result.trajectory, step)
+        np.testing.assert_allclose(L @ T @ P, result.tau[step], rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# Flexible links
+# ---------------------------------------------------------------------------------------------
+
+def paper_one_link(elements=4):
+    return FlexibleArm.planar([0.4], [0.0224], 0.46, elements_per_link=elements,
+                              gravity=(0.0, 0.0, -9.81))
+
+
+def test_one_link_residual_vibration_is_the_first_bending_mode():
+    """The seed's 1-link arm: 0.2 s horizontal move; what rings after it is the cantilever mode."""
+    arm = paper_one_link()
+    t = np.arange(0.0, 2.2, 1e-3)
+    q, _, _ = quintic(t, 0.2, [0.0], [1.0])
+    result = flexible_inverse_dynamics(arm, t, q)
+    after = t > 0.25
+    theory = cantilever_hz(0.4, 0.0224, 0.46)
+    assert theory == pytest.approx(10.02, abs=0.01)          # the seed's theoretical value
+    for signal in (result.tau[after, 0], result.tip_deflection[after, 0, 1]):
+        assert zero_crossing_hz(signal, t[after]) == pytest.approx(theory, rel=0.03)
+    # the flexible arm lags, then rings: the reached angle differs from the target
+    assert np.ptp(result.trajectory.q[after, 0]) > 1e-3
+
+
+def test_first_mode_converges_with_elements_per_link():
+    theory = cantilever_hz(0.4, 0.0224, 0.46)
+    errors = [abs(paper_one_link(e).natural_frequencies(count=1)[0] / theory - 1)
+              for e in (1, 2, 4, 8, 16)]
+    assert errors[2] < 0.03
+    assert all(b < a / 3 for a, b in zip(errors, errors[1:])), errors
+
+
+def test_two_link_torque_spectrum_shows_two_modes():
+    """Check the seed's 2-link arm (EI 0.46, 0.046): its torques ring at its two lowest modes."""
+    arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046],
+                             gravity=(0.0, 0.0, -9.81))
+    t = np.arange(0.0, 4.2, 1e-3)
+    q, _, _ = quintic(t, 0.2, [0.0, 0.0], [0.5, 1.0])
+    result = flexible_inverse_dynamics(arm, t, q)
+    after = t >= 0.2
+    freq = np.fft.rfftfreq(int(after.sum()), 1e-3)
+    spectrum = 0.0
+    for joint in range(2):
+        signal = result.tau[after, joint] - result.tau[after, joint].mean()
+        amplitude = np.abs(np.fft.rfft(signal * np.hanning(signal.size)))
+        spectrum = spectrum + amplitude / amplitude.max()
+    peaks = [i for i in range(1, len(spectrum) - 1)
+             if spectrum[i] > spectrum[i - 1] and spectrum[i] >= spectrum[i + 1]]
+    first = max(peaks, key=lambda i: spectrum[i])
+    # the strongest peak at least 5 Hz (20 bins) away: the Hann window's leakage there is below
+    # 1e-4 of the main peak, so a peak above 1 % is a second mode, not leakage
+    second = max((i for i in peaks if abs(freq[i] - freq[first]) > 5.0),
+                 key=lambda i: spectrum[i])
+    assert spectrum[second] > 0.01 * spectrum[first]
+    # in-plane modes of the arm at its final pose (the out-of-plane ones are not excited)
+    modes = arm.natural_frequencies([0.5, 1.0], 4)
+    resolution = 1.0 / (t[after][-1] - 0.2)
+    for i in (first, second):
+        assert np.min(np.abs(modes - freq[i])) < 2 * resolution, (freq[i], modes)
+
+
+def test_energy_is_conserved_once_the_motion_stops():
+    arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046])
+    t = np.arange(0.0, 1.5, 1e-3)
+    q, _, _ = quintic(t, 0.2, [0.0, 0.0], [0.5, 1.0])
+    energy = flexible_trajectory(arm, t, q).energy
+    total = energy.sum(axis=1)[t > 0.2]
+    vibration = energy[t > 0.2, 0].max()              # the kinetic energy that keeps swinging
+    assert vibration > 0
+    # Newmark conserves this energy exactly for a linear system; what is left is the roundoff of
+    # ~1e3 band solves with a stiffness condition number ~1e8 (stiff axial and shear terms)
+    assert np.ptp(total) < 1e-7 * vibration
+
+
+def test_damping_takes_the_vibration_away():
+    arm = FlexibleArm.planar([0.4], [0.0224], 0.46, damping=(0.0, 2e-3))
+    t = np.arange(0.0, 1.5, 1e-3)
+    q, _, _ = quintic(t, 0.2, [0.0], [1.0])
+    tip = flexible_trajectory(arm, t, q).tip_deflection[:, 0, 1]
+    early = np.ptp(tip[(t > 0.25) & (t < 0.45)])
+    late = np.ptp(tip[t > 1.3])
+    assert late < 0.2 * early
+
+
+def test_work_of_the_flexible_torques_is_the_energy_gained():
+    """For a flexible 3-D arm, the torques' work during the move equals the energy it gains.
+
+    This checks the flexible torques of the parallel scheme independently of how they are summed.
+    """
+    model = load_model(robots.path('demo_arm'))
+    beams = {name: {'flexural_rigidity': 40.0} for name in model.link_names}
+    arm = FlexibleArm.from_model(model, beams)
+    t = np.arange(0.0, 0.8, 2.5e-4)
+    q, qd, _ = quintic(t, 0.6, np.zeros(model.n), np.linspace(0.4, -0.3, model.n))
+    result = flexible_inverse_dynamics(arm, t, q)
+    power = np.einsum('ti,ti->t', result.tau, qd)
+    work = np.sum(0.5 * (power[1:] + power[:-1]) * np.diff(t))
+    energy = result.trajectory.energy.sum(axis=1)
+    assert abs(result.tip_deflection).max() > 1e-4           # it does bend
+    assert work == pytest.approx(energy[-1] - energy[0], rel=1e-3)
+
+
+def test_yaml_and_from_model_build_the_same_arm(tmp_path):
+    text = f'urdf: {robots.path("demo_arm")}\nlinks:\n  {{names}}\n'
+    model = load_model(robots.path('demo_arm'))
+    entries = '\n  '.join(
+        f'{name}: {{flexural_rigidity: 50.0, elements: 2}}' for name in model.link_names)
+    path = tmp_path / 'arm.yaml'
+    path.write_text(text.replace('{names}', entries))
+    arm = FlexibleArm.from_yaml(str(path))
+    direct = FlexibleArm.from_model(model, {name: {'flexural_rigidity': 50.0, 'elements': 2}
+                                            for name in model.link_names})
+    np.testing.assert_array_equal(arm.node_mass, direct.node_mass)
+    np.testing.assert_array_equal(arm.element_stiffness, direct.element_stiffness)
+    assert arm.node_mass.sum() + model.inertial[0, 9] / 4 == pytest.approx(
+        model.inertial[:, 9].sum())
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('kwargs, message', [
+    (dict(flexural_rigidity=0.0), "link 'link1': flexural_rigidity must be positive"),
+    (dict(flexural_rigidity=-1.0), "link 'link1': flexural_rigidity must be positive"),
+    (dict(masses=[0.0]), "link 'link1': mass must be positive"),
+    (dict(lengths=[-0.4]), 'link1: length must be positive'),
+    (dict(elements_per_link=0), "link 'link1': elements must be an integer >= 1"),
+    (dict(shear_rigidity=0.0), "link 'link1': shear_rigidity must be positive"),
+    (dict(masses=[0.1, 0.2]), 'masses needs 1 values'),
+])
+def test_bad_arms_are_named(kwargs, message):
+    args = dict(lengths=[0.4], masses=[0.0224], flexural_rigidity=0.46)
+    args.update(kwargs)
+    with pytest.raises(FlexibleArmError, match=message):
+        FlexibleArm.planar(**args)
+
+
+def test_bad_beam_yaml_is_named():
+    model = load_model(robots.path('demo_arm'))
+    with pytest.raises(FlexibleArmError, match="link 'nope'"):
+        FlexibleArm.from_model(model, {'nope': {'flexural_rigidity': 1.0}})
+    with pytest.raises(FlexibleArmError, match='flexural_rigidity is missing'):
+        FlexibleArm.from_model(model, {model.link_names[0]: {'mass': 1.0}})
+    beams = {name: {'flexural_rigidity': 1.0} for name in model.link_names}
+    beams[model.link_names[2]]['stiffnes'] = 3.0
+    with pytest.raises(FlexibleArmError, match='unknown field.*stiffnes'):
+        FlexibleArm.from_model(model, beams)
+
+
+@pytest.mark.parametrize('t, q, message', [
+    (np.array([0.0, 0.1, 0.1, 0.2]), np.zeros((4, 2)), r'increase strictly: t\[2\]'),
+    (np.array([0.0, 0.2, 0.1, 0.3]), np.zeros((4, 2)), 'increase strictly'),
+    (np.linspace(0, 1, 5), np.zeros((5, 3)), r'shape \(T, 2\).*joint1, joint2'),
+    (np.linspace(0, 1, 5), np.zeros((4, 2)), 't has 5 samples but q has 4'),
+    (np.linspace(0, 1, 2), np.zeros((2, 2)), 'at least 3 samples'),
+    (np.linspace(0, 1, 5), np.array([[0, 0]] * 4 + [[0, np.nan]]),
+     "q of joint 'joint2' is not finite at sample 4"),
+])
+def test_bad_trajectories_are_named(t, q, message):
+    arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046])
+    with pytest.raises(ValueError, match=message):
+        flexible_trajectory(arm, t, q)
+
+
+def test_a_step_too_coarse_for_the_first_mode_is_refused_with_the_step_to_use():
+    arm = paper_one_link()
+    t = np.arange(0.0, 1.0, 0.02)                              # 20 ms: 5 steps per 10 Hz period
+    q, _, _ = quintic(t, 0.2, [0.0], [1.0])
+    with pytest.raises(ValueError, match=r'first bending mode.*9\.858 Hz.*at most 0\.0101 s'):
+        flexible_trajectory(arm, t, q)
+    result = flexible_trajectory(arm, t, q, dt=0.005)          # resampled: accepted
+    assert result.t[1] - result.t[0] == pytest.approx(0.005)
