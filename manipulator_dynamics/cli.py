@@ -244,6 +244,60 @@ def cmd_demo(args):
           f'{t_fd / N * 1e6:.2f} us/sample')
 
 
+def cmd_flexible(args):
+    """Run both schemes of the seed on a flexible arm and its rigid twin; print, plot."""
+    from .flexible import flexible_inverse_dynamics
+    from .flexible_arm import FlexibleArm
+    from .flexible_plot import plot_flexible, read_trajectory
+
+    arm = FlexibleArm.from_yaml(args.config)
+    t, q = read_trajectory(args.trajectory, arm.joint_names)
+    flexible = flexible_inverse_dynamics(arm, t, q, dt=args.dt)
+    rigid = flexible_inverse_dynamics(arm.with_rigid_links(), t, q, dt=args.dt)
+    freqs = arm.natural_frequencies(q[0], 3)
+    deflection = np.linalg.norm(flexible.tip_deflection, axis=2).max(axis=0)
+    angle_error = np.abs(flexible.trajectory.q - flexible.trajectory.q_target).max(axis=0)
+    root = [np.flatnonzero(arm.element_link == i) for i in range(arm.n)]
+    axial = [float(np.abs(flexible.axial_force[:, e[0]]).max()) if e.size else 0.0 for e in root]
+    data = {'arm': repr(arm), 'steps': int(flexible.t.size),
+            'dt': float(np.max(np.diff(flexible.t))),
+            'natural_frequencies_hz': [float(f) for f in freqs],
+            'joints': [{'name': name, 'peak_tau_rigid': float(np.abs(rigid.tau[:, i]).max()),
+                        'peak_tau_flexible': float(np.abs(flexible.tau[:, i]).max()),
+                        'max_angle_error': float(angle_error[i]),
+                        'max_tip_deflection': float(deflection[i]),
+                        'max_root_axial_force': axial[i]}
+                       for i, name in enumerate(arm.joint_names)]}
+    table = _table(['joint', 'peak |tau| rigid', 'peak |tau| flexible', 'max angle error',
+                    'max tip deflection [m]', 'max |axial| [N]'],
+                   [[j['name']] + [_fmt(j[k]) for k in ('peak_tau_rigid', 'peak_tau_flexible',
+                                                        'max_angle_error', 'max_tip_deflection',
+                                                        'max_root_axial_force')]
+                    for j in data['joints']])
+    if args.plot:
+        plot_flexible(flexible, rigid, args.plot)
+        data['plot'] = args.plot
+        table += f'\n\nfigures written to {args.plot}'
+    if args.output:
+        _write_flexible_csv(args.output, flexible)
+        data['output'] = args.output
+        table += f'\ntime series written to {args.output}'
+    title = (f'{arm!r}\n{data["steps"]} steps of {data["dt"]:.3g} s; first modes (joints held at '
+             f'the start): {", ".join(f"{f:.4g} Hz" for f in freqs)}')
+    _emit(args, title, data, table)
+
+
+def _write_flexible_csv(path, result):
+    traj = result.trajectory
+    names = traj.arm.joint_names
+    header = (['time'] + [f'{j}.target' for j in names] + [f'{j}.reached' for j in names]
+              + [f'{j}.effort' for j in names]
+              + [f'{link.name}.tip_deflection' for link in traj.arm.links])
+    columns = [result.t[:, None], traj.q_target, traj.q, result.tau,
+               np.linalg.norm(result.tip_deflection, axis=2)]
+    np.savetxt(path, np.hstack(columns), delimiter=',', header=','.join(header), comments='')
+
+
 def build_parser():
     """Build the argparse parser of ``manipulator-dynamics``."""
     parser = argparse.ArgumentParser(
@@ -298,6 +352,19 @@ def build_parser():
     p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '
                    f"about 5x the motion's highest frequency (default {CUTOFF_HZ:g})")
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
+    p = sub.add_parser('flexible', help='flexible-link arm: flexible trajectory and joint torques '
+                       '(Isobe & Imaizumi)', description='Run the kinematics scheme and the '
+                       'parallel inverse-dynamics scheme on a flexible arm and on the same arm '
+                       'with rigid links, along a target trajectory.')
+    p.add_argument('config', help='flexible arm YAML (see config/flexible_arm.yaml)')
+    p.add_argument('trajectory', help='CSV with a time column and one column per joint')
+    p.add_argument('--dt', type=float, help='integrate on a uniform grid of this step (s); '
+                   'default: the CSV samples')
+    p.add_argument('--plot', metavar='PNG', help='write the figures to this PNG')
+    p.add_argument('--output', metavar='CSV', help='write the time series (targets, reached '
+                   'angles, efforts, tip deflections) to this CSV')
+    p.add_argument('--format', choices=['table', 'json', 'yaml'], default='table')
+    p.set_defaults(func=cmd_flexible)
     return parser
 
 

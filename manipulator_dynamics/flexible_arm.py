@@ -315,8 +315,9 @@ class FlexibleArm:
         """Build a flexible arm from one YAML document (see ``config/flexible_arm.yaml``).
 
         Either ``planar: {lengths, masses, flexural_rigidity, ...}`` (the arguments of
-        :meth:`planar`), or ``urdf: PATH`` with optional ``root_link``, ``tip_link`` and
-        ``gravity``, plus ``links:`` for :meth:`from_model`.
+        :meth:`planar`), or ``urdf: PATH`` (relative to the YAML file, or the name of a bundled
+        robot) with optional ``root_link``, ``tip_link`` and ``gravity``, plus ``links:``,
+        ``tip``, ``motor_masses`` and ``payload`` for :meth:`from_model`.
         """
         doc = read_yaml(source, 'flexible arm', FlexibleArmError)
         if not isinstance(doc, Mapping):
@@ -335,7 +336,10 @@ class FlexibleArm:
             return cls.planar(**args)
         if 'urdf' in doc:
             import os
+            from . import robots
             path = doc['urdf']
+            if path in robots.NAMES:
+                path = robots.path(path)
             base = os.path.dirname(os.fspath(source)) if isinstance(source, (str, os.PathLike)) \
                 and os.path.exists(os.fspath(source)) else ''
             if base and not os.path.isabs(path) and not os.path.exists(path):

@@ -15,6 +15,7 @@
 """The ``manipulator-dynamics`` command line, run as a real process and in-process."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -136,3 +137,45 @@ def test_errors_are_one_line_without_traceback(args, message):
     assert message in result.stderr
     assert 'Traceback' not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+TWO_LINK = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two_link.yaml')
+
+
+def _two_link_csv(path, columns=('time', 'joint2', 'joint1')):
+    """The seed's 2-link move, columns in a shuffled order (mapped by name)."""
+    t = np.arange(0.0, 0.6, 1e-3)
+    s = np.clip(t / 0.2, 0, 1)
+    b = 10 * s**3 - 15 * s**4 + 6 * s**5
+    values = {'time': t, 'joint1': 0.5 * b, 'joint2': 1.0 * b}
+    np.savetxt(path, np.column_stack([values[c] for c in columns]), delimiter=',',
+               header=','.join(columns), comments='')
+    return t, np.column_stack([values['joint1'], values['joint2']])
+
+
+def test_flexible_writes_the_figures_and_matches_the_library(capsys, tmp_path):
+    config = TWO_LINK
+    t, q = _two_link_csv(tmp_path / 'traj.csv')
+    png, out = tmp_path / 'out.png', tmp_path / 'series.csv'
+    assert cli.main(['flexible', config, str(tmp_path / 'traj.csv'), '--plot', str(png),
+                     '--output', str(out), '--format', 'json']) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert png.stat().st_size > 50_000 and png.read_bytes()[:4] == b'\x89PNG'
+    arm = md.FlexibleArm.from_yaml(config)
+    result = md.flexible_inverse_dynamics(arm, t, q)
+    rigid = md.flexible_inverse_dynamics(arm.with_rigid_links(), t, q)
+    for i, joint in enumerate(data['joints']):
+        assert joint['peak_tau_flexible'] == pytest.approx(np.abs(result.tau[:, i]).max())
+        assert joint['peak_tau_rigid'] == pytest.approx(np.abs(rigid.tau[:, i]).max())
+    # the flexible arm needs more torque than the rigid one to make the same fast move
+    assert all(j['peak_tau_flexible'] > j['peak_tau_rigid'] for j in data['joints'])
+    series = np.genfromtxt(out, delimiter=',', names=True)
+    np.testing.assert_allclose(series['joint2effort'], result.tau[:, 1])
+
+
+def test_flexible_names_a_missing_joint_column(tmp_path):
+    config = TWO_LINK
+    _two_link_csv(tmp_path / 'traj.csv', columns=('time', 'joint1'))
+    result = run('flexible', config, str(tmp_path / 'traj.csv'))
+    assert result.returncode == 2
+    assert 'no column for joint(s) joint2' in result.stderr

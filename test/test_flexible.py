@@ -257,6 +257,14 @@ def test_work_of_the_flexible_torques_is_the_energy_gained():
     assert work == pytest.approx(energy[-1] - energy[0], rel=1e-3)
 
 
+def test_the_shipped_configs_load():
+    import os
+    config = os.path.join(os.path.dirname(__file__), '..', 'config')
+    arm = FlexibleArm.from_yaml(os.path.join(config, 'flexible_arm.yaml'))
+    assert arm.n == 7 and [link.rigid for link in arm.links].count(True) == 3
+    assert FlexibleArm.from_yaml(os.path.join(config, 'flexible_two_link.yaml')).n == 2
+
+
 def test_yaml_and_from_model_build_the_same_arm(tmp_path):
     text = f'urdf: {robots.path("demo_arm")}\nlinks:\n  {{names}}\n'
     model = load_model(robots.path('demo_arm'))

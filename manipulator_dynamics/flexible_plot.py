@@ -1,0 +1,143 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The seed's figures for any flexible arm: trajectories, torques, deflections, axial forces."""
+
+import csv
+
+import numpy as np
+
+
+def read_trajectory(path, joint_names):
+    """Read a target trajectory from CSV: a ``time`` column and one column per joint, by name.
+
+    Returns ``t (T,)`` and ``q (T, n)`` in ``joint_names`` order.  Columns may come in any order;
+    a ``t`` column is accepted for ``time``.  Errors name the file, the row and the column.
+    """
+    with open(path, newline='', encoding='utf-8') as f:
+        rows = list(csv.reader(row for row in f if row.strip() and not row.startswith('#')))
+    if not rows:
+        raise ValueError(f'{path}: empty trajectory file')
+    header = [h.strip() for h in rows[0]]
+    time = 'time' if 'time' in header else ('t' if 't' in header else None)
+    if time is None:
+        raise ValueError(f"{path}: no 'time' column (header: {', '.join(header)})")
+    missing = [j for j in joint_names if j not in header]
+    if missing:
+        raise ValueError(f'{path}: no column for joint(s) {", ".join(missing)} '
+                         f'(header: {", ".join(header)})')
+    unknown = [h for h in header if h not in joint_names and h != time]
+    if unknown:
+        raise ValueError(f'{path}: column(s) {", ".join(unknown)} are not joints of the arm '
+                         f'(joints: {", ".join(joint_names)})')
+    cols = [header.index(time)] + [header.index(j) for j in joint_names]
+    data = np.empty((len(rows) - 1, len(cols)))
+    for r, row in enumerate(rows[1:]):
+        if len(row) != len(header):
+            raise ValueError(f'{path}, row {r + 2}: {len(row)} values for {len(header)} columns')
+        for c, col in enumerate(cols):
+            try:
+                data[r, c] = float(row[col])
+            except ValueError:
+                raise ValueError(f'{path}, row {r + 2}, column {header[col]}: not a number: '
+                                 f'{row[col]!r}') from None
+    return data[:, 0], data[:, 1:]
+
+
+def plot_flexible(flexible, rigid, path):
+    """Write the seed's figures (Figs. 5-10) for one run as a PNG.
+
+    ``flexible`` and ``rigid`` are :class:`~manipulator_dynamics.FlexibleDynamics` of the same
+    target for the flexible arm and for the same arm with rigid links.  Panels: the arm at a few
+    instants (target and flexible, in the plane of the first joint), joint angles target vs
+    reached, joint torques rigid vs flexible, link-tip deflection, axial force at each link root.
+    """
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    traj = flexible.trajectory
+    arm = traj.arm
+    names = arm.joint_names
+    t = flexible.t
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8.5))
+    # (a) the arm at a few instants, projected on the plane normal to the first joint axis
+    ax = axes[0, 0]
+    normal = traj.joint_axes[0, 0]
+    e1 = np.cross(normal, [0.0, 0.0, 1.0] if abs(normal[2]) < 0.9 else [1.0, 0.0, 0.0])
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(normal, e1)
+    if abs(normal[2]) > 0.9:          # a vertical first axis: look from above, x right, y up
+        e1, e2 = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
+    moving = np.flatnonzero(np.any(np.diff(traj.q_target, axis=0) != 0, axis=1))
+    last = min(len(t) - 1, moving[-1] + 1 + (moving[-1] - moving[0]) // 2) if moving.size \
+        else len(t) - 1
+    for k, s in enumerate(np.linspace(0, last, 7).astype(int)):
+        for nodes, style in ((traj.nodes_target[s], ':'), (traj.nodes[s], '-')):
+            ax.plot(nodes @ e1, nodes @ e2, style, color=plt.cm.viridis(k / 6), lw=1.2)
+    ax.set_title('arm: target (dotted) and flexible (solid)')
+    ax.set_aspect('equal', adjustable='datalim')
+    ax.set_xlabel('m')
+    # (b) joint angles
+    ax = axes[0, 1]
+    for i, name in enumerate(names):
+        line, = ax.plot(t, traj.q_target[:, i], ':', label=f'{name} target')
+        ax.plot(t, traj.q[:, i], '-', color=line.get_color(), label=f'{name} reached')
+    ax.set_title('joint angles: target vs reached by the flexible arm')
+    ax.set_ylabel('rad')
+    ax.legend(fontsize=7)
+    # (c) torques
+    ax = axes[0, 2]
+    for i, name in enumerate(names):
+        line, = ax.plot(rigid.t, rigid.tau[:, i], ':', label=f'{name} rigid')
+        ax.plot(t, flexible.tau[:, i], '-', color=line.get_color(), label=f'{name} flexible')
+    ax.set_title('joint torques (parallel scheme): rigid vs flexible')
+    ax.set_ylabel('N m')
+    ax.legend(fontsize=7)
+    # (d) tip deflection
+    ax = axes[1, 0]
+    for i, link in enumerate(arm.links):
+        ax.plot(t, 1e3 * np.linalg.norm(flexible.tip_deflection[:, i], axis=1), label=link.name)
+    ax.set_title('link-tip deflection from the target')
+    ax.set_ylabel('mm')
+    ax.set_xlabel('time [s]')
+    ax.legend(fontsize=7)
+    # (e) axial force at the root element of each link
+    ax = axes[1, 1]
+    for i, link in enumerate(arm.links):
+        elements = np.flatnonzero(arm.element_link == i)
+        if elements.size == 0:
+            continue
+        line, = ax.plot(rigid.t, rigid.axial_force[:, elements[0]], ':')
+        ax.plot(t, flexible.axial_force[:, elements[0]], '-', color=line.get_color(),
+                label=f'{link.name} root')
+    ax.set_title('axial force (tension +): rigid dotted, flexible solid')
+    ax.set_ylabel('N')
+    ax.set_xlabel('time [s]')
+    ax.legend(fontsize=7)
+    # (f) energy
+    ax = axes[1, 2]
+    energy = traj.energy
+    for k, label in enumerate(('kinetic', 'potential (gravity)', 'strain')):
+        ax.plot(t, energy[:, k] - energy[0, k], label=label)
+    ax.set_title('energy change of the flexible arm')
+    ax.set_ylabel('J')
+    ax.set_xlabel('time [s]')
+    ax.legend(fontsize=7)
+    for ax in axes.flat:
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(f'{arm.model.name}: {arm!r}', fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
