@@ -16,6 +16,7 @@
 
 import math
 import os
+import sys
 
 import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
@@ -279,9 +280,24 @@ def parameter_check(node, checks):
     node.add_on_set_parameters_callback(callback)
 
 
+def _quiet_half_built_tasks(unraisable, default=sys.unraisablehook):
+    """Drop rclpy's complaint about a Task a signal interrupted while it was being built.
+
+    A SIGINT that lands inside ``rclpy.task.Task.__init__`` leaves an object without
+    ``_exception``; its ``Future.__del__`` then prints "Exception ignored ... AttributeError" at
+    exit.  Harmless (the node has stopped), but it reads as a crash: every other unraisable
+    exception still goes to the default hook.
+    """
+    obj = getattr(unraisable.object, '__qualname__', '')
+    if isinstance(unraisable.exc_value, AttributeError) and obj == 'Future.__del__':
+        return
+    default(unraisable)
+
+
 def spin(node_class, args=None):
     """Run a node until SIGINT or SIGTERM, then shut down without a traceback: its ``main()``."""
     from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    sys.unraisablehook = _quiet_half_built_tasks
     rclpy.init(args=args)
     # the executor first: a signal during the node's start-up then finds it whole
     executor = SingleThreadedExecutor()

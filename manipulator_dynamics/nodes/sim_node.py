@@ -35,7 +35,8 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from ._common import describe, finite_positive, LATCHED, parameter_check, spin, warm_up
+from ._common import (describe, finite_positive, LATCHED, parameter_check, spin, Throttled,
+                      warm_up)
 from .. import robots
 from ..forward import forward_dynamics
 from ..model import load_model
@@ -80,6 +81,7 @@ class SimNode(Node):
         self.tau = np.zeros(n)
         warm_up(self.model)
         self.command_at = None
+        self.throttle = Throttled(self)
         unknown = [j for j in joints if j not in self.model.joint_names]
         if unknown:
             raise ValueError(f'command_joints {", ".join(unknown)} are not joints of the model')
@@ -126,6 +128,10 @@ class SimNode(Node):
     def _tick(self):
         now = self.get_clock().now().nanoseconds
         if self.command_at is None or now - self.command_at > self.timeout * 1e9:
+            if self.command_at is not None and self.tau.any():
+                self.throttle.warn('timeout', f'no effort command for '
+                                   f'{(now - self.command_at) * 1e-9:.3f} s (command_timeout '
+                                   f'{self.timeout:g} s): efforts set to zero')
             self.tau = np.zeros(self.model.n)
         if self.t0 is None or (self.hold and self.command_at is None):
             self.t0 = now - self.steps * int(self.dt * 1e9)     # physics starts (again) now
