@@ -19,7 +19,8 @@ from ._parallel import get_threads, set_threads
 from .base_parameters import base_parameters, BaseParameters
 from .crba import inertia_matrix
 from .energy import energy, energy_regressor
-from .flexible import (flexible_inverse_dynamics, flexible_trajectory, FlexibleDynamics,
+from .flexible import (closed_loop_inverse_dynamics, ClosedLoopDynamics,
+                       flexible_inverse_dynamics, flexible_trajectory, FlexibleDynamics,
                        FlexibleTrajectory, parallel_inverse_dynamics, parallel_matrices)
 from .flexible_arm import FlexibleArm, FlexibleArmError
 from .forward import choose_method, forward_dynamics
@@ -29,12 +30,12 @@ from .rnea import bias_forces, gravity_torques, inverse_dynamics
 from .udut import SingularInertiaError, udut
 
 __all__ = [
-    'BaseParameters', 'Estimate', 'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics',
-    'FlexibleTrajectory', 'IdentificationError', 'InertiaError', 'InertiaWarning', 'Model',
-    'PARAMETER_NAMES', 'SingularInertiaError', 'URDFError', 'base_parameters', 'bias_forces',
-    'choose_method', 'energy', 'energy_regressor', 'flexible_inverse_dynamics',
-    'flexible_trajectory', 'forward_dynamics', 'get_threads', 'gravity_torques', 'identify',
-    'inertia_matrix', 'inverse_dynamics', 'load_model', 'parallel_inverse_dynamics',
-    'parallel_matrices', 'parameter_names', 'regressor', 'set_threads', 'standard_parameters',
-    'udut',
+    'BaseParameters', 'ClosedLoopDynamics', 'Estimate', 'FlexibleArm', 'FlexibleArmError',
+    'FlexibleDynamics', 'FlexibleTrajectory', 'IdentificationError', 'InertiaError',
+    'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'SingularInertiaError', 'URDFError',
+    'base_parameters', 'bias_forces', 'choose_method', 'closed_loop_inverse_dynamics', 'energy',
+    'energy_regressor', 'flexible_inverse_dynamics', 'flexible_trajectory', 'forward_dynamics',
+    'get_threads', 'gravity_torques', 'identify', 'inertia_matrix', 'inverse_dynamics',
+    'load_model', 'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names',
+    'regressor', 'set_threads', 'standard_parameters', 'udut',
 ]

@@ -264,6 +264,110 @@ def parallel_matrices(traj: FlexibleTrajectory, step: int):
     return L, T, P.reshape(-1)
 
 
+@dataclass(frozen=True, eq=False)
+class ClosedLoopDynamics:
+    """Joint torques of a closed loop by the parallel scheme with ``[L]`` split in blocks.
+
+    Attributes
+    ----------
+    t : ndarray, shape (T,)
+    joint_names : tuple of str
+        Chain a's joints, then chain b's.
+    tau : ndarray, shape (T, n_a + n_b)
+        Joint torques; the passive joints' are zero up to :attr:`residual`.
+    cut_force : ndarray, shape (T, 3)
+        The force the cut joint applies to chain a's tip (base frame); chain b gets its opposite.
+    residual : float
+        Largest passive-joint torque left by the least-squares allocation (0 for a mechanism whose
+        passive joints determine the cut force).
+    gap : float
+        Largest distance between the two chains' tips along the trajectory, m.
+    """
+
+    t: np.ndarray
+    joint_names: tuple
+    tau: np.ndarray
+    cut_force: np.ndarray
+    residual: float
+    gap: float
+    chain_a: FlexibleDynamics
+    chain_b: FlexibleDynamics
+
+
+def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=None,
+                                 tolerance=1e-6) -> ClosedLoopDynamics:
+    """Joint torques of a closed loop cut at a pin into two open chains (seed eq. 12).
+
+    The loop is the two chains, both from the base, with their tips joined by a pin (the cut
+    joint, which passes a force and no moment).  Each chain gets the parallel scheme of its own
+    nodal forces, ``[L] = diag([L^a], [L^b])``, and the cut force ``lambda`` enters ``{P}`` of
+    both with opposite signs; ``lambda`` is what makes every passive joint's torque zero (least
+    squares, minimum norm where the passive joints leave a component free, e.g. out of the plane
+    of a planar loop).  That fixes the torque allocation of the active joints.
+
+    The chains follow the target motion as given: the loop's own deformation is not integrated
+    (the kinematics scheme runs on open chains), so give rigid chains for a rigid loop.
+
+    Parameters
+    ----------
+    chain_a, chain_b : FlexibleArm
+        The two open chains of the cut loop; their tips must meet along the trajectory.
+    t : array-like, shape (T,)
+    q_a, q_b : array-like, shape (T, n_a) and (T, n_b)
+        Joint positions of each chain, consistent with the closure.
+    active : sequence of str
+        The driven joints (names of either chain); all others are passive.
+    tolerance : float
+        Largest tip-to-tip distance (m) accepted as closed.
+
+    Raises
+    ------
+    ValueError
+        An unknown active joint, no passive joint, chains with joints of the same name, or tips
+        that do not meet (naming the step and the gap).
+    """
+    names = tuple(chain_a.joint_names) + tuple(chain_b.joint_names)
+    if len(set(names)) != len(names):
+        raise ValueError(f'the chains share joint names: {", ".join(names)}; name them apart')
+    unknown = [j for j in active if j not in names]
+    if unknown:
+        raise ValueError(f'active joint(s) {", ".join(unknown)} are in neither chain (joints: '
+                         f'{", ".join(names)})')
+    passive = [i for i, j in enumerate(names) if j not in active]
+    if not passive:
+        raise ValueError('every joint is active: nothing decides the cut force')
+    a = parallel_inverse_dynamics(flexible_trajectory(chain_a, t, q_a, dt=dt))
+    b = parallel_inverse_dynamics(flexible_trajectory(chain_b, t, q_b, dt=dt))
+    tips = a.nodes[:, -1] - b.nodes[:, -1]
+    gaps = np.linalg.norm(tips, axis=1)
+    if gaps.max() > tolerance:
+        s = int(np.argmax(gaps))
+        raise ValueError(f'the chains do not close: their tips are {gaps[s]:.3g} m apart at step '
+                         f'{s} (t = {a.t[s]:g} s); q_a and q_b must satisfy the loop closure')
+    tau = np.zeros((a.t.size, len(names)))
+    cut = np.zeros((a.t.size, 3))
+    residual = 0.0
+    for s in range(a.t.size):
+        blocks = []
+        for result, sign in ((a, -1.0), (b, 1.0)):
+            L, T, P = parallel_matrices(result.trajectory, s)
+            nn = P.size // 9
+            Pi = np.zeros((9 * nn, 3))
+            Pi[9 * (nn - 1):9 * (nn - 1) + 3] = sign * np.eye(3)        # F of the tip node
+            for k in range(nn - 1):
+                Pi[9 * k + 3:9 * k + 6] = sign * np.eye(3)              # sum F beyond node k
+            LT = L @ T
+            blocks.append((LT @ P, LT @ Pi))
+        tau0 = np.concatenate([blocks[0][0], blocks[1][0]])           # eq. 12: diag(L^a, L^b)
+        G = np.vstack([blocks[0][1], blocks[1][1]])
+        lam = np.linalg.lstsq(G[passive], -tau0[passive], rcond=None)[0]
+        tau[s] = tau0 + G @ lam
+        cut[s] = lam
+        residual = max(residual, float(np.abs(tau[s, passive]).max()))
+    return ClosedLoopDynamics(t=a.t, joint_names=names, tau=tau, cut_force=cut,
+                              residual=residual, gap=float(gaps.max()), chain_a=a, chain_b=b)
+
+
 # -------------------------------------------------------------------------------------------------
 # Input checks
 # -------------------------------------------------------------------------------------------------

@@ -193,7 +193,8 @@ class FlexibleArm:
     def planar(cls, lengths, masses, flexural_rigidity, elements_per_link=4, *,
                shear_rigidity=None, axial_rigidity=None, torsional_rigidity=None,
                damping=(0.0, 0.0), motor_masses=None, payload=0.0,
-               gravity=(0.0, -9.81, 0.0), name='planar_arm'):
+               gravity=(0.0, -9.81, 0.0), base=(0.0, 0.0, 0.0), joint_names=None,
+               name='planar_arm'):
         """Build a planar chain like the seed's: links along their ``x`` axes, joints about ``z``.
 
         The arm lies in the ``x-y`` plane at ``q = 0`` (stretched along ``x``).  The default
@@ -217,29 +218,44 @@ class FlexibleArm:
             Point masses at the joint nodes (``motor_masses[0]`` sits on the base: no effect).
         payload : float
             A point mass at the tip of the last link.
+        base : array-like, shape (3,)
+            Where the first joint is in the base frame (a second chain of a closed loop).
+        joint_names : sequence of str, optional
+            Default ``joint1 .. jointn``; the links are ``link1 .. linkn``, or ``<joint>_link``.
         """
         lengths = _per_link(lengths, None, 'lengths')
         n = len(lengths)
         masses = _per_link(masses, n, 'masses')
         for i in range(n):
-            _positive(lengths[i], f'link{i + 1}', 'length')
+            _positive(lengths[i], f'link {i + 1}', 'length')
         props = dict(flexural_rigidity=flexural_rigidity, shear_rigidity=shear_rigidity,
                      axial_rigidity=axial_rigidity, torsional_rigidity=torsional_rigidity,
                      damping=damping, elements=elements_per_link)
         beams = {}
+        if joint_names is None:
+            names = [f'joint{i + 1}' for i in range(n)]
+            link_names = [f'link{i + 1}' for i in range(n)]
+        else:
+            names = [str(j) for j in joint_names]
+            if len(names) != n or len(set(names)) != n:
+                raise FlexibleArmError(f'joint_names needs {n} distinct names, got {names}')
+            link_names = [f'{j}_link' for j in names]
         for i in range(n):
             entry = {'mass': masses[i]}
             for key, value in props.items():
                 if value is None:
                     continue
                 entry[key] = _pick(value, i, n, key)
-            beams[f'link{i + 1}'] = entry
-        names = [f'joint{i + 1}' for i in range(n)]
+            beams[link_names[i]] = entry
         eye = np.tile(np.eye(3), (n, 1, 1))
         p = np.zeros((n, 3))
         p[1:, 0] = lengths[:-1]
+        try:
+            p[0] = np.asarray(base, float).reshape(3)
+        except (TypeError, ValueError):
+            raise FlexibleArmError(f'base must be 3 numbers, got {base!r}') from None
         model = Model(name=name, base_link='base', joint_names=names,
-                      link_names=[f'link{i + 1}' for i in range(n)],
+                      link_names=link_names,
                       parent=np.arange(-1, n - 1), joint_type=np.full(n, REVOLUTE),
                       continuous=np.zeros(n, bool), axis=np.tile([0.0, 0.0, 1.0], (n, 1)),
                       R_parent_joint=eye, p_parent_joint=p, inertial=np.zeros((n, 10)),
@@ -464,7 +480,7 @@ class FlexibleArm:
 
 _PLANAR_ARGS = ('lengths', 'masses', 'flexural_rigidity', 'elements_per_link', 'shear_rigidity',
                 'axial_rigidity', 'torsional_rigidity', 'damping', 'motor_masses', 'payload',
-                'gravity', 'name')
+                'gravity', 'base', 'joint_names', 'name')
 
 
 def _rebuild(arm, beams):
