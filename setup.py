@@ -57,6 +57,8 @@ setup(
             'sim_node = manipulator_dynamics.nodes.sim_node:main',
             'trajectory_node = manipulator_dynamics.nodes.trajectory_node:main',
             'base_params_node = manipulator_dynamics.nodes.base_params_node:main',
+            'flexible_trajectory_node = '
+            'manipulator_dynamics.nodes.flexible_trajectory_node:main',
             'demo_trajectory = manipulator_dynamics.nodes.demo:demo_trajectory',
         ],
     },

@@ -47,7 +47,7 @@ def keyword_strings(path, keyword):
 
 def test_there_are_launch_files():
     names = {os.path.basename(p) for p in LAUNCH_FILES}
-    assert {'dynamics.launch.py', 'demo.launch.py'} <= names
+    assert {'dynamics.launch.py', 'demo.launch.py', 'flexible.launch.py'} <= names
 
 
 @pytest.mark.parametrize('path', LAUNCH_FILES, ids=os.path.basename)

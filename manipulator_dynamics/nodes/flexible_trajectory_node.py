@@ -1,0 +1,163 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""``flexible_trajectory_node``: the flexible arm's trajectory and torques for a rigid target.
+
+The arm comes from ``arm_config``, a flexible arm YAML (``config/flexible_arm.yaml``: a URDF plus
+beam properties per link, or a planar arm).  On every rigid target trajectory_msgs/JointTrajectory
+on ``trajectory_topic`` (every joint of the arm, by name; ``time_from_start`` strictly
+increasing), it samples the target every ``dt`` s (cubic Hermite through the points, holding the
+last point for ``settle`` s more so the vibration after the motion shows), runs the seed's
+kinematics scheme and parallel inverse-dynamics scheme (one library call), and publishes, at
+``output_rate`` points per second:
+
+* ``~/flexible_trajectory`` (JointTrajectory, the target's joint order): ``positions`` the joint
+  angles the flexible arm actually reaches, ``velocities`` their rates, ``effort`` the joint
+  torques of the parallel scheme for the flexible arm;
+* ``~/tip_deflections`` (Float64MultiArray, 3-D ``point x link x xyz``): each link tip's
+  displacement from its rigid target, base frame, m; point ``k`` is point ``k`` of
+  ``~/flexible_trajectory``;
+* ``~/link_names`` (String, latched): the link order of ``~/tip_deflections``.
+
+A trajectory the arm cannot take (missing joints, times not increasing, NaN, a step too coarse
+for the arm's first bending mode) is rejected with a throttled warning naming what is wrong.
+"""
+
+import os
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ._common import (BadMessage, ConfigurationError, describe, existing_file, finite_positive,
+                      names_message, parameter_check, spin, Throttled)
+from .trajectory_node import Plan
+from ..flexible import flexible_inverse_dynamics
+from ..flexible_arm import FlexibleArm
+
+
+def default_arm_config():
+    """Find ``config/flexible_arm.yaml``: the installed share folder, else the source tree."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        path = os.path.join(get_package_share_directory('manipulator_dynamics'), 'config',
+                            'flexible_arm.yaml')
+        if os.path.isfile(path):
+            return path
+    except Exception:           # not installed with ament (a pip install or a checkout)
+        pass
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.normpath(os.path.join(here, '..', '..', 'config', 'flexible_arm.yaml'))
+
+
+def deflection_message(d):
+    """Make a 3-D Float64MultiArray ``point x link x xyz`` (ROS layout rules)."""
+    T, n, c = d.shape
+    msg = Float64MultiArray()
+    msg.layout.dim = [MultiArrayDimension(label='point', size=T, stride=T * n * c),
+                      MultiArrayDimension(label='link', size=n, stride=n * c),
+                      MultiArrayDimension(label='xyz', size=c, stride=c)]
+    msg.data = d.astype(float).reshape(-1).tolist()
+    return msg
+
+
+class FlexibleTrajectoryNode(Node):
+    """Flexible trajectory and parallel-scheme torques of each target trajectory (see module)."""
+
+    def __init__(self, node_name='flexible_trajectory_node', **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = self.declare_parameter
+        config = p('arm_config', '', describe(
+            'flexible arm YAML (empty: the bundled config/flexible_arm.yaml)',
+            read_only=True)).value
+        topic = p('trajectory_topic', '/joint_trajectory', describe(
+            'rigid target trajectory_msgs/JointTrajectory', read_only=True)).value
+        self.dt = p('dt', 0.001, describe('integration step, s')).value
+        self.settle = p('settle', 0.5, describe(
+            'time to keep integrating after the last point, s (0: none)')).value
+        self.output_rate = p('output_rate', 100.0, describe(
+            'points per second in the published results')).value
+        parameter_check(self, {'arm_config': existing_file, 'dt': finite_positive,
+                               'settle': lambda v: None if v == 0 else finite_positive(v),
+                               'output_rate': finite_positive})
+        self.add_on_set_parameters_callback(self._apply)
+        try:
+            self.arm = FlexibleArm.from_yaml(config or default_arm_config())
+        except (ValueError, OSError) as e:
+            raise ConfigurationError(f'arm_config: {e}') from None
+        self.throttle = Throttled(self)
+        self.flexible_pub = self.create_publisher(JointTrajectory, '~/flexible_trajectory', 10)
+        self.deflection_pub = self.create_publisher(Float64MultiArray, '~/tip_deflections', 10)
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        names = self.create_publisher(String, '~/link_names', latched)
+        names.publish(names_message([link.name for link in self.arm.links]))
+        # compile (or load) the kernels before the first trajectory needs them
+        # (with a step short enough for any arm: the parameter's step is checked per target)
+        flexible_inverse_dynamics(self.arm, np.arange(3) * 1e-6, np.zeros((3, self.arm.n)))
+        self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
+        self.get_logger().info(f'ready: {self.arm!r}; first modes '
+                               + ', '.join(f'{f:.4g} Hz'
+                                           for f in self.arm.natural_frequencies(count=2)))
+
+    def _apply(self, params):
+        from rcl_interfaces.msg import SetParametersResult
+        for param in params:
+            if param.name in ('dt', 'settle', 'output_rate'):
+                setattr(self, param.name, param.value)
+        return SetParametersResult(successful=True)
+
+    def _on_trajectory(self, msg):
+        if not msg.points:
+            return
+        try:
+            plan = Plan(self.arm.model, msg)
+            if len(msg.points) < 2:
+                raise BadMessage('points', 'a target needs at least 2 points')
+            steps = int(np.floor((plan.t[-1] + self.settle - plan.t[0]) / self.dt + 1e-9))
+            grid = plan.t[0] + self.dt * np.arange(steps + 1)
+            q = plan.hermite(np.minimum(grid, plan.t[-1]))
+            result = flexible_inverse_dynamics(self.arm, grid, q)
+        except BadMessage as e:
+            self.throttle.warn('trajectory ' + e.kind, f'target rejected: {e}')
+            return
+        except ValueError as e:
+            self.throttle.warn('trajectory', f'target rejected: {e}')
+            return
+        traj = result.trajectory
+        every = max(1, int(round(1.0 / (self.output_rate * self.dt))))
+        keep = np.arange(0, grid.size, every)
+        rates = np.gradient(traj.q, grid, axis=0)
+        inverse = np.argsort(plan.order)          # model order -> the message's order
+        out = JointTrajectory(header=msg.header, joint_names=plan.names)
+        for s in keep:
+            seconds = float(grid[s])
+            point = JointTrajectoryPoint(positions=traj.q[s][inverse].tolist(),
+                                         velocities=rates[s][inverse].tolist(),
+                                         effort=result.tau[s][inverse].tolist())
+            point.time_from_start.sec = int(seconds)
+            point.time_from_start.nanosec = int(round((seconds - int(seconds)) * 1e9))
+            out.points.append(point)
+        self.flexible_pub.publish(out)
+        self.deflection_pub.publish(deflection_message(result.tip_deflection[keep]))
+        worst = np.linalg.norm(result.tip_deflection, axis=2).max()
+        self.get_logger().info(f'flexible trajectory of {grid.size} steps: largest tip '
+                               f'deflection {worst * 1e3:.3g} mm, peak torque '
+                               f'{np.abs(result.tau).max():.4g}')
+
+
+def main(args=None):
+    """Console script ``flexible_trajectory_node``."""
+    spin(FlexibleTrajectoryNode, args)

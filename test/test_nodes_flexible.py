@@ -1,0 +1,133 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""flexible_trajectory_node as a real process over DDS: the library's schemes, bad input."""
+
+import os
+
+import numpy as np
+import pytest
+
+import manipulator_dynamics as md
+
+pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
+                    'test installs the PyPI wheels)')
+from builtin_interfaces.msg import Duration  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from manipulator_dynamics.nodes.trajectory_node import Plan  # noqa: E402
+
+CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two_link.yaml')
+OUT = '/flexible_trajectory_node/flexible_trajectory'
+DEFLECTIONS = '/flexible_trajectory_node/tip_deflections'
+LATCHED_NAMES = '/flexible_trajectory_node/link_names'
+
+
+def target(order=('joint2', 'joint1'), times=(0.0, 0.05, 0.1, 0.15, 0.2), nan=False):
+    """The seed's 2-link move (joint 1 by 0.5 rad, joint 2 by 1.0 rad in 0.2 s), by name."""
+    msg = JointTrajectory(joint_names=list(order))
+    goal = {'joint1': 0.5, 'joint2': 1.0}
+    for i, ti in enumerate(times):
+        s = min(max(ti / 0.2, 0.0), 1.0)
+        b = 10 * s**3 - 15 * s**4 + 6 * s**5
+        positions = [goal[j] * b for j in order]
+        if nan and i == 2:
+            positions[0] = float('nan')
+        point = JointTrajectoryPoint(positions=positions)
+        point.time_from_start = Duration(sec=int(ti), nanosec=int(round((ti % 1) * 1e9)))
+        msg.points.append(point)
+    return msg
+
+
+def start(client, processes, *params):
+    node = processes('flexible_trajectory_node', f'arm_config:={CONFIG}', 'settle:=0.3',
+                     'output_rate:=100.0', *params)
+    names = client.listen(String, LATCHED_NAMES, _latched())
+    client.wait(lambda: names, what='the node to start', timeout=60)
+    out = client.listen(JointTrajectory, OUT)
+    deflections = client.listen(Float64MultiArray, DEFLECTIONS)
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    return node, pub, out, deflections, names
+
+
+def _latched():
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    return QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def test_flexible_trajectory_equals_the_library(client, processes):
+    node, pub, out, deflections, names = start(client, processes)
+    assert names[0].data == '[link1, link2]'
+    msg = target()
+    pub.publish(msg)
+    client.wait(lambda: out and deflections, what='the flexible trajectory')
+    arm = md.FlexibleArm.from_yaml(CONFIG)
+    plan = Plan(arm.model, msg)
+    grid = 0.001 * np.arange(501)                         # 0.2 s of motion + 0.3 s settling
+    result = md.flexible_inverse_dynamics(arm, grid, plan.hermite(np.minimum(grid, 0.2)))
+    keep = np.arange(0, 501, 10)                          # 100 points per second
+    got = out[0]
+    assert got.joint_names == ['joint2', 'joint1']
+    assert len(got.points) == keep.size
+    times = [p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in got.points]
+    np.testing.assert_allclose(times, grid[keep], atol=1e-9)
+    effort = np.array([p.effort for p in got.points])[:, ::-1]        # back to joint1, joint2
+    np.testing.assert_allclose(effort, result.tau[keep], rtol=1e-9, atol=1e-12)
+    reached = np.array([p.positions for p in got.points])[:, ::-1]
+    np.testing.assert_allclose(reached, result.trajectory.q[keep], rtol=1e-9, atol=1e-12)
+    layout = [(d.label, d.size) for d in deflections[0].layout.dim]
+    assert layout == [('point', keep.size), ('link', 2), ('xyz', 3)]
+    np.testing.assert_allclose(np.reshape(deflections[0].data, (-1, 2, 3)),
+                               result.tip_deflection[keep], rtol=1e-9, atol=1e-12)
+    # the flexible arm lags and rings: the reached angles are not the target's
+    assert np.abs(reached[-1] - [0.5, 1.0]).max() > 1e-3
+    code, output = node.stop()
+    assert code == 0 and 'Traceback' not in output, output
+
+
+@pytest.mark.parametrize('bad, reason', [
+    (target(order=('joint1',)), 'lacks joints joint2'),
+    (target(times=(0.0, 0.1, 0.1, 0.2)), 'does not come after point'),
+    (target(nan=True), 'positions of point 2 is nan'),
+])
+def test_bad_targets_are_rejected_and_the_node_serves_on(client, processes, bad, reason):
+    node, pub, out, _, _ = start(client, processes)
+    pub.publish(bad)
+    client.spin(1.0)
+    assert not out
+    pub.publish(target())
+    client.wait(lambda: out, what='the flexible trajectory after the bad one')
+    code, output = node.stop()
+    assert code == 0, output
+    assert 'target rejected' in output and reason in output, output
+
+
+def test_a_step_too_coarse_for_the_arm_is_rejected_with_the_step_to_use(client, processes):
+    node, pub, out, _, _ = start(client, processes, 'dt:=0.02')
+    pub.publish(target())
+    client.spin(1.0)
+    assert not out
+    code, output = node.stop()
+    assert code == 0, output
+    assert 'too coarse for the first bending mode' in output and 'use steps of at most' in output
+
+
+def test_a_missing_arm_config_stops_the_node_with_a_reason(processes):
+    node = processes('flexible_trajectory_node', 'arm_config:=/nonexistent/arm.yaml')
+    code, output = node.wait()
+    assert code == 2, output
+    assert 'not started: parameter arm_config: no such file' in output
+    assert 'Traceback' not in output
