@@ -46,9 +46,11 @@ BEAM_FIELDS = ('flexural_rigidity', 'shear_rigidity', 'axial_rigidity', 'torsion
 # of the same order, torsion equal to the smaller bending rigidity (a round tube has GJ ~ 0.77 EI).
 _STIFF = 1.0e4
 
-# A rigid link inside a flexible arm is a beam this many times stiffer than the stiffest flexible
-# link (the limit of infinite stiffness, kept finite so the equations stay well conditioned).
-_RIGID_FACTOR = 1.0e6
+# A rigid link inside a flexible arm is a beam whose stiffness matrix is this many times the
+# largest entry of any flexible element's (the limit of infinite stiffness, kept finite so that
+# the band Cholesky stays accurate: its bending is then ~1e7 times a flexible link's, and the
+# condition number of the effective stiffness stays near 1e12).
+_RIGID_FACTOR = 1.0e3
 
 
 class FlexibleArmError(ValueError):
@@ -384,7 +386,7 @@ class FlexibleArm:
         for i, m in enumerate(motors):
             _nonnegative(m, model.joint_names[i], 'motor mass')
         _nonnegative(payload, 'payload', 'mass')
-        ref = _reference_beam([link for link in links if not link.rigid])
+        ref = _reference_stiffness(links, lengths)
 
         node_body, node_r, node_mass = [-1], [np.asarray(model.p_parent_joint[0], float)], [0.0]
         joint_node, tip_node = [], []
@@ -403,7 +405,7 @@ class FlexibleArm:
             axes = np.column_stack([x, np.cross(z, x), z])
             ne = link.elements
             le = link.length / ne
-            k = timoshenko_stiffness(le, *_element_properties(link, le, ref))
+            k = _element_stiffness(link, le, ref)
             start = len(node_mass) - 1
             for j in range(ne):
                 node_body.append(i)
@@ -590,25 +592,22 @@ def _with_length(link, length):
     return Link(**{**link.__dict__, 'length': length})
 
 
-def _reference_beam(flexible):
-    """Return the stiffest flexible properties: the scale of a rigid link's stand-in stiffness."""
-    if not flexible:
-        return (1.0, 1.0, 1.0)
-    ei = max(max(link.flexural_rigidity) for link in flexible)
-    le = min(link.length / link.elements for link in flexible if link.length > 0) \
-        if any(link.length > 0 for link in flexible) else 1.0
-    return (ei, le, 1.0)
+def _reference_stiffness(links, lengths):
+    """Return the largest stiffness entry of any flexible element: a rigid link's scale."""
+    entries = [np.abs(_element_stiffness(link, length / link.elements, None)).max()
+               for link, length in zip(links, lengths) if not link.rigid and length > 0]
+    return max(entries) if entries else 1.0
 
 
-def _element_properties(link, le, ref):
-    """``(EI_y, EI_z, GA, EA, GJ)`` of one element of ``link`` of length ``le``."""
+def _element_stiffness(link, le, ref):
+    """Stiffness (12, 12) of one element of ``link``, of length ``le``."""
     if link.rigid:
-        ei = _RIGID_FACTOR * ref[0]
-        stiff = _STIFF * 12.0 * ei / le ** 2
-        return ei, ei, stiff, stiff, ei
+        stiff = _STIFF * 12.0 / le ** 2
+        unit = timoshenko_stiffness(le, 1.0, 1.0, stiff, stiff, 1.0)
+        return unit * (_RIGID_FACTOR * ref / np.abs(unit).max())
     ei_y, ei_z = link.flexural_rigidity
     stiff = _STIFF * 12.0 * max(ei_y, ei_z) / le ** 2
     ga = link.shear_rigidity if math.isfinite(link.shear_rigidity) else stiff
     ea = link.axial_rigidity if math.isfinite(link.axial_rigidity) else stiff
     gj = link.torsional_rigidity if math.isfinite(link.torsional_rigidity) else min(ei_y, ei_z)
-    return ei_y, ei_z, ga, ea, gj
+    return timoshenko_stiffness(le, ei_y, ei_z, ga, ea, gj)

@@ -390,3 +390,32 @@ def test_four_bar_that_does_not_close_is_named():
         closed_loop_inverse_dynamics(a, b, t, q_a, q_b + 0.01, active=['joint1'])
     with pytest.raises(ValueError, match='active joint.*crank'):
         closed_loop_inverse_dynamics(a, b, t, q_a, q_b, active=['crank'])
+
+
+def test_rigid_links_are_the_limit_of_stiff_ones_in_a_mixed_3d_arm():
+    """Links 1, 6, 7 rigid, the rest flexible: as the rest stiffens, the torques become rigid."""
+    model = load_model(robots.path('demo_arm'))
+    t = np.arange(0.0, 1.0, 5e-4)
+    q, _, _ = quintic(t, 0.8, np.zeros(model.n), [0.8, -0.5, 0.4, -0.9, 0.6, 0.5, 0.3])
+
+    def arm(ei):
+        stiffness = [math.inf if i in (0, 5, 6) else ei for i in range(model.n)]
+        return FlexibleArm.from_model(model, {name: {'flexural_rigidity': value}
+                                              for name, value in zip(model.link_names, stiffness)})
+    rigid = flexible_inverse_dynamics(arm(math.inf), t, q).tau
+    errors = [rms_error(flexible_inverse_dynamics(arm(ei), t, q).tau, rigid)
+              for ei in (1e4, 1e5, 1e6)]
+    assert all(b < a / 2 for a, b in zip(errors, errors[1:])), errors
+    assert errors[-1] < 0.01
+
+
+def test_the_shipped_demo_arm_config_runs_bounded():
+    import os
+    arm = FlexibleArm.from_yaml(os.path.join(os.path.dirname(__file__), '..', 'config',
+                                             'flexible_arm.yaml'))
+    t = np.arange(0.0, 1.5, 1e-3)
+    q, _, _ = quintic(t, 0.8, np.zeros(arm.n), [0.8, -0.5, 0.4, -0.9, 0.6, 0.5, 0.3])
+    result = flexible_inverse_dynamics(arm, t, q)
+    rigid = flexible_inverse_dynamics(arm.with_rigid_links(), t, q)
+    assert np.abs(result.tip_deflection).max() < 0.02                 # mm, not metres
+    assert np.abs(result.tau).max() < 3 * np.abs(rigid.tau).max()
