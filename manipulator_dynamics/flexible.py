@@ -563,16 +563,14 @@ def _band_solve(B, rhs):
 
 
 @njit(**JIT)
-def _assemble(Qs, nodes, kloc, beta, c_k, B, ud, vd, force):
+def _assemble(Qs, nodes, kloc, beta, c_k, B, ud, vd, force, kg):
     """Add ``(1 + c_k beta) K`` into band ``B``; subtract ``K ud - beta K vd`` from ``force``.
 
-    Node ``k >= 1`` owns degrees of freedom ``6 (k - 1) .. 6 k - 1``; node 0 is clamped.
-    Returns the strain energy ``ud^T K ud / 2``.
+    Node ``k >= 1`` owns degrees of freedom ``6 (k - 1) .. 6 k - 1``; node 0 is clamped.  Each
+    element's stiffness in the base frame is left in ``kg (E, 12, 12)`` for :func:`_strain`.
     """
-    kg = np.empty((12, 12))
-    strain = 0.0
     for e in range(nodes.shape[0]):
-        _element_global(Qs[e], kloc[e], kg)
+        _element_global(Qs[e], kloc[e], kg[e])
         a = nodes[e, 0]
         scale = 1.0 + c_k * beta[e]
         for r in range(12):
@@ -581,15 +579,25 @@ def _assemble(Qs, nodes, kloc, beta, c_k, B, ud, vd, force):
             kr = 0.0
             for c in range(12):
                 nc = a + c // 6
-                u = ud[nc, c % 6]
-                kr += kg[r, c] * (u - beta[e] * vd[nc, c % 6])
-                strain += 0.5 * ud[nr, r % 6] * kg[r, c] * u
+                kr += kg[e, r, c] * (ud[nc, c % 6] - beta[e] * vd[nc, c % 6])
                 if nr >= 1 and nc >= 1:
                     dc = 6 * (nc - 1) + c % 6
                     if dr >= dc:
-                        B[dr - dc, dc] += scale * kg[r, c]
+                        B[dr - dc, dc] += scale * kg[e, r, c]
             if nr >= 1:
                 force[dr] -= kr
+
+
+@njit(**JIT)
+def _strain(kg, nodes, ud):
+    """Strain energy ``ud^T K ud / 2`` from the element stiffnesses :func:`_assemble` left."""
+    strain = 0.0
+    for e in range(nodes.shape[0]):
+        a = nodes[e, 0]
+        for r in range(12):
+            ur = ud[a + r // 6, r % 6]
+            for c in range(12):
+                strain += 0.5 * ur * kg[e, r, c] * ud[a + c // 6, c % 6]
     return strain
 
 
@@ -611,20 +619,19 @@ def _newmark(t, am, Q, mass, alpha_mass, nodes, kloc, beta, gravity, rigid):
         return ud, vd, ad, strain
     B = np.zeros((BAND + 1, ndof))
     rhs = np.zeros(ndof)
-    scratch = np.zeros(ndof)
+    kg = np.empty((nodes.shape[0], 12, 12))
     zero = np.zeros((nn, 6))
     # start in static equilibrium: K ud0 = m (g - u_m''(0))
     for k in range(1, nn):
         for j in range(3):
             rhs[6 * (k - 1) + j] = mass[k] * (gravity[j] - am[0, k, j])
-    _assemble(Q[0], nodes, kloc, beta, 0.0, B, zero, zero, rhs)
+    _assemble(Q[0], nodes, kloc, beta, 0.0, B, zero, zero, rhs, kg)
     if not _band_solve(B, rhs):
         raise ValueError('the stiffness matrix is not positive definite')
     for k in range(1, nn):
         for j in range(6):
             ud[0, k, j] = rhs[6 * (k - 1) + j]
-    B[:] = 0.0
-    strain[0] = _assemble(Q[0], nodes, kloc, beta, 0.0, B, ud[0], zero, scratch)
+    strain[0] = _strain(kg, nodes, ud[0])
     for s in range(T - 1):
         h = t[s + 1] - t[s]
         c0 = 4.0 / (h * h)
@@ -640,7 +647,7 @@ def _newmark(t, am, Q, mass, alpha_mass, nodes, kloc, beta, gravity, rigid):
             for j in range(3, 6):
                 rhs[base + j] = 0.0
         # - K ud + beta K vd, and K (1 + 2/h beta) into the band (eq. 15, R_t in the new frame)
-        _assemble(Q[s + 1], nodes, kloc, beta, c1, B, ud[s], vd[s], rhs)
+        _assemble(Q[s + 1], nodes, kloc, beta, c1, B, ud[s], vd[s], rhs, kg)
         if not _band_solve(B, rhs):
             raise ValueError('the effective stiffness matrix is not positive definite')
         for k in range(1, nn):
@@ -650,8 +657,7 @@ def _newmark(t, am, Q, mass, alpha_mass, nodes, kloc, beta, gravity, rigid):
                 vd[s + 1, k, j] = c1 * du - vd[s, k, j]
                 if j < 3:
                     ad[s + 1, k, j] = c0 * (du - h * vd[s, k, j]) - ad[s, k, j]
-        B[:] = 0.0
-        strain[s + 1] = _assemble(Q[s + 1], nodes, kloc, beta, 0.0, B, ud[s + 1], zero, scratch)
+        strain[s + 1] = _strain(kg, nodes, ud[s + 1])
     return ud, vd, ad, strain
 
 
