@@ -240,14 +240,19 @@ def vector_message(values, label='joint'):
     return msg
 
 
+def array_message(a, labels):
+    """Make a Float64MultiArray of ``a``, row-major, one dimension per label (ROS layout rules)."""
+    msg = Float64MultiArray()
+    strides = np.cumprod(a.shape[::-1])[::-1]
+    msg.layout.dim = [MultiArrayDimension(label=label, size=size, stride=int(stride))
+                      for label, size, stride in zip(labels, a.shape, strides)]
+    msg.data = a.astype(float).reshape(-1).tolist()
+    return msg
+
+
 def matrix_message(M):
     """Make a 2-D Float64MultiArray, row-major: dim[0] rows, dim[1] columns (ROS layout rules)."""
-    rows, cols = M.shape
-    msg = Float64MultiArray()
-    msg.layout.dim = [MultiArrayDimension(label='rows', size=rows, stride=rows * cols),
-                      MultiArrayDimension(label='cols', size=cols, stride=cols)]
-    msg.data = M.astype(float).reshape(-1).tolist()
-    return msg
+    return array_message(M, ('rows', 'cols'))
 
 
 def names_message(names):

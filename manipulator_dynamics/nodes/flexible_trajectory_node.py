@@ -39,11 +39,11 @@ import os
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, ConfigurationError, describe, existing_file, finite_positive,
-                      names_message, parameter_check, spin, Throttled)
+from ._common import (array_message, BadMessage, ConfigurationError, describe, existing_file,
+                      finite_positive, names_message, parameter_check, spin, Throttled)
 from .trajectory_node import Plan
 from ..flexible import flexible_inverse_dynamics
 from ..flexible_arm import FlexibleArm
@@ -61,17 +61,6 @@ def default_arm_config():
         pass
     here = os.path.dirname(os.path.abspath(__file__))
     return os.path.normpath(os.path.join(here, '..', '..', 'config', 'flexible_arm.yaml'))
-
-
-def deflection_message(d):
-    """Make a 3-D Float64MultiArray ``point x link x xyz`` (ROS layout rules)."""
-    T, n, c = d.shape
-    msg = Float64MultiArray()
-    msg.layout.dim = [MultiArrayDimension(label='point', size=T, stride=T * n * c),
-                      MultiArrayDimension(label='link', size=n, stride=n * c),
-                      MultiArrayDimension(label='xyz', size=c, stride=c)]
-    msg.data = d.astype(float).reshape(-1).tolist()
-    return msg
 
 
 class FlexibleTrajectoryNode(Node):
@@ -151,7 +140,8 @@ class FlexibleTrajectoryNode(Node):
             point.time_from_start.nanosec = int(round((seconds - int(seconds)) * 1e9))
             out.points.append(point)
         self.flexible_pub.publish(out)
-        self.deflection_pub.publish(deflection_message(result.tip_deflection[keep]))
+        self.deflection_pub.publish(array_message(result.tip_deflection[keep],
+                                                  ('point', 'link', 'xyz')))
         worst = np.linalg.norm(result.tip_deflection, axis=2).max()
         self.get_logger().info(f'flexible trajectory of {grid.size} steps: largest tip '
                                f'deflection {worst * 1e3:.3g} mm, peak torque '
