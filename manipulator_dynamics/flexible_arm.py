@@ -32,9 +32,11 @@ about ``z`` is bending in the plane in which the joint swings the link), ``y = z
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 import math
+import os
 
 import numpy as np
 
+from . import robots
 from .model import load_model, Model, read_yaml, REVOLUTE
 
 #: Beam properties of a link, as YAML keys and :meth:`FlexibleArm.planar` arguments.
@@ -353,8 +355,6 @@ class FlexibleArm:
                                        f'(expected {", ".join(_PLANAR_ARGS)})')
             return cls.planar(**args)
         if 'urdf' in doc:
-            import os
-            from . import robots
             path = doc['urdf']
             if path in robots.NAMES:
                 path = robots.path(path)
