@@ -56,13 +56,19 @@ def trajectory(model, seconds=5.0, points=11, order=None, full=True, seed=0):
     return msg, t, q, qd, qdd
 
 
-def test_trajectory_with_efforts(client, processes):
-    model = md.load_model(ARM)
+def start_feed_forward(client, processes):
+    """Start trajectory_node without feedback; return its efforts and a trajectory publisher."""
     processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false')
     efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
     client.wait_for_subscriber(pub)
     client.wait_for_publisher('/trajectory_node/trajectory_with_efforts')
+    return efforts, pub
+
+
+def test_trajectory_with_efforts(client, processes):
+    model = md.load_model(ARM)
+    efforts, pub = start_feed_forward(client, processes)
     order = list(model.joint_names)[::-1]
     msg, t, q, qd, qdd = trajectory(model, order=order)
     pub.publish(msg)
@@ -116,11 +122,7 @@ def test_streamed_commands_follow_time_from_start(client, processes):
 
 def test_bad_trajectories_are_rejected(client, processes):
     model = md.load_model(ARM)
-    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false')
-    efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
-    pub = client.publisher(JointTrajectory, '/joint_trajectory')
-    client.wait_for_subscriber(pub)
-    client.wait_for_publisher('/trajectory_node/trajectory_with_efforts')
+    efforts, pub = start_feed_forward(client, processes)
     good = trajectory(model)[0]
     bad = []
     m = trajectory(model)[0]
