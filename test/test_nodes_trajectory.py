@@ -66,6 +66,37 @@ def start_feed_forward(client, processes):
     return efforts, pub
 
 
+@pytest.mark.parametrize('full', [True, False], ids=['given', 'splined'])
+def test_plan_samples_the_hermite_spline_and_linear_accelerations(full):
+    """Plan.at, evaluated per state from its own coefficient rows, against scipy at any time.
+
+    Positions and velocities: the cubic Hermite through the points; accelerations: linear between
+    the points; the first point before the start, the last point (at rest) after the end.
+    """
+    from manipulator_dynamics.nodes.trajectory_node import Plan
+    model = md.load_model(ARM)
+    msg, t, _, _, _ = trajectory(model, seconds=3.0, points=7, full=full, seed=4)
+    # uneven times: the intervals must not be assumed equal
+    times = t + np.r_[0.0, np.random.default_rng(1).uniform(-0.1, 0.1, len(t) - 2), 0.0]
+    for point, ti in zip(msg.points, times):
+        point.time_from_start = Duration(sec=int(ti), nanosec=int(round((ti % 1) * 1e9)))
+    plan = Plan(model, msg)
+    hermite = scipy.interpolate.CubicHermiteSpline(plan.t, plan.q, plan.qd)
+    accel = scipy.interpolate.interp1d(plan.t, plan.qdd, axis=0)
+    probe = np.concatenate([plan.t[:-1], np.random.default_rng(2).uniform(0, plan.t[-1], 50)])
+    for time in probe:
+        q, qd, qdd = plan.at(time)
+        np.testing.assert_allclose(q, hermite(time), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(qd, hermite(time, 1), rtol=0, atol=1e-11)
+        np.testing.assert_allclose(qdd, accel(time), rtol=0, atol=1e-11)
+    before = plan.at(-0.5)
+    np.testing.assert_allclose(before[0], plan.q[0], atol=1e-15)
+    np.testing.assert_allclose(before[1], plan.qd[0], atol=1e-15)
+    after = plan.at(plan.t[-1] + 0.5)
+    np.testing.assert_array_equal(after[0], plan.q[-1])
+    assert not after[1].any() and not after[2].any()
+
+
 def test_trajectory_with_efforts(client, processes):
     model = md.load_model(ARM)
     efforts, pub = start_feed_forward(client, processes)

@@ -38,6 +38,8 @@ now, from its first point, with a warning (the points already due would jump the
 trajectory replaces the running one; an empty one (no points) stops the commands.
 """
 
+import bisect
+
 import numpy as np
 from rclpy.node import Node
 import scipy.interpolate
@@ -92,7 +94,12 @@ class Plan:
             qdd = spline(t, 2)
         self.t, self.q, self.qd, self.qdd = t, q, qd, qdd
         self.hermite = scipy.interpolate.CubicHermiteSpline(t, q, qd)
-        self.accel = scipy.interpolate.interp1d(t, qdd, axis=0)
+        # at() runs on every joint state: per interval, the rows of the cubic (scipy's own
+        # coefficients, highest power first) and of the linear accelerations (start, slope), so
+        # that one small product replaces three scipy calls (~8 us instead of ~55)
+        slope = np.diff(qdd, axis=0) / np.diff(t)[:, None]
+        self._rows = np.concatenate([self.hermite.c, qdd[None, :-1], slope[None]]).swapaxes(0, 1)
+        self._knots = t.tolist()
 
     @staticmethod
     def _field(points, what, n, k, required=False):
@@ -112,8 +119,13 @@ class Plan:
         """Desired ``(q, qd, qdd)`` at ``time`` s from the start (the last point after the end)."""
         if time >= self.t[-1]:
             return self.q[-1], np.zeros_like(self.q[-1]), np.zeros_like(self.q[-1])
-        time = max(time, self.t[0])
-        return self.hermite(time), self.hermite(time, 1), self.accel(time)
+        i = max(bisect.bisect_right(self._knots, time) - 1, 0)
+        s = max(time - self._knots[i], 0.0)               # before the start: the first point
+        weights = np.array([[s ** 3, s * s, s, 1.0, 0.0, 0.0],
+                            [3 * s * s, 2 * s, 1.0, 0.0, 0.0, 0.0],
+                            [0.0, 0.0, 0.0, 0.0, 1.0, s]])
+        q, qd, qdd = weights @ self._rows[i]
+        return q, qd, qdd
 
 
 class TrajectoryNode(Node):
