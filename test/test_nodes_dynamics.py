@@ -244,6 +244,19 @@ def test_invalid_start_parameter_stops_the_node_with_a_reason(processes):
     assert 'Traceback' not in output
 
 
+@pytest.mark.parametrize('params, reason', [
+    (['rate:=0.0'], 'parameter rate: must be a finite number > 0, got 0.0'),
+    (['publish_every:=0'], 'parameter publish_every: must be at least 1, got 0'),
+    (['publish_every:=4', 'max_catch_up:=3'],
+     'parameter max_catch_up: must be at least publish_every (4), got 3'),
+])
+def test_invalid_sim_parameters_stop_the_sim_with_a_reason(processes, params, reason):
+    code, output = processes('sim_node', *params).wait()
+    assert code == 2, output
+    assert f'not started: {reason}' in output
+    assert 'Traceback' not in output
+
+
 def test_latency_report(client, processes):
     """report_latency: the ms from the DDS receipt of each state to its command's publication."""
     from std_msgs.msg import Float64
