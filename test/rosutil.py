@@ -117,6 +117,18 @@ class Client:
             msg_type, topic, self.received[topic].append, qos)
         return self.received[topic]
 
+    def listen_log(self):
+        """Collect the /rosout records (rcl_interfaces/Log), those sent before matching too.
+
+        Nodes publish /rosout transient local (depth 1000): a record a node logs before this
+        client has discovered it still arrives.
+        """
+        from rcl_interfaces.msg import Log
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+        return self.listen(Log, '/rosout', QoSProfile(
+            depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            reliability=ReliabilityPolicy.RELIABLE))
+
     def wait_for_publisher(self, topic, timeout=30.0):
         """Wait until the subscription made by ``listen(topic)`` is matched by a publisher."""
         sub = self.subscriptions[topic]

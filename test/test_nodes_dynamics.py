@@ -236,6 +236,40 @@ def test_simulated_arm_held_by_gravity_compensation(client, processes):
     assert drift < 1e-5, drift
 
 
+def test_bad_commands_are_dropped_by_the_sim_with_a_reason(client, processes):
+    """sim_node: a command of the wrong length or with a NaN is logged (to /rosout too) and
+    dropped, the arm keeps its last good effort, and a good command afterwards is applied."""
+    from rcl_interfaces.msg import Log
+    model = md.load_model(robots.path('demo_arm'))
+    sim = processes('sim_node', 'wait_for_command:=true', 'command_timeout:=30.0')
+    states = client.listen(JointState, '/joint_states', 100)
+    logs = client.listen_log()
+    pub = client.publisher(Float64MultiArray, COMMANDS)
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/joint_states')
+    first = np.linspace(0.1, 0.7, model.n)
+    pub.publish(Float64MultiArray(data=first.tolist()))
+    client.wait(lambda: states and np.allclose(states[-1].effort, first), what='the first effort')
+    nan = first.copy()
+    nan[3] = np.nan
+    for bad in (first[:3], nan):
+        pub.publish(Float64MultiArray(data=bad.tolist()))
+    client.wait(lambda: sum("effort of 'joint4' is nan" in m.msg for m in logs) == 1,
+                what='the warning on /rosout')
+    client.spin(0.2)
+    np.testing.assert_array_equal(states[-1].effort, first)      # both dropped
+    second = -first
+    pub.publish(Float64MultiArray(data=second.tolist()))
+    client.wait(lambda: np.allclose(states[-1].effort, second), what='the good effort')
+    record = next(m for m in logs if "effort of 'joint4'" in m.msg)
+    assert (record.name, record.level, record.function) == ('sim_node', Log.WARN, '_on_command')
+    assert record.file.endswith('sim_node.py') and record.line > 0
+    code, output = sim.stop()
+    assert code == 0 and 'Traceback' not in output, output
+    assert 'command dropped: needs 7 efforts, got 3' in output
+    assert "command dropped: effort of 'joint4' is nan" in output
+
+
 def test_invalid_start_parameter_stops_the_node_with_a_reason(processes):
     node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}', 'mode:=fast')
     code, output = node.wait()

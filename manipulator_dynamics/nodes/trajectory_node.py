@@ -48,8 +48,8 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._common import (BadMessage, check_command_joints, command_index, describe,
-                      finite_positive, JointStates, ModelSource, parameter_check, spin, Throttled,
-                      vector_message, warm_up)
+                      finite_positive, JointStates, ModelSource, parameter_check, QuickLogger,
+                      spin, Throttled, vector_message, warm_up)
 from ..crba import inertia_matrix
 from ..rnea import bias_forces, inverse_dynamics
 
@@ -158,6 +158,7 @@ class TrajectoryNode(Node):
                                'command_joints': self._check_command_joints})
         self.add_on_set_parameters_callback(self._apply)
         self.throttle = Throttled(self)
+        self.log = QuickLogger(self)
         self.command_pub = self.create_publisher(Float64MultiArray, command_topic, 10)
         self.efforts_pub = self.create_publisher(JointTrajectory, '~/trajectory_with_efforts', 10)
         self.desired_pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
@@ -229,7 +230,7 @@ class TrajectoryNode(Node):
             return
         if not msg.points:
             self.plan = None
-            self.get_logger().info('empty trajectory: stopped')
+            self.log.info('empty trajectory: stopped')
             return
         try:
             plan = Plan(model, msg)
@@ -254,8 +255,8 @@ class TrajectoryNode(Node):
                                'its start stamp: starting it now, from its first point')
         self.start_ns = max(stamp, now)
         self.plan = plan
-        self.get_logger().info(f'following a trajectory of {len(msg.points)} points over '
-                               f'{plan.t[-1]:.3g} s')
+        self.log.info(f'following a trajectory of {len(msg.points)} points over '
+                      f'{plan.t[-1]:.3g} s')
 
     # --- output -------------------------------------------------------------------------------
     def _on_timer(self):
