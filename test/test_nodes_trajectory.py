@@ -210,6 +210,38 @@ def test_computed_torque_tracks_within_a_milliradian(client, processes):
     assert error < 1e-3, error
 
 
+def test_streamed_commands_are_clamped_to_the_urdf_effort_limits(client, processes, tmp_path):
+    """A joint whose URDF limit is below its gravity torque: commands saturate at the limit, a
+    warning names the joint; the other joints and ~/trajectory_with_efforts are not clamped."""
+    import re
+    model = md.load_model(ARM)
+    limited = model.joint_names[1]
+    with open(ARM) as f:
+        urdf = f.read()
+    joint = re.search(rf'<joint name="{limited}".*?</joint>', urdf, re.S).group(0)
+    path = tmp_path / 'limited.urdf'
+    path.write_text(urdf.replace(joint, re.sub(r'effort="[^"]*"', 'effort="5"', joint)))
+    node = processes('trajectory_node', f'urdf_path:={path}', 'feedback:=false', 'rate:=100.0')
+    efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
+    commands = client.listen(Float64MultiArray, COMMANDS, 100)
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher(COMMANDS)
+    msg, t, q, qd, qdd = trajectory(model, seconds=1.0, points=6)
+    pub.publish(msg)
+    client.wait(lambda: efforts and len(commands) > 50, what='efforts and commands')
+    tau = np.array([m.data for m in commands])
+    j = model.joint_index(limited)
+    assert np.abs(tau[:, j]).max() == 5.0                   # saturated, not beyond
+    assert np.abs(np.delete(tau, j, axis=1)).max() > 5.0    # the others are not
+    planned = np.array([p.effort for p in efforts[0].points])
+    np.testing.assert_allclose(planned, md.inverse_dynamics(model, q, qd, qdd, friction=True),
+                               rtol=1e-12)                  # the plan's dynamics, unclamped
+    code, output = node.stop()
+    assert code == 0, output
+    assert f'efforts clamped to the URDF limits: {limited}' in output
+
+
 def test_late_trajectory_starts_from_its_first_point(client, processes):
     """A trajectory arriving after its start stamp starts now, from its first point."""
     from rclpy.duration import Duration as Delay

@@ -275,6 +275,16 @@ def warm_up(model):
                 pass
 
 
+def clamp_efforts(model, tau, throttle):
+    """``tau`` within the URDF effort limits; a throttled warning names the joints clamped."""
+    limit = model.effort_limit
+    clamped = np.clip(tau, -limit, limit)
+    if np.any(clamped != tau):
+        over = [model.joint_names[i] for i in np.flatnonzero(clamped != tau)]
+        throttle.warn('clamped', f'efforts clamped to the URDF limits: {", ".join(over)}')
+    return clamped
+
+
 def vector_message(values, label='joint'):
     """Make a 1-D Float64MultiArray."""
     msg = Float64MultiArray()

@@ -40,7 +40,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, check_command_joints, command_index, describe,
+from ._common import (BadMessage, check_command_joints, clamp_efforts, command_index, describe,
                       finite_positive, JointStates, LATCHED, matrix_message, ModelSource,
                       names_message, parameter_check, spin, Throttled, vector_message, warm_up)
 from ..crba import inertia_matrix
@@ -229,12 +229,7 @@ class DynamicsNode(Node):
                                    'accelerations')
                 tau = inverse_dynamics(model, q, rates, qdd, friction=self.friction)
             if self.clamp:
-                limit = model.effort_limit
-                clamped = np.clip(tau, -limit, limit)
-                if np.any(clamped != tau):
-                    over = [model.joint_names[i] for i in np.flatnonzero(clamped != tau)]
-                    self._warn(f'efforts clamped to the URDF limits: {", ".join(over)}', 'clamped')
-                tau = clamped
+                tau = clamp_efforts(model, tau, self.throttle)
             self.command_pub.publish(vector_message(tau[self.command_index]))
             if self.report_latency and received:
                 self.latency_pub.publish(Float64(data=(time.time_ns() - received) * 1e-6))

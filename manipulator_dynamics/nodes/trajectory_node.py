@@ -29,7 +29,10 @@ rest at both ends).  Then:
   ``state_queue`` deep (default 1: a controller that falls behind acts on the newest state).  With
   ``friction_compensation``, ``Fv qd + Fc sign(qd_d)``: Coulomb friction on the sign of the
   *desired* velocity, which switches only at turning points (on the measured one, switching with
-  the loop's delay, it shook a 0.0004 kg m^2 wrist joint loose);
+  the loop's delay, it shook a 0.0004 kg m^2 wrist joint loose).  With ``clamp_efforts``
+  (default), commands are clamped to the URDF effort limits, with a throttled warning naming the
+  joints: a controller starved of CPU must not ask for torques no drive gives (the efforts of
+  ``~/trajectory_with_efforts`` are not clamped: they are the dynamics of the plan);
 * ``desired_state`` at ``rate`` Hz: the desired point (JointTrajectory, one point with positions,
   velocities, accelerations), which dynamics_node uses in its ``inverse_dynamics`` mode.
 
@@ -47,7 +50,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, check_command_joints, command_index, describe,
+from ._common import (BadMessage, check_command_joints, clamp_efforts, command_index, describe,
                       finite_positive, JointStates, ModelSource, parameter_check, QuickLogger,
                       spin, Throttled, vector_message, warm_up)
 from ..crba import inertia_matrix
@@ -148,6 +151,8 @@ class TrajectoryNode(Node):
                                                       'joint')).value, dtype=float)
         self.friction = p('friction_compensation', True, describe(
             'add the URDF joint friction to the commands')).value
+        self.clamp = p('clamp_efforts', True, describe('clamp the streamed commands to the URDF '
+                                                       'effort limits')).value
         self.stale_after = p('stale_after', 0.5, describe(
             'drop joint states older than this (s); 0: never')).value
         depth = p('state_queue', 1, describe(
@@ -194,6 +199,8 @@ class TrajectoryNode(Node):
                 setattr(self, param.name, param.value)
             elif param.name == 'friction_compensation':
                 self.friction = param.value
+            elif param.name == 'clamp_efforts':
+                self.clamp = param.value
             elif param.name == 'command_joints' and self.source.model is not None:
                 self.command_index = command_index(self, self.source.model, param.value)
         if self.states is not None:
@@ -283,6 +290,8 @@ class TrajectoryNode(Node):
             tau = inverse_dynamics(model, q_d, qd_d, qdd_d)
             if self.friction:
                 tau += model.viscous * qd_d + model.coulomb * np.sign(qd_d)
+        if self.clamp:
+            tau = clamp_efforts(model, tau, self.throttle)
         self.command_pub.publish(vector_message(tau[self.command_index]))
 
     def _publish_desired(self):
