@@ -225,6 +225,9 @@ class TrajectoryNode(Node):
         except BadMessage as e:
             self.throttle.warn('states ' + e.kind, f'dropped joint_states: {e}')
             return
+        if self.measured is None and self.feedback:
+            self.log.info('joint_states received: the loop is closed (computed torque on the '
+                          'measured state)')
         self.measured = (q, qd if qd is not None else np.zeros_like(q))
         if self.feedback:
             # the desired state at the time of the measurement, not of the computation
