@@ -103,8 +103,10 @@ def run(plot='demo.png'):
     """Run the demo; return 0 on success."""
     os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    from rcl_interfaces.msg import Log
     import rclpy
     from rclpy.duration import Duration
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from std_srvs.srv import Trigger
@@ -136,6 +138,10 @@ def run(plot='demo.png'):
                              echoed.append, 10)
     node.create_subscription(Float64MultiArray, '/effort_controller/commands', commands.append,
                              100)
+    logs = []                  # /rosout is transient local: records from before discovery too
+    node.create_subscription(Log, '/rosout', logs.append, QoSProfile(
+        depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        reliability=ReliabilityPolicy.RELIABLE))
     pub = node.create_publisher(JointTrajectory, '/joint_trajectory', 10)
     service = node.create_client(Trigger, '/compute_base_params')
 
@@ -149,13 +155,14 @@ def run(plot='demo.png'):
     try:
         spin_until(lambda: pub.get_subscription_count() > 0 and len(states) > 10
                    and service.service_is_ready(), 60, 'the nodes to start')
-        # close the loop before moving: hold the first point until sim_node applies efforts that
-        # trajectory_node computed from sim_node's states (DDS discovery between them may come
-        # later than ours; a motion sent before would start late and be caught up violently)
+        # close the loop before moving: hold the first point until sim_node applies efforts and
+        # trajectory_node says it computes them from sim_node's states (DDS discovery between
+        # them may come later than ours; before it, the controller could only feed forward)
         hold = JointTrajectory(joint_names=list(model.joint_names))
         hold.points = [JointTrajectoryPoint(positions=q[0].tolist())]
         pub.publish(hold)
-        spin_until(lambda: any(states[-1].effort), 60, 'the loop to close')
+        spin_until(lambda: any(states[-1].effort) and any(
+            'the loop is closed' in m.msg for m in logs), 60, 'the loop to close')
         start = node.get_clock().now() + Duration(seconds=LEAD)
         pub.publish(demo_message(model, start))
         spin_until(lambda: echoed, LEAD, 'trajectory_node to accept the trajectory')
