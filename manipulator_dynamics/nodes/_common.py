@@ -267,6 +267,9 @@ def warm_up(model):
         gravity_torques(model, z)
         bias_forces(model, z, z)
         inverse_dynamics(model, z, z, z, friction=True)
+        # the batched kernel: trajectory_node's efforts of every point (1.3 s to compile, 6 ms
+        # to load, either of which would delay the first trajectory)
+        inverse_dynamics(model, z[None], z[None], z[None], friction=True)
         inertia_matrix(model, z)
         for method in ('udut', 'cholesky'):
             try:
