@@ -124,10 +124,8 @@ class Client:
         client has discovered it still arrives.
         """
         from rcl_interfaces.msg import Log
-        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-        return self.listen(Log, '/rosout', QoSProfile(
-            depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-            reliability=ReliabilityPolicy.RELIABLE))
+        from manipulator_dynamics.nodes._common import ROSOUT
+        return self.listen(Log, '/rosout', ROSOUT)
 
     def wait_for_publisher(self, topic, timeout=30.0):
         """Wait until the subscription made by ``listen(topic)`` is matched by a publisher."""

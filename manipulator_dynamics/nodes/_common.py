@@ -31,6 +31,10 @@ from ..model import load_model
 #: QoS of /robot_description as robot_state_publisher and ros2_control publish it.
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+#: What a listener to /rosout needs to get the records a node logged before they discovered each
+#: other too: nodes publish it transient local, 1000 deep.
+ROSOUT = QoSProfile(depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                    reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
 
 def describe(text, **kw):

@@ -106,12 +106,13 @@ def run(plot='demo.png'):
     from rcl_interfaces.msg import Log
     import rclpy
     from rclpy.duration import Duration
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     from std_srvs.srv import Trigger
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     import yaml
+
+    from ._common import ROSOUT
 
     urdf = robots.path('demo_arm')
     share = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), '..',
@@ -138,10 +139,8 @@ def run(plot='demo.png'):
                              echoed.append, 10)
     node.create_subscription(Float64MultiArray, '/effort_controller/commands', commands.append,
                              100)
-    logs = []                  # /rosout is transient local: records from before discovery too
-    node.create_subscription(Log, '/rosout', logs.append, QoSProfile(
-        depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-        reliability=ReliabilityPolicy.RELIABLE))
+    logs = []
+    node.create_subscription(Log, '/rosout', logs.append, ROSOUT)
     pub = node.create_publisher(JointTrajectory, '/joint_trajectory', 10)
     service = node.create_client(Trigger, '/compute_base_params')
 
