@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Seconds to compute base parameters, ours against the route through Pinocchio's regressor.
+"""
+Seconds to compute base parameters, ours against the route through Pinocchio's regressor.
 
     python3 benchmarks/bench_base_parameters.py [--repeat 7]
 
@@ -32,9 +33,9 @@ import numpy as np
 import scipy.linalg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_dynamics import chain_urdf, erd_path, machine, panda_arm  # noqa: E402
-import manipulator_dynamics as md  # noqa: E402
-from manipulator_dynamics.base_parameters import default_samples, random_states  # noqa: E402
+from bench_dynamics import chain_urdf, erd_path, machine, panda_arm  # noqa: E402, I100
+import manipulator_dynamics as md  # noqa: E402, I100
+from manipulator_dynamics.base_parameters import default_samples, random_states  # noqa: E402, I100
 
 
 def pinocchio_route(pin, pm, model, samples, seed=0):

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Speed of the rigid-body algorithms against Pinocchio's Python API, measured in the same run.
+"""
+Speed of the rigid-body algorithms against Pinocchio's Python API, measured in the same run.
 
     python3 benchmarks/bench_dynamics.py [--samples 10000] [--quick] [--fit]
 
@@ -33,11 +34,10 @@ import site
 import sys
 import time
 
-import numpy as np
-
 import manipulator_dynamics as md
 from manipulator_dynamics.forward import choose_method
 from manipulator_dynamics.robots import random_urdf
+import numpy as np
 
 
 def erd_path(relpath):

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Speed of the flexible-arm schemes (seed 002): steps per second, against real time.
+"""
+Speed of the flexible-arm schemes (seed 002): steps per second, against real time.
 
     python3 benchmarks/bench_flexible.py [--seconds 2.0] [--dt 0.001]
 
@@ -27,10 +28,9 @@ import argparse
 import math
 import time
 
-import numpy as np
-
 import manipulator_dynamics as md
 from manipulator_dynamics import FlexibleArm, robots
+import numpy as np
 
 
 def arms():

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Load: joint_states at 1 kHz into dynamics_node; latency to the effort command, states lost.
+"""
+Load: joint_states at 1 kHz into dynamics_node; latency to the effort command, states lost.
 
     python3 benchmarks/bench_latency.py [--seconds 60] [--rate 1000]
 
@@ -40,12 +41,11 @@ import numpy as np
 os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
-import rclpy  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402
-
-import manipulator_dynamics as md  # noqa: E402
-from manipulator_dynamics import robots  # noqa: E402
+import manipulator_dynamics as md  # noqa: E402, I100
+from manipulator_dynamics import robots  # noqa: E402, I100
+import rclpy  # noqa: E402, I100
+from sensor_msgs.msg import JointState  # noqa: E402, I100
+from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402, I100
 
 
 def main(argv=None):

@@ -14,17 +14,17 @@
 
 """Rigid-body dynamics of robot manipulators from URDF."""
 
-from .model import InertiaError, InertiaWarning, load_model, Model, PARAMETER_NAMES, URDFError
 from ._parallel import get_threads, set_threads
 from .base_parameters import base_parameters, BaseParameters
 from .crba import inertia_matrix
 from .energy import energy, energy_regressor
-from .flexible import (closed_loop_inverse_dynamics, ClosedLoopDynamics,
-                       flexible_inverse_dynamics, flexible_trajectory, FlexibleDynamics,
-                       FlexibleTrajectory, parallel_inverse_dynamics, parallel_matrices)
+from .flexible import (closed_loop_inverse_dynamics, ClosedLoopDynamics, flexible_inverse_dynamics,
+                       flexible_trajectory, FlexibleDynamics, FlexibleTrajectory,
+                       parallel_inverse_dynamics, parallel_matrices)
 from .flexible_arm import FlexibleArm, FlexibleArmError
 from .forward import choose_method, forward_dynamics
-from .identification import Estimate, identify, IdentificationError
+from .identification import Estimate, IdentificationError, identify
+from .model import InertiaError, InertiaWarning, load_model, Model, PARAMETER_NAMES, URDFError
 from .regressor import parameter_names, regressor, standard_parameters
 from .rnea import bias_forces, gravity_torques, inverse_dynamics
 from .udut import SingularInertiaError, udut

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Argument checks shared by the public functions: shapes, batches, finiteness, external wrenches.
+"""
+Argument checks shared by the public functions: shapes, batches, finiteness, external wrenches.
 
 The fast path costs a few hundred nanoseconds; the slow path (building a precise message) runs only
 when something is wrong.
@@ -25,7 +26,8 @@ _NO_WRENCH = {}
 
 
 def states(model, names, *arrays):
-    """Return ``(list of 2-D float64 arrays, N, single)`` for joint-space arguments.
+    """
+    Return ``(list of 2-D float64 arrays, N, single)`` for joint-space arguments.
 
     ``names`` names the ``arrays`` in messages.  Each argument is ``(n,)`` or ``(N, n)`` in the
     order of ``model.joint_names``; a 1-D argument is broadcast over the batch of the 2-D ones,
@@ -41,7 +43,8 @@ def states(model, names, *arrays):
 
 
 def vectors(*arrays):
-    """Tell whether every argument is a 1-D float64 ndarray: the control loop's fast path.
+    """
+    Tell whether every argument is a 1-D float64 ndarray: the control loop's fast path.
 
     Lengths and finiteness are then checked by the compiled kernel, which returns a status; on a
     non-zero status the caller takes the general path, which raises the precise error.
@@ -94,7 +97,8 @@ def raise_nonfinite(model, names, *arrays):
 
 
 def external_wrenches(model, f_ext, N):
-    """Convert ``{link: wrench}`` to the kernels' ``(Nf, n, 6)`` body-frame array, Nf in {0, 1, N}.
+    """
+    Convert ``{link: wrench}`` to the kernels' ``(Nf, n, 6)`` body-frame array, Nf in {0, 1, N}.
 
     A wrench is ``[fx, fy, fz, mx, my, mz]`` (the order of geometry_msgs/Wrench) exerted *on* the
     link by the environment, expressed in the link frame, moment about the link frame origin; shape

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Long batches split over the machine's cores, on plain Python threads.
+"""
+Long batches split over the machine's cores, on plain Python threads.
 
 The kernels release the GIL (``nogil=True``), so row chunks of one batch run truly in parallel.
 Plain threads, not numba's ``parallel=True``: its default threading layer must not be entered
@@ -34,7 +35,8 @@ _threads = int(os.environ.get('MANIPULATOR_DYNAMICS_THREADS', '0')) or min(os.cp
 
 
 def set_threads(count):
-    """Use at most ``count`` threads for a batch (1: never split).  Returns the previous count.
+    """
+    Use at most ``count`` threads for a batch (1: never split).  Returns the previous count.
 
     The default is the number of cores (at most 8), or ``$MANIPULATOR_DYNAMICS_THREADS``.
     """
@@ -55,7 +57,8 @@ def get_threads():
 
 
 def run(kernel, args, batched, N):
-    """Call ``kernel(*args)``, splitting the rows of the ``batched`` arguments over threads.
+    """
+    Call ``kernel(*args)``, splitting the rows of the ``batched`` arguments over threads.
 
     ``batched`` are the positions in ``args`` of arrays whose first axis is the batch; those with
     one row are broadcast, as the kernels do.  Returns the list of the chunks' return values.

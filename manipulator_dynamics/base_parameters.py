@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Base inertial parameters by QR decomposition (seed 003, Khalil & Dombre appendix 5).
+"""
+Base inertial parameters by QR decomposition (seed 003, Khalil & Dombre appendix 5).
 
 ``W`` stacks, for ``r`` random states, the energy rows ``h(q, qd)`` (A5.1-A5.2, method "energy") or
 the torque regressor ``Y(q, qd, qdd)`` (method "dynamic").  Then:
@@ -71,7 +72,8 @@ NO_EFFECT = 1e-10
 
 @dataclass(frozen=True, eq=False)
 class BaseParameters:
-    """The base (identifiable) parameters of a robot and how the standard ones group into them.
+    """
+    The base (identifiable) parameters of a robot and how the standard ones group into them.
 
     Attributes
     ----------
@@ -110,6 +112,7 @@ class BaseParameters:
     check_error : float
         ``max |W_B K_B - W K| / max |W K|`` on fresh random states (dynamic regressor, and energy
         rows for the energy method): should be near 1e-15.
+
     """
 
     count: int
@@ -139,7 +142,7 @@ class BaseParameters:
 
     @property
     def eliminated(self):
-        """Standard parameters that are not base parameters: no effect, or regrouped."""
+        """Give the standard parameters that are not base parameters: no effect, or regrouped."""
         return self.no_effect + self.grouped
 
     def base_regressor(self, Y):
@@ -174,7 +177,8 @@ class BaseParameters:
 
 
 def default_samples(model, method, columns, loops=None):
-    """Random states used by default: about 4 rows of ``W`` per column, at least 100 rows.
+    """
+    Random states used by default: about 4 rows of ``W`` per column, at least 100 rows.
 
     An energy row is one state; a torque row one joint (one active joint for closed loops).
     """
@@ -211,7 +215,8 @@ def _states(model, loops, rng, samples):
 
 
 def _observations(model, method, states, armature, friction):
-    """``W`` with a column for every standard parameter.
+    """
+    ``W`` with a column for every standard parameter.
 
     Dynamic: torque regressor rows, projected on the active joints (``G^T Y``) for closed loops.
     Energy: energy rows, with zero friction columns (friction has no energy function).
@@ -280,7 +285,8 @@ def _reduce(model, W, cols, samples, method, loops):
 
 def base_parameters(model, *, friction=False, armature=False, samples=None, seed=0,
                     method='energy', loops=None):
-    """Compute the base parameters of ``model`` numerically (seed 003, A5.1-A5.12).
+    """
+    Compute the base parameters of ``model`` numerically (seed 003, A5.1-A5.12).
 
     Parameters
     ----------
@@ -307,6 +313,7 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
     ValueError
         Bad arguments, a model without joints, too few samples for the rank found, or loops
         that cannot be closed.
+
     """
     if method not in ('energy', 'dynamic'):
         raise ValueError(f"method must be 'energy' or 'dynamic', got {method!r}")
@@ -371,7 +378,8 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
 
 
 def numerical_rank(values, rows, columns):
-    """Numerical rank of a matrix from its decreasing |R_ii| (or singular values), and the gap.
+    """
+    Numerical rank of a matrix from its decreasing |R_ii| (or singular values), and the gap.
 
     Zero below ``max(rows, columns) eps max``, surely non-zero above ``CERTAINLY_RANK max``; in
     between, cut where consecutive values drop the most.  Returns ``(rank, ratio at the cut)``.

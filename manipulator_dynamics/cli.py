@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``manipulator-dynamics``: the library from the command line.
+"""
+``manipulator-dynamics``: the library from the command line.
 
 Every command takes an optional URDF (default: the bundled demo arm) and prints a table for a
 person, or ``--format json|yaml`` for a program.  Errors are one line on stderr and exit status 2.

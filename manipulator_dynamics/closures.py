@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Closed loops: a robot given as its URDF tree plus loop-closure constraints (seed 003, A5.3).
+"""
+Closed loops: a robot given as its URDF tree plus loop-closure constraints (seed 003, A5.3).
 
 A closure says that a point of ``link_a`` and a point of ``link_b`` coincide (the cut joint), and,
 for a revolute cut joint in space, that an axis of each stays parallel.  The robot's motors drive
@@ -247,7 +248,8 @@ CONTINUATION_STEP = 0.05
 
 
 def complete(model, loops, qa, qda, qdda):
-    """Full ``(q, qd, qdd, G)`` from the active joints' values: the state of the whole tree.
+    """
+    Full ``(q, qd, qdd, G)`` from the active joints' values: the state of the whole tree.
 
     The active joints move from the reference configuration to ``qa`` in steps of at most
     ``CONTINUATION_STEP``, the passive ones solved at each step: so the solution stays on the
@@ -314,7 +316,8 @@ def _closure_bias(model, loops, q, qd):
 
 
 def sample(model, loops, rng, count):
-    """``count`` random consistent states of the closed-loop robot: ``(q, qd, qdd, G)`` stacks.
+    """
+    ``count`` random consistent states of the closed-loop robot: ``(q, qd, qdd, G)`` stacks.
 
     Active positions are drawn within their limits; a draw the loop cannot reach is drawn again
     (the mechanism's range may be narrower than the URDF limits).

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Joint-space inertia matrix by Khalil's composite-link method for tree robots (seed 001, App. 8).
+"""
+Joint-space inertia matrix by Khalil's composite-link method for tree robots (seed 001, App. 8).
 
 1. Composite parameters (A8.1): for j = n..1, the composite link j+ (link j and all it carries) is
    added into its antecedent a(j): ``J+_a += R J+_j R^T + shift``, ``MS+_a += R MS+_j + P M+_j``,
@@ -29,8 +30,8 @@ The seed's axis is z; here it is any unit axis, which replaces "the third compon
 product. Cost: composite parameters O(n); columns O(sum of depths).
 """
 
-import numpy as np
 from numba import njit
+import numpy as np
 
 from . import _parallel as parallel
 from ._inputs import raise_nonfinite, states, vectors
@@ -40,7 +41,8 @@ from .model import PRISMATIC
 
 @njit(**JIT)
 def composite_inertia(parent, inertial, R, p, C, Jr):
-    """Fill ``C (n, 10)`` with the composite parameters J+, MS+, M+ of every link (A8.1).
+    """
+    Fill ``C (n, 10)`` with the composite parameters J+, MS+, M+ of every link (A8.1).
 
     ``Jr (3, 3)`` is scratch.
     """
@@ -80,7 +82,8 @@ def composite_inertia(parent, inertial, R, p, C, Jr):
 
 @njit(**JIT)
 def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H, full=True):
-    """Fill ``H (n, n)`` from composite parameters ``C`` (A8.3-A8.21).
+    """
+    Fill ``H (n, n)`` from composite parameters ``C`` (A8.3-A8.21).
 
     With ``full``, both triangles and the zeros off the root paths; without, only the diagonal and
     ``H[j, k]`` for k on j's root path (all that the LTL factorisation reads).
@@ -161,17 +164,22 @@ def crba_vector(parent, jtype, geometry, inertial, joint_params, q, out):
 
 
 def inertia_matrix(model, q, *, armature=True):
-    """Joint-space inertia matrix ``M(q)``, symmetric, both triangles filled.
+    """
+    Joint-space inertia matrix ``M(q)``, symmetric, both triangles filled.
 
     Parameters
     ----------
+    model : Model
+        The robot (:func:`load_model`).
     q : array-like, shape (n,) or (N, n)
+        Joint positions, one state or a batch.
     armature : bool
         Add the rotor inertias ``model.armature`` on the diagonal.
 
     Returns
     -------
     M : ndarray, shape (n, n) or (N, n, n)
+
     """
     params = model.joint_params if armature else np.zeros_like(model.joint_params)
     if vectors(q):

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Total energy and its regressor: ``H(q, qd) = h(q, qd) K``, linear in the standard parameters.
+"""
+Total energy and its regressor: ``H(q, qd) = h(q, qd) K``, linear in the standard parameters.
 
 Seed 003 (A5.1): the energy functions ``h`` of each link, in body frame j with the angular velocity
 ``w`` and the velocity ``v`` of the frame origin, and the pose ``R0, p0`` of the frame in the
@@ -24,8 +25,8 @@ base::
 Friction does no conservative work and has no energy function.
 """
 
-import numpy as np
 from numba import njit
+import numpy as np
 
 from . import _parallel as parallel
 from ._inputs import raise_nonfinite, states
@@ -110,7 +111,8 @@ def energy_kernel(parent, jtype, geometry, gravity, q, qd, stride, armature, out
 
 
 def energy_regressor(model, q, qd, *, armature=False):
-    """Energy functions ``h`` with total energy ``H = h @ K``, ``K`` the standard parameters.
+    """
+    Energy functions ``h`` with total energy ``H = h @ K``, ``K`` the standard parameters.
 
     Parameters
     ----------

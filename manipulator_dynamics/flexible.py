@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Flexible trajectories and joint torques of flexible-link arms (Isobe & Imaizumi, seed 002).
+"""
+Flexible trajectories and joint torques of flexible-link arms (Isobe & Imaizumi, seed 002).
 
 Two schemes on one finite-element model (:class:`~manipulator_dynamics.FlexibleArm`):
 
@@ -43,8 +44,8 @@ Modelling choices (documented, not hidden):
 
 from dataclasses import dataclass
 
-import numpy as np
 from numba import njit
+import numpy as np
 
 from ._kinematics import JIT, joint_poses
 from .flexible_arm import FlexibleArm
@@ -57,7 +58,8 @@ MIN_STEPS_PER_PERIOD = 10
 
 @dataclass(frozen=True, eq=False)
 class FlexibleTrajectory:
-    """The flexible trajectory of an arm following a rigid target (the kinematics scheme).
+    """
+    The flexible trajectory of an arm following a rigid target (the kinematics scheme).
 
     Attributes
     ----------
@@ -84,6 +86,7 @@ class FlexibleTrajectory:
         Shear force in each element along its ``y`` and ``z`` axes, N.
     energy : ndarray, shape (T, 3)
         Kinetic, gravitational potential and strain energy, J.
+
     """
 
     arm: FlexibleArm
@@ -106,7 +109,8 @@ class FlexibleTrajectory:
 
 @dataclass(frozen=True, eq=False)
 class FlexibleDynamics:
-    """Joint torques of a flexible arm by the parallel solution scheme.
+    """
+    Joint torques of a flexible arm by the parallel solution scheme.
 
     Attributes
     ----------
@@ -120,6 +124,7 @@ class FlexibleDynamics:
         ``F_k``: the force each node needs, ``m_k (u''_k - g)`` (the nodal part of ``{P}``).
     trajectory : FlexibleTrajectory
         Everything the kinematics scheme computed.
+
     """
 
     t: np.ndarray
@@ -136,11 +141,13 @@ class FlexibleDynamics:
 # -------------------------------------------------------------------------------------------------
 
 def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
-    """Integrate the flexible arm along a rigid target trajectory (the kinematics scheme).
+    """
+    Integrate the flexible arm along a rigid target trajectory (the kinematics scheme).
 
     Parameters
     ----------
     arm : FlexibleArm
+        The flexible arm (:meth:`FlexibleArm.planar`, :meth:`FlexibleArm.from_yaml`, ...).
     t : array-like, shape (T,)
         Strictly increasing times, s.
     q : array-like, shape (T, n)
@@ -157,6 +164,7 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
         Shapes that do not match the arm, non-finite values, times that are not strictly
         increasing, fewer than 3 samples, or a step too coarse for the arm's first bending mode
         (fewer than :data:`MIN_STEPS_PER_PERIOD` steps per period).
+
     """
     if not isinstance(arm, FlexibleArm):
         raise TypeError(f'arm must be a FlexibleArm, got {type(arm).__name__}')
@@ -189,7 +197,8 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
 
 
 def flexible_inverse_dynamics(arm, t, q, *, dt=None) -> FlexibleDynamics:
-    """Joint torques that move a flexible arm along a target: both schemes of the seed in one.
+    """
+    Joint torques that move a flexible arm along a target: both schemes of the seed in one.
 
     The kinematics scheme (:func:`flexible_trajectory`) gives the flexible trajectory; the
     parallel scheme turns its nodal forces into joint torques, ``{tau} = [L][T]{P}``, with ``{P}``
@@ -213,7 +222,8 @@ def parallel_inverse_dynamics(traj: FlexibleTrajectory) -> FlexibleDynamics:
 
 
 def parallel_matrices(traj: FlexibleTrajectory, step: int):
-    """``[L], [T], {P}`` of the seed's eq. (2) at one step, so that ``tau = L @ T @ P``.
+    """
+    ``[L], [T], {P}`` of the seed's eq. (2) at one step, so that ``tau = L @ T @ P``.
 
     The seed writes one centre-of-gravity node per link; with several nodes per link every node
     ``k`` plays that role, with ``{P_k} = (F_k, sum_{h>k} F_h, F_phi_k)`` (eq. 13, base frame),
@@ -227,6 +237,7 @@ def parallel_matrices(traj: FlexibleTrajectory, step: int):
     L : ndarray, shape (n, 9 N)
     T : ndarray, shape (9 N, 9 N)
     P : ndarray, shape (9 N,)
+
     """
     arm = traj.arm
     model = arm.model
@@ -266,7 +277,8 @@ def parallel_matrices(traj: FlexibleTrajectory, step: int):
 
 @dataclass(frozen=True, eq=False)
 class ClosedLoopDynamics:
-    """Joint torques of a closed loop by the parallel scheme with ``[L]`` split in blocks.
+    """
+    Joint torques of a closed loop by the parallel scheme with ``[L]`` split in blocks.
 
     Attributes
     ----------
@@ -282,6 +294,7 @@ class ClosedLoopDynamics:
         passive joints determine the cut force).
     gap : float
         Largest distance between the two chains' tips along the trajectory, m.
+
     """
 
     t: np.ndarray
@@ -296,7 +309,8 @@ class ClosedLoopDynamics:
 
 def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=None,
                                  tolerance=1e-6) -> ClosedLoopDynamics:
-    """Joint torques of a closed loop cut at a pin into two open chains (seed eq. 12).
+    """
+    Joint torques of a closed loop cut at a pin into two open chains (seed eq. 12).
 
     The loop is the two chains, both from the base, with their tips joined by a pin (the cut
     joint, which passes a force and no moment).  Each chain gets the parallel scheme of its own
@@ -313,10 +327,14 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=No
     chain_a, chain_b : FlexibleArm
         The two open chains of the cut loop; their tips must meet along the trajectory.
     t : array-like, shape (T,)
+        Strictly increasing times, s.
     q_a, q_b : array-like, shape (T, n_a) and (T, n_b)
         Joint positions of each chain, consistent with the closure.
     active : sequence of str
         The driven joints (names of either chain); all others are passive.
+    dt : float, optional
+        Resample the target on a uniform grid of this step first (as in
+        :func:`flexible_trajectory`).
     tolerance : float
         Largest tip-to-tip distance (m) accepted as closed.
 
@@ -325,6 +343,7 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=No
     ValueError
         An unknown active joint, no passive joint, chains with joints of the same name, or tips
         that do not meet (naming the step and the gap).
+
     """
     names = tuple(chain_a.joint_names) + tuple(chain_b.joint_names)
     if len(set(names)) != len(names):
@@ -564,7 +583,8 @@ def _band_solve(B, rhs):
 
 @njit(**JIT)
 def _assemble(Qs, nodes, kloc, beta, c_k, B, ud, vd, force, kg):
-    """Add ``(1 + c_k beta) K`` into band ``B``; subtract ``K ud - beta K vd`` from ``force``.
+    """
+    Add ``(1 + c_k beta) K`` into band ``B``; subtract ``K ud - beta K vd`` from ``force``.
 
     Node ``k >= 1`` owns degrees of freedom ``6 (k - 1) .. 6 k - 1``; node 0 is clamped.  Each
     element's stiffness in the base frame is left in ``kg (E, 12, 12)`` for :func:`_strain`.
@@ -603,7 +623,8 @@ def _strain(kg, nodes, ud):
 
 @njit(**JIT)
 def _newmark(t, am, Q, mass, alpha_mass, nodes, kloc, beta, gravity, rigid):
-    """Deformations ``u_d (T, N, 6)``, their rates and translational accelerations, strain energy.
+    """
+    Deformations ``u_d (T, N, 6)``, their rates and translational accelerations, strain energy.
 
     Newmark (delta = 1/2, beta = 1/4) on ``M (u_m'' + u_d'') + C u_d' + K u_d = F``, the rigid
     accelerations ``u_m''`` given.  The effective stiffness ``K + 2/h C + 4/h^2 M`` is a band
@@ -701,7 +722,8 @@ def _frequencies(arm, q, count):
 
 @njit(**JIT)
 def _parallel_scheme(x, acc, ud, axes, mass, gravity, joint_node, jtype):
-    """Joint torques from nodal forces, step by step, with {P} updated by increments.
+    """
+    Joint torques from nodal forces, step by step, with {P} updated by increments.
 
     At each step the nodal forces grow by ``{dp_k} = m_k {du''_k}`` (eqs. 13-14); the torque of
     joint ``i`` is then eq. (1) summed over the nodes outboard of it: the moments of their forces
@@ -758,7 +780,8 @@ def _parallel_scheme(x, acc, ud, axes, mass, gravity, joint_node, jtype):
 
 
 def _section_forces(nodes, forces, Q, element_nodes):
-    """Axial (tension positive) and shear forces of each element, from the outboard nodal forces.
+    """
+    Axial (tension positive) and shear forces of each element, from the outboard nodal forces.
 
     The force the inboard part passes to the outboard part through an element is the sum of the
     nodal forces beyond it; this holds for rigid and flexible links alike.

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Flexible-link arms as finite-element models (Isobe & Imaizumi, seed 002, section 2).
+"""
+Flexible-link arms as finite-element models (Isobe & Imaizumi, seed 002, section 2).
 
 Every link is a straight chain of linear Timoshenko beam elements from its joint to the next joint
 (Fig. 2 of the seed): stiffness by one-point integration at the element midpoint, element mass
@@ -60,7 +61,8 @@ class FlexibleArmError(ValueError):
 
 
 def timoshenko_stiffness(length, ei_y, ei_z, ga, ea, gj):
-    """Stiffness of a linear Timoshenko beam element with one-point (midpoint) integration.
+    """
+    Stiffness of a linear Timoshenko beam element with one-point (midpoint) integration.
 
     Local degrees of freedom, node 1 then node 2: ``(u, v, w, theta_x, theta_y, theta_z)``.
     Bending uses the rotation field (``EI/l`` on the rotations); the shear strain
@@ -70,6 +72,7 @@ def timoshenko_stiffness(length, ei_y, ei_z, ga, ea, gj):
     Returns
     -------
     ndarray, shape (12, 12)
+
     """
     k = np.zeros((12, 12))
     for a, b, c in ((0, 6, ea / length), (3, 9, gj / length), (4, 10, ei_y / length),
@@ -118,7 +121,8 @@ class Link:
 
 @dataclass(frozen=True, eq=False)
 class FlexibleArm:
-    """A serial arm of flexible (or rigid) links, discretised into Timoshenko beam elements.
+    """
+    A serial arm of flexible (or rigid) links, discretised into Timoshenko beam elements.
 
     Build one with :meth:`planar` or :meth:`from_model` (a URDF plus beam YAML).  Arrays are
     read-only.
@@ -150,6 +154,7 @@ class FlexibleArm:
         Element stiffness in element axes (:func:`timoshenko_stiffness`).
     element_damping : ndarray, shape (E, 2)
         Rayleigh coefficients (alpha, beta) of each element: ``C_e = alpha M_e + beta K_e``.
+
     """
 
     model: Model
@@ -171,7 +176,7 @@ class FlexibleArm:
 
     @property
     def n(self) -> int:
-        """Number of joints (and links)."""
+        """Give the number of joints (and links)."""
         return self.model.n
 
     @property
@@ -199,7 +204,8 @@ class FlexibleArm:
                damping=(0.0, 0.0), motor_masses=None, payload=0.0,
                gravity=(0.0, -9.81, 0.0), base=(0.0, 0.0, 0.0), joint_names=None,
                name='planar_arm'):
-        """Build a planar chain like the seed's: links along their ``x`` axes, joints about ``z``.
+        """
+        Build a planar chain like the seed's: links along their ``x`` axes, joints about ``z``.
 
         The arm lies in the ``x-y`` plane at ``q = 0`` (stretched along ``x``).  The default
         gravity is ``-y``: the vertical plane of the seed's 3-link test; pass
@@ -224,17 +230,22 @@ class FlexibleArm:
             A point mass at the tip of the last link.
         base : array-like, shape (3,)
             Where the first joint is in the base frame (a second chain of a closed loop).
+        gravity : array-like, shape (3,)
+            Gravity in the base frame, m/s^2.
         joint_names : sequence of str, optional
             Default ``joint1 .. jointn``; the links are ``link1 .. linkn``, or ``<joint>_link``.
+        name : str
+            The arm's name (its model's).
+
         """
         lengths = _per_link(lengths, None, 'lengths')
         n = len(lengths)
         masses = _per_link(masses, n, 'masses')
         for i in range(n):
             _positive(lengths[i], f'link {i + 1}', 'length')
-        props = dict(flexural_rigidity=flexural_rigidity, shear_rigidity=shear_rigidity,
-                     axial_rigidity=axial_rigidity, torsional_rigidity=torsional_rigidity,
-                     damping=damping, elements=elements_per_link)
+        props = {'flexural_rigidity': flexural_rigidity, 'shear_rigidity': shear_rigidity,
+                 'axial_rigidity': axial_rigidity, 'torsional_rigidity': torsional_rigidity,
+                 'damping': damping, 'elements': elements_per_link}
         beams = {}
         if joint_names is None:
             names = [f'joint{i + 1}' for i in range(n)]
@@ -272,7 +283,8 @@ class FlexibleArm:
 
     @classmethod
     def from_model(cls, model, beams, *, tip=None, motor_masses=None, payload=0.0):
-        """Build a flexible arm on the skeleton of a rigid serial ``model`` (:func:`load_model`).
+        """
+        Build a flexible arm on the skeleton of a rigid serial ``model`` (:func:`load_model`).
 
         Link ``i`` is a beam from joint ``i`` to joint ``i + 1`` (the last link: to ``tip``).  Its
         mass is the URDF link mass (or ``mass`` from ``beams``) spread uniformly along the beam:
@@ -292,6 +304,11 @@ class FlexibleArm:
             ``[EI_y, EI_z]``, or ``.inf``); the rest is optional.
         tip : array-like, shape (3,), optional
             The end of the last link in its frame; default: twice its centre of mass.
+        motor_masses : sequence of float, length n, optional
+            Point masses at the joint nodes, kg (a ``motor_masses`` entry of the YAML wins).
+        payload : float
+            A point mass at the tip of the last link, kg (a ``payload`` entry of the YAML wins).
+
         """
         if not isinstance(model, Model):
             raise FlexibleArmError(f'from_model needs a Model, got {type(model).__name__}')
@@ -332,7 +349,8 @@ class FlexibleArm:
 
     @classmethod
     def from_yaml(cls, source):
-        """Build a flexible arm from one YAML document (see ``config/flexible_arm.yaml``).
+        """
+        Build a flexible arm from one YAML document (see ``config/flexible_arm.yaml``).
 
         Either ``planar: {lengths, masses, flexural_rigidity, ...}`` (the arguments of
         :meth:`planar`), or ``urdf: PATH`` (relative to the YAML file, or the name of a bundled
@@ -440,7 +458,8 @@ class FlexibleArm:
     # -----------------------------------------------------------------------------------------
 
     def rigid_model(self) -> Model:
-        """Return the rigid-body model with exactly this arm's mass distribution (lumped masses).
+        """
+        Return the rigid-body model with exactly this arm's mass distribution (lumped masses).
 
         Body ``i`` carries the nodes fixed to it as point masses, so the project's rigid-body
         algorithms (:func:`~manipulator_dynamics.inverse_dynamics`) give the torques of the arm
@@ -465,12 +484,13 @@ class FlexibleArm:
         """Return this arm with every link rigid: the seed's rigid reference in its plots."""
         beams = {}
         for link in self.links:
-            beams[link.name] = dict(mass=link.mass, elements=link.elements,
-                                    flexural_rigidity=math.inf)
+            beams[link.name] = {'mass': link.mass, 'elements': link.elements,
+                                'flexural_rigidity': math.inf}
         return _rebuild(self, beams)
 
     def natural_frequencies(self, q=None, count=None):
-        """Natural frequencies (Hz) of the arm with its joints held at ``q`` (default zero).
+        """
+        Natural frequencies (Hz) of the arm with its joints held at ``q`` (default zero).
 
         The joints are locked, as the operating motion holds them, so these are the modes the
         trajectory excites: for one link, the clamped-free beam.  Rigid links are excluded
@@ -508,7 +528,8 @@ def _per_link(value, n, what):
 
 
 def _pick(value, i, n, key):
-    """Link ``i``'s value of a property given for all links or as a sequence of one per link.
+    """
+    Link ``i``'s value of a property given for all links or as a sequence of one per link.
 
     ``damping`` is a pair ``(alpha, beta)`` for all links or a sequence of pairs; other
     properties are one number for all links or a sequence of ``n`` (each ``flexural_rigidity``

@@ -20,7 +20,8 @@ import numpy as np
 
 
 def read_trajectory(path, joint_names):
-    """Read a target trajectory from CSV: a ``time`` column and one column per joint, by name.
+    """
+    Read a target trajectory from CSV: a ``time`` column and one column per joint, by name.
 
     Returns ``t (T,)`` and ``q (T, n)`` in ``joint_names`` order.  Columns may come in any order;
     a ``t`` column is accepted for ``time``.  Errors name the file, the row and the column.
@@ -56,7 +57,8 @@ def read_trajectory(path, joint_names):
 
 
 def plot_flexible(flexible, rigid, path):
-    """Write the seed's figures (Figs. 5-10) for one run as a PNG.
+    """
+    Write the seed's figures (Figs. 5-10) for one run as a PNG.
 
     ``flexible`` and ``rigid`` are :class:`~manipulator_dynamics.FlexibleDynamics` of the same
     target for the flexible arm and for the same arm with rigid links.  Panels: the arm at a few

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Forward dynamics: joint accelerations from efforts, ``qdd = M(q)^-1 (tau - h(q, qd))``.
+"""
+Forward dynamics: joint accelerations from efforts, ``qdd = M(q)^-1 (tau - h(q, qd))``.
 
 Two methods, same result:
 
@@ -30,8 +31,8 @@ Two methods, same result:
 
 import weakref
 
-import numpy as np
 from numba import njit
+import numpy as np
 
 from . import _parallel as parallel
 from ._inputs import external_wrenches, raise_nonfinite, states, vectors
@@ -45,7 +46,8 @@ from .udut import articulated, raise_singular
 @njit(**JIT)
 def _rhs(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext, s, flags,
          R, p, scratch, t):
-    """Poses of state ``qs`` and ``t = tau - h(q, qd)`` (Newton-Euler with ``qdd = 0``).
+    """
+    Poses of state ``qs`` and ``t = tau - h(q, qd)`` (Newton-Euler with ``qdd = 0``).
 
     ``scratch (6, n, 3)``; its last plane holds the zero accelerations (kept apart from ``t``:
     aliasing them costs the compiler a reload per use).
@@ -115,7 +117,8 @@ SINGULAR_PIVOT = 1e-12
 
 @njit(**JIT)
 def ltl_factor(parent, H, diag):
-    """Factorise in place, ``H = L^T L`` along the parent array (Featherstone's LTL).
+    """
+    Factorise in place, ``H = L^T L`` along the parent array (Featherstone's LTL).
 
     Reads only the diagonal and ``H[k, i]`` for i on k's root path.  Returns -1, or the index of
     the first zero pivot.  ``diag`` receives ``1 / L[k, k]`` (it first holds the original diagonal,
@@ -240,7 +243,8 @@ _CHOLESKY_PER_FACTOR_OP = 0.00126
 
 
 def choose_method(model):
-    """``"udut"`` or ``"cholesky"``: the one the cost model predicts is faster for this model.
+    """
+    ``"udut"`` or ``"cholesky"``: the one the cost model predicts is faster for this model.
 
     Saha's sweeps cost a fixed amount per body (6x6 articulated inertias); the composite-link M
     costs
@@ -261,10 +265,13 @@ def choose_method(model):
 
 def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=True,
                      friction=False):
-    """Joint accelerations ``qdd = M(q)^-1 (tau - h(q, qd))`` [with friction, external wrenches].
+    """
+    Joint accelerations ``qdd = M(q)^-1 (tau - h(q, qd))`` [with friction, external wrenches].
 
     Parameters
     ----------
+    model : Model
+        The robot (:func:`load_model`).
     q, qd, tau : array-like, shape (n,) or (N, n)
         Positions, velocities, applied joint efforts; 1-D ones are broadcast over the batch.
     f_ext : mapping of str to array-like, optional
@@ -284,6 +291,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
     ------
     SingularInertiaError
         M(q) is singular; the message names the joint.
+
     """
     if method == 'auto':
         method = choose_method(model)

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Identification of the base parameters from measured motion and efforts (Gautier's method).
+"""
+Identification of the base parameters from measured motion and efforts (Gautier's method).
 
 ``identify(model, data)`` solves ``tau = W_B(q, qd, qdd) K_B`` by weighted least squares:
 
@@ -60,7 +61,8 @@ class IdentificationError(ValueError):
 
 @dataclass(frozen=True, eq=False)
 class Estimate:
-    """Identified base parameters with their uncertainty.
+    """
+    Identified base parameters with their uncertainty.
 
     Attributes
     ----------
@@ -82,6 +84,7 @@ class Estimate:
         States used (after trimming).
     processing : dict
         What was done to the data: source, rate, filter, trimmed samples.
+
     """
 
     base: BaseParameters
@@ -124,7 +127,8 @@ class Estimate:
 
 def identify(model, data, *, friction=True, armature=False, base=None, cutoff=CUTOFF_HZ,
              topic='/joint_states'):
-    """Identify the base parameters of ``model`` from measured data.
+    """
+    Identify the base parameters of ``model`` from measured data.
 
     Parameters
     ----------
@@ -151,6 +155,7 @@ def identify(model, data, *, friction=True, armature=False, base=None, cutoff=CU
     ------
     IdentificationError
         With what is wrong and what to do.
+
     """
     processing = {}
     if isinstance(data, (str, os.PathLike)):
@@ -253,7 +258,8 @@ def _check_excitation(base, W, norms):
 
 
 def differentiate(model, t, q, tau, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
-    """Filter and differentiate a time series on a uniform grid.
+    """
+    Filter and differentiate a time series on a uniform grid.
 
     Returns ``(q, qd, qdd, tau, parallel, processing)``: filtered positions and their derivatives,
     the efforts as measured, and ``parallel(x)``, the parallel filter (the same low-pass filter
@@ -308,7 +314,8 @@ def differentiate(model, t, q, tau, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
 
 
 def read_csv(model, path):
-    """Read ``(t, q, tau)`` from a CSV file with a header row.
+    """
+    Read ``(t, q, tau)`` from a CSV file with a header row.
 
     Columns: ``time`` (seconds), and for every joint of the model ``<joint>.position`` and
     ``<joint>.effort``; other columns are ignored.
@@ -338,7 +345,8 @@ def read_csv(model, path):
 
 
 def read_rosbag(model, path, topic='/joint_states'):
-    """Read ``(t, q, tau)`` from the sensor_msgs/JointState messages of a rosbag2 recording.
+    """
+    Read ``(t, q, tau)`` from the sensor_msgs/JointState messages of a rosbag2 recording.
 
     Joints are matched by name (other robots' joints are ignored); time is the header stamp, or
     the recording time when the stamp is zero.  Messages without every joint of the model, or

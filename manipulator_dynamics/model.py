@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The robot model: a frozen, array-based fixed-base robot, built once from a URDF.
+"""
+The robot model: a frozen, array-based fixed-base robot, built once from a URDF.
 
 The model is data, in the spirit of Featherstone's spatial_v2: ``n`` bodies, one per movable joint,
 numbered so that ``parent[i] < i`` (``-1`` is the fixed base), joint types as small integers, the
@@ -82,7 +83,8 @@ def _frozen(a, dtype=np.float64):
 
 @dataclass(frozen=True, eq=False)
 class Model:
-    """A fixed-base rigid multibody system (serial chain or tree) with ``n`` one-coordinate joints.
+    """
+    A fixed-base rigid multibody system (serial chain or tree) with ``n`` one-coordinate joints.
 
     Arrays are read-only; ``n`` is ``len(joint_names)``.  Build one with :func:`load_model`.
 
@@ -123,6 +125,7 @@ class Model:
         URDF mimic relations between joints of the model.  They are documented, not enforced: every
         joint keeps its own coordinate, as /joint_states and Pinocchio's default URDF parser treat
         them.
+
     """
 
     name: str
@@ -175,7 +178,7 @@ class Model:
 
     @property
     def n(self) -> int:
-        """Number of joint coordinates (and of bodies)."""
+        """Give the number of joint coordinates (and of bodies)."""
         return len(self.joint_names)
 
     def joint_index(self, name: str) -> int:
@@ -191,7 +194,8 @@ class Model:
         return bool(np.all(self.parent == np.arange(-1, self.n - 1)))
 
     def with_joint_dynamics(self, joint_dynamics) -> 'Model':
-        """Return a copy with armature / friction overridden from a YAML file or mapping.
+        """
+        Return a copy with armature / friction overridden from a YAML file or mapping.
 
         See :func:`load_joint_dynamics` for the format.
         """
@@ -217,7 +221,8 @@ _DYNAMICS_FIELDS = {'armature': 'armature', 'viscous': 'viscous', 'coulomb': 'co
 
 
 def read_yaml(source, what, error):
-    """``source`` as a Python object: a YAML file path, YAML text, or already a mapping.
+    """
+    ``source`` as a Python object: a YAML file path, YAML text, or already a mapping.
 
     A document that does not parse raises ``error`` naming ``what``.
     """
@@ -236,7 +241,8 @@ def read_yaml(source, what, error):
 
 
 def load_joint_dynamics(source, joint_names: Sequence[str]):
-    """Read armature / friction overrides; return ``{field: function(old_array) -> new_array}``.
+    """
+    Read armature / friction overrides; return ``{field: function(old_array) -> new_array}``.
 
     ``source`` is a YAML file path, a YAML string, or a mapping, of the form::
 
@@ -377,7 +383,8 @@ def _standard_parameters(mass, com, inertia_com):
 def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] | None = None,
                gravity=(0.0, 0.0, -9.81), joint_dynamics=None,
                check_inertia: str = 'raise') -> Model:
-    """Build a :class:`Model` from a URDF file path or XML string; meshes are never touched.
+    """
+    Build a :class:`Model` from a URDF file path or XML string; meshes are never touched.
 
     Parameters
     ----------
@@ -403,6 +410,7 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
     URDFError
         Malformed XML, a missing link, a cycle, duplicate names, floating or planar joints in the
         selection, a zero axis, non-numeric fields; :class:`InertiaError` for impossible inertias.
+
     """
     if check_inertia not in ('raise', 'warn', 'ignore'):
         raise ValueError("check_inertia must be 'raise', 'warn' or 'ignore', "

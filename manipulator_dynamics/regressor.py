@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The joint-torque regressor: ``tau = Y(q, qd, qdd) K``, linear in the standard parameters.
+"""
+The joint-torque regressor: ``tau = Y(q, qd, qdd) K``, linear in the standard parameters.
 
 ``K`` holds, joint by joint (Khalil's ordering), the 10 standard inertial parameters of the link
 the joint moves, ``XX XY XZ YY YZ ZZ MX MY MZ M`` (inertia about the link frame origin, first
@@ -26,8 +27,8 @@ parameters::
 and each column is carried to every joint on the link's root path like an RNEA wrench.
 """
 
-import numpy as np
 from numba import njit
+import numpy as np
 
 from . import _parallel as parallel
 from ._inputs import raise_nonfinite, states
@@ -149,7 +150,8 @@ def parameter_names(model, *, armature=False, friction=False):
 
 
 def standard_parameters(model, *, armature=False, friction=False):
-    """Return the model's standard parameter vector ``K``, shape ``(n * (10 [+1] [+2]),)``.
+    """
+    Return the model's standard parameter vector ``K``, shape ``(n * (10 [+1] [+2]),)``.
 
     Per joint j: the 10 parameters of its link in :data:`PARAMETER_NAMES` order (about the link
     frame origin, fixed children merged), then ``Ia_j`` if ``armature``, then ``Fv_j, Fc_j`` if
@@ -169,11 +171,15 @@ def standard_parameters(model, *, armature=False, friction=False):
 
 
 def regressor(model, q, qd, qdd, *, armature=False, friction=False):
-    """Joint-torque regressor ``Y`` with ``inverse_dynamics(...) == Y @ standard_parameters(...)``.
+    """
+    Joint-torque regressor ``Y`` with ``inverse_dynamics(...) == Y @ standard_parameters(...)``.
 
     Parameters
     ----------
+    model : Model
+        The robot (:func:`load_model`).
     q, qd, qdd : array-like, shape (n,) or (N, n)
+        Joint positions, velocities, accelerations; 1-D ones are broadcast over the batch.
     armature, friction : bool
         Add the columns of ``Ia`` (``qdd_j``) and of ``Fv, Fc`` (``qd_j``, ``sign(qd_j)``).
 
@@ -181,6 +187,7 @@ def regressor(model, q, qd, qdd, *, armature=False, friction=False):
     -------
     Y : ndarray, shape (n, p) or (N, n, p), ``p = n * (10 [+1] [+2])``
         Columns in the order of :func:`parameter_names`.  Gravity comes from the model.
+
     """
     (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
     stride, extra = _layout(armature, friction)

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Inverse dynamics by the recursive Newton-Euler algorithm (Luh, Walker & Paul; Khalil ch. 9).
+"""
+Inverse dynamics by the recursive Newton-Euler algorithm (Luh, Walker & Paul; Khalil ch. 9).
 
 Velocities and accelerations go out from the base, body wrenches come back; each body's wrench is
 written with Khalil's standard parameters about its frame origin::
@@ -25,13 +26,13 @@ terms
 ``Ia qdd + Fv qd + Fc sign(qd)``.
 """
 
-import numpy as np
 from numba import njit
+import numpy as np
 
 from . import _parallel as parallel
 from ._inputs import external_wrenches, raise_nonfinite, states, vectors
-from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses, motion_pass, \
-    vectors_ok
+from ._kinematics import (_row, all_finite, force_to_parent, JIT, joint_poses, motion_pass,
+                          vectors_ok)
 from .model import PRISMATIC
 
 ARMATURE = 1
@@ -41,7 +42,8 @@ FRICTION = 2
 @njit(**JIT)
 def rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, qdds, fext, s,
                 flags, R, p, w, dw, dv, f, m, tau):
-    """Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` must be filled already.
+    """
+    Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` must be filled already.
 
     ``fext (Nf, n, 6)`` holds body-frame wrenches, row ``s`` (or the only row) is used when Nf > 0;
     ``w, dw, dv, f, m (n, 3)`` are scratch.
@@ -137,7 +139,8 @@ def _zeros(n):
 
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=False):
-    """Joint efforts ``tau = M(q) qdd + C(q, qd) qd + g(q) [+ Fv qd + Fc sign(qd)] - J^T f_ext``.
+    """
+    Joint efforts ``tau = M(q) qdd + C(q, qd) qd + g(q) [+ Fv qd + Fc sign(qd)] - J^T f_ext``.
 
     Parameters
     ----------
@@ -177,7 +180,8 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=F
 
 
 def bias_forces(model, q, qd, f_ext=None, *, friction=False):
-    """Velocity and gravity terms ``h = C(q, qd) qd + g(q)`` (Pinocchio's ``nonLinearEffects``).
+    """
+    Velocity and gravity terms ``h = C(q, qd) qd + g(q)`` (Pinocchio's ``nonLinearEffects``).
 
     Shapes as :func:`inverse_dynamics`; ``friction`` adds ``Fv qd + Fc sign(qd)``.
     """

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Saha's UDU^T decomposition of the joint-space inertia matrix (seed 000), for chains and trees.
+"""
+Saha's UDU^T decomposition of the joint-space inertia matrix (seed 000), for chains and trees.
 
 Saha's reverse Gaussian elimination of ``M`` eliminates columns n, n-1, ..., 1.  Its recursions
 (eqs. 31-35) carry, for each body k, the 6x6 matrix ``M_k,k+1`` of the *articulated body* k (body k
@@ -30,8 +31,8 @@ The same quantities drive the O(n) forward dynamics in :mod:`manipulator_dynamic
 Spatial vectors here are 6-arrays, angular first (see :mod:`._kinematics`).
 """
 
-import numpy as np
 from numba import njit
+import numpy as np
 
 from . import _parallel as parallel
 from ._inputs import raise_nonfinite, states
@@ -76,7 +77,8 @@ def _rotate_block(R, Z, r0, c0, out):
 
 @njit(**JIT)
 def add_transformed_inertia(R, p, Z, B, out):
-    """``out += X^T Z X``: a symmetric 6x6 inertia ``Z`` of a child frame, moved to its parent.
+    """
+    ``out += X^T Z X``: a symmetric 6x6 inertia ``Z`` of a child frame, moved to its parent.
 
     ``X`` is the parent-to-child motion transform at pose ``R, p``; ``X^T = T diag(R, R)`` with
     ``T = [[1, skew(p)], [0, 1]]``.  With the rotated blocks ``A, B, C`` of ``Z``:
@@ -113,7 +115,8 @@ def add_transformed_inertia(R, p, Z, B, out):
 @njit(**JIT)
 def articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, D, tau, eta, Z,
                 B):
-    """Backward sweep: articulated inertias ``IA``, ``psi_k = IA_k S_k``, pivots ``D``.
+    """
+    Backward sweep: articulated inertias ``IA``, ``psi_k = IA_k S_k``, pivots ``D``.
 
     When ``tau (n,)`` is given (non-empty), also Saha's first solution sweep ``tau <- U^-1 tau``
     (eq. 36), with ``eta`` the force each body's descendants pass up.  ``Z (6, 6)`` and
@@ -208,11 +211,15 @@ def raise_singular(model, k, q):
 
 
 def udut(model, q, *, armature=True):
-    """Saha's decomposition ``M(q) = U diag(D) U^T``, computed by recursion, not from a numeric M.
+    """
+    Saha's decomposition ``M(q) = U diag(D) U^T``, computed by recursion, not from a numeric M.
 
     Parameters
     ----------
+    model : Model
+        The robot (:func:`load_model`).
     q : array-like, shape (n,) or (N, n)
+        Joint positions, one state or a batch.
     armature : bool
         Include the rotor inertias ``model.armature`` (they add to D).
 
@@ -227,6 +234,7 @@ def udut(model, q, *, armature=True):
     ------
     SingularInertiaError
         A pivot is zero; the message names the joint.
+
     """
     (q,), N, single = states(model, ('q',), q)
     U = np.empty((N, model.n, model.n))

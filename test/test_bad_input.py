@@ -14,11 +14,10 @@
 
 """Bad input: every error names what is wrong (which joint, link, argument or element)."""
 
-import numpy as np
-import pytest
-
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
+import numpy as np
+import pytest
 
 INERTIA = '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
 

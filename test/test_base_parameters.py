@@ -17,13 +17,12 @@
 import math
 import xml.etree.ElementTree as ET
 
-import numpy as np
-import pytest
-
-from conftest import erd, ERD, PinRobot, random_state
+from conftest import ERD, erd, PinRobot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.base_parameters import random_states
+import numpy as np
+import pytest
 from test_closed_form import P, two_link_urdf
 
 PIN_RANK_ROBOTS = {
@@ -121,14 +120,14 @@ def spatial_rrr(a=0.4):
     """RRR arm with z joint axes, frames as DH (alpha1 = 90 deg, a2 = a): the textbook's case."""
     body = ('<inertial><origin xyz="0.1 0.02 0.03"/><mass value="2"/><inertia ixx="0.02" '
             'ixy="0.001" ixz="0.002" iyy="0.03" iyz="0.003" izz="0.04"/></inertial>')
-    return f'''<robot name="rrr"><link name="base"/><link name="l1">{body}</link>
+    return f"""<robot name="rrr"><link name="base"/><link name="l1">{body}</link>
       <link name="l2">{body}</link><link name="l3">{body}</link>
       <joint name="j1" type="continuous"><parent link="base"/><child link="l1"/>
         <axis xyz="0 0 1"/></joint>
       <joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/>
         <origin rpy="1.5707963267948966 0 0"/><axis xyz="0 0 1"/></joint>
       <joint name="j3" type="continuous"><parent link="l2"/><child link="l3"/>
-        <origin xyz="{a} 0 0"/><axis xyz="0 0 1"/></joint></robot>'''
+        <origin xyz="{a} 0 0"/><axis xyz="0 0 1"/></joint></robot>"""
 
 
 def test_revolute_chain_regrouping_rules():
@@ -150,7 +149,7 @@ def test_revolute_chain_regrouping_rules():
 
 
 def scaled_urdf(path, s):
-    """The URDF at ``path`` with every length multiplied by ``s`` (masses kept, inertias s^2)."""
+    """Scale the URDF at ``path``: every length multiplied by ``s`` (masses kept, inertias s^2)."""
     root = ET.parse(path).getroot()
     for origin in root.iter('origin'):
         if origin.get('xyz'):
@@ -180,7 +179,7 @@ def test_rank_is_independent_of_units(method):
 
 
 def tilted_planar_arm(tilt):
-    """The 2-link planar arm with joint 2's axis tilted out of the plane by ``tilt`` radians."""
+    """Make the 2-link planar arm with joint 2's axis tilted out of its plane by ``tilt`` rad."""
     xml = two_link_urdf(**P).replace(
         '<origin xyz="0.8 0 0"/><axis xyz="0 0 1"/>',
         f'<origin xyz="0.8 0 0"/><axis xyz="0 {math.sin(tilt):.17g} {math.cos(tilt):.17g}"/>')
@@ -190,7 +189,8 @@ def tilted_planar_arm(tilt):
 @pytest.mark.parametrize('method', ['energy', 'dynamic'])
 @pytest.mark.parametrize('tilt', [1e-2, 1e-3])
 def test_weak_base_directions_are_counted(method, tilt):
-    """A tilt makes link 2's out-of-plane inertias identifiable, weakly (effects ~ tilt^2).
+    """
+    A tilt makes link 2's out-of-plane inertias identifiable, weakly (effects ~ tilt^2).
 
     Coplanar axes give the textbook 6 base parameters, any tilt the generic 10; with tilt 1e-2 the
     smallest direction of W_B is about 3e-6 of the largest, with 1e-3 about 3e-8: still 10.

@@ -19,12 +19,11 @@ import os
 import subprocess
 import sys
 
+import manipulator_dynamics as md
+from manipulator_dynamics import cli, robots
 import numpy as np
 import pytest
 import yaml
-
-import manipulator_dynamics as md
-from manipulator_dynamics import cli, robots
 
 
 def run(*args):
@@ -143,7 +142,7 @@ TWO_LINK = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two
 
 
 def _two_link_csv(path, columns=('time', 'joint2', 'joint1')):
-    """The seed's 2-link move, columns in a shuffled order (mapped by name)."""
+    """Write the seed's 2-link move, columns in a shuffled order (mapped by name)."""
     t = np.arange(0.0, 0.6, 1e-3)
     s = np.clip(t / 0.2, 0, 1)
     b = 10 * s**3 - 15 * s**4 + 6 * s**5

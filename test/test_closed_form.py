@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Closed-form oracles: a pendulum and the textbook 2-link planar arm.
+"""
+Closed-form oracles: a pendulum and the textbook 2-link planar arm.
 
 The arm's equations are those of Spong, Hutchinson & Vidyasagar, "Robot Modeling and Control",
 section 7.4.
@@ -20,33 +21,34 @@ section 7.4.
 
 import math
 
+import manipulator_dynamics as md
 import numpy as np
 import pytest
-
-import manipulator_dynamics as md
 
 G = 9.81
 
 
-def pendulum_urdf(m, l, I):
-    """One revolute joint about y; a body of mass m whose CoM hangs l below the axis, Iyy = I."""
-    return f'''<robot name="pendulum"><link name="base"/>
-      <link name="bob"><inertial><origin xyz="0 0 {-l}"/><mass value="{m}"/>
-        <inertia ixx="{I}" ixy="0" ixz="0" iyy="{I}" iyz="0" izz="{I / 2}"/></inertial></link>
+def pendulum_urdf(m, length, inertia):
+    """Make one revolute joint about y; a body of mass m whose CoM hangs ``length`` below."""
+    return f"""<robot name="pendulum"><link name="base"/>
+      <link name="bob"><inertial><origin xyz="0 0 {-length}"/><mass value="{m}"/>
+        <inertia ixx="{inertia}" ixy="0" ixz="0" iyy="{inertia}" iyz="0"
+                 izz="{inertia / 2}"/></inertial></link>
       <joint name="swing" type="continuous"><parent link="base"/><child link="bob"/>
-        <axis xyz="0 1 0"/></joint></robot>'''
+        <axis xyz="0 1 0"/></joint></robot>"""
 
 
 def test_pendulum():
-    m, l, I = 1.3, 0.7, 0.02
-    model = md.load_model(pendulum_urdf(m, l, I))
+    m, length, inertia = 1.3, 0.7, 0.02
+    model = md.load_model(pendulum_urdf(m, length, inertia))
     rng = np.random.default_rng(0)
     q, qd, qdd = rng.uniform(-3, 3, (3, 50))
     # tau = (I + m l^2) qdd + m g l sin q : the CoM is at (-l sin q, 0, -l cos q)
-    expected = (I + m * l * l) * qdd + m * G * l * np.sin(q)
+    expected = (inertia + m * length ** 2) * qdd + m * G * length * np.sin(q)
     tau = md.inverse_dynamics(model, q[:, None], qd[:, None], qdd[:, None])[:, 0]
     np.testing.assert_allclose(tau, expected, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(md.inertia_matrix(model, q[:, None])[:, 0, 0], I + m * l * l,
+    np.testing.assert_allclose(md.inertia_matrix(model, q[:, None])[:, 0, 0],
+                               inertia + m * length ** 2,
                                rtol=1e-14)
     qdd_fd = md.forward_dynamics(model, q[:, None], qd[:, None], tau[:, None], method='udut')
     np.testing.assert_allclose(qdd_fd[:, 0], qdd, rtol=1e-10, atol=1e-10)
@@ -54,19 +56,19 @@ def test_pendulum():
 
 def two_link_urdf(m1, m2, l1, lc1, lc2, I1, I2):
     """Two revolute joints about z, links along x, gravity set along -y by the caller."""
-    def body(m, lc, I):
-        return (f'<inertial><origin xyz="{lc} 0 0"/><mass value="{m}"/><inertia ixx="{I / 10}" '
-                f'ixy="0" ixz="0" iyy="{I}" iyz="0" izz="{I}"/></inertial>')
-    return f'''<robot name="planar2"><link name="base"/>
+    def body(m, lc, izz):
+        return (f'<inertial><origin xyz="{lc} 0 0"/><mass value="{m}"/><inertia ixx="{izz / 10}" '
+                f'ixy="0" ixz="0" iyy="{izz}" iyz="0" izz="{izz}"/></inertial>')
+    return f"""<robot name="planar2"><link name="base"/>
       <link name="link1">{body(m1, lc1, I1)}</link><link name="link2">{body(m2, lc2, I2)}</link>
       <joint name="q1" type="revolute"><parent link="base"/><child link="link1"/>
         <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="50" velocity="2"/></joint>
       <joint name="q2" type="revolute"><parent link="link1"/><child link="link2"/>
         <origin xyz="{l1} 0 0"/><axis xyz="0 0 1"/>
-        <limit lower="-3" upper="3" effort="50" velocity="2"/></joint></robot>'''
+        <limit lower="-3" upper="3" effort="50" velocity="2"/></joint></robot>"""
 
 
-P = dict(m1=2.0, m2=1.5, l1=0.8, lc1=0.35, lc2=0.3, I1=0.12, I2=0.05)
+P = {'m1': 2.0, 'm2': 1.5, 'l1': 0.8, 'lc1': 0.35, 'lc2': 0.3, 'I1': 0.12, 'I2': 0.05}
 
 
 def textbook(q, qd, qdd):

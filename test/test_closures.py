@@ -17,11 +17,10 @@
 import math
 import os
 
-import numpy as np
-import pytest
-
 import manipulator_dynamics as md
 from manipulator_dynamics import closures, robots
+import numpy as np
+import pytest
 
 LOOPS = os.path.join(os.path.dirname(__file__), '..', 'config', 'parallelogram_loops.yaml')
 
@@ -33,7 +32,8 @@ def parallelogram():
 
 @pytest.mark.parametrize('method', ['energy', 'dynamic'])
 def test_parallelogram_hand_derivation(parallelogram, method):
-    """Crank and rocker turn alike (q3 = q1) and the coupler only translates (q2 = -q1).
+    """
+    Crank and rocker turn alike (q3 = q1) and the coupler only translates (q2 = -q1).
 
     So the coupler's ZZ and first moments do nothing, its mass acts as a point at the crank tip,
     and the total energy is 1/2 (ZZc + ZZr + a^2 Mk) th'^2 + g ((MXc + MXr + a Mk) sin th + (MYc
@@ -73,12 +73,12 @@ def test_closed_loop_torque_from_base_parameters(parallelogram):
 
 
 def four_bar(crank=0.3, coupler=0.7, rocker=0.5, ground=0.6):
-    """A general planar four-bar (not a parallelogram) as a tree, in the vertical plane."""
+    """Make a general planar four-bar (not a parallelogram) as a tree, in the vertical plane."""
     def body(length):
         return (f'<inertial><origin xyz="{length / 2} 0.02 0"/><mass value="{4 * length}"/>'
                 '<inertia ixx="0.001" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.02"/>'
                 '</inertial>')
-    xml = f'''<robot name="fourbar"><link name="world"/><link name="ground"/>
+    xml = f"""<robot name="fourbar"><link name="world"/><link name="ground"/>
       <joint name="stand" type="fixed"><parent link="world"/><child link="ground"/>
         <origin rpy="1.5707963267948966 0 0"/></joint>
       <link name="crank">{body(crank)}</link><link name="coupler">{body(coupler)}</link>
@@ -89,7 +89,7 @@ def four_bar(crank=0.3, coupler=0.7, rocker=0.5, ground=0.6):
       <joint name="j2" type="continuous"><parent link="crank"/><child link="coupler"/>
         <origin xyz="{crank} 0 0"/><axis xyz="0 0 1"/></joint>
       <joint name="j3" type="continuous"><parent link="ground"/><child link="rocker"/>
-        <origin xyz="{ground} 0 0" rpy="0 0 1.5"/><axis xyz="0 0 1"/></joint></robot>'''
+        <origin xyz="{ground} 0 0" rpy="0 0 1.5"/><axis xyz="0 0 1"/></joint></robot>"""
     loops = {'active': ['j1'], 'reference': {'j2': -0.8, 'j3': 0.2},
              'closures': [{'link_a': 'coupler', 'point_a': [coupler, 0, 0],
                            'link_b': 'rocker', 'point_b': [rocker, 0, 0]}]}
@@ -97,7 +97,7 @@ def four_bar(crank=0.3, coupler=0.7, rocker=0.5, ground=0.6):
 
 
 def test_general_four_bar_accelerations_are_consistent():
-    """qdd from J qdd + Jdot qd = 0 keeps the loop closed to third order along the motion."""
+    """Accelerations from J qdd + Jdot qd = 0 keep the loop closed to third order in time."""
     model, spec = four_bar()
     loops = closures.load_closures(model, spec)
     q, qd, qdd, G = closures.complete(model, loops, np.array([0.3]), np.array([1.5]),
@@ -122,8 +122,12 @@ def test_general_four_bar_methods_agree(method):
 
 
 def test_branch_is_kept_near_singular_configurations(parallelogram):
-    """Near the flat configuration a parallelogram meets its crossed branch; continuation from
-    the reference keeps the parallelogram."""
+    """
+    Near the flat configuration, continuation keeps the parallelogram's branch.
+
+    There a parallelogram meets its crossed branch; continuation from the reference keeps the
+    parallelogram.
+    """
     loops = closures.load_closures(parallelogram, LOOPS)
     q = closures.complete(parallelogram, loops, np.array([-1.0]), np.zeros(1), np.zeros(1))[0]
     np.testing.assert_allclose(q, [-1.0, 1.0, -1.0], atol=1e-9)

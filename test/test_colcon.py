@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``colcon build`` of the package, as a ROS 2 workspace would do it (colcon comes from PyPI).
+"""
+``colcon build`` of the package, as a ROS 2 workspace would do it (colcon comes from PyPI).
 
 No ROS installation is needed to build an ament_python package: colcon runs setup.py with the
 ament layout of setup.cfg.  The test checks the installed layout and runs the installed executable.

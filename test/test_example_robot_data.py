@@ -18,11 +18,10 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 
-import numpy as np
-import pytest
-
 from conftest import assert_rel, ERD, erd_urdfs, PinRobot, random_state
 import manipulator_dynamics as md
+import numpy as np
+import pytest
 
 pin = pytest.importorskip('pinocchio', reason='Pinocchio is the test oracle: pip install pin')
 pytestmark = pytest.mark.skipif(ERD is None, reason='example-robot-data is not installed')

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Flexible-link arms (seed 002): the FEM model, the kinematics and the parallel schemes.
+"""
+Flexible-link arms (seed 002): the FEM model, the kinematics and the parallel schemes.
 
 Oracles: the project's Newton-Euler torques (verified against Pinocchio elsewhere) for the rigid
 limit, Euler-Bernoulli beam theory for the bending frequency, the arm's own eigenvalues for the
@@ -21,20 +22,19 @@ spectrum, and conservation of energy / the work-energy balance for the flexible 
 
 import math
 
-import numpy as np
-import pytest
-
-from manipulator_dynamics import (closed_loop_inverse_dynamics, FlexibleArm, FlexibleArmError,
-                                  flexible_inverse_dynamics, flexible_trajectory,
+from manipulator_dynamics import (closed_loop_inverse_dynamics, flexible_inverse_dynamics,
+                                  flexible_trajectory, FlexibleArm, FlexibleArmError,
                                   inverse_dynamics, load_model, parallel_matrices, robots)
 from manipulator_dynamics.robots import random_urdf
+import numpy as np
+import pytest
 
 # Euler-Bernoulli clamped-free beam: beta_1 L = 1.8751, w_1 = (beta_1 L)^2 sqrt(EI / (rho A L^4))
 BETA1 = 1.8751040687
 
 
 def quintic(t, duration, q0, q1):
-    """A rest-to-rest quintic move and its exact derivatives: q, qd, qdd of shape (T, n)."""
+    """Make a rest-to-rest quintic move and its exact derivatives: q, qd, qdd of shape (T, n)."""
     q0, q1 = np.asarray(q0, float), np.asarray(q1, float)
     s = np.clip(t / duration, 0.0, 1.0)[:, None]
     inside = ((t >= 0) & (t <= duration))[:, None]
@@ -240,7 +240,8 @@ def test_damping_takes_the_vibration_away():
 
 
 def test_work_of_the_flexible_torques_is_the_energy_gained():
-    """For a flexible 3-D arm, the torques' work during the move equals the energy it gains.
+    """
+    For a flexible 3-D arm, the torques' work during the move equals the energy it gains.
 
     This checks the flexible torques of the parallel scheme independently of how they are summed.
     """
@@ -286,16 +287,16 @@ def test_yaml_and_from_model_build_the_same_arm(tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('kwargs, message', [
-    (dict(flexural_rigidity=0.0), "link 'link1': flexural_rigidity must be positive"),
-    (dict(flexural_rigidity=-1.0), "link 'link1': flexural_rigidity must be positive"),
-    (dict(masses=[0.0]), "link 'link1': mass must be positive"),
-    (dict(lengths=[-0.4]), 'link 1: length must be positive'),
-    (dict(elements_per_link=0), "link 'link1': elements must be an integer >= 1"),
-    (dict(shear_rigidity=0.0), "link 'link1': shear_rigidity must be positive"),
-    (dict(masses=[0.1, 0.2]), 'masses needs 1 values'),
+    ({'flexural_rigidity': 0.0}, "link 'link1': flexural_rigidity must be positive"),
+    ({'flexural_rigidity': -1.0}, "link 'link1': flexural_rigidity must be positive"),
+    ({'masses': [0.0]}, "link 'link1': mass must be positive"),
+    ({'lengths': [-0.4]}, 'link 1: length must be positive'),
+    ({'elements_per_link': 0}, "link 'link1': elements must be an integer >= 1"),
+    ({'shear_rigidity': 0.0}, "link 'link1': shear_rigidity must be positive"),
+    ({'masses': [0.1, 0.2]}, 'masses needs 1 values'),
 ])
 def test_bad_arms_are_named(kwargs, message):
-    args = dict(lengths=[0.4], masses=[0.0224], flexural_rigidity=0.46)
+    args = {'lengths': [0.4], 'masses': [0.0224], 'flexural_rigidity': 0.46}
     args.update(kwargs)
     with pytest.raises(FlexibleArmError, match=message):
         FlexibleArm.planar(**args)
@@ -343,7 +344,7 @@ def test_a_step_too_coarse_for_the_first_mode_is_refused_with_the_step_to_use():
 # ---------------------------------------------------------------------------------------------
 
 def four_bar(t, ground=0.4, crank=0.1, coupler=0.35, rocker=0.3):
-    """A crank-rocker driven through 2 rad: chain a (crank, coupler), chain b (rocker)."""
+    """Make a crank-rocker driven through 2 rad: chain a (crank, coupler), chain b (rocker)."""
     theta, theta_dot, _ = quintic(t, 1.0, [0.3], [2.3])
     theta = theta[:, 0]
     B = crank * np.column_stack([np.cos(theta), np.sin(theta)])

@@ -16,11 +16,10 @@
 
 import os
 
-import numpy as np
-import pytest
-
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
+import numpy as np
+import pytest
 
 CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config', 'demo_arm_dynamics.yaml')
 RATE = 200.0          # Hz, a joint_states rate
@@ -37,7 +36,7 @@ def base(arm):
 
 
 def exciting(model, seconds=20.0, seed=0, harmonics=5, fundamental=0.1, scale=0.25):
-    """A finite Fourier series per joint (Swevers' excitation), sampled at RATE: t, q, qd, qdd."""
+    """Sample a finite Fourier series per joint (Swevers' excitation) at RATE: t, q, qd, qdd."""
     rng = np.random.default_rng(seed)
     t = np.arange(0.0, seconds, 1.0 / RATE)
     w = 2 * np.pi * fundamental * np.arange(1, harmonics + 1)[:, None]

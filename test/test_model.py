@@ -16,12 +16,11 @@
 
 import os
 
-import numpy as np
-import pytest
-
-from conftest import assert_rel, erd, ERD, PinRobot, random_state
+from conftest import assert_rel, ERD, erd, PinRobot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
+import numpy as np
+import pytest
 
 CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config')
 
@@ -83,10 +82,10 @@ def test_joint_dynamics_override_keeps_other_fields():
 
 
 def test_continuous_joint_has_no_position_limits():
-    xml = '''<robot name="c"><link name="a"/><link name="b"><inertial><mass value="1"/>
+    xml = """<robot name="c"><link name="a"/><link name="b"><inertial><mass value="1"/>
       <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
       <joint name="wheel" type="continuous"><parent link="a"/><child link="b"/>
-      <axis xyz="0 0 2"/><limit effort="5" velocity="3"/></joint></robot>'''
+      <axis xyz="0 0 2"/><limit effort="5" velocity="3"/></joint></robot>"""
     model = md.load_model(xml)
     assert model.continuous[0] and np.isinf(model.lower[0]) and np.isinf(model.upper[0])
     np.testing.assert_allclose(model.axis[0], [0, 0, 1])      # normalised
@@ -94,13 +93,13 @@ def test_continuous_joint_has_no_position_limits():
 
 
 def test_meshes_are_never_touched():
-    xml = '''<robot name="m"><link name="a"/><link name="b">
+    xml = """<robot name="m"><link name="a"/><link name="b">
       <visual><geometry><mesh filename="package://nowhere/missing.dae"/></geometry></visual>
       <collision><geometry><mesh filename="/does/not/exist.stl"/></geometry></collision>
       <inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>
       </inertial></link>
       <joint name="j" type="revolute"><parent link="a"/><child link="b"/>
-      <limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>'''
+      <limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>"""
     assert md.load_model(xml).n == 1
 
 

@@ -14,15 +14,14 @@
 
 """/compute_base_params from base_params_node, as a real process over DDS."""
 
+import manipulator_dynamics as md
+from manipulator_dynamics import robots
 import pytest
 import yaml
 
-import manipulator_dynamics as md
-from manipulator_dynamics import robots
-
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
-from std_srvs.srv import Trigger  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402, I100
 
 
 def call(client, timeout=60.0):

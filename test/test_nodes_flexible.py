@@ -16,18 +16,16 @@
 
 import os
 
+import manipulator_dynamics as md
 import numpy as np
 import pytest
 
-import manipulator_dynamics as md
-
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
-from builtin_interfaces.msg import Duration  # noqa: E402
-from std_msgs.msg import Float64MultiArray, String  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
-
-from manipulator_dynamics.nodes.trajectory_node import Plan  # noqa: E402
+from builtin_interfaces.msg import Duration  # noqa: E402, I100
+from manipulator_dynamics.nodes.trajectory_node import Plan  # noqa: E402, I100
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402, I100
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402, I100
 
 CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two_link.yaml')
 OUT = '/flexible_trajectory_node/flexible_trajectory'
@@ -36,7 +34,7 @@ LATCHED_NAMES = '/flexible_trajectory_node/link_names'
 
 
 def target(order=('joint2', 'joint1'), times=(0.0, 0.05, 0.1, 0.15, 0.2), nan=False):
-    """The seed's 2-link move (joint 1 by 0.5 rad, joint 2 by 1.0 rad in 0.2 s), by name."""
+    """Make the seed's 2-link move (joint 1 by 0.5 rad, joint 2 by 1.0 rad in 0.2 s), by name."""
     msg = JointTrajectory(joint_names=list(order))
     goal = {'joint1': 0.5, 'joint2': 1.0}
     for i, ti in enumerate(times):

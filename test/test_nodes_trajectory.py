@@ -16,19 +16,18 @@
 
 import os
 
+import manipulator_dynamics as md
+from manipulator_dynamics import robots
 import numpy as np
 import pytest
 import scipy.interpolate
 
-import manipulator_dynamics as md
-from manipulator_dynamics import robots
-
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
-from builtin_interfaces.msg import Duration  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+from builtin_interfaces.msg import Duration  # noqa: E402, I100
+from sensor_msgs.msg import JointState  # noqa: E402, I100
+from std_msgs.msg import Float64MultiArray  # noqa: E402, I100
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402, I100
 
 ARM = robots.path('demo_arm')
 DYNAMICS = os.path.join(os.path.dirname(__file__), '..', 'config', 'demo_arm_dynamics.yaml')
@@ -36,7 +35,7 @@ COMMANDS = '/effort_controller/commands'
 
 
 def trajectory(model, seconds=5.0, points=11, order=None, full=True, seed=0):
-    """A smooth out-and-back motion of every joint as a JointTrajectory (joints in ``order``)."""
+    """Make a smooth out-and-back motion of every joint, a JointTrajectory (``order``)."""
     rng = np.random.default_rng(seed)
     t = np.linspace(0.0, seconds, points)
     amp = rng.uniform(0.2, 0.5, model.n) * rng.choice([-1, 1], model.n)
@@ -68,7 +67,8 @@ def start_feed_forward(client, processes):
 
 @pytest.mark.parametrize('full', [True, False], ids=['given', 'splined'])
 def test_plan_samples_the_hermite_spline_and_linear_accelerations(full):
-    """Plan.at, evaluated per state from its own coefficient rows, against scipy at any time.
+    """
+    Plan.at, evaluated per state from its own coefficient rows, against scipy at any time.
 
     Positions and velocities: the cubic Hermite through the points; accelerations: linear between
     the points; the first point before the start, the last point (at rest) after the end.
@@ -113,7 +113,10 @@ def test_trajectory_with_efforts(client, processes):
 
 
 def test_streamed_commands_follow_time_from_start(client, processes):
-    """Positions only: the node fills velocities and accelerations by a clamped cubic spline,
+    """
+    Streamed commands follow time_from_start from the header stamp, then hold.
+
+    Positions only: the node fills velocities and accelerations by a clamped cubic spline,
     streams the desired state along time_from_start from the header stamp, then holds.
 
     At 100 Hz, so that this test's own client keeps up with everything it receives.
@@ -180,7 +183,8 @@ def test_bad_trajectories_are_rejected(client, processes):
 
 
 def test_computed_torque_tracks_within_a_milliradian(client, processes):
-    """sim_node + trajectory_node over DDS: a 5 s trajectory, max error below 1 mrad.
+    """
+    sim_node + trajectory_node over DDS: a 5 s trajectory, max error below 1 mrad.
 
     The bundled robot with its joint dynamics (rotor inertias, friction), default gains, a 500 Hz
     loop (sim_node integrates at 1 kHz and publishes every other step): this 2-core host runs
@@ -218,8 +222,12 @@ def test_computed_torque_tracks_within_a_milliradian(client, processes):
 
 
 def test_streamed_commands_are_clamped_to_the_urdf_effort_limits(client, processes, tmp_path):
-    """A joint whose URDF limit is below its gravity torque: commands saturate at the limit, a
-    warning names the joint; the other joints and ~/trajectory_with_efforts are not clamped."""
+    """
+    Streamed commands are clamped to the URDF effort limits, and only they.
+
+    A joint whose URDF limit is below its gravity torque: commands saturate at the limit, a
+    warning names the joint; the other joints and ~/trajectory_with_efforts are not clamped.
+    """
     import re
     model = md.load_model(ARM)
     limited = model.joint_names[1]

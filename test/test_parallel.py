@@ -14,11 +14,10 @@
 
 """Long batches split over threads give exactly the single-thread results, errors included."""
 
-import numpy as np
-import pytest
-
 import manipulator_dynamics as md
 from manipulator_dynamics import _parallel, robots
+import numpy as np
+import pytest
 
 N = 3 * _parallel.MIN_ROWS_PER_THREAD + 7      # three uneven chunks on three threads
 

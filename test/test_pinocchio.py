@@ -14,12 +14,11 @@
 
 """Every rigid-body algorithm against Pinocchio (test-only oracle) on real and random robots."""
 
-import numpy as np
-import pytest
-
-from conftest import assert_rel, erd, ERD, PIN_ROBOTS, PinRobot, random_state
+from conftest import assert_rel, ERD, erd, PIN_ROBOTS, PinRobot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics.robots import random_urdf
+import numpy as np
+import pytest
 
 pin = pytest.importorskip('pinocchio', reason='Pinocchio is the test oracle: pip install pin')
 

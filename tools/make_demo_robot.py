@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Write the bundled demo robots, manipulator_dynamics/robots/demo_arm*.urdf.
+"""
+Write the bundled demo robots, manipulator_dynamics/robots/demo_arm*.urdf.
 
 A 7-joint arm in the proportions and masses of a 14 kg-payload-class collaborative arm (about 18
 kg), links modelled as solid cylinders whose inertial frames are slightly rotated and offset (so

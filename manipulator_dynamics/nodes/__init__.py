@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""ROS 2 nodes: thin shells that convert messages to arrays, call the library, and publish back.
+"""
+ROS 2 nodes: thin shells that convert messages to arrays, call the library, and publish back.
 
 This package is the only place rclpy is imported.  Every node is a class (several can share one
 process) with a ``main()`` for its console script.
