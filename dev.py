@@ -13,10 +13,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Quick start: ``python3 dev.py demo`` and ``python3 dev.py test``, with nothing but Python.
+"""
+Quick start: ``python3 dev.py demo`` and ``python3 dev.py test``, with nothing but Python.
 
 Creates ``.venv`` beside this file on first use, installs the package (editable) with what the
 command needs, and runs the command inside it.  Later runs reinstall only when setup.py changed.
+For ``test``, ROS 2's own tools (launch, launch_testing, the ``ros2`` command, the ament linters)
+come from ``../shared/ros2`` when it is there (no registry here serves them; on a ROS 2 machine
+they come with ROS): the launch tests then run, and skip, saying why, without them.
 Extra arguments go to the command (``python3 dev.py test -k pinocchio``).
 """
 
@@ -29,6 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(HERE, '.venv')
 PYTHON = os.path.join(VENV, 'bin', 'python')
 EXTRAS = {'demo': '[ros]', 'test': '[test,ros]'}
+ROS2_TOOLS = os.path.join(HERE, '..', 'shared', 'ros2', 'install.sh')
 
 
 def ensure_environment(extras):
@@ -47,13 +52,34 @@ def ensure_environment(extras):
         f.write(stamp)
 
 
+def ensure_ros2_tools():
+    """Install ../shared/ros2's wheels into the environment unless already done for this copy."""
+    if not os.path.isfile(ROS2_TOOLS):
+        print('dev.py: ../shared/ros2 is not there: the launch tests will skip', file=sys.stderr)
+        return
+    wheels = os.path.join(os.path.dirname(ROS2_TOOLS), 'wheels')
+    digest = hashlib.sha256(open(ROS2_TOOLS, 'rb').read())
+    for name in sorted(os.listdir(wheels)):
+        digest.update(name.encode())
+    stamp_file = os.path.join(VENV, '.installed-ros2-tools')
+    if os.path.exists(stamp_file) and open(stamp_file).read() == digest.hexdigest():
+        return
+    subprocess.check_call(['bash', ROS2_TOOLS, PYTHON])
+    with open(stamp_file, 'w') as f:
+        f.write(digest.hexdigest())
+
+
 def main(argv):
     if not argv or argv[0] not in EXTRAS:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
     ensure_environment(EXTRAS[command])
+    if command == 'test':
+        ensure_ros2_tools()
     env = dict(os.environ)
+    # the venv's commands (ros2, launch_test, colcon) first, as an activated venv would have it
+    env['PATH'] = os.path.dirname(PYTHON) + os.pathsep + env.get('PATH', '')
     if command == 'demo':
         args = [PYTHON, '-m', 'manipulator_dynamics.nodes.demo'] + rest
     else:

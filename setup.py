@@ -16,10 +16,38 @@
 
 from glob import glob
 import os
+import subprocess
+import sys
 
 from setuptools import find_packages, setup
+from setuptools.command.install import install
 
 package_name = 'manipulator_dynamics'
+
+
+class InstallAndPrecompile(install):
+    """
+    ``install``, then compile the numba kernels from the installed files (colcon build).
+
+    A node's first command otherwise waits ~20 s for numba (over a minute for demo.launch.py's
+    five nodes on two cores).  Skipped for a staged install (``--root``: a wheel or a package
+    being built for elsewhere, where the files will not run from this path) and with
+    ``MANIPULATOR_DYNAMICS_PRECOMPILE=0``.
+    """
+
+    def run(self):
+        super().run()
+        if self.root or os.environ.get('MANIPULATOR_DYNAMICS_PRECOMPILE', '1') == '0':
+            return
+        lib = os.path.abspath(self.install_lib)
+        env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(lib, package_name, '_prebuilt'),
+                   PYTHONPATH=lib + os.pathsep + os.environ.get('PYTHONPATH', ''))
+        result = subprocess.run([sys.executable, '-m', package_name + '.precompile'], env=env,
+                                cwd=lib)
+        if result.returncode:       # the package still works: it compiles on first use
+            print('manipulator_dynamics: precompiling the kernels failed; they compile on '
+                  'first use', file=sys.stderr)
+
 
 setup(
     name=package_name,
@@ -45,6 +73,7 @@ setup(
         'ros': ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-trajectory-msgs',
                 'ros-std-msgs', 'ros-std-srvs'],
     },
+    cmdclass={'install': InstallAndPrecompile},
     zip_safe=True,
     maintainer='The manipulator_dynamics Authors',
     maintainer_email='manipulator-dynamics@users.noreply.github.com',

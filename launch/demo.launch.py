@@ -12,36 +12,53 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The whole loop on the bundled robot, no robot and no Gazebo needed.
+"""
+The whole loop on the bundled robot, no robot and no Gazebo needed.
 
-    ros2 launch manipulator_dynamics demo.launch.py
+    ros2 launch manipulator_dynamics demo.launch.py [namespace:=robot1] [params_file:=my.yaml]
 
 sim_node (the demo arm with its joint dynamics) + dynamics_node (the dynamics topics; commands off,
 the trajectory node drives) + trajectory_node (computed torque) + base_params_node, and
-demo_trajectory, which sends the demo trajectory once the loop is up.
+demo_trajectory, which sends the demo trajectory once the loop is up.  ``params_file`` (sections
+``/**/<node>:``) is read before the demo's own settings, which win.
 """
 
 import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch_ros.actions import Node
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+
+from manipulator_dynamics.nodes.launch_support import parameter_files
+
+
+def _nodes(context):
+    from launch_ros.actions import Node
+    share = get_package_share_directory('manipulator_dynamics')
+    model = {'urdf_path': os.path.join(share, 'urdf', 'demo_arm.urdf'),
+             'joint_dynamics': os.path.join(share, 'config', 'demo_arm_dynamics.yaml')}
+    files = parameter_files(context)
+    namespace = LaunchConfiguration('namespace')
+
+    def node(executable, **params):
+        return Node(package='manipulator_dynamics', executable=executable, name=executable,
+                    namespace=namespace, output='screen',
+                    parameters=files + [dict(model, **params)])
+    return [
+        node('sim_node', wait_for_command=True),
+        node('dynamics_node', mode='none'),
+        node('trajectory_node'),
+        node('base_params_node'),
+        node('demo_trajectory'),
+    ]
 
 
 def generate_launch_description():
-    share = get_package_share_directory('manipulator_dynamics')
-    urdf = os.path.join(share, 'urdf', 'demo_arm.urdf')
-    dynamics = os.path.join(share, 'config', 'demo_arm_dynamics.yaml')
-    model = {'urdf_path': urdf, 'joint_dynamics': dynamics}
     return LaunchDescription([
-        Node(package='manipulator_dynamics', executable='sim_node', name='sim_node',
-             output='screen', parameters=[model, {'wait_for_command': True}]),
-        Node(package='manipulator_dynamics', executable='dynamics_node', name='dynamics_node',
-             output='screen', parameters=[model, {'mode': 'none'}]),
-        Node(package='manipulator_dynamics', executable='trajectory_node',
-             name='trajectory_node', output='screen', parameters=[model]),
-        Node(package='manipulator_dynamics', executable='base_params_node',
-             name='base_params_node', output='screen', parameters=[model]),
-        Node(package='manipulator_dynamics', executable='demo_trajectory',
-             name='demo_trajectory', output='screen', parameters=[model]),
+        DeclareLaunchArgument('namespace', default_value='',
+                              description='namespace of the nodes and every topic they use'),
+        DeclareLaunchArgument('params_file', default_value='',
+                              description='YAML of node parameters (/**/<node>: ...)'),
+        OpaqueFunction(function=_nodes),
     ])

@@ -12,45 +12,61 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Dynamics next to a robot driver or Gazebo: dynamics_node and base_params_node.
+"""
+Dynamics next to a robot driver or Gazebo: dynamics_node and base_params_node.
 
-    ros2 launch manipulator_dynamics dynamics.launch.py command_joints:="[j1, j2]" mode:=none
+    ros2 launch manipulator_dynamics dynamics.launch.py mode:=gravity_compensation \
+        command_joints:="[joint1, joint2, joint3]"
 
-The URDF comes from /robot_description (robot_state_publisher, ros2_control) unless ``urdf`` is
-given.  Arguments: urdf, mode, command_topic, command_joints, use_sim_time, namespace.
+The URDF comes from the ``robot_description`` topic (robot_state_publisher, ros2_control) unless
+``urdf`` is given.  ``mode`` defaults to ``none``: the node publishes the dynamics topics but
+commands nothing until told which mode, so that starting it can never push an arm with efforts
+in an order nobody checked.  Every name is relative: ``namespace:=robot1`` moves the joint states,
+the commands, the description and ``compute_base_params`` under ``/robot1``.  ``params_file`` (a
+YAML with ``/**/dynamics_node:`` and ``/**/base_params_node:`` sections, as config/ has them) is
+read first; the arguments given here win over it, those left empty do not apply.
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
+
+from manipulator_dynamics.nodes import base_params_node, dynamics_node
+from manipulator_dynamics.nodes.launch_support import given_parameters, parameter_files
+
+ARGUMENTS = (
+    ('urdf', '', 'URDF file; empty: listen to the robot_description topic'),
+    ('params_file', '', 'YAML of node parameters (/**/dynamics_node: ...), read first'),
+    ('mode', 'none', 'gravity_compensation | inverse_dynamics | none (default: commands off)'),
+    ('command_topic', '', 'effort command topic (default effort_controller/commands)'),
+    ('command_joints', '', "the effort controller's joints, in its order, e.g. [j1, j2] "
+                           "(default: the model's)"),
+    ('joint_dynamics', '', 'YAML of armature and friction per joint'),
+    ('use_sim_time', 'false', 'use the /clock topic (Gazebo)'),
+    ('namespace', '', 'namespace of the nodes and of every topic they use'),
+)
+
+
+def _nodes(context):
+    from launch_ros.actions import Node
+    files = parameter_files(context)
+    model = {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
+             'use_sim_time': 'use_sim_time'}
+    dynamics = given_parameters(context, dict(model, mode='mode', command_topic='command_topic',
+                                              command_joints='command_joints'),
+                                dynamics_node.PARAMS)
+    base = given_parameters(context, model, base_params_node.PARAMS)
+    namespace = LaunchConfiguration('namespace')
+    return [
+        Node(package='manipulator_dynamics', executable='dynamics_node', name='dynamics_node',
+             namespace=namespace, output='screen', parameters=files + [dynamics]),
+        Node(package='manipulator_dynamics', executable='base_params_node',
+             name='base_params_node', namespace=namespace, output='screen',
+             parameters=files + [base]),
+    ]
 
 
 def generate_launch_description():
-    args = [
-        DeclareLaunchArgument('urdf', default_value='',
-                              description='URDF file; empty: listen to /robot_description'),
-        DeclareLaunchArgument('mode', default_value='gravity_compensation',
-                              description='gravity_compensation | inverse_dynamics | none'),
-        DeclareLaunchArgument('command_topic', default_value='/effort_controller/commands'),
-        DeclareLaunchArgument('command_joints', default_value='[""]',
-                              description='joint order of the effort controller'),
-        DeclareLaunchArgument('use_sim_time', default_value='false'),
-        DeclareLaunchArgument('namespace', default_value=''),
-    ]
-    common = {'urdf_path': LaunchConfiguration('urdf'),
-              'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
-    return LaunchDescription(args + [
-        Node(package='manipulator_dynamics', executable='dynamics_node', name='dynamics_node',
-             namespace=LaunchConfiguration('namespace'), output='screen',
-             parameters=[common, {
-                 'mode': LaunchConfiguration('mode'),
-                 'command_topic': LaunchConfiguration('command_topic'),
-                 'command_joints': ParameterValue(LaunchConfiguration('command_joints'),
-                                                  value_type=list),
-             }]),
-        Node(package='manipulator_dynamics', executable='base_params_node',
-             name='base_params_node', namespace=LaunchConfiguration('namespace'),
-             output='screen', parameters=[common]),
-    ])
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=text)
+         for name, default, text in ARGUMENTS] + [OpaqueFunction(function=_nodes)])

@@ -12,52 +12,49 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Flexible-link arm: flexible_trajectory_node on a flexible arm config.
+"""
+Flexible-link arm: flexible_trajectory_node on a flexible arm config.
 
     ros2 launch manipulator_dynamics flexible.launch.py arm_config:=/path/to/arm.yaml
 
 For each rigid target on ``trajectory_topic`` it publishes the flexible trajectory, the joint
 torques of the parallel scheme and the link-tip deflections.  Arguments: arm_config (default:
 the package's config/flexible_arm.yaml), trajectory_topic, dt, settle, output_rate,
-use_sim_time, namespace.
+use_sim_time, namespace, params_file (read first; the arguments given here win, those left
+empty do not apply).
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+
+from manipulator_dynamics.nodes import flexible_trajectory_node
+from manipulator_dynamics.nodes.launch_support import given_parameters, parameter_files
+
+ARGUMENTS = (
+    ('arm_config', '', "flexible arm YAML: a URDF plus beam properties (default: the package's "
+                       'config/flexible_arm.yaml)'),
+    ('trajectory_topic', '', 'rigid target trajectory_msgs/JointTrajectory (default '
+                             'joint_trajectory)'),
+    ('dt', '', 'integration step, s (default 0.001)'),
+    ('settle', '', 'integration time after the last point, s (default 0.5)'),
+    ('output_rate', '', 'points per second in the published results (default 100)'),
+    ('use_sim_time', 'false', 'use the /clock topic (Gazebo)'),
+    ('namespace', '', 'namespace of the node and of every topic it uses'),
+    ('params_file', '', 'YAML of node parameters (/**/flexible_trajectory_node: ...)'),
+)
+
+
+def _nodes(context):
+    from launch_ros.actions import Node
+    names = {name: name for name, _, _ in ARGUMENTS if name not in ('namespace', 'params_file')}
+    params = given_parameters(context, names, flexible_trajectory_node.PARAMS)
+    return [Node(package='manipulator_dynamics', executable='flexible_trajectory_node',
+                 name='flexible_trajectory_node', namespace=LaunchConfiguration('namespace'),
+                 output='screen', parameters=parameter_files(context) + [params])]
 
 
 def generate_launch_description():
-    share = FindPackageShare('manipulator_dynamics')
-    args = [
-        DeclareLaunchArgument('arm_config',
-                              default_value=PathJoinSubstitution([share, 'config',
-                                                                  'flexible_arm.yaml']),
-                              description='flexible arm YAML: a URDF plus beam properties'),
-        DeclareLaunchArgument('trajectory_topic', default_value='/joint_trajectory',
-                              description='rigid target trajectory_msgs/JointTrajectory'),
-        DeclareLaunchArgument('dt', default_value='0.001', description='integration step, s'),
-        DeclareLaunchArgument('settle', default_value='0.5',
-                              description='integration time after the last point, s'),
-        DeclareLaunchArgument('output_rate', default_value='100.0',
-                              description='points per second in the published results'),
-        DeclareLaunchArgument('use_sim_time', default_value='false'),
-        DeclareLaunchArgument('namespace', default_value=''),
-    ]
-    return LaunchDescription(args + [
-        Node(package='manipulator_dynamics', executable='flexible_trajectory_node',
-             name='flexible_trajectory_node', namespace=LaunchConfiguration('namespace'),
-             output='screen',
-             parameters=[{'arm_config': LaunchConfiguration('arm_config'),
-                          'trajectory_topic': LaunchConfiguration('trajectory_topic'),
-                          'dt': ParameterValue(LaunchConfiguration('dt'), value_type=float),
-                          'settle': ParameterValue(LaunchConfiguration('settle'),
-                                                   value_type=float),
-                          'output_rate': ParameterValue(LaunchConfiguration('output_rate'),
-                                                        value_type=float),
-                          'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'),
-                                                         value_type=bool)}]),
-    ])
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=text)
+         for name, default, text in ARGUMENTS] + [OpaqueFunction(function=_nodes)])

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Compiled building blocks shared by the algorithms: joint poses and input checks.
+"""
+Compiled building blocks shared by the algorithms: joint poses and input checks.
 
 Conventions (used by every kernel): body ``i``'s pose in its parent frame is ``R[i], p[i]``
 (rotation from body to parent frame, position of the body origin in the parent frame).  Spatial
@@ -25,21 +26,22 @@ Kernels take batches ``(N, n)``; an input with one row is broadcast over the bat
 
 import hashlib
 import os
+import shutil
 
 import numba
-import numpy as np
 from numba import njit
+import numpy as np
 
 from .model import PRISMATIC
 
 
-def _cache_dir():
-    """Numba's cache folder for this exact source of the package.
+def _source_digest():
+    """
+    Hash of numba's version and every module of the package: the key of its compiled code.
 
     Numba keys a cached kernel on its own file's timestamp only, so a kernel that inlines a helper
     from another module would keep stale machine code after the helper changes (in a checkout, or
-    a symlink install).  Keying the whole cache on a hash of every module of the package avoids
-    that.  The base is ``$NUMBA_CACHE_DIR`` when set, else the user's cache folder.
+    a symlink install).  Keying the whole cache on a hash of every module avoids that.
     """
     here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256(numba.__version__.encode())
@@ -47,15 +49,40 @@ def _cache_dir():
         if name.endswith('.py'):
             with open(os.path.join(here, name), 'rb') as f:
                 digest.update(name.encode() + f.read())
+    return 'numba-' + digest.hexdigest()[:16]
+
+
+def numba_cache_dir():
+    """
+    Numba's cache folder for this exact source of the package.
+
+    The base is ``$NUMBA_CACHE_DIR`` when set, else the user's cache folder.  Where the install
+    step compiled the kernels (``_prebuilt/`` beside this file, see ``precompile.py``) and this
+    folder does not exist yet, it starts as a copy of that: the first node after ``colcon build``
+    loads machine code instead of compiling for 20 s.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    name = _source_digest()
     base = os.environ.get('NUMBA_CACHE_DIR') or os.path.join(
         os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache'),
         'manipulator_dynamics')
-    return os.path.join(base, 'numba-' + digest.hexdigest()[:16])
+    target = os.path.join(base, name)
+    prebuilt = os.path.join(here, '_prebuilt', name)
+    if not os.path.isdir(target) and os.path.isdir(prebuilt) and \
+            os.path.abspath(base) != os.path.join(here, '_prebuilt'):
+        # copied aside, then renamed into place: nodes starting together never see half a copy
+        scratch = f'{target}.{os.getpid()}.tmp'
+        try:
+            shutil.copytree(prebuilt, scratch)
+            os.rename(scratch, target)
+        except OSError:                 # another process was first, or no room: compile
+            shutil.rmtree(scratch, ignore_errors=True)
+    return target
 
 
-numba.config.CACHE_DIR = _cache_dir()
+numba.config.CACHE_DIR = numba_cache_dir()
 
-JIT = dict(cache=True, nogil=True, fastmath={'contract'}, error_model='numpy')
+JIT = {'cache': True, 'nogil': True, 'fastmath': {'contract'}, 'error_model': 'numpy'}
 
 
 @njit(**JIT)
@@ -135,7 +162,8 @@ def force_to_parent(R, p, n, f, n_out, f_out):
 
 @njit(**JIT)
 def motion_pass(parent, jtype, geometry, gravity, qd, qdd, R, p, w, dw, dv):
-    """Outward Newton-Euler pass: fill ``w, dw, dv (n, 3)`` in body frames.
+    """
+    Outward Newton-Euler pass: fill ``w, dw, dv (n, 3)`` in body frames.
 
     ``w`` angular velocity, ``dw`` angular acceleration, ``dv`` linear acceleration of the frame
     origin with gravity folded in as a base acceleration ``-gravity`` (so ``dv`` is what a

@@ -23,6 +23,10 @@ import sys
 import numpy as np
 import pytest
 
+# launch_testing files are run by the `launch_test` command (test_ros2_launch.py), which starts
+# their launch description first; collected as plain modules they would run without it
+collect_ignore = ['launch']
+
 try:                                   # the ROS fixtures (processes, client), where rclpy is
     import rclpy  # noqa: F401
     pytest_plugins = ['rosutil']

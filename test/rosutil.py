@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Pytest plugin for node tests: real processes, an rclpy client, a DDS domain of their own.
+"""
+Pytest plugin for node tests: real processes, an rclpy client, a DDS domain of their own.
 
 Every test session gets its own ``ROS_DOMAIN_ID`` (from its process id) and localhost-only
 discovery, set before rclpy starts, so that parallel runs never hear each other.
@@ -118,7 +119,8 @@ class Client:
         return self.received[topic]
 
     def listen_log(self):
-        """Collect the /rosout records (rcl_interfaces/Log), those sent before matching too.
+        """
+        Collect the /rosout records (rcl_interfaces/Log), those sent before matching too.
 
         Nodes publish /rosout transient local (depth 1000): a record a node logs before this
         client has discovered it still arrives.
@@ -162,3 +164,108 @@ def client(ros):
     c = Client(ros)
     yield c
     c.close()
+
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+
+
+def ros2_tools_missing():
+    """Why ROS 2's own tools cannot run here, or None (launch, launch_testing, ros2, colcon)."""
+    bindir = os.path.dirname(sys.executable)
+    for module in ('launch', 'launch_ros', 'launch_testing', 'ros2cli'):
+        try:
+            __import__(module)
+        except ImportError:
+            return (f'{module} is not installed: ROS 2 brings it, and here ../shared/ros2/'
+                    'install.sh (python3 dev.py test runs it when ../shared/ros2 is there)')
+    for tool in ('ros2', 'launch_test', 'colcon'):
+        if not (shutil.which(tool, path=bindir) or shutil.which(tool)):
+            return f'the {tool} command is not installed'
+    return None
+
+
+@pytest.fixture(scope='session')
+def ros2_workspace(tmp_path_factory):
+    """
+    ``colcon build`` of this package, then the environment ``source install/setup.bash`` gives.
+
+    What a ROS 2 user does before ``ros2 launch``; every test that uses it runs the installed
+    package, its launch files and executables from ``lib/manipulator_dynamics``, not the checkout.
+    """
+    reason = ros2_tools_missing()
+    if reason:
+        pytest.skip(reason)
+    ws = tmp_path_factory.mktemp('ros2_ws')
+    bindir = os.path.dirname(sys.executable)
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get('PATH', ''))
+    colcon = shutil.which('colcon', path=bindir) or shutil.which('colcon')
+    result = subprocess.run(
+        [colcon, 'build', '--base-paths', ROOT, '--build-base', str(ws / 'build'),
+         '--install-base', str(ws / 'install'), '--event-handlers', 'console_direct-'],
+        cwd=ws, capture_output=True, text=True, timeout=900, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    sourced = subprocess.run(
+        ['bash', '-c', f'source {ws / "install" / "setup.bash"} && env -0'],
+        capture_output=True, text=True, env=env, check=True).stdout
+    env = dict(item.split('=', 1) for item in sourced.split('\0') if '=' in item)
+    return ws, env
+
+
+class Ros2:
+    """Run ``ros2`` commands in the sourced workspace; background ones in their own group."""
+
+    def __init__(self, ws, env):
+        self.ws, self.env = ws, env
+        self.background = []
+
+    def run(self, *args, timeout=60):
+        """
+        Run ``ros2 ARGS`` to its end; return the CompletedProcess (text).
+
+        A verb that asks the ``ros2`` daemon answers "Node not found" while a daemon it has just
+        spawned is still discovering the graph (a second or two): such a call is repeated, as a
+        person would, for up to 20 s.
+        """
+        end = time.monotonic() + 20
+        while True:
+            result = subprocess.run(['ros2', *args], capture_output=True, text=True,
+                                    env=self.env, timeout=timeout, cwd=self.ws)
+            if 'Node not found' not in result.stderr or time.monotonic() > end:
+                return result
+            time.sleep(1.0)
+
+    def start(self, *args):
+        """Start ``ros2 ARGS`` in a process group of its own, as a terminal would."""
+        process = subprocess.Popen(['ros2', *args], stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True, env=self.env,
+                                   cwd=self.ws, start_new_session=True)
+        self.background.append(process)
+        return process
+
+    @staticmethod
+    def ctrl_c(process, timeout=30):
+        """Send SIGINT to the whole group (a terminal's Ctrl-C); return (exit code, output)."""
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGINT)
+        try:
+            out, _ = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            out, _ = process.communicate()
+            out += '\n(killed: did not end within the timeout after Ctrl-C)'
+        return process.returncode, out
+
+    def close(self):
+        for process in self.background:
+            if process.poll() is None:
+                self.ctrl_c(process, timeout=10)
+        subprocess.run(['ros2', 'daemon', 'stop'], capture_output=True, env=self.env,
+                       timeout=30)
+
+
+@pytest.fixture
+def ros2(ros2_workspace):
+    """Give a :class:`Ros2` in the colcon workspace; background commands stopped afterwards."""
+    tool = Ros2(*ros2_workspace)
+    yield tool
+    tool.close()

@@ -15,18 +15,20 @@
 """Plumbing shared by the nodes: where the model comes from, joint states by name, messages."""
 
 import gc
-import math
 import os
+import signal
 import sys
 
 import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 import rclpy
 import rclpy.logging
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data, QoSProfile,
+                       ReliabilityPolicy)
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
+from ._parameters import ConfigurationError, one_of, Param
 from ..model import load_model
+from ..precompile import warm_up  # noqa: F401 - the nodes warm up from here
 
 #: QoS of /robot_description as robot_state_publisher and ros2_control publish it.
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -37,9 +39,51 @@ ROSOUT = QoSProfile(depth=1000, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                     reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
 
-def describe(text, **kw):
-    """Make a ParameterDescriptor with a description (ranges, read-only... as keywords)."""
-    return ParameterDescriptor(description=text, **kw)
+def existing_file(value):
+    """Reason why ``value`` is not empty or an existing file, or None."""
+    return None if not value or os.path.isfile(value) else f'no such file: {value}'
+
+
+#: Where a node's robot model comes from (see :class:`ModelSource`).
+MODEL_PARAMS = (
+    Param('robot_description', '', 'URDF text (overrides urdf_path and the topic)',
+          read_only=True),
+    Param('urdf_path', '', 'URDF file, used when robot_description is empty',
+          existing_file, read_only=True),
+    Param('robot_description_topic', 'robot_description',
+          'topic of the URDF (transient local), relative to the namespace; empty: do not listen',
+          read_only=True),
+    Param('root_link', '', 'link to use as the fixed base (empty: the URDF root)',
+          read_only=True),
+    Param('tip_links', [''], 'keep only joints leading to these links (empty: all)',
+          read_only=True),
+    Param('joint_dynamics', '', 'YAML file of armature and friction per joint', existing_file,
+          read_only=True),
+    Param('check_inertia', 'warn', "physically impossible inertias: 'raise' rejects the URDF, "
+          "'warn' loads it and logs (default), 'ignore'", one_of('raise', 'warn', 'ignore'),
+          read_only=True),
+)
+
+#: How a node listens to joint_states (see :class:`JointStates` and :func:`joint_states_qos`).
+JOINT_STATE_PARAMS = (
+    Param('stale_after', 0.5, 'a joint whose latest state is older than this (s) stops the '
+          'commands; 0: never', low=0.0, high=3600.0),
+    Param('state_queue', 1, 'joint_states kept while busy; 1: always the newest (commands from '
+          'old states would act late)', read_only=True, low=1, high=1000),
+    Param('joint_states_qos', 'sensor_data', 'QoS of the joint_states subscription: '
+          'sensor_data (best effort: hears reliable and best-effort publishers) | reliable',
+          one_of('sensor_data', 'reliable'), read_only=True),
+)
+
+
+def joint_states_qos(params):
+    """Make the QoS of the joint_states subscription: sensor data (best effort) or reliable."""
+    if params.joint_states_qos == 'reliable':
+        return QoSProfile(depth=params.state_queue, reliability=ReliabilityPolicy.RELIABLE,
+                          history=HistoryPolicy.KEEP_LAST)
+    return QoSProfile(depth=params.state_queue, reliability=qos_profile_sensor_data.reliability,
+                      durability=qos_profile_sensor_data.durability,
+                      history=HistoryPolicy.KEEP_LAST)
 
 
 class BadMessage(ValueError):
@@ -51,7 +95,8 @@ class BadMessage(ValueError):
 
 
 class QuickLogger:
-    """A node's logger for the serving path: rclpy's output (console, ``/rosout``) in microseconds.
+    """
+    A node's logger for the serving path: rclpy's output (console, ``/rosout``) in microseconds.
 
     rclpy's logger finds its caller with ``inspect.getframeinfo``, which reads the caller's source
     file: ~3 ms a call on this machine, ~50 ms the first time, and as much again for a call its
@@ -90,7 +135,8 @@ class QuickLogger:
 
 
 class Throttled:
-    """Warnings at most once per ``period`` seconds for each kind of problem.
+    """
+    Warnings at most once per ``period`` seconds for each kind of problem.
 
     rclpy's own throttle is per call site: one kind of bad input would hide all the others (and
     it costs a full rclpy log call even when it suppresses one).
@@ -109,43 +155,30 @@ class Throttled:
 
 
 class ModelSource:
-    """The robot model of a node: from parameters, or else from the ``/robot_description`` topic.
+    """
+    The robot model of a node: from parameters, or else from the ``robot_description`` topic.
 
-    Parameters (declared on ``node``): ``robot_description`` (URDF text), ``urdf_path``,
-    ``robot_description_topic`` (default ``/robot_description``; empty: do not listen),
-    ``root_link``, ``tip_links``, ``joint_dynamics`` (YAML path), ``check_inertia``.  A model given
-    by parameter is authoritative: the topic is not used (a simulator's description arriving late
-    must not replace it).  Otherwise a URDF on the topic replaces the model whenever its text
-    changes; a bad one is logged and the previous model kept.  ``on_model(model)`` is called with
-    each new model.
+    ``params`` holds :data:`MODEL_PARAMS`.  A model given by parameter (``robot_description``
+    text, else ``urdf_path``) is authoritative: the topic is not used (a simulator's description
+    arriving late must not replace it).  Otherwise a URDF on the topic (relative name: a
+    namespace moves it) replaces the model whenever its text changes; a bad one is logged and
+    the previous model kept.  ``on_model(model)`` is called with each new model.
     """
 
-    def __init__(self, node, on_model):
+    def __init__(self, node, params, on_model):
         self.node = node
+        self.params = params
         self.on_model = on_model
         self.model = None
         self.log = QuickLogger(node)
         self._urdf = None
-        p = node.declare_parameter
-        p('robot_description', '', describe('URDF text (overrides urdf_path and the topic)'))
-        p('urdf_path', '', describe('URDF file, used when robot_description is empty'))
-        p('robot_description_topic', '/robot_description',
-          describe('topic of the URDF (transient local), empty to not listen'))
-        p('root_link', '', describe('link to use as the fixed base (empty: the URDF root)'))
-        p('tip_links', [''], describe('keep only joints leading to these links (empty: all)'))
-        p('joint_dynamics', '', describe('YAML file of armature and friction per joint'))
-        p('check_inertia', 'warn', describe("physically impossible inertias: 'raise' rejects "
-                                            "the URDF, 'warn' loads it and logs (default), "
-                                            "'ignore'"))
-        text = node.get_parameter('robot_description').value
-        path = node.get_parameter('urdf_path').value
-        if text:
-            self.load(text, 'parameter robot_description')
-        elif path:
-            self.load(path, f'urdf_path {path}')
-        topic = node.get_parameter('robot_description_topic').value
-        if topic and not (text or path):
-            node.create_subscription(String, topic, self._on_description, LATCHED)
+        if params.robot_description:
+            self.load(params.robot_description, 'parameter robot_description')
+        elif params.urdf_path:
+            self.load(params.urdf_path, f'urdf_path {params.urdf_path}')
+        elif params.robot_description_topic:
+            node.create_subscription(String, params.robot_description_topic,
+                                     self._on_description, LATCHED)
 
     def _on_description(self, msg):
         if msg.data != self._urdf:
@@ -153,16 +186,15 @@ class ModelSource:
 
     def load(self, urdf, source):
         """Load ``urdf`` (text or path); on failure log why and keep the previous model."""
-        node = self.node
-        tips = [t for t in node.get_parameter('tip_links').value if t]
-        dynamics = node.get_parameter('joint_dynamics').value or None
+        p = self.params
+        tips = [t for t in p.tip_links if t]
         try:
             import warnings
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter('always')
-                model = load_model(urdf, root_link=node.get_parameter('root_link').value or None,
-                                   tip_links=tips or None, joint_dynamics=dynamics,
-                                   check_inertia=node.get_parameter('check_inertia').value)
+                model = load_model(urdf, root_link=p.root_link or None, tip_links=tips or None,
+                                   joint_dynamics=p.joint_dynamics or None,
+                                   check_inertia=p.check_inertia)
             for w in caught:
                 self.log.warning(f'{source}: {w.message}')
         except (ValueError, OSError, KeyError) as e:
@@ -179,60 +211,103 @@ class ModelSource:
 
 
 class JointStates:
-    """Map sensor_msgs/JointState onto a model's joints by name, rejecting what cannot be used."""
+    """
+    The model's joint state, merged by joint name from every message on joint_states.
+
+    An arm driver and a gripper driver may each publish their own joints (robot_state_publisher
+    merges them too): each message updates the joints it names, other robots' joints are
+    ignored, and every joint keeps its own stamp.  A state is served only when every joint of
+    the model has been heard and none is older than ``stale_after`` (s, 0: never stale).
+    """
 
     def __init__(self, model, stale_after=0.0):
+        n = model.n
         self.model = model
         self.stale_after = stale_after
-        self.last_stamp = None
-        self._names = None          # the last message's names and their mapping, reused while
-        self._k = None              # a driver sends the same names (the usual case)
+        self.q, self.qd, self.effort = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.stamp = np.zeros(n, dtype=np.int64)          # ns: header stamp, else receipt
+        self.heard = np.zeros(n, dtype=bool)
+        self.has_qd = np.zeros(n, dtype=bool)
+        self.has_effort = np.zeros(n, dtype=bool)
+        self._maps = {}             # names of a message -> (its indices, the model's), cached:
+        #                             a driver sends the same names every time
 
-    def read(self, msg, now_ns):
-        """Return ``(q, qd or None, effort or None, stamp_ns)``; raise BadMessage with a reason.
-
-        Names of other robots' joints are ignored; missing or duplicated names, arrays of the
-        wrong length, non-finite values and out-of-order or stale stamps are reasons to drop.
-        """
-        names = msg.name
-        if names != self._names:
-            names = list(names)
-            if len(set(names)) != len(names):
-                dup = sorted({n for n in names if names.count(n) > 1})
+    def _map(self, names):
+        key = tuple(names)
+        found = self._maps.get(key)
+        if found is None:
+            if len(set(key)) != len(key):
+                dup = sorted({n for n in key if key.count(n) > 1})
                 raise BadMessage(
                     'duplicated', f'joint_states names {", ".join(dup)} more than once')
-            index = {n: i for i, n in enumerate(names)}
-            missing = [j for j in self.model.joint_names if j not in index]
-            if missing:
-                raise BadMessage(
-                    'missing', f'joint_states lacks joints {", ".join(missing)}')
-            self._names, self._k = names, [index[j] for j in self.model.joint_names]
-        k = self._k
-        q = self._field(msg.position, 'position', names, k, required=True)
-        qd = self._field(msg.velocity, 'velocity', names, k)
-        effort = self._field(msg.effort, 'effort', names, k)
-        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        if stamp:
-            if self.last_stamp is not None and stamp < self.last_stamp:
-                raise BadMessage('out of order',
-                                 f'joint_states stamp {stamp * 1e-9:.6f} s is older than the '
-                                 f'last one ({self.last_stamp * 1e-9:.6f} s): out of order')
-            if self.stale_after > 0 and now_ns - stamp > self.stale_after * 1e9:
-                raise BadMessage('stale', f'joint_states is {(now_ns - stamp) * 1e-9:.3f} s old, '
-                                 f'more than stale_after ({self.stale_after} s)')
-            self.last_stamp = stamp
-        return q, qd, effort, stamp
+            pairs = [(i, self.model.joint_index(n)) for i, n in enumerate(key)
+                     if n in self.model.joint_names]
+            found = (np.array([i for i, _ in pairs], dtype=np.int64),
+                     np.array([j for _, j in pairs], dtype=np.int64))
+            if len(self._maps) > 64:                       # names that keep changing
+                self._maps.clear()
+            self._maps[key] = found
+        return found
 
-    def _field(self, values, what, names, k, required=False):
+    def read(self, msg, now_ns):
+        """
+        Merge ``msg``; return ``(q, qd or None, effort or None, stamp_ns)`` of the model.
+
+        None for a message that names none of the model's joints (another robot's): it changes
+        nothing, so it calls for no new command.
+
+        Raise :class:`BadMessage` with the reason when the message is unusable (duplicated
+        names, wrong lengths, non-finite values, older than the joints' last state) or when the
+        merged state is not complete or fresh (a joint never heard of, or stale): no command may
+        be computed without every joint.  ``qd`` (``effort``) is None unless every joint has one.
+        """
+        names = msg.name
+        rows, joints = self._map(names)
+        q = self._field(msg.position, 'position', names, rows, joints, required=True)
+        qd = self._field(msg.velocity, 'velocity', names, rows, joints)
+        effort = self._field(msg.effort, 'effort', names, rows, joints)
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        if len(joints) == 0:
+            return None
+        if stamp and np.any(self.heard[joints] & (self.stamp[joints] > stamp)):
+            last = int(self.stamp[joints].max())
+            raise BadMessage('out of order',
+                             f'joint_states stamp {stamp * 1e-9:.6f} s is older than the '
+                             f'last one ({last * 1e-9:.6f} s): out of order')
+        self.q[joints] = q
+        if qd is not None:
+            self.qd[joints] = qd
+        if effort is not None:
+            self.effort[joints] = effort
+        self.has_qd[joints] = qd is not None
+        self.has_effort[joints] = effort is not None
+        self.stamp[joints] = stamp or now_ns
+        self.heard[joints] = True
+        if not self.heard.all():
+            missing = [self.model.joint_names[j] for j in np.flatnonzero(~self.heard)]
+            raise BadMessage('missing', f'no joint_states yet for joints {", ".join(missing)}: '
+                             'no command until every joint is heard')
+        if self.stale_after > 0:
+            age = now_ns - self.stamp
+            old = np.flatnonzero(age > self.stale_after * 1e9)
+            if len(old):
+                names = ', '.join(self.model.joint_names[j] for j in old)
+                raise BadMessage('stale', f'joint_states of {names} is '
+                                 f'{age[old].max() * 1e-9:.3f} s old, more than stale_after '
+                                 f'({self.stale_after} s)')
+        return (self.q.copy(), self.qd.copy() if self.has_qd.all() else None,
+                self.effort.copy() if self.has_effort.all() else None, stamp)
+
+    def _field(self, values, what, names, rows, joints, required=False):
         if len(values) == 0 and not required:
             return None
         if len(values) != len(names):
             raise BadMessage('lengths', f'joint_states has {len(names)} names but '
                              f'{len(values)} {what} values')
-        a = np.asarray(values, dtype=float)[k]
+        a = np.asarray(values, dtype=float)[rows]
         bad = np.flatnonzero(~np.isfinite(a))
         if len(bad):
-            joint = self.model.joint_names[bad[0]]
+            joint = self.model.joint_names[joints[bad[0]]]
             raise BadMessage('non-finite', f"joint_states {what} of '{joint}' is {a[bad[0]]}")
         return a
 
@@ -240,11 +315,109 @@ class JointStates:
 def check_command_joints(model, names):
     """Reason why ``names`` (empty entries ignored) are not all joints of ``model``, or None."""
     unknown = [n for n in names if n and model is not None and n not in model.joint_names]
-    return f'not joints of the model: {", ".join(unknown)}' if unknown else None
+    if unknown:
+        return f'not joints of the model: {", ".join(unknown)}'
+    given = [n for n in names if n]
+    if len(set(given)) != len(given):
+        twice = sorted({n for n in given if given.count(n) > 1})
+        return 'names a joint twice: ' + ', '.join(twice)
+    return None
+
+
+COMMAND_PARAMS = (
+    Param('command_topic', 'effort_controller/commands', 'effort command topic of the '
+          'controller (std_msgs/Float64MultiArray), relative to the namespace', read_only=True),
+    Param('command_joints', [''], "joint order of the commands: the controller's 'joints' "
+          "(empty: the model's joints)"),
+    Param('controller_name', '', "controller node whose 'joints' parameter the command order "
+          "must match, checked while it answers (empty: the command topic's namespace, e.g. "
+          "effort_controller; '-': do not check)", read_only=True),
+)
+
+
+class CommandOutput:
+    """
+    Effort commands in the controller's joint order, and the check that the orders agree.
+
+    ``params`` holds :data:`COMMAND_PARAMS`.  The order of the commands is published on
+    ``~/command_joints`` (std_msgs/String, transient local) and logged.  Where the controller
+    (a ros2_control controller is a node named after it, e.g. ``effort_controller``) answers for
+    its ``joints`` parameter, the orders are compared: on a mismatch nothing is sent, and an error
+    names both orders.  A controller that never answers (a simulator's plain topic) is not waited
+    for.
+    """
+
+    def __init__(self, node, params):
+        self.node, self.params = node, params
+        self.log = QuickLogger(node)
+        self.pub = node.create_publisher(Float64MultiArray, params.command_topic, 10)
+        self.order_pub = node.create_publisher(String, '~/command_joints', LATCHED)
+        self.model = self.index = self.names = None
+        self.mismatch = None                  # the reason no command is sent, or None
+        self.controller_joints = None
+        self._pending = None
+        name = params.controller_name
+        if not name and '/' in params.command_topic.strip('/'):
+            name = params.command_topic.rstrip('/').rsplit('/', 1)[0]
+        self.controller = None if name in ('', '-') else name
+        self._client = self._timer = None
+        if self.controller is not None:
+            from rclpy.parameter_client import AsyncParameterClient
+            self._client = AsyncParameterClient(node, self.controller)
+            self._timer = node.create_timer(0.5, self._ask)
+
+    def set_model(self, model):
+        """Map the commands onto ``model`` (a new model, or new ``command_joints``)."""
+        self.model = model
+        self.index = command_index(self.node, model, self.params.command_joints)
+        self.names = None if self.index is None else [model.joint_names[i] for i in self.index]
+        if self.names is not None:
+            self.order_pub.publish(names_message(self.names))
+            topic = self.pub.topic_name
+            self.log.info(f'commands on {topic} in joint order [{", ".join(self.names)}]')
+        self._compare()
+
+    def _ask(self):
+        if self.controller_joints is not None or self._pending is not None or \
+                not self._client.services_are_ready():
+            return
+        self._pending = self._client.get_parameters(['joints'])
+        self._pending.add_done_callback(self._answer)
+
+    def _answer(self, future):
+        self._pending = None
+        result = future.result()
+        values = result.values if result is not None else []
+        if values and values[0].string_array_value:
+            self.controller_joints = list(values[0].string_array_value)
+            self._timer.cancel()
+            self._compare()
+
+    def _compare(self):
+        joints = self.controller_joints
+        if joints is None or self.names is None:
+            self.mismatch = None
+            return
+        if joints != self.names:
+            self.mismatch = (f"controller {self.controller}'s joints are [{', '.join(joints)}] "
+                             f"but the commands' order is [{', '.join(self.names)}]: no commands "
+                             "until command_joints is set to the controller's order")
+            self.log.error(self.mismatch)
+        else:
+            self.log.info(f'command order matches controller {self.controller}')
+            self.mismatch = None
+
+    def publish(self, tau):
+        """Send ``tau`` (model order) in the command order; False when nothing may be sent."""
+        if self.index is None or self.mismatch is not None:
+            return False
+        self.pub.publish(vector_message(tau[self.index]))
+        return True
 
 
 def command_index(node, model, names):
-    """Model indices of the command joints ``names`` (empty: the model's joints), or None.
+    """
+    Model indices of the command joints ``names`` (empty: the model's joints), or None.
 
     Unknown names are logged, and None means no commands until they are fixed: a new URDF
     without a configured joint must not stop the node.
@@ -255,31 +428,6 @@ def command_index(node, model, names):
         QuickLogger(node).error(f'command_joints: {reason}; no commands until they are fixed')
         return None
     return np.array([model.joint_index(n) for n in names], dtype=np.int64)
-
-
-def warm_up(model):
-    """Run every kernel a node uses once, before the node serves.
-
-    Loading them from numba's cache takes a few hundred milliseconds: paid on the first message,
-    a control loop would see a stall.
-    """
-    from ..crba import inertia_matrix
-    from ..forward import forward_dynamics
-    from ..rnea import bias_forces, gravity_torques, inverse_dynamics
-    z = np.zeros(model.n)
-    if model.n:
-        gravity_torques(model, z)
-        bias_forces(model, z, z)
-        inverse_dynamics(model, z, z, z, friction=True)
-        # the batched kernel: trajectory_node's efforts of every point (1.3 s to compile, 6 ms
-        # to load, either of which would delay the first trajectory)
-        inverse_dynamics(model, z[None], z[None], z[None], friction=True)
-        inertia_matrix(model, z)
-        for method in ('udut', 'cholesky'):
-            try:
-                forward_dynamics(model, z, z, z, method=method)
-            except ValueError:        # a singular M: the node reports it when it happens
-                pass
 
 
 def clamp_efforts(model, tau, throttle):
@@ -320,33 +468,9 @@ def names_message(names):
     return String(data='[' + ', '.join(names) + ']')
 
 
-class ConfigurationError(ValueError):
-    """A node was started with an invalid parameter value: it does not start."""
-
-
-def parameter_check(node, checks):
-    """Validate parameters: now (their start values) and whenever they are set.
-
-    ``checks`` maps a name to ``value -> reason or None``.  An invalid start value raises
-    :class:`ConfigurationError` naming the parameter; an invalid set is rejected with the reason.
-    """
-    for name, check in checks.items():
-        reason = check(node.get_parameter(name).value)
-        if reason:
-            raise ConfigurationError(f'parameter {name}: {reason}')
-
-    def callback(params):
-        for param in params:
-            check = checks.get(param.name)
-            reason = check(param.value) if check else None
-            if reason:
-                return SetParametersResult(successful=False, reason=f'{param.name}: {reason}')
-        return SetParametersResult(successful=True)
-    node.add_on_set_parameters_callback(callback)
-
-
 def _quiet_half_built_tasks(unraisable, default=sys.unraisablehook):
-    """Drop rclpy's complaint about a Task a signal interrupted while it was being built.
+    """
+    Drop rclpy's complaint about a Task a signal interrupted while it was being built.
 
     A SIGINT that lands inside ``rclpy.task.Task.__init__`` leaves an object without
     ``_exception``; its ``Future.__del__`` then prints "Exception ignored ... AttributeError" at
@@ -360,7 +484,8 @@ def _quiet_half_built_tasks(unraisable, default=sys.unraisablehook):
 
 
 def settle_garbage():
-    """Keep Python's full garbage collections out of the control loop: call once, after start-up.
+    """
+    Keep Python's full garbage collections out of the control loop: call once, after start-up.
 
     The imports (numba, llvmlite, scipy) and the warmed kernels leave ~170,000 objects that the
     cyclic collector walks on every full collection: ~80 ms, with the GIL held, whenever one comes
@@ -371,11 +496,58 @@ def settle_garbage():
     gc.freeze()
 
 
-def spin(node_class, args=None):
-    """Run a node until SIGINT or SIGTERM, then shut down without a traceback: its ``main()``."""
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+def _quiet_signals():
+    """
+    Make SIGINT and SIGTERM stop a node without a traceback, however many arrive.
+
+    A person's Ctrl-C on ``ros2 launch`` reaches every process of the terminal's group, and launch
+    then sends its own SIGINT: a node gets two.  rclpy's signal handler shuts the context down
+    (which ends the executor's spin) and then calls the handler that was there before it:
+    Python's, which raises KeyboardInterrupt wherever the node happens to be, the second time
+    inside ``destroy_node`` (a traceback and exit code -2).  Installed before ``rclpy.init``, this
+    handler is the one rclpy calls.  While the node starts (loading, warming kernels), the first
+    signal interrupts the start-up at once (``interruptible``); once it serves, a signal only ends
+    the spin, through rclpy, and no later one raises anywhere.
+    """
+    def stop(signum, frame):
+        if stop.interruptible:
+            stop.interruptible = False
+            raise KeyboardInterrupt
+    stop.interruptible = True
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
+    return stop
+
+
+def ignore_signals():
+    """
+    Ignore SIGINT and SIGTERM from here on: the node is stopping anyway.
+
+    Python resets the handlers it installed to the default at exit, while numba and the DDS
+    threads are still being torn down (tens of ms): launch's SIGINT landing then killed a node
+    with exit code -2.  Called once the node is done, and again after ``rclpy.try_shutdown``
+    (which puts back the handler rclpy found at ``init``).
+    """
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def ros_init(args=None):
+    """``rclpy.init`` for a node's process; return the signal handler (see _quiet_signals)."""
     sys.unraisablehook = _quiet_half_built_tasks
+    handler = _quiet_signals()
     rclpy.init(args=args)
+    return handler
+
+
+def spin(node_class, args=None):
+    """
+    Run a node until SIGINT or SIGTERM, then shut down with exit code 0: its ``main()``.
+
+    A node that is done by itself (a one-shot sender) shuts its context down: spin then ends too.
+    """
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    handler = ros_init(args)
     # the executor first: a signal during the node's start-up then finds it whole
     executor = SingleThreadedExecutor()
     node = None
@@ -383,6 +555,7 @@ def spin(node_class, args=None):
         node = node_class()
         executor.add_node(node)
         settle_garbage()
+        handler.interruptible = False
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
@@ -393,18 +566,9 @@ def spin(node_class, args=None):
         if rclpy.ok():
             raise
     finally:
+        handler.interruptible = False
+        ignore_signals()
         if node is not None:
             node.destroy_node()
-        if rclpy.ok():
-            rclpy.try_shutdown()
-
-
-def finite_positive(value):
-    """Reason why ``value`` is not a finite number > 0, or None."""
-    return None if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else \
-        f'must be a finite number > 0, got {value!r}'
-
-
-def existing_file(value):
-    """Reason why ``value`` is not empty or an existing file, or None."""
-    return None if not value or os.path.isfile(value) else f'no such file: {value}'
+        rclpy.try_shutdown()
+        ignore_signals()

@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The demo: the whole loop on the bundled robot, as separate processes over DDS.
+"""
+The demo: the whole loop on the bundled robot, as separate processes over DDS.
 
 ``python3 -m manipulator_dynamics.nodes.demo`` (what ``python3 dev.py demo`` runs) starts sim_node,
 dynamics_node, trajectory_node and base_params_node on the demo arm, sends a 5 s trajectory,
@@ -70,25 +71,33 @@ def demo_trajectory(args=None):
     """Console script ``demo_trajectory``: send the demo trajectory once a node listens."""
     import rclpy
     from rclpy.duration import Duration
+    from rclpy.executors import ExternalShutdownException
     from trajectory_msgs.msg import JointTrajectory
-    rclpy.init(args=args)
+
+    from ._common import ignore_signals, ros_init
+    ros_init(args)
     node = rclpy.create_node('demo_trajectory')
     path = node.declare_parameter('urdf_path', robots.path('demo_arm')).value
-    topic = node.declare_parameter('trajectory_topic', '/joint_trajectory').value
+    topic = node.declare_parameter('trajectory_topic', 'joint_trajectory').value
     pub = node.create_publisher(JointTrajectory, topic, 10)
     try:
         while rclpy.ok() and pub.get_subscription_count() == 0:
             rclpy.spin_once(node, timeout_sec=0.1)
-        time.sleep(1.0)            # let the other nodes finish starting
-        start = node.get_clock().now() + Duration(seconds=LEAD)
-        pub.publish(demo_message(load_model(path, check_inertia='warn'), start))
-        node.get_logger().info(f'demo trajectory sent: {SECONDS:g} s')
-        rclpy.spin_once(node, timeout_sec=0.5)
-    except KeyboardInterrupt:
+        end = time.monotonic() + 1.0           # let the other nodes finish starting
+        while rclpy.ok() and time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        if rclpy.ok():
+            start = node.get_clock().now() + Duration(seconds=LEAD)
+            pub.publish(demo_message(load_model(path, check_inertia='warn'), start))
+            node.get_logger().info(f'demo trajectory sent: {SECONDS:g} s')
+            rclpy.spin_once(node, timeout_sec=0.5)
+    except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        ignore_signals()
         node.destroy_node()
         rclpy.try_shutdown()
+        ignore_signals()
 
 
 def _start(name, params):

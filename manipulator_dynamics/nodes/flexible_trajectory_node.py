@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``flexible_trajectory_node``: the flexible arm's trajectory and torques for a rigid target.
+"""
+``flexible_trajectory_node``: the flexible arm's trajectory and torques for a rigid target.
 
 The arm comes from ``arm_config``, a flexible arm YAML (``config/flexible_arm.yaml``: a URDF plus
 beam properties per link, or a planar arm).  On every rigid target trajectory_msgs/JointTrajectory
@@ -42,8 +43,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (array_message, BadMessage, ConfigurationError, describe, existing_file,
-                      finite_positive, names_message, parameter_check, spin, Throttled)
+from ._common import array_message, BadMessage, existing_file, names_message, spin, Throttled
+from ._parameters import ConfigurationError, finite_positive, Param, Parameters, \
+    zero_or_positive
 from .trajectory_node import Plan
 from ..flexible import flexible_inverse_dynamics
 from ..flexible_arm import FlexibleArm
@@ -63,26 +65,26 @@ def default_arm_config():
     return os.path.normpath(os.path.join(here, '..', '..', 'config', 'flexible_arm.yaml'))
 
 
+PARAMS = (
+    Param('arm_config', '', 'flexible arm YAML (empty: the bundled config/flexible_arm.yaml)',
+          existing_file, read_only=True),
+    Param('trajectory_topic', 'joint_trajectory', 'rigid target trajectory_msgs/JointTrajectory',
+          read_only=True),
+    Param('dt', 0.001, 'integration step, s', finite_positive, low=0.0, high=1.0),
+    Param('settle', 0.5, 'time to keep integrating after the last point, s (0: none)',
+          zero_or_positive, low=0.0, high=3600.0),
+    Param('output_rate', 100.0, 'points per second in the published results', finite_positive,
+          low=0.0, high=100000.0),
+)
+
+
 class FlexibleTrajectoryNode(Node):
     """Flexible trajectory and parallel-scheme torques of each target trajectory (see module)."""
 
     def __init__(self, node_name='flexible_trajectory_node', **kwargs):
         super().__init__(node_name, **kwargs)
-        p = self.declare_parameter
-        config = p('arm_config', '', describe(
-            'flexible arm YAML (empty: the bundled config/flexible_arm.yaml)',
-            read_only=True)).value
-        topic = p('trajectory_topic', '/joint_trajectory', describe(
-            'rigid target trajectory_msgs/JointTrajectory', read_only=True)).value
-        self.dt = p('dt', 0.001, describe('integration step, s')).value
-        self.settle = p('settle', 0.5, describe(
-            'time to keep integrating after the last point, s (0: none)')).value
-        self.output_rate = p('output_rate', 100.0, describe(
-            'points per second in the published results')).value
-        parameter_check(self, {'arm_config': existing_file, 'dt': finite_positive,
-                               'settle': lambda v: None if v == 0 else finite_positive(v),
-                               'output_rate': finite_positive})
-        self.add_on_set_parameters_callback(self._apply)
+        self.params = params = Parameters(self, PARAMS)
+        config = params.arm_config
         try:
             self.arm = FlexibleArm.from_yaml(config or default_arm_config())
         except (ValueError, OSError) as e:
@@ -96,17 +98,11 @@ class FlexibleTrajectoryNode(Node):
         # compile (or load) the kernels before the first trajectory needs them
         # (with a step short enough for any arm: the parameter's step is checked per target)
         flexible_inverse_dynamics(self.arm, np.arange(3) * 1e-6, np.zeros((3, self.arm.n)))
-        self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
+        self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory,
+                                 10)
         self.get_logger().info(f'ready: {self.arm!r}; first modes '
                                + ', '.join(f'{f:.4g} Hz'
                                            for f in self.arm.natural_frequencies(count=2)))
-
-    def _apply(self, params):
-        from rcl_interfaces.msg import SetParametersResult
-        for param in params:
-            if param.name in ('dt', 'settle', 'output_rate'):
-                setattr(self, param.name, param.value)
-        return SetParametersResult(successful=True)
 
     def _on_trajectory(self, msg):
         if not msg.points:
@@ -115,8 +111,9 @@ class FlexibleTrajectoryNode(Node):
             plan = Plan(self.arm.model, msg)
             if len(msg.points) < 2:
                 raise BadMessage('points', 'a target needs at least 2 points')
-            steps = int(np.floor((plan.t[-1] + self.settle - plan.t[0]) / self.dt + 1e-9))
-            grid = plan.t[0] + self.dt * np.arange(steps + 1)
+            dt, settle = self.params.dt, self.params.settle
+            steps = int(np.floor((plan.t[-1] + settle - plan.t[0]) / dt + 1e-9))
+            grid = plan.t[0] + dt * np.arange(steps + 1)
             q = plan.hermite(np.minimum(grid, plan.t[-1]))
             result = flexible_inverse_dynamics(self.arm, grid, q)
         except BadMessage as e:
@@ -126,7 +123,7 @@ class FlexibleTrajectoryNode(Node):
             self.throttle.warn('trajectory', f'target rejected: {e}')
             return
         traj = result.trajectory
-        every = max(1, int(round(1.0 / (self.output_rate * self.dt))))
+        every = max(1, int(round(1.0 / (self.params.output_rate * dt))))
         keep = np.arange(0, grid.size, every)
         rates = np.gradient(traj.q, grid, axis=0)
         inverse = np.argsort(plan.order)          # model order -> the message's order

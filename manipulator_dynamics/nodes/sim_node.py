@@ -12,11 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``sim_node``: the embedded robot, so that the whole loop runs with no robot and no Gazebo.
+"""
+``sim_node``: the embedded robot, so that the whole loop runs with no robot and no Gazebo.
 
 Integrates the model's forward dynamics (Saha's UDU^T method) with the classic 4th-order
 Runge-Kutta scheme at ``rate`` Hz, the effort held over a step; applies the latest command from
-``command_topic`` (std_msgs/Float64MultiArray in the order of ``command_joints``), and zero effort
+``command_topic`` (default ``effort_controller/commands``: std_msgs/Float64MultiArray in the order
+of ``command_joints``), and zero effort
 when commands stop for longer than ``command_timeout``.  With ``friction`` on, the URDF's joint
 friction is a torque ``Fv qd + Fc s`` in the dynamics, ``s`` the sign of a joint's velocity at the
 start of the step, frozen over it: a sliding joint's Coulomb friction is then a constant torque,
@@ -25,11 +27,11 @@ instead: stiffness comes only from the sign switching, which smoothing it (a tan
 had made far too stiff for a 1 ms step on a 0.0004 kg m^2 wrist joint.
 Runs in real time: each timer tick integrates the steps that are due since the start (at most
 ``max_catch_up``), so that a late tick does not slow the physics down, and stamps the states with
-the physics time.  Publishes ``/joint_states`` every ``publish_every`` steps, waking once per
+the physics time.  Publishes ``joint_states`` every ``publish_every`` steps, waking once per
 state (the steps between are integrated then, with the latest command: for a controller at the
-state rate, what a drive's zero-order hold does), and ``/robot_description`` (transient local)
-once.  Joint limits are not enforced: the simulated
-robot is a free multibody.
+state rate, what a drive's zero-order hold does), and ``robot_description`` (transient local)
+once; both names are relative, so a namespace moves the simulated robot.  Joint limits are not
+enforced: the simulated robot is a free multibody.
 """
 
 import array
@@ -39,11 +41,35 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from ._common import (describe, finite_positive, LATCHED, parameter_check, spin, Throttled,
-                      warm_up)
+from ._common import existing_file, LATCHED, spin, Throttled, warm_up
+from ._parameters import ConfigurationError, finite_positive, Param, Parameters
 from .. import robots
 from ..forward import forward_dynamics
 from ..model import load_model
+
+
+PARAMS = (
+    Param('urdf_path', '', 'URDF of the simulated robot (default: the bundled demo arm)',
+          existing_file, read_only=True),
+    Param('joint_dynamics', '', 'YAML of armature and friction', existing_file, read_only=True),
+    Param('rate', 1000.0, 'integration rate in Hz', finite_positive, read_only=True,
+          low=1.0, high=100000.0),
+    Param('publish_every', 1, 'publish joint_states every this many steps', read_only=True,
+          low=1, high=1000),
+    Param('max_catch_up', 20, 'most steps one late tick may integrate to catch up with real '
+          'time (at least publish_every)', read_only=True, low=1, high=100000),
+    Param('command_topic', 'effort_controller/commands', 'effort commands (Float64MultiArray)',
+          read_only=True),
+    Param('command_joints', [''], "joint order of the commands (empty: the model's)",
+          read_only=True),
+    Param('command_timeout', 0.1, 'zero effort when no command came for this long (s)',
+          finite_positive, low=0.0, high=3600.0),
+    Param('friction', True, 'simulate joint friction'),
+    Param('wait_for_command', False, 'hold the robot still (brakes on) until the first command '
+          'arrives', read_only=True),
+    Param('initial_positions', [0.0], 'initial joint positions, in the order of the model joints '
+          '(one value: all)', read_only=True),
+)
 
 
 class SimNode(Node):
@@ -51,74 +77,45 @@ class SimNode(Node):
 
     def __init__(self, node_name='sim_node', **kwargs):
         super().__init__(node_name, **kwargs)
-        p = self.declare_parameter
-        path = p('urdf_path', '', describe('URDF of the simulated robot (default: the bundled '
-                                           'demo arm)', read_only=True)).value
-        dynamics = p('joint_dynamics', '', describe('YAML of armature and friction',
-                                                    read_only=True)).value
-        self.rate = p('rate', 1000.0, describe('integration rate in Hz', read_only=True)).value
-        self.publish_every = p('publish_every', 1, describe(
-            'publish /joint_states every this many steps', read_only=True)).value
-        self.timeout = p('command_timeout', 0.1, describe(
-            'zero effort when no command came for this long (s)')).value
-        self.friction = p('friction', True, describe('simulate joint friction')).value
-        self.hold = p('wait_for_command', False, describe(
-            'hold the robot still (brakes on) until the first command arrives', read_only=True)
-        ).value
-        initial = p('initial_positions', [0.0], describe(
-            'initial joint positions, in the order of the model joints (one value: all)')).value
-        command_topic = p('command_topic', '/effort_controller/commands', describe(
-            'effort commands (Float64MultiArray)', read_only=True)).value
-        joints = [j for j in p('command_joints', [''], describe(
-            "joint order of the commands (empty: the model's)", read_only=True)).value if j]
-        self.max_catch_up = p('max_catch_up', 20, describe(
-            'most steps one late tick may integrate to catch up with real time (at least '
-            'publish_every)', read_only=True)).value
-        parameter_check(self, {
-            'command_timeout': finite_positive, 'rate': finite_positive,
-            'publish_every': lambda v: None if v >= 1 else f'must be at least 1, got {v}',
-            'max_catch_up': lambda v: None if v >= self.publish_every else
-            f'must be at least publish_every ({self.publish_every}), got {v}'})
-        self.add_on_set_parameters_callback(self._apply)
-        path = path or robots.path('demo_arm')
-        self.model = load_model(path, joint_dynamics=dynamics or None, check_inertia='warn')
+        self.params = params = Parameters(self, PARAMS)
+        if params.max_catch_up < params.publish_every:
+            raise ConfigurationError(f'parameter max_catch_up: must be at least publish_every '
+                                     f'({params.publish_every}), got {params.max_catch_up}')
+        path = params.urdf_path or robots.path('demo_arm')
+        self.model = load_model(path, joint_dynamics=params.joint_dynamics or None,
+                                check_inertia='warn')
         n = self.model.n
-        self.q = np.zeros(n) + (initial[0] if len(initial) == 1 else 0.0)
-        if len(initial) == n:
-            self.q = np.array(initial, dtype=float)
-        elif len(initial) != 1:
-            raise ValueError(f'initial_positions needs 1 or {n} values, got {len(initial)}')
+        initial = params.initial_positions
+        if len(initial) not in (1, n):
+            raise ConfigurationError(f'parameter initial_positions: needs 1 or {n} values, got '
+                                     f'{len(initial)}')
+        self.q = np.zeros(n) + np.asarray(initial, dtype=float)
         self.qd = np.zeros(n)
         self.tau = np.zeros(n)
         warm_up(self.model)
         self.command_at = None
         self.throttle = Throttled(self)
+        joints = [j for j in params.command_joints if j]
         unknown = [j for j in joints if j not in self.model.joint_names]
         if unknown:
-            raise ValueError(f'command_joints {", ".join(unknown)} are not joints of the model')
+            raise ConfigurationError(f'parameter command_joints: {", ".join(unknown)} are not '
+                                     'joints of the model')
         self.command_index = np.array([self.model.joint_index(j) for j in joints or
                                        self.model.joint_names], dtype=np.int64)
         with open(path) as f:
-            self.create_publisher(String, '/robot_description', LATCHED).publish(
+            self.create_publisher(String, 'robot_description', LATCHED).publish(
                 String(data=f.read()))
-        self.state_pub = self.create_publisher(JointState, '/joint_states', 100)
+        self.state_pub = self.create_publisher(JointState, 'joint_states', 100)
         self.state_msg = JointState(name=list(self.model.joint_names))
-        self.create_subscription(Float64MultiArray, command_topic, self._on_command, 10)
-        self.dt = 1.0 / self.rate
+        self.create_subscription(Float64MultiArray, params.command_topic, self._on_command, 10)
+        self.dt = 1.0 / params.rate
+        self.publish_every = params.publish_every
+        self.max_catch_up = params.max_catch_up
         self.steps = 0
         self.t0 = None                 # clock time of step 0, ns
         # wake once per published state: the steps in between are integrated on the tick, and
         # a controller only sees the states anyway (rclpy costs ~0.3 ms a wake-up)
         self.create_timer(self.dt * self.publish_every, self._tick)
-
-    def _apply(self, params):
-        from rcl_interfaces.msg import SetParametersResult
-        for param in params:
-            if param.name == 'command_timeout':
-                self.timeout = param.value
-            elif param.name == 'friction':
-                self.friction = param.value
-        return SetParametersResult(successful=True)
 
     def _on_command(self, msg):
         data = np.asarray(msg.data, dtype=float)
@@ -137,19 +134,20 @@ class SimNode(Node):
         self.command_at = self.get_clock().now().nanoseconds
 
     def _acceleration(self, q, qd, tau, sliding):
-        if self.friction:
+        if self.params.friction:
             tau = tau - self.model.viscous * qd - self.model.coulomb * sliding
         return forward_dynamics(self.model, q, qd, tau, method='udut')
 
     def _tick(self):
         now = self.get_clock().now().nanoseconds
-        if self.command_at is None or now - self.command_at > self.timeout * 1e9:
+        timeout = self.params.command_timeout
+        if self.command_at is None or now - self.command_at > timeout * 1e9:
             if self.command_at is not None and self.tau.any():
                 self.throttle.warn('timeout', f'no effort command for '
                                    f'{(now - self.command_at) * 1e-9:.3f} s (command_timeout '
-                                   f'{self.timeout:g} s): efforts set to zero')
+                                   f'{timeout:g} s): efforts set to zero')
             self.tau = np.zeros(self.model.n)
-        if self.t0 is None or (self.hold and self.command_at is None):
+        if self.t0 is None or (self.params.wait_for_command and self.command_at is None):
             self.t0 = now - self.steps * int(self.dt * 1e9)     # physics starts (again) now
             self._publish()
             return
@@ -174,7 +172,7 @@ class SimNode(Node):
         k4q, k4v = qd + h * k3v, acc(q + h * k3q, qd + h * k3v)
         self.q = q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
         self.qd = qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
-        if self.friction:                               # reversed within the step: stuck
+        if self.params.friction:                        # reversed within the step: stuck
             self.qd = np.where(s * self.qd < 0, 0.0, self.qd)
         self.steps += 1
 

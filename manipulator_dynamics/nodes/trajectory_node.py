@@ -12,19 +12,24 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""``trajectory_node``: feed-forward efforts of a trajectory, streamed with computed torque.
+"""
+``trajectory_node``: feed-forward efforts of a trajectory, streamed with computed torque.
 
-Subscribes ``trajectory_topic`` (trajectory_msgs/JointTrajectory; every joint of the model, by
+Subscribes ``trajectory_topic`` (default ``joint_trajectory``, relative like every name here:
+trajectory_msgs/JointTrajectory; every joint of the model, by
 name; ``time_from_start`` strictly increasing; positions within the URDF limits).  Velocities and
 accelerations the message leaves out come from a cubic spline through the positions (clamped: at
 rest at both ends).  Then:
 
 * ``~/trajectory_with_efforts``: the trajectory back, ``effort`` of every point filled with the
   inverse dynamics of that point (one batched call, in the message's joint order);
-* ``command_topic`` (Float64MultiArray, ``command_joints`` order) while it runs, and holding the
-  last point after: the desired state interpolated (cubic Hermite on positions and velocities)
-  and, with ``feedback``, computed torque on each measured ``/joint_states`` as it arrives (no
-  timer between the state and the command) ``tau = M(q) (qdd_d + kp e + kd e') + h(q, qd)``;
+* ``command_topic`` (Float64MultiArray, ``command_joints`` order, given on ``~/command_joints``
+  and checked against the controller's ``joints`` as dynamics_node does) while it runs, and
+  holding the last point after: the desired state interpolated (cubic Hermite on positions and
+  velocities) and, with ``feedback``, computed torque on each measured ``joint_states`` as it
+  arrives (no
+  timer between the state and the command; joint states merged by name across publishers, as
+  dynamics_node) ``tau = M(q) (qdd_d + kp e + kd e') + h(q, qd)``;
   without feedback, ``tau = ID(q_d, qd_d, qdd_d)`` at ``rate`` Hz.  Joint states queue at most
   ``state_queue`` deep (default 1: a controller that falls behind acts on the newest state).  With
   ``friction_compensation``, ``Fv qd + Fc sign(qd_d)``: Coulomb friction on the sign of the
@@ -47,12 +52,12 @@ import numpy as np
 from rclpy.node import Node
 import scipy.interpolate
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, check_command_joints, clamp_efforts, command_index, describe,
-                      finite_positive, JointStates, ModelSource, parameter_check, QuickLogger,
-                      spin, Throttled, vector_message, warm_up)
+from ._common import (BadMessage, check_command_joints, clamp_efforts, COMMAND_PARAMS,
+                      CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates,
+                      MODEL_PARAMS, ModelSource, QuickLogger, spin, Throttled, warm_up)
+from ._parameters import finite_positive, Param, Parameters
 from ..crba import inertia_matrix
 from ..rnea import bias_forces, inverse_dynamics
 
@@ -131,57 +136,53 @@ class Plan:
         return q, qd, qdd
 
 
+PARAMS = MODEL_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
+    Param('trajectory_topic', 'joint_trajectory', 'trajectory_msgs/JointTrajectory to follow',
+          read_only=True),
+    Param('rate', 500.0, 'command rate in Hz (feed-forward) and of desired_state',
+          finite_positive, read_only=True, low=1.0, high=10000.0),
+    Param('feedback', True, 'computed torque on the measured joint_states (else feed-forward '
+          'only)'),
+    Param('kp', [400.0], 'position gains (1/s^2): one, or one per joint'),
+    Param('kd', [40.0], 'velocity gains (1/s): one, or one per joint'),
+    Param('friction_compensation', True, 'add the URDF joint friction to the commands'),
+    Param('clamp_efforts', True, 'clamp the streamed commands to the URDF effort limits'),
+)
+
+
 class TrajectoryNode(Node):
     """Feed-forward and computed-torque streaming of joint trajectories (see module)."""
 
     def __init__(self, node_name='trajectory_node', **kwargs):
         super().__init__(node_name, **kwargs)
-        p = self.declare_parameter
-        topic = p('trajectory_topic', '/joint_trajectory', describe(
-            'trajectory_msgs/JointTrajectory to follow', read_only=True)).value
-        command_topic = p('command_topic', '/effort_controller/commands', describe(
-            'effort command topic of the controller', read_only=True)).value
-        p('command_joints', [''], describe("joint order of the commands (empty: the model's)"))
-        self.rate = p('rate', 500.0, describe('command rate in Hz', read_only=True)).value
-        self.feedback = p('feedback', True, describe(
-            'computed torque on the measured /joint_states (else feed-forward only)')).value
-        self.kp = np.asarray(p('kp', [400.0], describe('position gains (1/s^2): one, or one per '
-                                                       'joint')).value, dtype=float)
-        self.kd = np.asarray(p('kd', [40.0], describe('velocity gains (1/s): one, or one per '
-                                                      'joint')).value, dtype=float)
-        self.friction = p('friction_compensation', True, describe(
-            'add the URDF joint friction to the commands')).value
-        self.clamp = p('clamp_efforts', True, describe('clamp the streamed commands to the URDF '
-                                                       'effort limits')).value
-        self.stale_after = p('stale_after', 0.5, describe(
-            'drop joint states older than this (s); 0: never')).value
-        depth = p('state_queue', 1, describe(
-            'joint_states kept while busy; 1: always the newest (a controller that falls behind '
-            'must not act on old states)', read_only=True)).value
-        parameter_check(self, {'kp': self._check_gains, 'kd': self._check_gains,
-                               'stale_after': lambda v: None if v == 0 else finite_positive(v),
-                               'command_joints': self._check_command_joints})
-        self.add_on_set_parameters_callback(self._apply)
+        self.params = params = Parameters(
+            self, PARAMS, self._on_parameters,
+            checks={'kp': self._check_gains, 'kd': self._check_gains,
+                    'command_joints': self._check_command_joints})
+        self.kp = np.asarray(params.kp, dtype=float)
+        self.kd = np.asarray(params.kd, dtype=float)
         self.throttle = Throttled(self)
         self.log = QuickLogger(self)
-        self.command_pub = self.create_publisher(Float64MultiArray, command_topic, 10)
+        self.command = CommandOutput(self, params)
         self.efforts_pub = self.create_publisher(JointTrajectory, '~/trajectory_with_efforts', 10)
         self.desired_pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
         self.plan = None
         self.start_ns = None
         self.states = None
         self.measured = None
-        self.command_index = None
-        self.source = ModelSource(self, self._on_model)
-        self.create_subscription(JointTrajectory, topic, self._on_trajectory, 10)
-        self.create_subscription(JointState, '/joint_states', self._on_state, depth)
-        self.create_timer(1.0 / self.rate, self._on_timer)
+        self.source = ModelSource(self, params, self._on_model)
+        self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory,
+                                 10)
+        self.create_subscription(JointState, 'joint_states', self._on_state,
+                                 joint_states_qos(params))
+        self.create_timer(1.0 / params.rate, self._on_timer)
 
-    # --- parameters ---------------------------------------------------------------------------
+    # --- parameters (applied once accepted) ---------------------------------------------------
     def _check_gains(self, value):
         model = getattr(self, 'source', None) and self.source.model
         gains = np.asarray(value, dtype=float)
-        if gains.ndim != 1 or not np.all(np.isfinite(gains)) or np.any(gains < 0):
+        if gains.ndim != 1 or len(gains) == 0 or not np.all(np.isfinite(gains)) or \
+                np.any(gains < 0):
             return 'must be finite numbers >= 0'
         if model is not None and len(gains) not in (1, model.n):
             return f'needs 1 or {model.n} values'
@@ -190,29 +191,20 @@ class TrajectoryNode(Node):
     def _check_command_joints(self, names):
         return check_command_joints(getattr(self, 'source', None) and self.source.model, names)
 
-    def _apply(self, params):
-        from rcl_interfaces.msg import SetParametersResult
-        for param in params:
-            if param.name in ('kp', 'kd'):
-                setattr(self, param.name, np.asarray(param.value, dtype=float))
-            elif param.name in ('feedback', 'stale_after'):
-                setattr(self, param.name, param.value)
-            elif param.name == 'friction_compensation':
-                self.friction = param.value
-            elif param.name == 'clamp_efforts':
-                self.clamp = param.value
-            elif param.name == 'command_joints' and self.source.model is not None:
-                self.command_index = command_index(self, self.source.model, param.value)
-        if self.states is not None:
-            self.states.stale_after = self.stale_after
-        return SetParametersResult(successful=True)
+    def _on_parameters(self, changed):
+        self.kp = np.asarray(self.params.kp, dtype=float)
+        self.kd = np.asarray(self.params.kd, dtype=float)
+        if 'stale_after' in changed and self.states is not None:
+            self.states.stale_after = self.params.stale_after
+        if 'command_joints' in changed and self.source.model is not None:
+            self.command.set_model(self.source.model)
 
     # --- model and inputs ---------------------------------------------------------------------
     def _on_model(self, model):
         warm_up(model)
         previous = self.states.model if self.states is not None else None
-        self.states = JointStates(model, self.stale_after)
-        self.command_index = command_index(self, model, self.get_parameter('command_joints').value)
+        self.states = JointStates(model, self.params.stale_after)
+        self.command.set_model(model)
         self.measured = None
         if previous is None or previous.joint_names != model.joint_names:
             self.plan = None                   # a running trajectory survives a same-joint reload
@@ -221,15 +213,19 @@ class TrajectoryNode(Node):
         if self.states is None:
             return
         try:
-            q, qd, _, stamp = self.states.read(msg, self.get_clock().now().nanoseconds)
+            state = self.states.read(msg, self.get_clock().now().nanoseconds)
         except BadMessage as e:
             self.throttle.warn('states ' + e.kind, f'dropped joint_states: {e}')
             return
-        if self.measured is None and self.feedback:
+        if state is None:                       # another robot's joints only
+            return
+        q, qd, _, stamp = state
+        feedback = self.params.feedback
+        if self.measured is None and feedback:
             self.log.info('joint_states received: the loop is closed (computed torque on the '
                           'measured state)')
         self.measured = (q, qd if qd is not None else np.zeros_like(q))
-        if self.feedback:
+        if feedback:
             # the desired state at the time of the measurement, not of the computation
             self._command(stamp or None)
 
@@ -247,7 +243,8 @@ class TrajectoryNode(Node):
         except BadMessage as e:
             self.throttle.warn('trajectory ' + e.kind, f'trajectory rejected: {e}')
             return
-        tau = inverse_dynamics(model, plan.q, plan.qd, plan.qdd, friction=self.friction)
+        tau = inverse_dynamics(model, plan.q, plan.qd, plan.qdd,
+                               friction=self.params.friction_compensation)
         out = JointTrajectory(header=msg.header, joint_names=plan.names)
         inverse = np.argsort(plan.order)
         for i, point in enumerate(msg.points):
@@ -270,32 +267,34 @@ class TrajectoryNode(Node):
 
     # --- output -------------------------------------------------------------------------------
     def _on_timer(self):
-        if not self.feedback or self.measured is None:
-            if self.feedback and self.plan is not None:
+        feedback = self.params.feedback
+        if not feedback or self.measured is None:
+            if feedback and self.plan is not None:
                 self.throttle.warn('no state', 'feedback on but no joint_states yet: '
                                    'feed-forward only')
             self._command()
         self._publish_desired()
 
     def _command(self, at_ns=None):
-        plan, model = self.plan, self.source.model
-        if plan is None or model is None or self.command_index is None:
+        plan, model, params = self.plan, self.source.model, self.params
+        if plan is None or model is None or self.command.index is None:
             return
         t = ((at_ns or self.get_clock().now().nanoseconds) - self.start_ns) * 1e-9
         q_d, qd_d, qdd_d = plan.at(t)
-        if self.feedback and self.measured is not None:
+        friction = params.friction_compensation
+        if params.feedback and self.measured is not None:
             q, qd = self.measured
             acc = qdd_d + self.kp * (q_d - q) + self.kd * (qd_d - qd)
             tau = inertia_matrix(model, q) @ acc + bias_forces(model, q, qd)
-            if self.friction:
+            if friction:
                 tau += model.viscous * qd + model.coulomb * np.sign(qd_d)
         else:
             tau = inverse_dynamics(model, q_d, qd_d, qdd_d)
-            if self.friction:
+            if friction:
                 tau += model.viscous * qd_d + model.coulomb * np.sign(qd_d)
-        if self.clamp:
+        if params.clamp_efforts:
             tau = clamp_efforts(model, tau, self.throttle)
-        self.command_pub.publish(vector_message(tau[self.command_index]))
+        self.command.publish(tau)
 
     def _publish_desired(self):
         plan, model = self.plan, self.source.model

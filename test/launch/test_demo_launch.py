@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""launch_testing test of launch/demo.launch.py: starts, the loop runs, shuts down cleanly.
+"""
+launch_testing test of launch/demo.launch.py: starts, the loop runs, shuts down cleanly.
 
 Runs where ROS 2 is installed: ``launch_test test/launch/test_demo_launch.py`` (colcon test runs
 it too).  Without launch_testing, pytest skips it (and test_nodes_*.py cover the same scenarios).
@@ -25,14 +26,14 @@ import pytest
 
 launch_testing = pytest.importorskip('launch_testing', reason='launch_testing comes with a ROS 2 '
                                      'installation, not from PyPI')
-import launch  # noqa: E402
-from launch.actions import IncludeLaunchDescription  # noqa: E402
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-import launch_testing.actions  # noqa: E402
-import launch_testing.asserts  # noqa: E402
-import rclpy  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import Float64MultiArray  # noqa: E402
+import launch  # noqa: E402, I100
+from launch.actions import IncludeLaunchDescription  # noqa: E402, I100
+from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402, I100
+import launch_testing.actions  # noqa: E402, I100
+import launch_testing.asserts  # noqa: E402, I100
+import rclpy  # noqa: E402, I100
+from sensor_msgs.msg import JointState  # noqa: E402, I100
+from std_msgs.msg import Float64MultiArray  # noqa: E402, I100
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

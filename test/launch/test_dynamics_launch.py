@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""launch_testing test of launch/dynamics.launch.py with a URDF: the dynamics topics come.
+"""
+launch_testing test of launch/dynamics.launch.py with a URDF: the dynamics topics come.
 
 Runs where ROS 2 is installed (``launch_test``); skipped without launch_testing.
 """
@@ -24,13 +25,13 @@ import pytest
 
 launch_testing = pytest.importorskip('launch_testing', reason='launch_testing comes with a ROS 2 '
                                      'installation, not from PyPI')
-import launch  # noqa: E402
-from launch.actions import IncludeLaunchDescription  # noqa: E402
-from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
-import launch_testing.actions  # noqa: E402
-import launch_testing.asserts  # noqa: E402
-import rclpy  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
+import launch  # noqa: E402, I100
+from launch.actions import IncludeLaunchDescription  # noqa: E402, I100
+from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402, I100
+import launch_testing.actions  # noqa: E402, I100
+import launch_testing.asserts  # noqa: E402, I100
+import rclpy  # noqa: E402, I100
+from std_msgs.msg import String  # noqa: E402, I100
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 URDF = os.path.join(HERE, '..', '..', 'manipulator_dynamics', 'robots', 'demo_arm.urdf')

@@ -1,0 +1,80 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What the package's launch files share: launch arguments turned into node parameters.
+
+A launch argument left empty is not passed at all, so that the node's default, or the value in
+``params_file``, applies; one that is given wins over the file.  Each value takes the type of the
+parameter it sets (the node's table decides, not a guess from the text):
+``command_joints:="[joint1, joint2]"`` is a list of strings (``"[]"``: an empty one), ``rate:=500``
+a float, ``use_sim_time:=true`` a bool, a joint called ``on`` a string.
+"""
+
+import yaml
+
+
+def given_parameters(context, names, table=()):
+    """
+    Map parameter -> typed value for each launch argument of ``names`` that is not empty.
+
+    ``names`` maps a parameter name to the launch argument that sets it; ``table`` is the node's
+    parameter table (:class:`~manipulator_dynamics.nodes._parameters.Param` rows).
+    """
+    defaults = {p.name: p.default for p in table}
+    defaults.setdefault('use_sim_time', False)
+    params = {}
+    for parameter, argument in names.items():
+        text = context.perform_substitution(_configuration(argument))
+        if text == '':
+            continue
+        params[parameter] = typed(text, defaults.get(parameter, ''), argument)
+    return params
+
+
+def typed(text, default, argument):
+    """Read launch argument ``text`` as the type of ``default``; ValueError names the argument."""
+    try:
+        if isinstance(default, str):
+            return text
+        if isinstance(default, bool):
+            value = yaml.safe_load(text)
+            if not isinstance(value, bool):
+                raise ValueError('expected true or false')
+            return value
+        if isinstance(default, (int, float)):
+            return type(default)(text)
+        value = yaml.safe_load(text)
+        if not isinstance(value, list):
+            raise ValueError('expected a list such as [a, b]')
+        kind = type(default[0]) if default else str
+        if not value:
+            # launch_ros cannot pass a list without a type; [''] is the nodes' "none given"
+            if kind is not str:
+                raise ValueError('needs at least one value')
+            return ['']
+        return [kind(v) for v in value]
+    except ValueError as e:
+        raise ValueError(f'launch argument {argument}:={text}: {e}') from None
+
+
+def parameter_files(context, argument='params_file'):
+    """Return the ``params_file`` launch argument as a list of zero or one file."""
+    path = context.perform_substitution(_configuration(argument))
+    return [path] if path else []
+
+
+def _configuration(name):
+    from launch.substitutions import LaunchConfiguration
+    return LaunchConfiguration(name)

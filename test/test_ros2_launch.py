@@ -1,0 +1,181 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The package as a ROS 2 user runs it: ``colcon build``, ``ros2 launch``, the ``ros2`` CLI, Ctrl-C.
+
+Every command here is one the README documents, typed as it is there, against a colcon install
+of this checkout (sourced ``install/setup.bash``).  ROS 2's own tools come from a ROS 2
+installation, or here from ``../shared/ros2`` (``python3 dev.py test`` installs them); without
+them these tests skip, saying so.
+"""
+
+import os
+import subprocess
+import time
+
+import manipulator_dynamics as md
+from manipulator_dynamics import robots
+import numpy as np
+import pytest
+
+pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
+                    'test installs the PyPI wheels)')
+from rclpy.qos import qos_profile_sensor_data  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+LAUNCH_TESTS = sorted(os.path.join(ROOT, 'test', 'launch', f)
+                      for f in os.listdir(os.path.join(ROOT, 'test', 'launch'))
+                      if f.startswith('test_') and f.endswith('.py'))
+DEMO_URDF = robots.path('demo_arm')
+
+
+def state(names, q):
+    msg = JointState(name=list(names), position=[float(v) for v in q])
+    msg.velocity = [0.0] * len(names)
+    return msg
+
+
+def assert_clean_exit(code, output):
+    """Exit code 0 from launch, and from every process it started; no traceback anywhere."""
+    assert code == 0, output[-4000:]
+    assert 'Traceback' not in output, output[-4000:]
+    assert 'process has died' not in output, output[-4000:]
+    assert 'KeyboardInterrupt' not in output, output[-4000:]
+
+
+@pytest.mark.parametrize('launch_file, expected', [
+    ('dynamics.launch.py', ['urdf', 'params_file', 'mode', 'command_topic', 'command_joints',
+                            'use_sim_time', 'namespace']),
+    ('demo.launch.py', ['namespace', 'params_file']),
+    ('flexible.launch.py', ['arm_config', 'trajectory_topic', 'dt', 'settle', 'output_rate',
+                            'use_sim_time', 'namespace', 'params_file']),
+    # Gazebo cannot run here: that the bringup parses and lists its arguments is what is checked
+    ('gazebo.launch.py', ['world', 'mode', 'namespace']),
+])
+def test_show_args(ros2, launch_file, expected):
+    """``ros2 launch manipulator_dynamics FILE --show-args`` parses the file and lists them."""
+    result = ros2.run('launch', 'manipulator_dynamics', launch_file, '--show-args')
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in expected:
+        assert f"'{name}':" in result.stdout, (name, result.stdout)
+
+
+def test_dynamics_launch_in_a_namespace(ros2, client):
+    """
+    The README's integration command under ``namespace:=robot1``, then the ``ros2`` CLI.
+
+    Joint states come from two best-effort publishers (an arm driver and a gripper driver each
+    with their own joints); the commands come in the controller's order; ``ros2 service call``,
+    ``ros2 param set`` (a rejected change changes nothing) and ``ros2 topic echo`` work on the
+    namespaced names; nothing is heard on the un-namespaced ones; Ctrl-C ends every process
+    with exit code 0.
+    """
+    model = md.load_model(DEMO_URDF)
+    order = list(model.joint_names)[::-1]
+    launch = ros2.start('launch', 'manipulator_dynamics', 'dynamics.launch.py',
+                        f'urdf:={DEMO_URDF}', 'mode:=gravity_compensation',
+                        'command_topic:=effort_controller/commands',
+                        f'command_joints:=[{", ".join(order)}]', 'namespace:=robot1')
+    commands = client.listen(Float64MultiArray, '/robot1/effort_controller/commands')
+    elsewhere = client.listen(Float64MultiArray, '/effort_controller/commands')
+    arm = client.publisher(JointState, '/robot1/joint_states', qos_profile_sensor_data)
+    gripper = client.publisher(JointState, '/robot1/joint_states', qos_profile_sensor_data)
+    client.wait_for_subscriber(arm, timeout=60)
+    client.wait_for_publisher('/robot1/effort_controller/commands', timeout=60)
+    q = np.linspace(-0.6, 0.6, model.n)
+    names = model.joint_names
+
+    def command_for(q):
+        before = len(commands)
+        for _ in range(200):                  # best effort: again until one is answered
+            arm.publish(state(names[:4], q[:4]))
+            client.spin(0.02)                 # two drivers, each at its own time
+            gripper.publish(state(names[4:], q[4:]))
+            client.spin(0.05)
+            if len(commands) > before:
+                return np.array(commands[-1].data)
+        raise AssertionError('no command for the merged joint states: ' + launch_output())
+
+    def launch_output():
+        code, output = ros2.ctrl_c(launch)
+        return output[-3000:]
+
+    expected = md.gravity_torques(model, q)[[model.joint_index(j) for j in order]]
+    np.testing.assert_allclose(command_for(q), expected, rtol=1e-12)
+
+    answer = ros2.run('service', 'call', '/robot1/compute_base_params', 'std_srvs/srv/Trigger')
+    assert answer.returncode == 0, answer.stdout + answer.stderr
+    assert 'success=True' in answer.stdout and 'count:' in answer.stdout, answer.stdout
+
+    rejected = ros2.run('param', 'set', '/robot1/dynamics_node', 'rate', '-5.0')
+    assert 'Setting parameter failed' in rejected.stdout + rejected.stderr, rejected.stdout
+    np.testing.assert_allclose(command_for(q), expected, rtol=1e-12)    # still commanding
+
+    echoed = ros2.run('topic', 'echo', '--once', '/robot1/dynamics_node/command_joints',
+                      'std_msgs/msg/String')
+    assert echoed.returncode == 0, echoed.stdout + echoed.stderr
+    assert ', '.join(order) in echoed.stdout, echoed.stdout
+    assert not elsewhere                                     # only the namespaced names
+
+    assert_clean_exit(*ros2.ctrl_c(launch))
+
+
+def test_empty_command_joints_from_the_command_line(ros2, client):
+    """``command_joints:=[]`` (a list ROS cannot type) means the model's order, not a crash."""
+    model = md.load_model(DEMO_URDF)
+    launch = ros2.start('launch', 'manipulator_dynamics', 'dynamics.launch.py',
+                        f'urdf:={DEMO_URDF}', 'mode:=gravity_compensation',
+                        'command_joints:=[]')
+    commands = client.listen(Float64MultiArray, '/effort_controller/commands')
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub, timeout=60)
+    client.wait_for_publisher('/effort_controller/commands', timeout=60)
+    q = np.full(model.n, 0.3)
+    for _ in range(200):
+        pub.publish(state(model.joint_names, q))
+        client.spin(0.05)
+        if commands:
+            break
+    assert commands, ros2.ctrl_c(launch)[1][-3000:]
+    np.testing.assert_allclose(commands[-1].data, md.gravity_torques(model, q), rtol=1e-12)
+    assert_clean_exit(*ros2.ctrl_c(launch))
+
+
+def test_demo_launch_runs_and_ctrl_c_ends_it_cleanly(ros2, client):
+    """
+    ``ros2 launch manipulator_dynamics demo.launch.py``, then a terminal's Ctrl-C.
+
+    The terminal's SIGINT reaches launch and all five nodes at once, then launch sends its own:
+    every node gets two, and each must still end with exit code 0 and no traceback.
+    """
+    launch = ros2.start('launch', 'manipulator_dynamics', 'demo.launch.py')
+    commands = client.listen(Float64MultiArray, '/effort_controller/commands', 100)
+    client.wait(lambda: len(commands) > 200, timeout=90,
+                what='the demo loop to command the simulated arm')
+    assert_clean_exit(*ros2.ctrl_c(launch))
+
+
+@pytest.mark.parametrize('path', LAUNCH_TESTS, ids=os.path.basename)
+def test_launch_testing(ros2, path):
+    """Each launch_testing file of test/launch, run by ``launch_test`` on the installed package."""
+    start = time.monotonic()
+    result = subprocess.run(['launch_test', path], capture_output=True, text=True,
+                            env=ros2.env, timeout=300, cwd=ros2.ws)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-6000:]
+    assert 'FAILED' not in output and 'OK' in output, output[-6000:]
+    print(f'{os.path.basename(path)}: {time.monotonic() - start:.1f} s')
