@@ -12,7 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Bundled robots and random ones.
+"""
+Bundled robots and random ones.
 
 ``demo_arm`` (7 joints), ``demo_arm_gripper`` (a tree with prismatic fingers), ``parallelogram``
 (the tree of a planar four-bar; its loop closure is config/parallelogram_loops.yaml).
@@ -64,7 +65,8 @@ def _inertial(rng):
 
 
 def random_urdf(seed, n=8, branching=0.4, fixed_links=3, prismatic=0.25, continuous=0.15):
-    """Make a random fixed-base tree robot as URDF text: any axes, rpy origins, fixed links.
+    """
+    Make a random fixed-base tree robot as URDF text: any axes, rpy origins, fixed links.
 
     ``branching`` is the chance that a joint hangs from a random earlier link instead of the last
     one (0 gives a chain).
@@ -103,3 +105,33 @@ def random_urdf(seed, n=8, branching=0.4, fixed_links=3, prismatic=0.25, continu
             bodies[name] = _inertial(rng)
     parts = [f'<link name="{name}">{body}</link>' for name, body in bodies.items()]
     return f'<robot name="random{seed}">' + ''.join(parts) + ''.join(joints) + '</robot>'
+
+
+def with_ros2_control(urdf, controllers_yaml, joints=None,
+                      plugin='gz_ros2_control/GazeboSimSystem'):
+    """
+    Add a ``<ros2_control>`` system and the Gazebo plugin to a URDF: effort in, state out.
+
+    Every movable joint (or ``joints``) gets an ``effort`` command interface and ``position``,
+    ``velocity`` and ``effort`` state interfaces, which ros2_control's joint_state_broadcaster and
+    ``forward_command_controller`` (``interface_name: effort``) use; the Gazebo plugin
+    (gz_ros2_control) loads ``controllers_yaml``.  ``urdf`` is a path or the XML text; the
+    result is the XML text.  Nothing else of the URDF changes.
+    """
+    from lxml import etree
+    text = open(urdf, encoding='utf-8').read() if not urdf.lstrip().startswith('<') else urdf
+    root = etree.fromstring(text.encode())
+    movable = [j.get('name') for j in root.iter('joint')
+               if j.get('type') in ('revolute', 'continuous', 'prismatic')]
+    control = etree.SubElement(root, 'ros2_control', name='GazeboSimSystem', type='system')
+    etree.SubElement(etree.SubElement(control, 'hardware'), 'plugin').text = plugin
+    for name in joints or movable:
+        joint = etree.SubElement(control, 'joint', name=name)
+        etree.SubElement(joint, 'command_interface', name='effort')
+        for state in ('position', 'velocity', 'effort'):
+            etree.SubElement(joint, 'state_interface', name=state)
+    gazebo = etree.SubElement(root, 'gazebo')
+    loader = etree.SubElement(gazebo, 'plugin', filename='gz_ros2_control-system',
+                              name='gz_ros2_control::GazeboSimROS2ControlPlugin')
+    etree.SubElement(loader, 'parameters').text = controllers_yaml
+    return etree.tostring(root, encoding='unicode')
