@@ -29,12 +29,12 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
 
 from manipulator_dynamics.nodes.launch_support import parameter_files
 
 
 def _nodes(context):
-    from launch_ros.actions import Node
     share = get_package_share_directory('manipulator_dynamics')
     model = {'urdf_path': os.path.join(share, 'urdf', 'demo_arm.urdf'),
              'joint_dynamics': os.path.join(share, 'config', 'demo_arm_dynamics.yaml')}

@@ -30,6 +30,7 @@ read first; the arguments given here win over it, those left empty do not apply.
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
 
 from manipulator_dynamics.nodes import base_params_node, dynamics_node
 from manipulator_dynamics.nodes.launch_support import given_parameters, parameter_files
@@ -48,7 +49,6 @@ ARGUMENTS = (
 
 
 def _nodes(context):
-    from launch_ros.actions import Node
     files = parameter_files(context)
     model = {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
              'use_sim_time': 'use_sim_time'}

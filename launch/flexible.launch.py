@@ -27,6 +27,7 @@ empty do not apply).
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
 
 from manipulator_dynamics.nodes import flexible_trajectory_node
 from manipulator_dynamics.nodes.launch_support import given_parameters, parameter_files
@@ -46,7 +47,6 @@ ARGUMENTS = (
 
 
 def _nodes(context):
-    from launch_ros.actions import Node
     names = {name: name for name, _, _ in ARGUMENTS if name not in ('namespace', 'params_file')}
     params = given_parameters(context, names, flexible_trajectory_node.PARAMS)
     return [Node(package='manipulator_dynamics', executable='flexible_trajectory_node',

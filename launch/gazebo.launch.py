@@ -33,6 +33,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 from manipulator_dynamics import robots
 from manipulator_dynamics.model import load_model
@@ -45,7 +46,6 @@ ARGUMENTS = (
 
 
 def _robot(context):
-    from launch_ros.actions import Node
     share = get_package_share_directory('manipulator_dynamics')
     urdf = os.path.join(share, 'urdf', 'demo_arm.urdf')
     controllers = os.path.join(share, 'config', 'ros2_controllers.yaml')

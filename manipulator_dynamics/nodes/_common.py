@@ -28,7 +28,6 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
 from ._parameters import ConfigurationError, one_of, Param
 from ..model import load_model
-from ..precompile import warm_up  # noqa: F401 - the nodes warm up from here
 
 #: QoS of /robot_description as robot_state_publisher and ros2_control publish it.
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -324,6 +323,14 @@ def check_command_joints(model, names):
     return None
 
 
+def command_joints_check(node):
+    """Check ``command_joints`` values for ``node``: against its model once it has one."""
+    def check(names):
+        source = getattr(node, 'source', None)          # none yet while parameters declare
+        return check_command_joints(source and source.model, names)
+    return check
+
+
 COMMAND_PARAMS = (
     Param('command_topic', 'effort_controller/commands', 'effort command topic of the '
           'controller (std_msgs/Float64MultiArray), relative to the namespace', read_only=True),
@@ -352,7 +359,7 @@ class CommandOutput:
         self.log = QuickLogger(node)
         self.pub = node.create_publisher(Float64MultiArray, params.command_topic, 10)
         self.order_pub = node.create_publisher(String, '~/command_joints', LATCHED)
-        self.model = self.index = self.names = None
+        self.index = self.names = None
         self.mismatch = None                  # the reason no command is sent, or None
         self.controller_joints = None
         self._pending = None
@@ -368,7 +375,6 @@ class CommandOutput:
 
     def set_model(self, model):
         """Map the commands onto ``model`` (a new model, or new ``command_joints``)."""
-        self.model = model
         self.index = command_index(self.node, model, self.params.command_joints)
         self.names = None if self.index is None else [model.joint_names[i] for i in self.index]
         if self.names is not None:
@@ -532,6 +538,15 @@ def ignore_signals():
         signal.signal(sig, signal.SIG_IGN)
 
 
+def shut_down(node):
+    """Destroy ``node`` (if any) and shut rclpy down, deaf to further SIGINT and SIGTERM."""
+    ignore_signals()
+    if node is not None:
+        node.destroy_node()
+    rclpy.try_shutdown()
+    ignore_signals()
+
+
 def ros_init(args=None):
     """``rclpy.init`` for a node's process; return the signal handler (see _quiet_signals)."""
     sys.unraisablehook = _quiet_half_built_tasks
@@ -567,8 +582,4 @@ def spin(node_class, args=None):
             raise
     finally:
         handler.interruptible = False
-        ignore_signals()
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-        ignore_signals()
+        shut_down(node)

@@ -74,7 +74,7 @@ def demo_trajectory(args=None):
     from rclpy.executors import ExternalShutdownException
     from trajectory_msgs.msg import JointTrajectory
 
-    from ._common import ignore_signals, ros_init
+    from ._common import ros_init, shut_down
     ros_init(args)
     node = rclpy.create_node('demo_trajectory')
     path = node.declare_parameter('urdf_path', robots.path('demo_arm')).value
@@ -94,10 +94,7 @@ def demo_trajectory(args=None):
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        ignore_signals()
-        node.destroy_node()
-        rclpy.try_shutdown()
-        ignore_signals()
+        shut_down(node)
 
 
 def _start(name, params):

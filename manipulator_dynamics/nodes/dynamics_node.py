@@ -44,13 +44,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, check_command_joints, clamp_efforts, COMMAND_PARAMS,
+from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_PARAMS,
                       CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates, LATCHED,
                       matrix_message, MODEL_PARAMS, ModelSource, names_message, spin, Throttled,
-                      vector_message, warm_up)
+                      vector_message)
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from ..crba import inertia_matrix
 from ..forward import forward_dynamics
+from ..precompile import warm_up
 from ..rnea import bias_forces, gravity_torques, inverse_dynamics
 from ..udut import SingularInertiaError
 
@@ -88,7 +89,7 @@ class DynamicsNode(Node):
     def __init__(self, node_name='dynamics_node', **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = Parameters(self, PARAMS, self._on_parameters,
-                                 checks={'command_joints': self._check_command_joints})
+                                 checks={'command_joints': command_joints_check(self)})
         self.outputs = set(self.params.outputs) - {''}
         self.command = CommandOutput(self, self.params)
         self.pubs = {
@@ -113,9 +114,6 @@ class DynamicsNode(Node):
         self._set_timer()
 
     # --- parameters (applied once accepted) ---------------------------------------------------
-    def _check_command_joints(self, names):
-        return check_command_joints(getattr(self, 'source', None) and self.source.model, names)
-
     def _on_parameters(self, changed):
         if 'outputs' in changed:
             self.outputs = set(self.params.outputs) - {''}

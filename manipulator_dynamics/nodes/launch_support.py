@@ -22,6 +22,7 @@ parameter it sets (the node's table decides, not a guess from the text):
 a float, ``use_sim_time:=true`` a bool, a joint called ``on`` a string.
 """
 
+from launch.substitutions import LaunchConfiguration
 import yaml
 
 
@@ -36,7 +37,7 @@ def given_parameters(context, names, table=()):
     defaults.setdefault('use_sim_time', False)
     params = {}
     for parameter, argument in names.items():
-        text = context.perform_substitution(_configuration(argument))
+        text = context.perform_substitution(LaunchConfiguration(argument))
         if text == '':
             continue
         params[parameter] = typed(text, defaults.get(parameter, ''), argument)
@@ -71,10 +72,5 @@ def typed(text, default, argument):
 
 def parameter_files(context, argument='params_file'):
     """Return the ``params_file`` launch argument as a list of zero or one file."""
-    path = context.perform_substitution(_configuration(argument))
+    path = context.perform_substitution(LaunchConfiguration(argument))
     return [path] if path else []
-
-
-def _configuration(name):
-    from launch.substitutions import LaunchConfiguration
-    return LaunchConfiguration(name)

@@ -41,11 +41,12 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from ._common import existing_file, LATCHED, spin, Throttled, warm_up
+from ._common import existing_file, LATCHED, spin, Throttled
 from ._parameters import ConfigurationError, finite_positive, Param, Parameters
 from .. import robots
 from ..forward import forward_dynamics
 from ..model import load_model
+from ..precompile import warm_up
 
 
 PARAMS = (
@@ -109,13 +110,11 @@ class SimNode(Node):
         self.state_msg = JointState(name=list(self.model.joint_names))
         self.create_subscription(Float64MultiArray, params.command_topic, self._on_command, 10)
         self.dt = 1.0 / params.rate
-        self.publish_every = params.publish_every
-        self.max_catch_up = params.max_catch_up
         self.steps = 0
         self.t0 = None                 # clock time of step 0, ns
         # wake once per published state: the steps in between are integrated on the tick, and
         # a controller only sees the states anyway (rclpy costs ~0.3 ms a wake-up)
-        self.create_timer(self.dt * self.publish_every, self._tick)
+        self.create_timer(self.dt * self.params.publish_every, self._tick)
 
     def _on_command(self, msg):
         data = np.asarray(msg.data, dtype=float)
@@ -152,12 +151,13 @@ class SimNode(Node):
             self._publish()
             return
         due = int((now - self.t0) / (self.dt * 1e9)) - self.steps
-        if due > self.max_catch_up:                   # too far behind: let physics time slip
-            self.t0 += (due - self.max_catch_up) * int(self.dt * 1e9)
-            due = self.max_catch_up
+        most = self.params.max_catch_up
+        if due > most:                                # too far behind: let physics time slip
+            self.t0 += (due - most) * int(self.dt * 1e9)
+            due = most
         for _ in range(due):
             self._step()
-            if self.steps % self.publish_every == 0:
+            if self.steps % self.params.publish_every == 0:
                 self._publish()
 
     def _step(self):

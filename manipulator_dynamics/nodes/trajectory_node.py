@@ -54,11 +54,12 @@ import scipy.interpolate
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, check_command_joints, clamp_efforts, COMMAND_PARAMS,
+from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_PARAMS,
                       CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates,
-                      MODEL_PARAMS, ModelSource, QuickLogger, spin, Throttled, warm_up)
+                      MODEL_PARAMS, ModelSource, QuickLogger, spin, Throttled)
 from ._parameters import finite_positive, Param, Parameters
 from ..crba import inertia_matrix
+from ..precompile import warm_up
 from ..rnea import bias_forces, inverse_dynamics
 
 
@@ -158,7 +159,7 @@ class TrajectoryNode(Node):
         self.params = params = Parameters(
             self, PARAMS, self._on_parameters,
             checks={'kp': self._check_gains, 'kd': self._check_gains,
-                    'command_joints': self._check_command_joints})
+                    'command_joints': command_joints_check(self)})
         self.kp = np.asarray(params.kp, dtype=float)
         self.kd = np.asarray(params.kd, dtype=float)
         self.throttle = Throttled(self)
@@ -187,9 +188,6 @@ class TrajectoryNode(Node):
         if model is not None and len(gains) not in (1, model.n):
             return f'needs 1 or {model.n} values'
         return None
-
-    def _check_command_joints(self, names):
-        return check_command_joints(getattr(self, 'source', None) and self.source.model, names)
 
     def _on_parameters(self, changed):
         self.kp = np.asarray(self.params.kp, dtype=float)
