@@ -125,7 +125,10 @@ def test_dynamics_launch_in_a_namespace(ros2, client):
     assert 'Setting parameter failed' in rejected.stdout + rejected.stderr, rejected.stdout
     np.testing.assert_allclose(command_for(q), expected, rtol=1e-12)    # still commanding
 
-    echoed = ros2.run('topic', 'echo', '--once', '/robot1/dynamics_node/command_joints',
+    # the latched QoS said outright: echo adapts its QoS only to publishers it has already
+    # discovered, and a volatile (or best-effort) subscription never gets the latched message
+    echoed = ros2.run('topic', 'echo', '--once', '--qos-durability', 'transient_local',
+                      '--qos-reliability', 'reliable', '/robot1/dynamics_node/command_joints',
                       'std_msgs/msg/String')
     assert echoed.returncode == 0, echoed.stdout + echoed.stderr
     assert ', '.join(order) in echoed.stdout, echoed.stdout
