@@ -111,6 +111,20 @@ def test_console_scripts_exist():
         assert callable(getattr(mod, func)), entry
 
 
+def test_public_names_are_what_they_name():
+    """Every name of ``__all__`` loads (lazily) to a function or class, never to its module."""
+    import types
+
+    import manipulator_dynamics as md
+    for name in md.__all__:
+        __import__('manipulator_dynamics.' + name if name in ('udut', 'energy', 'regressor',
+                                                              'base_parameters')
+                   else 'manipulator_dynamics')     # a submodule import must not shadow it
+        value = getattr(md, name)
+        assert not isinstance(value, types.ModuleType), name
+    assert sorted(md.__all__) == sorted(md._MODULE_OF)
+
+
 def test_runtime_code_never_imports_test_oracles_or_ros():
     """Pinocchio is a test oracle and rclpy belongs to nodes/: the library imports neither."""
     for path in PYTHON_FILES:
