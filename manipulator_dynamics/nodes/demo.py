@@ -68,7 +68,13 @@ def demo_message(model, start):
 
 
 def demo_trajectory(args=None):
-    """Console script ``demo_trajectory``: send the demo trajectory once a node listens."""
+    """
+    Console script ``demo_trajectory``: send the demo trajectory once trajectory_node listens.
+
+    Sent again (a few times at most) until trajectory_node echoes it on its
+    ``~/trajectory_with_efforts``: the subscriber may be seen here before it has seen this
+    publisher, and a trajectory sent in between is lost.
+    """
     import rclpy
     from rclpy.duration import Duration
     from rclpy.executors import ExternalShutdownException
@@ -80,17 +86,24 @@ def demo_trajectory(args=None):
     path = node.declare_parameter('urdf_path', robots.path('demo_arm')).value
     topic = node.declare_parameter('trajectory_topic', 'joint_trajectory').value
     pub = node.create_publisher(JointTrajectory, topic, 10)
+    echoes = []
+    node.create_subscription(JointTrajectory, 'trajectory_node/trajectory_with_efforts',
+                             echoes.append, 10)
+    model = load_model(path, check_inertia='warn')
     try:
         while rclpy.ok() and pub.get_subscription_count() == 0:
             rclpy.spin_once(node, timeout_sec=0.1)
-        end = time.monotonic() + 1.0           # let the other nodes finish starting
-        while rclpy.ok() and time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.1)
-        if rclpy.ok():
-            start = node.get_clock().now() + Duration(seconds=LEAD)
-            pub.publish(demo_message(load_model(path, check_inertia='warn'), start))
+        for _ in range(20):
+            if not rclpy.ok() or echoes:
+                break
+            pub.publish(demo_message(model, node.get_clock().now() + Duration(seconds=LEAD)))
+            end = time.monotonic() + 0.5
+            while rclpy.ok() and not echoes and time.monotonic() < end:
+                rclpy.spin_once(node, timeout_sec=0.05)
+        if echoes:
             node.get_logger().info(f'demo trajectory sent: {SECONDS:g} s')
-            rclpy.spin_once(node, timeout_sec=0.5)
+        elif rclpy.ok():
+            node.get_logger().warning('trajectory_node did not take the demo trajectory')
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
