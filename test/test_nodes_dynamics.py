@@ -128,6 +128,49 @@ def test_bad_joint_states_are_dropped_and_the_node_keeps_serving(client, process
         np.testing.assert_allclose(msg.data, md.gravity_torques(model, q), rtol=1e-12)
 
 
+def test_joints_merged_across_publishers_each_with_its_own_freshness(client, processes):
+    """
+    No command until every joint is heard, nor once one goes stale; warnings name the joints.
+
+    An arm driver publishes joints 1-4, a gripper-like driver 5-7.  While only the arm speaks,
+    nothing is commanded and the warning names joint5..7; with both, commands follow the merged
+    state; when the second one stops, its joints go stale (stale_after 0.3 s) and the commands
+    stop again, the warning naming them.
+    """
+    model = md.load_model(robots.path('demo_arm'))
+    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}', 'stale_after:=0.3')
+    log = client.listen_log()
+    commands = client.listen(Float64MultiArray, COMMANDS)
+    arm = client.publisher(JointState, '/joint_states')
+    gripper = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(arm)
+    client.wait_for_subscriber(gripper)
+    client.wait_for_publisher(COMMANDS)
+    names, q = list(model.joint_names), np.linspace(-0.4, 0.4, model.n)
+    clock = client.node.get_clock()
+
+    def send(pub, joints, seconds):
+        end = clock.now().nanoseconds + seconds * 1e9
+        while clock.now().nanoseconds < end:
+            for p, k in zip(pub, joints):
+                p.publish(state([names[j] for j in k], q[k], stamp=clock.now()))
+            client.spin(0.02)
+
+    first, second = [0, 1, 2, 3], [4, 5, 6]
+    send([arm], [first], 1.0)
+    assert not commands
+    assert any('no joint_states yet for joints joint5, joint6, joint7' in m.msg for m in log)
+    send([arm, gripper], [first, second], 1.0)
+    assert commands
+    np.testing.assert_allclose(commands[-1].data, md.gravity_torques(model, q), rtol=1e-12)
+    send([arm], [first], 0.5)                  # the second driver stops: its joints go stale
+    count = len(commands)
+    send([arm], [first], 0.5)
+    assert len(commands) == count
+    assert any('joint_states of joint5, joint6, joint7 is' in m.msg and 'stale_after' in m.msg
+               for m in log)
+
+
 def test_model_from_robot_description_and_reload(client, processes):
     arm = md.load_model(robots.path('demo_arm'))
     tree = md.load_model(robots.path('demo_arm_gripper'))

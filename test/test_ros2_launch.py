@@ -137,6 +137,30 @@ def test_dynamics_launch_in_a_namespace(ros2, client):
     assert_clean_exit(*ros2.ctrl_c(launch))
 
 
+def test_ros2_run_with_remapped_names(ros2, client):
+    """``ros2 run ... --ros-args -r``: remapped joint states and commands are the ones used."""
+    model = md.load_model(DEMO_URDF)
+    node = ros2.start('run', 'manipulator_dynamics', 'dynamics_node', '--ros-args',
+                      '-p', f'urdf_path:={DEMO_URDF}',
+                      '-r', 'joint_states:=/arm/joint_states',
+                      '-r', 'effort_controller/commands:=/arm_controller/commands')
+    commands = client.listen(Float64MultiArray, '/arm_controller/commands')
+    default = client.listen(Float64MultiArray, '/effort_controller/commands')
+    pub = client.publisher(JointState, '/arm/joint_states')
+    client.wait_for_subscriber(pub, timeout=60)
+    client.wait_for_publisher('/arm_controller/commands', timeout=60)
+    q = np.full(model.n, -0.2)
+    for _ in range(200):
+        pub.publish(state(model.joint_names, q))
+        client.spin(0.05)
+        if commands:
+            break
+    assert commands, ros2.ctrl_c(node)[1][-3000:]
+    np.testing.assert_allclose(commands[-1].data, md.gravity_torques(model, q), rtol=1e-12)
+    assert not default
+    assert_clean_exit(*ros2.ctrl_c(node))
+
+
 def test_empty_command_joints_from_the_command_line(ros2, client):
     """``command_joints:=[]`` (a list ROS cannot type) means the model's order, not a crash."""
     model = md.load_model(DEMO_URDF)
