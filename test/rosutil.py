@@ -150,6 +150,28 @@ class Client:
             self.executor.spin_once(timeout_sec=0.02)
         raise AssertionError(f'timed out after {timeout} s waiting for {what}')
 
+    def call(self, service, request, timeout=60.0, attempt=10.0):
+        """
+        Call ``service`` (a client made with ``node.create_client``); return the response.
+
+        ``service_is_ready`` proves the request path matched, not yet the response path: DDS
+        drops a response sent before that ("failed to send response"), so a call unanswered
+        after ``attempt`` seconds is made again.  For idempotent services only (Trigger of
+        compute_base_params, set_parameters).
+        """
+        name = service.srv_name
+        self.wait(service.service_is_ready, timeout, what=name)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            future = service.call_async(request)
+            try:
+                self.wait(future.done, min(attempt, end - time.monotonic()),
+                          what=f'the answer of {name}')
+                return future.result()
+            except AssertionError:
+                service.remove_pending_request(future)
+        raise AssertionError(f'no answer of {name} in {timeout} s')
+
     def wait_for_subscriber(self, publisher, timeout=30.0):
         self.wait(lambda: publisher.get_subscription_count() > 0, timeout,
                   f'a subscriber on {publisher.topic_name}')

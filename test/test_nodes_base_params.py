@@ -24,12 +24,9 @@ pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .
 from std_srvs.srv import Trigger  # noqa: E402, I100
 
 
-def call(client, timeout=60.0):
+def call(client):
     service = client.node.create_client(Trigger, '/compute_base_params')
-    client.wait(service.service_is_ready, what='/compute_base_params')
-    future = service.call_async(Trigger.Request())
-    client.wait(future.done, timeout, what='the answer of /compute_base_params')
-    return future.result()
+    return client.call(service, Trigger.Request())
 
 
 def test_yaml_answer_matches_the_library(client, processes):

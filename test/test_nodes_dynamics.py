@@ -248,7 +248,6 @@ def test_rejected_parameters_change_nothing(client, processes):
     client.wait_for_subscriber(pub)
     client.wait_for_publisher(COMMANDS)
     service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
-    client.wait(service.service_is_ready, what='the parameter service')
     q = np.linspace(-0.5, 0.5, model.n)
     clock = client.node.get_clock()
 
@@ -273,16 +272,12 @@ def test_rejected_parameters_change_nothing(client, processes):
                                 ('command_topic', 'elsewhere', 'read-only'),
                                 ('mode', 3, 'type')]:
         param = Parameter(name, value=value).to_parameter_msg()
-        future = service.call_async(SetParameters.Request(parameters=[param]))
-        client.wait(future.done, what='set_parameters')
-        result = future.result().results[0]
+        result = client.call(service, SetParameters.Request(parameters=[param])).results[0]
         assert not result.successful and reason in result.reason, (name, value, result.reason)
         np.testing.assert_array_equal(command_now(), first)       # unchanged, still flowing
     # an accepted change does apply (the post-set step): commands stop in mode none
     param = Parameter('mode', value='none').to_parameter_msg()
-    future = service.call_async(SetParameters.Request(parameters=[param]))
-    client.wait(future.done, what='set_parameters')
-    assert future.result().results[0].successful
+    assert client.call(service, SetParameters.Request(parameters=[param])).results[0].successful
     count = len(commands)
     pub.publish(state(model.joint_names, q, qd=np.zeros(model.n), stamp=clock.now()))
     client.spin(0.5)
@@ -322,11 +317,9 @@ def test_commands_wait_for_the_controllers_joint_order(client, processes):
         assert ', '.join(model.joint_names) in error.msg
         from rcl_interfaces.srv import SetParameters
         service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
-        client.wait(service.service_is_ready, what='the parameter service')
         fix = Parameter('command_joints', value=list(model.joint_names)[::-1])
-        future = service.call_async(SetParameters.Request(parameters=[fix.to_parameter_msg()]))
-        client.wait(future.done, what='set_parameters')
-        assert future.result().results[0].successful
+        request = SetParameters.Request(parameters=[fix.to_parameter_msg()])
+        assert client.call(service, request).results[0].successful
         for _ in range(100):
             pub.publish(state(model.joint_names, q))
             client.spin(0.05)
