@@ -49,6 +49,22 @@ def state(names, q):
     return msg
 
 
+def next_command(client, commands, publish, ros2, process):
+    """
+    Call ``publish()`` until a new message is in ``commands``; return it as an array.
+
+    Joint states go best effort: one may be lost, so they are sent again until answered.  On
+    failure the process is stopped and its output shown.
+    """
+    before = len(commands)
+    for _ in range(200):
+        publish()
+        client.spin(0.05)
+        if len(commands) > before:
+            return np.array(commands[-1].data)
+    raise AssertionError('no command: ' + ros2.ctrl_c(process)[1][-3000:])
+
+
 def assert_clean_exit(code, output):
     """Exit code 0 from launch, and from every process it started; no traceback anywhere."""
     assert code == 0, output[-4000:]
@@ -99,23 +115,16 @@ def test_dynamics_launch_in_a_namespace(ros2, client):
     q = np.linspace(-0.6, 0.6, model.n)
     names = model.joint_names
 
-    def command_for(q):
-        before = len(commands)
-        for _ in range(200):                  # best effort: again until one is answered
-            arm.publish(state(names[:4], q[:4]))
-            client.spin(0.02)                 # two drivers, each at its own time
-            gripper.publish(state(names[4:], q[4:]))
-            client.spin(0.05)
-            if len(commands) > before:
-                return np.array(commands[-1].data)
-        raise AssertionError('no command for the merged joint states: ' + launch_output())
+    def drivers():
+        arm.publish(state(names[:4], q[:4]))
+        client.spin(0.02)                     # two drivers, each at its own time
+        gripper.publish(state(names[4:], q[4:]))
 
-    def launch_output():
-        code, output = ros2.ctrl_c(launch)
-        return output[-3000:]
+    def command():
+        return next_command(client, commands, drivers, ros2, launch)
 
     expected = md.gravity_torques(model, q)[[model.joint_index(j) for j in order]]
-    np.testing.assert_allclose(command_for(q), expected, rtol=1e-12)
+    np.testing.assert_allclose(command(), expected, rtol=1e-12)
 
     answer = ros2.run('service', 'call', '/robot1/compute_base_params', 'std_srvs/srv/Trigger')
     assert answer.returncode == 0, answer.stdout + answer.stderr
@@ -123,7 +132,7 @@ def test_dynamics_launch_in_a_namespace(ros2, client):
 
     rejected = ros2.run('param', 'set', '/robot1/dynamics_node', 'rate', '-5.0')
     assert 'Setting parameter failed' in rejected.stdout + rejected.stderr, rejected.stdout
-    np.testing.assert_allclose(command_for(q), expected, rtol=1e-12)    # still commanding
+    np.testing.assert_allclose(command(), expected, rtol=1e-12)    # still commanding
 
     # the latched QoS said outright: echo adapts its QoS only to publishers it has already
     # discovered, and a volatile (or best-effort) subscription never gets the latched message
@@ -150,13 +159,9 @@ def test_ros2_run_with_remapped_names(ros2, client):
     client.wait_for_subscriber(pub, timeout=60)
     client.wait_for_publisher('/arm_controller/commands', timeout=60)
     q = np.full(model.n, -0.2)
-    for _ in range(200):
-        pub.publish(state(model.joint_names, q))
-        client.spin(0.05)
-        if commands:
-            break
-    assert commands, ros2.ctrl_c(node)[1][-3000:]
-    np.testing.assert_allclose(commands[-1].data, md.gravity_torques(model, q), rtol=1e-12)
+    command = next_command(client, commands, lambda: pub.publish(state(model.joint_names, q)),
+                           ros2, node)
+    np.testing.assert_allclose(command, md.gravity_torques(model, q), rtol=1e-12)
     assert not default
     assert_clean_exit(*ros2.ctrl_c(node))
 
@@ -172,13 +177,9 @@ def test_empty_command_joints_from_the_command_line(ros2, client):
     client.wait_for_subscriber(pub, timeout=60)
     client.wait_for_publisher('/effort_controller/commands', timeout=60)
     q = np.full(model.n, 0.3)
-    for _ in range(200):
-        pub.publish(state(model.joint_names, q))
-        client.spin(0.05)
-        if commands:
-            break
-    assert commands, ros2.ctrl_c(launch)[1][-3000:]
-    np.testing.assert_allclose(commands[-1].data, md.gravity_torques(model, q), rtol=1e-12)
+    command = next_command(client, commands, lambda: pub.publish(state(model.joint_names, q)),
+                           ros2, launch)
+    np.testing.assert_allclose(command, md.gravity_torques(model, q), rtol=1e-12)
     assert_clean_exit(*ros2.ctrl_c(launch))
 
 
