@@ -82,12 +82,12 @@ setup(
     entry_points={
         'console_scripts': [
             'manipulator-dynamics = manipulator_dynamics.cli:main',
-            'dynamics_node = manipulator_dynamics.nodes.dynamics_node:main',
-            'sim_node = manipulator_dynamics.nodes.sim_node:main',
-            'trajectory_node = manipulator_dynamics.nodes.trajectory_node:main',
-            'base_params_node = manipulator_dynamics.nodes.base_params_node:main',
-            'flexible_trajectory_node = '
-            'manipulator_dynamics.nodes.flexible_trajectory_node:main',
+            # through nodes.entry: quiet about a Ctrl-C while the node still imports
+            'dynamics_node = manipulator_dynamics.nodes.entry:dynamics_node',
+            'sim_node = manipulator_dynamics.nodes.entry:sim_node',
+            'trajectory_node = manipulator_dynamics.nodes.entry:trajectory_node',
+            'base_params_node = manipulator_dynamics.nodes.entry:base_params_node',
+            'flexible_trajectory_node = manipulator_dynamics.nodes.entry:flexible_trajectory_node',
             'demo_trajectory = manipulator_dynamics.nodes.demo:demo_trajectory',
         ],
     },

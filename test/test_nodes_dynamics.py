@@ -369,6 +369,24 @@ def test_two_interrupts_end_a_node_cleanly(client, processes, executable):
     assert 'Traceback' not in output and 'KeyboardInterrupt' not in output, output
 
 
+@pytest.mark.parametrize('after', [0.1, 0.4, 0.8])
+def test_interrupts_while_a_node_starts_end_it_cleanly(processes, after):
+    """
+    Ctrl-C (twice) while dynamics_node still imports or loads its model: exit 0, no traceback.
+
+    Before its own handling is installed, a console script makes SIGINT leave quietly
+    (nodes/entry.py); the second signal must not find Python's default handler back either.
+    """
+    import time
+    node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
+    time.sleep(after)
+    node.popen.send_signal(signal.SIGINT)
+    time.sleep(0.02)
+    code, output = node.stop(signal.SIGINT)
+    assert code == 0, output
+    assert 'Traceback' not in output and 'KeyboardInterrupt' not in output, output
+
+
 def test_simulated_arm_held_by_gravity_compensation(client, processes):
     """
     sim_node + dynamics_node over DDS: gravity compensation holds a frictionless arm still.

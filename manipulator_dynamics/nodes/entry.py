@@ -1,0 +1,61 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The console scripts of the nodes: quiet about a Ctrl-C that comes while a node is still loading.
+
+A node's module imports numpy, numba, rclpy and the library (about half a second) before its
+``main()`` can install its signal handling; a Ctrl-C in that window (a person who starts
+``ros2 launch`` and stops it at once) printed a KeyboardInterrupt traceback and died with exit
+code -2.  These entry points make SIGINT and SIGTERM end the process with exit code 0 until the
+node's own handling (``_common.ros_init``) takes over, then import the node and run it.
+"""
+
+import importlib
+import signal
+
+
+def _run(module):
+    def leave(signum, frame):
+        for sig in (signal.SIGINT, signal.SIGTERM):   # a second one must not find Python's
+            signal.signal(sig, signal.SIG_IGN)        # default handler back while it exits
+        raise SystemExit(0)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, leave)
+    return importlib.import_module(f'manipulator_dynamics.nodes.{module}').main()
+
+
+def dynamics_node():
+    """Console script ``dynamics_node``."""
+    return _run('dynamics_node')
+
+
+def trajectory_node():
+    """Console script ``trajectory_node``."""
+    return _run('trajectory_node')
+
+
+def sim_node():
+    """Console script ``sim_node``."""
+    return _run('sim_node')
+
+
+def base_params_node():
+    """Console script ``base_params_node``."""
+    return _run('base_params_node')
+
+
+def flexible_trajectory_node():
+    """Console script ``flexible_trajectory_node``."""
+    return _run('flexible_trajectory_node')
