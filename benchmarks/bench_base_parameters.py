@@ -35,7 +35,8 @@ import scipy.linalg
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_dynamics import chain_urdf, erd_path, machine, panda_arm  # noqa: E402, I100
 import manipulator_dynamics as md  # noqa: E402, I100
-from manipulator_dynamics.base_parameters import default_samples, random_states  # noqa: E402, I100
+from manipulator_dynamics.identification.base_parameters import (  # noqa: E402, I100
+    default_samples, random_states)
 
 
 def pinocchio_route(pin, pm, model, samples, seed=0):

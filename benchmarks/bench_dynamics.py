@@ -35,7 +35,7 @@ import sys
 import time
 
 import manipulator_dynamics as md
-from manipulator_dynamics.forward import choose_method
+from manipulator_dynamics.rigid.forward import choose_method
 from manipulator_dynamics.robots import random_urdf
 import numpy as np
 

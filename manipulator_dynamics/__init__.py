@@ -23,59 +23,40 @@ five nodes start on two cores).
 """
 
 import importlib
-import sys
-import types
 
 #: module of each public name
 _WHERE = {
     '._parallel': ('get_threads', 'set_threads'),
-    '.base_parameters': ('base_parameters', 'BaseParameters'),
-    '.crba': ('inertia_matrix',),
-    '.energy': ('energy', 'energy_regressor'),
-    '.flexible': ('closed_loop_inverse_dynamics', 'ClosedLoopDynamics',
-                  'flexible_inverse_dynamics', 'flexible_trajectory', 'FlexibleDynamics',
-                  'FlexibleTrajectory', 'parallel_inverse_dynamics', 'parallel_matrices'),
-    '.flexible_arm': ('FlexibleArm', 'FlexibleArmError'),
-    '.forward': ('choose_method', 'forward_dynamics'),
-    '.identification': ('Estimate', 'IdentificationError', 'identify'),
+    '.identification.base_parameters': ('base_parameters', 'BaseParameters'),
+    '.identification.closures': ('ClosedLoops', 'ClosureError', 'load_closures'),
+    '.rigid.crba': ('inertia_matrix',),
+    '.rigid.energy': ('energy', 'energy_regressor'),
+    '.flexible.dynamics': ('closed_loop_inverse_dynamics', 'ClosedLoopDynamics',
+                           'flexible_inverse_dynamics', 'flexible_trajectory', 'FlexibleDynamics',
+                           'FlexibleTrajectory', 'parallel_inverse_dynamics',
+                           'parallel_matrices'),
+    '.flexible.arm': ('FlexibleArm', 'FlexibleArmError'),
+    '.rigid.forward': ('choose_method', 'forward_dynamics'),
+    '.identification.estimate': ('Estimate', 'IdentificationError', 'identify'),
     '.model': ('InertiaError', 'InertiaWarning', 'load_model', 'Model', 'PARAMETER_NAMES',
                'URDFError'),
-    '.regressor': ('parameter_names', 'regressor', 'standard_parameters'),
-    '.rnea': ('bias_forces', 'gravity_torques', 'inverse_dynamics'),
-    '.udut': ('SingularInertiaError', 'udut'),
+    '.rigid.regressor': ('parameter_names', 'regressor', 'standard_parameters'),
+    '.rigid.rnea': ('bias_forces', 'gravity_torques', 'inverse_dynamics'),
+    '.rigid.udut': ('SingularInertiaError', 'udut'),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
 __all__ = [
-    'BaseParameters', 'ClosedLoopDynamics', 'Estimate', 'FlexibleArm', 'FlexibleArmError',
-    'FlexibleDynamics', 'FlexibleTrajectory', 'IdentificationError', 'InertiaError',
-    'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'SingularInertiaError', 'URDFError',
-    'base_parameters', 'bias_forces', 'choose_method', 'closed_loop_inverse_dynamics', 'energy',
-    'energy_regressor', 'flexible_inverse_dynamics', 'flexible_trajectory', 'forward_dynamics',
-    'get_threads', 'gravity_torques', 'identify', 'inertia_matrix', 'inverse_dynamics',
-    'load_model', 'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names',
-    'regressor', 'set_threads', 'standard_parameters', 'udut',
+    'BaseParameters', 'ClosedLoopDynamics', 'ClosedLoops', 'ClosureError', 'Estimate',
+    'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics', 'FlexibleTrajectory',
+    'IdentificationError', 'InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES',
+    'SingularInertiaError', 'URDFError', 'base_parameters', 'bias_forces', 'choose_method',
+    'closed_loop_inverse_dynamics', 'energy', 'energy_regressor', 'flexible_inverse_dynamics',
+    'flexible_trajectory', 'forward_dynamics', 'get_threads', 'gravity_torques', 'identify',
+    'inertia_matrix', 'inverse_dynamics', 'load_closures', 'load_model',
+    'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names', 'regressor',
+    'set_threads', 'standard_parameters', 'udut',
 ]
-
-
-class _Package(types.ModuleType):
-    """
-    This package, whose public names win over its submodules of the same name.
-
-    ``udut``, ``energy``, ``regressor`` and ``base_parameters`` are functions and modules both.
-    Importing such a module makes the import system bind it on the package, over the function;
-    the eager imports this file once had re-bound the functions afterwards.  Here that binding
-    is declined: the submodule stays reachable through ``sys.modules`` (``from
-    manipulator_dynamics.udut import ...``), the name keeps meaning the function.
-    """
-
-    def __setattr__(self, name, value):
-        if isinstance(value, types.ModuleType) and name in _MODULE_OF:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name):

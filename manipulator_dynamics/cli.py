@@ -28,14 +28,14 @@ import warnings
 import numpy as np
 
 from . import robots
-from .base_parameters import base_parameters
-from .crba import inertia_matrix
-from .forward import choose_method, forward_dynamics
-from .identification import CUTOFF_HZ, identify
+from .identification.base_parameters import base_parameters
+from .identification.estimate import CUTOFF_HZ, identify
 from .model import InertiaError, load_model, PARAMETER_NAMES
-from .regressor import standard_parameters
-from .rnea import gravity_torques, inverse_dynamics
-from .udut import udut
+from .rigid.crba import inertia_matrix
+from .rigid.forward import choose_method, forward_dynamics
+from .rigid.regressor import standard_parameters
+from .rigid.rnea import gravity_torques, inverse_dynamics
+from .rigid.udut import udut
 
 
 def _vector(text, model, what):
@@ -247,9 +247,9 @@ def cmd_demo(args):
 
 def cmd_flexible(args):
     """Run both schemes of the seed on a flexible arm and its rigid twin; print, plot."""
-    from .flexible import flexible_inverse_dynamics
-    from .flexible_arm import FlexibleArm
-    from .flexible_plot import plot_flexible, read_trajectory
+    from .flexible.arm import FlexibleArm
+    from .flexible.dynamics import flexible_inverse_dynamics
+    from .flexible.plot import plot_flexible, read_trajectory
 
     arm = FlexibleArm.from_yaml(args.config)
     t, q = read_trajectory(args.trajectory, arm.joint_names)

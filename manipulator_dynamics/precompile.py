@@ -38,9 +38,9 @@ import numpy as np
 
 def warm_up(model):
     """Run every rigid-body kernel a node uses once on ``model``, single state and batch."""
-    from .crba import inertia_matrix
-    from .forward import forward_dynamics
-    from .rnea import bias_forces, gravity_torques, inverse_dynamics
+    from .rigid.crba import inertia_matrix
+    from .rigid.forward import forward_dynamics
+    from .rigid.rnea import bias_forces, gravity_torques, inverse_dynamics
     z = np.zeros(model.n)
     if model.n:
         gravity_torques(model, z)
@@ -60,9 +60,9 @@ def warm_up(model):
 def precompile():
     """Compile what every node runs: rigid-body kernels, base parameters, the flexible schemes."""
     from . import robots
-    from .base_parameters import base_parameters
-    from .flexible import flexible_inverse_dynamics
-    from .flexible_arm import FlexibleArm
+    from .flexible.arm import FlexibleArm
+    from .flexible.dynamics import flexible_inverse_dynamics
+    from .identification.base_parameters import base_parameters
     from .model import load_model
     model = load_model(robots.path('demo_arm'))
     warm_up(model)
@@ -77,7 +77,7 @@ def main():
     """``python -m manipulator_dynamics.precompile``: compile into the cache, say where."""
     start = time.monotonic()
     precompile()
-    from ._kinematics import numba_cache_dir
+    from ._jit import numba_cache_dir
     print(f'manipulator_dynamics: kernels compiled into {numba_cache_dir()} in '
           f'{time.monotonic() - start:.1f} s')
     return 0

@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from conftest import ERD, erd, PinRobot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
-from manipulator_dynamics.base_parameters import random_states
+from manipulator_dynamics.identification.base_parameters import random_states
 import numpy as np
 import pytest
 from test_closed_form import P, two_link_urdf

@@ -18,7 +18,8 @@ import math
 import os
 
 import manipulator_dynamics as md
-from manipulator_dynamics import closures, robots
+from manipulator_dynamics import robots
+from manipulator_dynamics.identification import closures
 import numpy as np
 import pytest
 

@@ -87,12 +87,12 @@ def test_lumped_masses_and_rigid_model_keep_the_mass_distribution():
 def test_element_stiffness_bends_like_a_cantilever():
     """4 one-point Timoshenko elements under a tip load: deflection near P L^3 / 3 EI."""
     arm = FlexibleArm.planar([0.4], [0.0224], 0.46)
-    from manipulator_dynamics.flexible import _element_global
+    from manipulator_dynamics.flexible.beam import element_global
     nn = len(arm.node_mass)
     K = np.zeros((6 * nn, 6 * nn))
     kg = np.empty((12, 12))
     for e, (a, b) in enumerate(arm.element_nodes):
-        _element_global(arm.element_axes[e], arm.element_stiffness[e], kg)
+        element_global(arm.element_axes[e], arm.element_stiffness[e], kg)
         K[6 * a:6 * a + 12, 6 * a:6 * a + 12] += kg
     f = np.zeros(6 * nn)
     f[6 * (nn - 1) + 1] = 1.0

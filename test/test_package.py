@@ -112,17 +112,71 @@ def test_console_scripts_exist():
 
 
 def test_public_names_are_what_they_name():
-    """Every name of ``__all__`` loads (lazily) to a function or class, never to its module."""
+    """Every name of ``__all__`` loads (lazily) to a function or class, never to a module."""
+    import pkgutil
     import types
 
     import manipulator_dynamics as md
+    for info in pkgutil.walk_packages(md.__path__, 'manipulator_dynamics.'):
+        if '.nodes' not in info.name:       # nodes need rclpy; test_nodes_* import them
+            __import__(info.name)           # a submodule import must shadow no public name
     for name in md.__all__:
-        __import__('manipulator_dynamics.' + name if name in ('udut', 'energy', 'regressor',
-                                                              'base_parameters')
-                   else 'manipulator_dynamics')     # a submodule import must not shadow it
         value = getattr(md, name)
         assert not isinstance(value, types.ModuleType), name
     assert sorted(md.__all__) == sorted(md._MODULE_OF)
+
+
+def package_imports():
+    """Map each module of the package to the package modules it imports, anywhere in its code."""
+    modules = {}
+    for path in PYTHON_FILES:
+        parts = os.path.relpath(path, ROOT).split(os.sep)
+        if parts[0] != 'manipulator_dynamics':
+            continue
+        name = '.'.join(parts)[:-len('.py')].removesuffix('.__init__')
+        package = name if parts[-1] == '__init__.py' else name.rsplit('.', 1)[0]
+        targets = set()
+        for node in ast.walk(ast.parse(open(path).read())):
+            if isinstance(node, ast.ImportFrom):
+                base = package.split('.')
+                if node.level:
+                    base = base[:len(base) - node.level + 1]
+                    module = '.'.join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module
+                targets.add(module)
+                targets.update(f'{module}.{a.name}' for a in node.names)
+            elif isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names)
+        modules[name] = targets
+    return {m: {t for t in ts if t in modules and t != m} for m, ts in modules.items()}
+
+
+def test_no_import_cycle():
+    """The layers import downwards only: no module reaches back, even from inside a function."""
+    graph = package_imports()
+    assert 'manipulator_dynamics.rigid.rnea' in graph
+    state = {}
+
+    def visit(m, path):
+        if state.get(m) == 'done':
+            return
+        assert state.get(m) != 'open', 'import cycle: ' + ' -> '.join(path + [m])
+        state[m] = 'open'
+        for t in sorted(graph[m]):
+            if not t.endswith('__init__') and t != 'manipulator_dynamics':
+                visit(t, path + [m])
+        state[m] = 'done'
+
+    for m in sorted(graph):
+        visit(m, [])
+
+
+def test_kernels_never_import_nodes():
+    """Layers: the library below nodes/ never imports a node module."""
+    for m, targets in package_imports().items():
+        if '.nodes' not in m:
+            assert not [t for t in targets if '.nodes' in t], m
 
 
 def test_runtime_code_never_imports_test_oracles_or_ros():

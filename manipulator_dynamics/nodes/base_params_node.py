@@ -33,8 +33,7 @@ from std_srvs.srv import Trigger
 
 from ._common import existing_file, MODEL_PARAMS, ModelSource, spin
 from ._parameters import one_of, Param, Parameters
-from ..base_parameters import base_parameters
-
+from ..identification.base_parameters import base_parameters
 
 PARAMS = MODEL_PARAMS + (
     Param('friction', False, 'include Fv, Fc of every joint'),

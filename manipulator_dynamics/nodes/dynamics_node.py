@@ -49,11 +49,11 @@ from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_P
                       matrix_message, MODEL_PARAMS, ModelSource, names_message, spin, Throttled,
                       vector_message)
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
-from ..crba import inertia_matrix
-from ..forward import forward_dynamics
 from ..precompile import warm_up
-from ..rnea import bias_forces, gravity_torques, inverse_dynamics
-from ..udut import SingularInertiaError
+from ..rigid.crba import inertia_matrix
+from ..rigid.forward import forward_dynamics
+from ..rigid.rnea import bias_forces, gravity_torques, inverse_dynamics
+from ..rigid.udut import SingularInertiaError
 
 MODES = ('gravity_compensation', 'inverse_dynamics', 'none')
 OUTPUTS = ('inertia_matrix', 'bias_forces', 'gravity_torques', 'forward_dynamics')

@@ -44,11 +44,10 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._common import array_message, BadMessage, existing_file, names_message, spin, Throttled
-from ._parameters import ConfigurationError, finite_positive, Param, Parameters, \
-    zero_or_positive
+from ._parameters import ConfigurationError, finite_positive, Param, Parameters, zero_or_positive
 from .trajectory_node import Plan
-from ..flexible import flexible_inverse_dynamics
-from ..flexible_arm import FlexibleArm
+from ..flexible.arm import FlexibleArm
+from ..flexible.dynamics import flexible_inverse_dynamics
 
 
 def default_arm_config():

@@ -44,10 +44,9 @@ from std_msgs.msg import Float64MultiArray, String
 from ._common import existing_file, LATCHED, spin, Throttled
 from ._parameters import ConfigurationError, finite_positive, Param, Parameters
 from .. import robots
-from ..forward import forward_dynamics
 from ..model import load_model
 from ..precompile import warm_up
-
+from ..rigid.forward import forward_dynamics
 
 PARAMS = (
     Param('urdf_path', '', 'URDF of the simulated robot (default: the bundled demo arm)',

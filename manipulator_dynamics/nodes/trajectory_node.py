@@ -58,9 +58,9 @@ from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_P
                       CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates,
                       MODEL_PARAMS, ModelSource, QuickLogger, spin, Throttled)
 from ._parameters import finite_positive, Param, Parameters
-from ..crba import inertia_matrix
 from ..precompile import warm_up
-from ..rnea import bias_forces, inverse_dynamics
+from ..rigid.crba import inertia_matrix
+from ..rigid.rnea import bias_forces, inverse_dynamics
 
 
 class Plan:

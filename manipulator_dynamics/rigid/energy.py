@@ -28,10 +28,11 @@ Friction does no conservative work and has no energy function.
 from numba import njit
 import numpy as np
 
-from . import _parallel as parallel
-from ._inputs import raise_nonfinite, states
-from ._kinematics import _row, all_finite, JIT, joint_poses
-from .model import PRISMATIC
+from .kinematics import _row, all_finite, joint_poses
+from .. import _parallel as parallel
+from .._inputs import raise_nonfinite, states
+from .._jit import JIT
+from ..model import PRISMATIC
 
 _NAMES = ('q', 'qd')
 

@@ -33,10 +33,11 @@ product. Cost: composite parameters O(n); columns O(sum of depths).
 from numba import njit
 import numpy as np
 
-from . import _parallel as parallel
-from ._inputs import raise_nonfinite, states, vectors
-from ._kinematics import _row, all_finite, JIT, joint_poses, rotate_symmetric, vectors_ok
-from .model import PRISMATIC
+from .kinematics import _row, all_finite, joint_poses, rotate_symmetric, vectors_ok
+from .. import _parallel as parallel
+from .._inputs import raise_nonfinite, states, vectors
+from .._jit import JIT
+from ..model import PRISMATIC
 
 
 @njit(**JIT)

@@ -41,8 +41,8 @@ from typing import Mapping
 
 import numpy as np
 
-from ._kinematics import joint_poses, motion_pass
-from .model import PRISMATIC, read_yaml
+from ..model import PRISMATIC, read_yaml
+from ..rigid.kinematics import joint_poses, motion_pass
 
 
 class ClosureError(ValueError):

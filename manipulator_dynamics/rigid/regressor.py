@@ -30,10 +30,11 @@ and each column is carried to every joint on the link's root path like an RNEA w
 from numba import njit
 import numpy as np
 
-from . import _parallel as parallel
-from ._inputs import raise_nonfinite, states
-from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses, motion_pass
-from .model import PARAMETER_NAMES, PRISMATIC
+from .kinematics import _row, all_finite, force_to_parent, joint_poses, motion_pass
+from .. import _parallel as parallel
+from .._inputs import raise_nonfinite, states
+from .._jit import JIT
+from ..model import PARAMETER_NAMES, PRISMATIC
 
 _NAMES = ('q', 'qd', 'qdd')
 

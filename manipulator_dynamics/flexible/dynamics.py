@@ -44,12 +44,14 @@ Modelling choices (documented, not hidden):
 
 from dataclasses import dataclass
 
-from numba import njit
 import numpy as np
 
-from ._kinematics import JIT, joint_poses
-from .flexible_arm import FlexibleArm
-from .model import PRISMATIC
+from .arm import FlexibleArm
+from .beam import natural_frequencies
+from .motion import rigid_motion
+from .newmark import newmark
+from .parallel_scheme import deformed_axes, joint_torques, reached_angles, section_forces
+from ..model import PRISMATIC
 
 #: Steps per period of the first bending mode below which the time step is refused: Newmark's
 #: trapezoidal rule lengthens a period by about (w dt)^2 / 12, 3 % at 10 steps per period.
@@ -136,10 +138,6 @@ class FlexibleDynamics:
     trajectory: FlexibleTrajectory
 
 
-# -------------------------------------------------------------------------------------------------
-# Public functions
-# -------------------------------------------------------------------------------------------------
-
 def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
     """
     Integrate the flexible arm along a rigid target trajectory (the kinematics scheme).
@@ -171,26 +169,26 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
     t, q, qd, qdd = _target(arm, t, q, dt)
     _check_step(arm, t, q)
     model = arm.model
-    xm, vm, am, Q, axes = _rigid_motion(arm, q, qd, qdd)
+    xm, vm, am, Q, axes = rigid_motion(arm, q, qd, qdd)
     nn = len(arm.node_mass)
     alpha_mass = np.zeros(nn)
     for (a, b), link, (alpha, _) in zip(arm.element_nodes, arm.element_link, arm.element_damping):
         m = arm.links[link].mass / arm.links[link].elements / 2
         alpha_mass[a] += alpha * m
         alpha_mass[b] += alpha * m
-    ud, vd, ad, strain = _newmark(t, am, Q, arm.node_mass, alpha_mass, arm.element_nodes,
-                                  arm.element_stiffness,
-                                  np.ascontiguousarray(arm.element_damping[:, 1]),
-                                  model.gravity, arm.rigid)
+    ud, vd, ad, strain = newmark(t, am, Q, arm.node_mass, alpha_mass, arm.element_nodes,
+                                 arm.element_stiffness,
+                                 np.ascontiguousarray(arm.element_damping[:, 1]),
+                                 model.gravity, arm.rigid)
     v = vm + vd[:, :, :3]
     acc = am + ad
     nodes = xm + ud[:, :, :3]
     forces = arm.node_mass[None, :, None] * (acc - model.gravity)
-    axial, shear = _section_forces(nodes, forces, Q, arm.element_nodes)
+    axial, shear = section_forces(nodes, forces, Q, arm.element_nodes)
     kinetic = 0.5 * np.einsum('k,tkj,tkj->t', arm.node_mass, v, v)
     potential = -np.einsum('k,tkj,j->t', arm.node_mass, nodes, model.gravity)
     return FlexibleTrajectory(
-        arm=arm, t=t, q_target=q, q=_reached(arm, q, xm, nodes, axes), nodes_target=xm,
+        arm=arm, t=t, q_target=q, q=reached_angles(arm, q, xm, nodes, axes), nodes_target=xm,
         nodes=nodes, deformation=ud, velocity=v, acceleration=acc,
         tip_deflection=ud[:, arm.tip_node, :3], axial_force=axial, shear_force=shear,
         energy=np.stack([kinetic, potential, strain], axis=1), element_axes=Q, joint_axes=axes)
@@ -213,9 +211,9 @@ def parallel_inverse_dynamics(traj: FlexibleTrajectory) -> FlexibleDynamics:
     """Joint torques of a flexible trajectory by the parallel solution scheme (eqs. 2-14)."""
     arm = traj.arm
     model = arm.model
-    tau, forces = _parallel_scheme(traj.nodes, traj.acceleration, traj.deformation,
-                                   traj.joint_axes, arm.node_mass, model.gravity,
-                                   arm.joint_node, model.joint_type)
+    tau, forces = joint_torques(traj.nodes, traj.acceleration, traj.deformation,
+                                traj.joint_axes, arm.node_mass, model.gravity,
+                                arm.joint_node, model.joint_type)
     return FlexibleDynamics(t=traj.t, tau=tau, tip_deflection=traj.tip_deflection,
                             axial_force=traj.axial_force, nodes=traj.nodes, nodal_forces=forces,
                             trajectory=traj)
@@ -261,7 +259,7 @@ def parallel_matrices(traj: FlexibleTrajectory, step: int):
         for j in range(3):
             T[9 * k + 3 * j:9 * k + 3 * j + 3, 9 * k + 3 * j:9 * k + 3 * j + 3] = A[k]
     L = np.zeros((arm.n, 9 * nn))
-    axes = _deformed_axes(traj.joint_axes[step], traj.deformation[step], arm.joint_node)
+    axes = deformed_axes(traj.joint_axes[step], traj.deformation[step], arm.joint_node)
     for i in range(arm.n):
         first = arm.joint_node[i] + 1
         if model.joint_type[i] == PRISMATIC:
@@ -387,10 +385,6 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=No
                               residual=residual, gap=float(gaps.max()), chain_a=a, chain_b=b)
 
 
-# -------------------------------------------------------------------------------------------------
-# Input checks
-# -------------------------------------------------------------------------------------------------
-
 def _target(arm, t, q, dt):
     from scipy.interpolate import CubicSpline
 
@@ -434,7 +428,7 @@ def _target(arm, t, q, dt):
 def _check_step(arm, t, q):
     if arm.rigid:
         return
-    f1 = _frequencies(arm, q[0], 1)[0]
+    f1 = natural_frequencies(arm, q[0], 1)[0]
     worst = float(np.max(np.diff(t)))
     if worst * f1 * MIN_STEPS_PER_PERIOD > 1.0 + 1e-9:
         raise ValueError(
@@ -442,386 +436,6 @@ def _check_step(arm, t, q):
             f'({f1:.4g} Hz at the start): Newmark needs at least {MIN_STEPS_PER_PERIOD} steps '
             f'per period for a period error under 3 %; use steps of at most '
             f'{1.0 / (f1 * MIN_STEPS_PER_PERIOD):.3g} s (argument dt)')
-
-
-# -------------------------------------------------------------------------------------------------
-# Rigid motion of the nodes (the operation displacements u_m)
-# -------------------------------------------------------------------------------------------------
-
-def _rigid_motion(arm, q, qd, qdd):
-    """Node positions, velocities and accelerations of the rigid target at every step."""
-    model = arm.model
-    T = q.shape[0]
-    nn = len(arm.node_mass)
-    xm = np.empty((T, nn, 3))
-    vm = np.empty((T, nn, 3))
-    am = np.empty((T, nn, 3))
-    Q = np.empty((T, len(arm.element_link), 3, 3))
-    axes = np.empty((T, model.n, 3))
-    _node_motion(model.joint_type, model.geometry, q, qd, qdd, arm.node_body, arm.node_r,
-                 arm.element_link, arm.element_axes, xm, vm, am, Q, axes)
-    return xm, vm, am, Q, axes
-
-
-@njit(**JIT)
-def _cross(a, b):
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                     a[0] * b[1] - a[1] * b[0]])
-
-
-@njit(**JIT)
-def _node_motion(jtype, geometry, q, qd, qdd, node_body, node_r, element_link, element_axes,
-                 xm, vm, am, Q, axes):
-    """Rigid motion of the nodes, base frame: a serial chain's forward kinematics per step."""
-    n = q.shape[1]
-    R = np.empty((n, 3, 3))
-    p = np.empty((n, 3))
-    Rw = np.empty((n, 3, 3))
-    pw = np.empty((n, 3))
-    w = np.empty((n, 3))
-    dw = np.empty((n, 3))
-    v = np.empty((n, 3))
-    dv = np.empty((n, 3))
-    for s in range(q.shape[0]):
-        joint_poses(jtype, geometry, q[s], R, p)
-        for i in range(n):
-            if i == 0:
-                Rw[0] = R[0]
-                pw[0] = p[0]
-                w[0] = 0.0
-                dw[0] = 0.0
-                v[0] = 0.0
-                dv[0] = 0.0
-            else:
-                d = Rw[i - 1] @ p[i]             # parent origin -> body origin, base frame
-                Rw[i] = Rw[i - 1] @ R[i]
-                pw[i] = pw[i - 1] + d
-                wd = _cross(w[i - 1], d)
-                w[i] = w[i - 1]
-                dw[i] = dw[i - 1]
-                v[i] = v[i - 1] + wd
-                dv[i] = dv[i - 1] + _cross(dw[i - 1], d) + _cross(w[i - 1], wd)
-            a = Rw[i] @ geometry[i, 12:15]
-            axes[s, i] = a
-            if jtype[i] == PRISMATIC:
-                dv[i] += 2.0 * qd[s, i] * _cross(w[i], a) + qdd[s, i] * a
-                v[i] += qd[s, i] * a
-            else:
-                dw[i] += qd[s, i] * _cross(w[i], a) + qdd[s, i] * a
-                w[i] += qd[s, i] * a
-        for k in range(node_body.shape[0]):
-            b = node_body[k]
-            if b < 0:
-                xm[s, k] = node_r[k]
-                vm[s, k] = 0.0
-                am[s, k] = 0.0
-                continue
-            r = Rw[b] @ node_r[k]
-            wr = _cross(w[b], r)
-            xm[s, k] = pw[b] + r
-            vm[s, k] = v[b] + wr
-            am[s, k] = dv[b] + _cross(dw[b], r) + _cross(w[b], wr)
-        for e in range(element_link.shape[0]):
-            Q[s, e] = Rw[element_link[e]] @ element_axes[e]
-
-
-# -------------------------------------------------------------------------------------------------
-# The kinematics scheme: Newmark's beta method on the incremental equation of motion (eq. 15)
-# -------------------------------------------------------------------------------------------------
-
-BAND = 11       # half-bandwidth: an element couples 12 consecutive degrees of freedom
-
-
-@njit(**JIT)
-def _element_global(Qe, k, out):
-    """``out = G k G^T`` with ``G = diag(Qe, Qe, Qe, Qe)``: element stiffness in the base frame."""
-    tmp = np.empty((3, 3))
-    for bi in range(4):
-        for bj in range(4):
-            for r in range(3):
-                for c in range(3):
-                    s = 0.0
-                    for m in range(3):
-                        s += k[3 * bi + r, 3 * bj + m] * Qe[c, m]
-                    tmp[r, c] = s                               # k_IJ Q^T
-            for r in range(3):
-                for c in range(3):
-                    out[3 * bi + r, 3 * bj + c] = Qe[r, 0] * tmp[0, c] + Qe[r, 1] * tmp[1, c] \
-                        + Qe[r, 2] * tmp[2, c]
-
-
-@njit(**JIT)
-def _band_solve(B, rhs):
-    """Solve ``A x = rhs`` in place for the SPD band matrix ``A`` (lower band ``B[d, j]``)."""
-    n = B.shape[1]
-    w = B.shape[0] - 1
-    for j in range(n):
-        s = B[0, j]
-        for k in range(max(0, j - w), j):
-            s -= B[j - k, k] * B[j - k, k]
-        if not s > 0.0:
-            return False
-        d = np.sqrt(s)
-        B[0, j] = d
-        for i in range(j + 1, min(n, j + w + 1)):
-            s = B[i - j, j]
-            for k in range(max(0, i - w), j):
-                s -= B[i - k, k] * B[j - k, k]
-            B[i - j, j] = s / d
-    for i in range(n):                      # L y = b
-        s = rhs[i]
-        for k in range(max(0, i - w), i):
-            s -= B[i - k, k] * rhs[k]
-        rhs[i] = s / B[0, i]
-    for i in range(n - 1, -1, -1):          # L^T x = y
-        s = rhs[i]
-        for k in range(i + 1, min(n, i + w + 1)):
-            s -= B[k - i, i] * rhs[k]
-        rhs[i] = s / B[0, i]
-    return True
-
-
-@njit(**JIT)
-def _assemble(Qs, nodes, kloc, beta, c_k, B, ud, vd, force, kg):
-    """
-    Add ``(1 + c_k beta) K`` into band ``B``; subtract ``K ud - beta K vd`` from ``force``.
-
-    Node ``k >= 1`` owns degrees of freedom ``6 (k - 1) .. 6 k - 1``; node 0 is clamped.  Each
-    element's stiffness in the base frame is left in ``kg (E, 12, 12)`` for :func:`_strain`.
-    """
-    for e in range(nodes.shape[0]):
-        _element_global(Qs[e], kloc[e], kg[e])
-        a = nodes[e, 0]
-        scale = 1.0 + c_k * beta[e]
-        for r in range(12):
-            nr = a + r // 6
-            dr = 6 * (nr - 1) + r % 6
-            kr = 0.0
-            for c in range(12):
-                nc = a + c // 6
-                kr += kg[e, r, c] * (ud[nc, c % 6] - beta[e] * vd[nc, c % 6])
-                if nr >= 1 and nc >= 1:
-                    dc = 6 * (nc - 1) + c % 6
-                    if dr >= dc:
-                        B[dr - dc, dc] += scale * kg[e, r, c]
-            if nr >= 1:
-                force[dr] -= kr
-
-
-@njit(**JIT)
-def _strain(kg, nodes, ud):
-    """Strain energy ``ud^T K ud / 2`` from the element stiffnesses :func:`_assemble` left."""
-    strain = 0.0
-    for e in range(nodes.shape[0]):
-        a = nodes[e, 0]
-        for r in range(12):
-            ur = ud[a + r // 6, r % 6]
-            for c in range(12):
-                strain += 0.5 * ur * kg[e, r, c] * ud[a + c // 6, c % 6]
-    return strain
-
-
-@njit(**JIT)
-def _newmark(t, am, Q, mass, alpha_mass, nodes, kloc, beta, gravity, rigid):
-    """
-    Deformations ``u_d (T, N, 6)``, their rates and translational accelerations, strain energy.
-
-    Newmark (delta = 1/2, beta = 1/4) on ``M (u_m'' + u_d'') + C u_d' + K u_d = F``, the rigid
-    accelerations ``u_m''`` given.  The effective stiffness ``K + 2/h C + 4/h^2 M`` is a band
-    matrix (nodes numbered along the chain): Cholesky in O(N) per step.
-    """
-    T, nn = am.shape[0], am.shape[1]
-    ndof = 6 * (nn - 1)
-    ud = np.zeros((T, nn, 6))
-    vd = np.zeros((T, nn, 6))
-    ad = np.zeros((T, nn, 3))
-    strain = np.zeros(T)
-    if rigid:
-        return ud, vd, ad, strain
-    B = np.zeros((BAND + 1, ndof))
-    rhs = np.zeros(ndof)
-    kg = np.empty((nodes.shape[0], 12, 12))
-    zero = np.zeros((nn, 6))
-    # start in static equilibrium: K ud0 = m (g - u_m''(0))
-    for k in range(1, nn):
-        for j in range(3):
-            rhs[6 * (k - 1) + j] = mass[k] * (gravity[j] - am[0, k, j])
-    _assemble(Q[0], nodes, kloc, beta, 0.0, B, zero, zero, rhs, kg)
-    if not _band_solve(B, rhs):
-        raise ValueError('the stiffness matrix is not positive definite')
-    for k in range(1, nn):
-        for j in range(6):
-            ud[0, k, j] = rhs[6 * (k - 1) + j]
-    strain[0] = _strain(kg, nodes, ud[0])
-    for s in range(T - 1):
-        h = t[s + 1] - t[s]
-        c0 = 4.0 / (h * h)
-        c1 = 2.0 / h
-        B[:] = 0.0
-        for k in range(1, nn):
-            base = 6 * (k - 1)
-            for j in range(3):
-                # F - M u_m'' + M (4/h vd + ad) + alpha M vd
-                rhs[base + j] = mass[k] * (gravity[j] - am[s + 1, k, j] + 4.0 / h * vd[s, k, j]
-                                           + ad[s, k, j]) + alpha_mass[k] * vd[s, k, j]
-                B[0, base + j] += c0 * mass[k] + c1 * alpha_mass[k]
-            for j in range(3, 6):
-                rhs[base + j] = 0.0
-        # - K ud + beta K vd, and K (1 + 2/h beta) into the band (eq. 15, R_t in the new frame)
-        _assemble(Q[s + 1], nodes, kloc, beta, c1, B, ud[s], vd[s], rhs, kg)
-        if not _band_solve(B, rhs):
-            raise ValueError('the effective stiffness matrix is not positive definite')
-        for k in range(1, nn):
-            for j in range(6):
-                du = rhs[6 * (k - 1) + j]
-                ud[s + 1, k, j] = ud[s, k, j] + du
-                vd[s + 1, k, j] = c1 * du - vd[s, k, j]
-                if j < 3:
-                    ad[s + 1, k, j] = c0 * (du - h * vd[s, k, j]) - ad[s, k, j]
-        strain[s + 1] = _strain(kg, nodes, ud[s + 1])
-    return ud, vd, ad, strain
-
-
-def _frequencies(arm, q, count):
-    """Return natural frequencies (Hz), joints locked at ``q``, rigid links' stand-ins excluded."""
-    from scipy.linalg import eigh
-
-    nn = len(arm.node_mass)
-    xm = np.empty((1, nn, 3))
-    Q = np.empty((1, len(arm.element_link), 3, 3))
-    axes = np.empty((1, arm.n, 3))
-    model = arm.model
-    zero = np.zeros((1, arm.n))
-    _node_motion(model.joint_type, model.geometry, q[None, :], zero, zero, arm.node_body,
-                 arm.node_r, arm.element_link, arm.element_axes, xm, np.empty_like(xm),
-                 np.empty_like(xm), Q, axes)
-    ndof = 6 * (nn - 1)
-    K = np.zeros((ndof + 6, ndof + 6))
-    kg = np.empty((12, 12))
-    for e, (a, b) in enumerate(arm.element_nodes):
-        _element_global(Q[0, e], arm.element_stiffness[e], kg)
-        K[6 * a:6 * a + 12, 6 * a:6 * a + 12] += kg
-    K = K[6:, 6:]
-    t = np.array([6 * k + j for k in range(nn - 1) for j in range(3)])
-    r = np.array([6 * k + j for k in range(nn - 1) for j in range(3, 6)])
-    condensed = K[np.ix_(t, t)] - K[np.ix_(t, r)] @ np.linalg.solve(K[np.ix_(r, r)],
-                                                                    K[np.ix_(r, t)])
-    m = np.repeat(arm.node_mass[1:], 3)
-    w2 = eigh(condensed, np.diag(m), eigvals_only=True)
-    f = np.sqrt(np.clip(w2, 0.0, None)) / (2 * np.pi)
-    rigid = [link for link in arm.links if link.rigid]
-    if rigid and not arm.rigid:
-        # modes of the rigid stand-ins are orders of magnitude above the flexible ones
-        f = f[f < 1e3 * f[0]]
-    return f if count is None else f[:count]
-
-
-# -------------------------------------------------------------------------------------------------
-# The parallel solution scheme (eqs. 1-14)
-# -------------------------------------------------------------------------------------------------
-
-@njit(**JIT)
-def _parallel_scheme(x, acc, ud, axes, mass, gravity, joint_node, jtype):
-    """
-    Joint torques from nodal forces, step by step, with {P} updated by increments.
-
-    At each step the nodal forces grow by ``{dp_k} = m_k {du''_k}`` (eqs. 13-14); the torque of
-    joint ``i`` is then eq. (1) summed over the nodes outboard of it: the moments of their forces
-    about the (deformed) joint, ``sum (x_k - x_J) x F_k``, projected on the (deformed) joint axis.
-    Summed from the tip inwards, that is ``[L][T]{P}`` without forming the matrices.
-    """
-    T, nn = x.shape[0], x.shape[1]
-    n = joint_node.shape[0]
-    tau = np.zeros((T, n))
-    forces = np.zeros((T, nn, 3))
-    F = np.zeros((nn, 3))
-    for k in range(nn):
-        for j in range(3):
-            F[k, j] = mass[k] * (acc[0, k, j] - gravity[j])
-    Fsum = np.zeros(3)
-    Msum = np.zeros(3)
-    for s in range(T):
-        if s > 0:
-            for k in range(nn):
-                for j in range(3):
-                    F[k, j] += mass[k] * (acc[s, k, j] - acc[s - 1, k, j])     # eq. 14
-        forces[s] = F
-        Fsum[:] = 0.0
-        Msum[:] = 0.0
-        k = nn - 1
-        for i in range(n - 1, -1, -1):
-            J = joint_node[i]
-            while k > J:                 # add the nodes outboard of joint i not yet summed
-                f0, f1, f2 = F[k, 0], F[k, 1], F[k, 2]
-                Fsum[0] += f0
-                Fsum[1] += f1
-                Fsum[2] += f2
-                Msum[0] += x[s, k, 1] * f2 - x[s, k, 2] * f1
-                Msum[1] += x[s, k, 2] * f0 - x[s, k, 0] * f2
-                Msum[2] += x[s, k, 0] * f1 - x[s, k, 1] * f0
-                k -= 1
-            # joint axis turned by the small rotation of its node
-            a0, a1, a2 = axes[s, i, 0], axes[s, i, 1], axes[s, i, 2]
-            r0, r1, r2 = ud[s, J, 3], ud[s, J, 4], ud[s, J, 5]
-            b0 = a0 + r1 * a2 - r2 * a1
-            b1 = a1 + r2 * a0 - r0 * a2
-            b2 = a2 + r0 * a1 - r1 * a0
-            norm = np.sqrt(b0 * b0 + b1 * b1 + b2 * b2)
-            b0, b1, b2 = b0 / norm, b1 / norm, b2 / norm
-            if jtype[i] == PRISMATIC:
-                tau[s, i] = b0 * Fsum[0] + b1 * Fsum[1] + b2 * Fsum[2]
-            else:
-                p0, p1, p2 = x[s, J, 0], x[s, J, 1], x[s, J, 2]
-                m0 = Msum[0] - (p1 * Fsum[2] - p2 * Fsum[1])
-                m1 = Msum[1] - (p2 * Fsum[0] - p0 * Fsum[2])
-                m2 = Msum[2] - (p0 * Fsum[1] - p1 * Fsum[0])
-                tau[s, i] = b0 * m0 + b1 * m1 + b2 * m2
-    return tau, forces
-
-
-def _section_forces(nodes, forces, Q, element_nodes):
-    """
-    Axial (tension positive) and shear forces of each element, from the outboard nodal forces.
-
-    The force the inboard part passes to the outboard part through an element is the sum of the
-    nodal forces beyond it; this holds for rigid and flexible links alike.
-    """
-    outboard = np.cumsum(forces[:, ::-1], axis=1)[:, ::-1]     # sum over nodes h >= k
-    a, b = element_nodes[:, 0], element_nodes[:, 1]
-    S = outboard[:, b]                                          # (T, E, 3)
-    chord = nodes[:, b] - nodes[:, a]
-    chord /= np.linalg.norm(chord, axis=2, keepdims=True)
-    axial = -np.einsum('tej,tej->te', chord, S)
-    shear = np.einsum('tejc,tej->tec', Q[:, :, :, 1:3], S)
-    return axial, shear
-
-
-def _reached(arm, q, xm, nodes, axes):
-    """Target joint positions plus the change of chord rotation across each revolute joint."""
-    reached = q.copy()
-    prev = np.zeros((q.shape[0], 3))
-    for i in range(arm.n):
-        a, b = arm.joint_node[i], arm.tip_node[i]
-        if a == b:
-            theta = prev
-        else:
-            c0 = xm[:, b] - xm[:, a]
-            c1 = nodes[:, b] - nodes[:, a]
-            cross = np.cross(c0, c1)
-            sin = np.linalg.norm(cross, axis=1)
-            angle = np.arctan2(sin, np.einsum('tj,tj->t', c0, c1))
-            with np.errstate(invalid='ignore', divide='ignore'):
-                theta = np.where(sin[:, None] > 0, cross * (angle / sin)[:, None], 0.0)
-        if arm.model.joint_type[i] != PRISMATIC:
-            reached[:, i] += np.einsum('tj,tj->t', axes[:, i], theta - prev)
-        prev = theta
-    return reached
-
-
-def _deformed_axes(axes, ud, joint_node):
-    """Joint axes (n, 3) turned by the small rotation of their nodes, unit length."""
-    turned = axes + np.cross(ud[joint_node, 3:6], axes)
-    return turned / np.linalg.norm(turned, axis=1, keepdims=True)
 
 
 def _skew(v):

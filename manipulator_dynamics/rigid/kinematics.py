@@ -24,65 +24,11 @@ spatial inertia about a frame origin is ``[[J, skew(MS)], [skew(MS).T, M*1]]``.
 Kernels take batches ``(N, n)``; an input with one row is broadcast over the batch (``_row``).
 """
 
-import hashlib
-import os
-import shutil
-
-import numba
 from numba import njit
 import numpy as np
 
-from .model import PRISMATIC
-
-
-def _source_digest():
-    """
-    Hash of numba's version and every module of the package: the key of its compiled code.
-
-    Numba keys a cached kernel on its own file's timestamp only, so a kernel that inlines a helper
-    from another module would keep stale machine code after the helper changes (in a checkout, or
-    a symlink install).  Keying the whole cache on a hash of every module avoids that.
-    """
-    here = os.path.dirname(os.path.abspath(__file__))
-    digest = hashlib.sha256(numba.__version__.encode())
-    for name in sorted(os.listdir(here)):
-        if name.endswith('.py'):
-            with open(os.path.join(here, name), 'rb') as f:
-                digest.update(name.encode() + f.read())
-    return 'numba-' + digest.hexdigest()[:16]
-
-
-def numba_cache_dir():
-    """
-    Numba's cache folder for this exact source of the package.
-
-    The base is ``$NUMBA_CACHE_DIR`` when set, else the user's cache folder.  Where the install
-    step compiled the kernels (``_prebuilt/`` beside this file, see ``precompile.py``) and this
-    folder does not exist yet, it starts as a copy of that: the first node after ``colcon build``
-    loads machine code instead of compiling for 20 s.
-    """
-    here = os.path.dirname(os.path.abspath(__file__))
-    name = _source_digest()
-    base = os.environ.get('NUMBA_CACHE_DIR') or os.path.join(
-        os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache'),
-        'manipulator_dynamics')
-    target = os.path.join(base, name)
-    prebuilt = os.path.join(here, '_prebuilt', name)
-    if not os.path.isdir(target) and os.path.isdir(prebuilt) and \
-            os.path.abspath(base) != os.path.join(here, '_prebuilt'):
-        # copied aside, then renamed into place: nodes starting together never see half a copy
-        scratch = f'{target}.{os.getpid()}.tmp'
-        try:
-            shutil.copytree(prebuilt, scratch)
-            os.rename(scratch, target)
-        except OSError:                 # another process was first, or no room: compile
-            shutil.rmtree(scratch, ignore_errors=True)
-    return target
-
-
-numba.config.CACHE_DIR = numba_cache_dir()
-
-JIT = {'cache': True, 'nogil': True, 'fastmath': {'contract'}, 'error_model': 'numpy'}
+from .._jit import JIT
+from ..model import PRISMATIC
 
 
 @njit(**JIT)

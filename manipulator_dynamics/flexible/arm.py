@@ -37,8 +37,9 @@ import os
 
 import numpy as np
 
-from . import robots
-from .model import load_model, Model, read_yaml, REVOLUTE
+from . import beam
+from .. import robots
+from ..model import load_model, Model, read_yaml, REVOLUTE
 
 #: Beam properties of a link, as YAML keys and :meth:`FlexibleArm.planar` arguments.
 BEAM_FIELDS = ('flexural_rigidity', 'shear_rigidity', 'axial_rigidity', 'torsional_rigidity',
@@ -496,8 +497,8 @@ class FlexibleArm:
         trajectory excites: for one link, the clamped-free beam.  Rigid links are excluded
         (their stiffness is a numerical stand-in for infinity).
         """
-        from .flexible import _frequencies
-        return _frequencies(self, np.zeros(self.n) if q is None else np.asarray(q, float), count)
+        q = np.zeros(self.n) if q is None else np.asarray(q, float)
+        return beam.natural_frequencies(self, q, count)
 
 
 _PLANAR_ARGS = ('lengths', 'masses', 'flexural_rigidity', 'elements_per_link', 'shear_rigidity',

@@ -47,7 +47,7 @@ import os
 import numpy as np
 
 from .base_parameters import base_parameters, BaseParameters
-from .regressor import regressor
+from ..rigid.regressor import regressor
 
 #: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
 #: structural resonances above.

@@ -34,10 +34,11 @@ Spatial vectors here are 6-arrays, angular first (see :mod:`._kinematics`).
 from numba import njit
 import numpy as np
 
-from . import _parallel as parallel
-from ._inputs import raise_nonfinite, states
-from ._kinematics import _row, all_finite, force_to_parent, JIT, joint_poses
-from .model import PRISMATIC
+from .kinematics import _row, all_finite, force_to_parent, joint_poses
+from .. import _parallel as parallel
+from .._inputs import raise_nonfinite, states
+from .._jit import JIT
+from ..model import PRISMATIC
 
 #: A pivot ``D_k`` at or below this fraction of the articulated inertia's size counts as zero.
 SINGULAR_PIVOT = 1e-12

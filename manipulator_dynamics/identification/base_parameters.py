@@ -52,8 +52,8 @@ import numpy as np
 import scipy.linalg
 
 from . import closures
-from .energy import energy_regressor
-from .regressor import parameter_names, regressor, standard_parameters
+from ..rigid.energy import energy_regressor
+from ..rigid.regressor import parameter_names, regressor, standard_parameters
 
 #: Coefficients of grouping equations below this are rounding of zero: geometric coefficients of
 #: robots are products of lengths, many orders of magnitude larger.

@@ -29,11 +29,11 @@ terms
 from numba import njit
 import numpy as np
 
-from . import _parallel as parallel
-from ._inputs import external_wrenches, raise_nonfinite, states, vectors
-from ._kinematics import (_row, all_finite, force_to_parent, JIT, joint_poses, motion_pass,
-                          vectors_ok)
-from .model import PRISMATIC
+from .kinematics import _row, all_finite, force_to_parent, joint_poses, motion_pass, vectors_ok
+from .. import _parallel as parallel
+from .._inputs import external_wrenches, raise_nonfinite, states, vectors
+from .._jit import JIT
+from ..model import PRISMATIC
 
 ARMATURE = 1
 FRICTION = 2

@@ -34,13 +34,14 @@ import weakref
 from numba import njit
 import numpy as np
 
-from . import _parallel as parallel
-from ._inputs import external_wrenches, raise_nonfinite, states, vectors
-from ._kinematics import _row, all_finite, JIT, joint_poses, vectors_ok
 from .crba import composite_inertia, inertia_columns
-from .model import PRISMATIC
+from .kinematics import _row, all_finite, joint_poses, vectors_ok
 from .rnea import FRICTION, rnea_sample
 from .udut import articulated, raise_singular
+from .. import _parallel as parallel
+from .._inputs import external_wrenches, raise_nonfinite, states, vectors
+from .._jit import JIT
+from ..model import PRISMATIC
 
 
 @njit(**JIT)

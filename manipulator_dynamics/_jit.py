@@ -1,0 +1,83 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Numba's setup, in one place: the compile options of every kernel and the cache of machine code.
+
+Importing this module points numba's cache at :func:`numba_cache_dir`; every kernel module
+imports :data:`JIT` from here, so the cache is set before the first kernel is compiled.
+"""
+
+import hashlib
+import os
+import shutil
+
+import numba
+
+#: Folders of the package with no compiled code: editing them keeps the cache.
+_NO_KERNELS = ('nodes', 'robots', '_prebuilt', '__pycache__')
+
+
+def _source_digest():
+    """
+    Hash of numba's version and every module of the package: the key of its compiled code.
+
+    Numba keys a cached kernel on its own file's timestamp only, so a kernel that inlines a helper
+    from another module would keep stale machine code after the helper changes (in a checkout, or
+    a symlink install).  Keying the whole cache on a hash of every module that can hold or feed a
+    kernel avoids that.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256(numba.__version__.encode())
+    for folder, subfolders, files in os.walk(here):
+        subfolders[:] = sorted(d for d in subfolders if d not in _NO_KERNELS)
+        for name in sorted(files):
+            if name.endswith('.py'):
+                path = os.path.join(folder, name)
+                with open(path, 'rb') as f:
+                    digest.update(os.path.relpath(path, here).encode() + f.read())
+    return 'numba-' + digest.hexdigest()[:16]
+
+
+def numba_cache_dir():
+    """
+    Numba's cache folder for this exact source of the package.
+
+    The base is ``$NUMBA_CACHE_DIR`` when set, else the user's cache folder.  Where the install
+    step compiled the kernels (``_prebuilt/`` beside this file, see ``precompile.py``) and this
+    folder does not exist yet, it starts as a copy of that: the first node after ``colcon build``
+    loads machine code instead of compiling for 20 s.
+    """
+    here = os.path.dirname(os.path.abspath(__file__))
+    name = _source_digest()
+    base = os.environ.get('NUMBA_CACHE_DIR') or os.path.join(
+        os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache'),
+        'manipulator_dynamics')
+    target = os.path.join(base, name)
+    prebuilt = os.path.join(here, '_prebuilt', name)
+    if not os.path.isdir(target) and os.path.isdir(prebuilt) and \
+            os.path.abspath(base) != os.path.join(here, '_prebuilt'):
+        # copied aside, then renamed into place: nodes starting together never see half a copy
+        scratch = f'{target}.{os.getpid()}.tmp'
+        try:
+            shutil.copytree(prebuilt, scratch)
+            os.rename(scratch, target)
+        except OSError:                 # another process was first, or no room: compile
+            shutil.rmtree(scratch, ignore_errors=True)
+    return target
+
+
+numba.config.CACHE_DIR = numba_cache_dir()
+
+JIT = {'cache': True, 'nogil': True, 'fastmath': {'contract'}, 'error_model': 'numpy'}

@@ -1,0 +1,21 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Rigid-body dynamics of a fixed-base tree: the compiled kernels and their public functions.
+
+``kinematics`` (the model as one compiled value, joint poses, the outward pass), ``rnea``
+(inverse dynamics), ``crba`` (inertia matrix), ``udut`` (Saha's decomposition), ``forward``
+(forward dynamics), ``regressor`` and ``energy`` (linear in the standard parameters).
+"""
