@@ -42,17 +42,29 @@ def states(model, names, *arrays):
     return [x[None] for x in arrays], 1, True
 
 
-def vectors(*arrays):
+def vectors(a, b, c):
     """
-    Tell whether every argument is a 1-D float64 ndarray: the control loop's fast path.
+    Tell whether ``a, b, c`` are 1-D float64 arrays: the control loop's fast path.
 
     Lengths and finiteness are then checked by the compiled kernel, which returns a status; on a
-    non-zero status the caller takes the general path, which raises the precise error.
+    non-zero status the caller takes the general path, which raises the precise error.  Written
+    out, not looped: this runs on every call of the single-state functions.  An object that only
+    looks like an array fails the compiled entry point's own conversion with ``TypeError``, and
+    the caller then takes the general path too.
     """
-    for x in arrays:
-        if not (type(x) is np.ndarray and x.dtype is _F64 and x.ndim == 1):
-            return False
-    return True
+    try:
+        return (a.dtype is _F64 and b.dtype is _F64 and c.dtype is _F64 and a.ndim == 1
+                and b.ndim == 1 and c.ndim == 1)
+    except AttributeError:
+        return False
+
+
+def vector(a):
+    """Tell whether ``a`` is a 1-D float64 array, as :func:`vectors`."""
+    try:
+        return a.dtype is _F64 and a.ndim == 1
+    except AttributeError:
+        return False
 
 
 def _states(model, names, arrays):

@@ -56,16 +56,18 @@ def get_threads():
     return _threads
 
 
-def run(kernel, args, batched, N):
+def run(kernel, N, batched, **fixed):
     """
-    Call ``kernel(*args)``, splitting the rows of the ``batched`` arguments over threads.
+    Call ``kernel(**batched, **fixed)``, splitting the rows of the ``batched`` arrays over threads.
 
-    ``batched`` are the positions in ``args`` of arrays whose first axis is the batch; those with
-    one row are broadcast, as the kernels do.  Returns the list of the chunks' return values.
+    ``batched`` maps argument names to arrays whose first axis is the batch of ``N`` rows; those
+    with one row (or none: an absent external wrench) are broadcast, as the kernels do, and go
+    whole to every chunk.  ``fixed`` arguments go to every chunk as they are.  Returns the list
+    of the chunks' return values.
     """
     chunks = min(_threads, N // MIN_ROWS_PER_THREAD)
     if chunks <= 1:
-        return [kernel(*args)]
+        return [kernel(**batched, **fixed)]
     global _pool
     with _lock:
         if _pool is None:
@@ -75,11 +77,8 @@ def run(kernel, args, batched, N):
     bounds = [N * c // chunks for c in range(chunks + 1)]
 
     def chunk(a, b):
-        part = list(args)
-        for i in batched:
-            if args[i].shape[0] == N:
-                part[i] = args[i][a:b]
-        return kernel(*part)
+        part = {k: x[a:b] if x.shape[0] == N else x for k, x in batched.items()}
+        return kernel(**part, **fixed)
 
     futures = [pool.submit(chunk, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
     return [f.result() for f in futures]

@@ -149,9 +149,6 @@ class Model:
     gravity: np.ndarray
     frames: Mapping = field(default_factory=dict)
     mimic: Mapping = field(default_factory=dict)
-    # Packed copies for the compiled kernels, derived in __post_init__.
-    geometry: np.ndarray = field(init=False, repr=False)
-    joint_params: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -168,13 +165,6 @@ class Model:
         put(self, 'mimic', MappingProxyType(dict(self.mimic)))
         if np.any(self.parent >= np.arange(n)):
             raise ValueError('bodies must be numbered so that parent[i] < i')
-        # geometry row: R_parent_joint (row-major, 9), p_parent_joint (3), axis (3)
-        put(self, 'geometry', _frozen(np.concatenate(
-            [self.R_parent_joint.reshape(n, 9), self.p_parent_joint, self.axis],
-            axis=1).reshape(n, 15)))
-        # joint_params row: armature, viscous, coulomb
-        put(self, 'joint_params', _frozen(np.stack(
-            [self.armature, self.viscous, self.coulomb], axis=1).reshape(n, 3)))
 
     @property
     def n(self) -> int:

@@ -24,6 +24,7 @@ import numpy as np
 
 from .motion import node_motion
 from .._jit import JIT
+from ..rigid.kinematics import kernel_model
 
 BAND = 11       # half-bandwidth: an element couples 12 consecutive degrees of freedom
 
@@ -87,9 +88,9 @@ def natural_frequencies(arm, q, count):
     axes = np.empty((1, arm.n, 3))
     model = arm.model
     zero = np.zeros((1, arm.n))
-    node_motion(model.joint_type, model.geometry, q[None, :], zero, zero, arm.node_body,
-                arm.node_r, arm.element_link, arm.element_axes, xm, np.empty_like(xm),
-                np.empty_like(xm), Q, axes)
+    node_motion(kernel_model(model), q[None, :], zero, zero, arm.node_body, arm.node_r,
+                arm.element_link, arm.element_axes, xm, np.empty_like(xm), np.empty_like(xm), Q,
+                axes)
     ndof = 6 * (nn - 1)
     K = np.zeros((ndof + 6, ndof + 6))
     kg = np.empty((12, 12))

@@ -24,8 +24,7 @@ from numba import njit
 import numpy as np
 
 from .._jit import JIT
-from ..model import PRISMATIC
-from ..rigid.kinematics import joint_poses
+from ..rigid.kinematics import joint_poses, kernel_model, motion_pass, world_poses
 
 
 def rigid_motion(arm, q, qd, qdd):
@@ -38,8 +37,8 @@ def rigid_motion(arm, q, qd, qdd):
     am = np.empty((T, nn, 3))
     Q = np.empty((T, len(arm.element_link), 3, 3))
     axes = np.empty((T, model.n, 3))
-    node_motion(model.joint_type, model.geometry, q, qd, qdd, arm.node_body, arm.node_r,
-                arm.element_link, arm.element_axes, xm, vm, am, Q, axes)
+    node_motion(kernel_model(model), q, qd, qdd, arm.node_body, arm.node_r, arm.element_link,
+                arm.element_axes, xm, vm, am, Q, axes)
     return xm, vm, am, Q, axes
 
 
@@ -50,9 +49,15 @@ def _cross(a, b):
 
 
 @njit(**JIT)
-def node_motion(jtype, geometry, q, qd, qdd, node_body, node_r, element_link, element_axes,
-                xm, vm, am, Q, axes):
-    """Rigid motion of the nodes, base frame: a serial chain's forward kinematics per step."""
+def node_motion(m, q, qd, qdd, node_body, node_r, element_link, element_axes, xm, vm, am, Q,
+                axes):
+    """
+    Rigid motion of the nodes in the base frame, step by step.
+
+    The rigid chain's outward pass (body frames, no gravity) and its poses in the base give each
+    node's position, velocity and acceleration as a point of its body; ``Q`` the element axes and
+    ``axes`` the joint axes in the base frame.
+    """
     n = q.shape[1]
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
@@ -62,33 +67,13 @@ def node_motion(jtype, geometry, q, qd, qdd, node_body, node_r, element_link, el
     dw = np.empty((n, 3))
     v = np.empty((n, 3))
     dv = np.empty((n, 3))
+    no_gravity = np.zeros(3)
     for s in range(q.shape[0]):
-        joint_poses(jtype, geometry, q[s], R, p)
+        joint_poses(m, q[s], R, p)
+        world_poses(m, R, p, Rw, pw)
+        motion_pass(m, no_gravity, qd[s], qdd[s], R, p, w, dw, dv, v)
         for i in range(n):
-            if i == 0:
-                Rw[0] = R[0]
-                pw[0] = p[0]
-                w[0] = 0.0
-                dw[0] = 0.0
-                v[0] = 0.0
-                dv[0] = 0.0
-            else:
-                d = Rw[i - 1] @ p[i]             # parent origin -> body origin, base frame
-                Rw[i] = Rw[i - 1] @ R[i]
-                pw[i] = pw[i - 1] + d
-                wd = _cross(w[i - 1], d)
-                w[i] = w[i - 1]
-                dw[i] = dw[i - 1]
-                v[i] = v[i - 1] + wd
-                dv[i] = dv[i - 1] + _cross(dw[i - 1], d) + _cross(w[i - 1], wd)
-            a = Rw[i] @ geometry[i, 12:15]
-            axes[s, i] = a
-            if jtype[i] == PRISMATIC:
-                dv[i] += 2.0 * qd[s, i] * _cross(w[i], a) + qdd[s, i] * a
-                v[i] += qd[s, i] * a
-            else:
-                dw[i] += qd[s, i] * _cross(w[i], a) + qdd[s, i] * a
-                w[i] += qd[s, i] * a
+            axes[s, i] = Rw[i] @ m.axis[i]
         for k in range(node_body.shape[0]):
             b = node_body[k]
             if b < 0:
@@ -96,10 +81,10 @@ def node_motion(jtype, geometry, q, qd, qdd, node_body, node_r, element_link, el
                 vm[s, k] = 0.0
                 am[s, k] = 0.0
                 continue
-            r = Rw[b] @ node_r[k]
+            r = node_r[k]                       # body frame, as the outward pass
             wr = _cross(w[b], r)
-            xm[s, k] = pw[b] + r
-            vm[s, k] = v[b] + wr
-            am[s, k] = dv[b] + _cross(dw[b], r) + _cross(w[b], wr)
+            xm[s, k] = pw[b] + Rw[b] @ r
+            vm[s, k] = Rw[b] @ (v[b] + wr)
+            am[s, k] = Rw[b] @ (dv[b] + _cross(dw[b], r) + _cross(w[b], wr))
         for e in range(element_link.shape[0]):
             Q[s, e] = Rw[element_link[e]] @ element_axes[e]

@@ -53,7 +53,7 @@ import scipy.linalg
 
 from . import closures
 from ..rigid.energy import energy_regressor
-from ..rigid.regressor import parameter_names, regressor, standard_parameters
+from ..rigid.regressor import has_armature, parameter_names, regressor, standard_parameters
 
 #: Coefficients of grouping equations below this are rounding of zero: geometric coefficients of
 #: robots are products of lengths, many orders of magnitude larger.
@@ -283,7 +283,7 @@ def _reduce(model, W, cols, samples, method, loops):
     return cols[sel], cols[dep], beta, rank_gap
 
 
-def base_parameters(model, *, friction=False, armature=False, samples=None, seed=0,
+def base_parameters(model, *, friction=False, armature=None, samples=None, seed=0,
                     method='energy', loops=None):
     """
     Compute the base parameters of ``model`` numerically (seed 003, A5.1-A5.12).
@@ -292,8 +292,11 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
     ----------
     model : Model
         The robot: a tree, or with ``loops`` the tree of a closed-loop robot.
-    friction, armature : bool
-        Include ``Fv, Fc`` and ``Ia`` per joint among the standard parameters.
+    friction : bool
+        Include ``Fv, Fc`` per joint among the standard parameters.
+    armature : bool or None
+        Include ``Ia`` per joint; None (default): if the model has rotor inertias, as
+        :func:`~manipulator_dynamics.standard_parameters`.
     samples : int, optional
         Random states drawn; default about 4 rows of ``W`` per standard parameter.
     seed : int
@@ -327,6 +330,7 @@ def base_parameters(model, *, friction=False, armature=False, samples=None, seed
                       'standard parameters are 0, so the base parameter values computed from '
                       'them are too; the structure (names, equations) does not depend on them',
                       UserWarning, stacklevel=2)
+    armature = has_armature(model, armature)
     names = parameter_names(model, armature=armature, friction=friction)
     K = standard_parameters(model, armature=armature, friction=friction)
     p = len(names)

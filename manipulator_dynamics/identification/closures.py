@@ -42,7 +42,8 @@ from typing import Mapping
 import numpy as np
 
 from ..model import PRISMATIC, read_yaml
-from ..rigid.kinematics import joint_poses, motion_pass
+from ..rigid import kinematics
+from ..rigid.kinematics import joint_poses, kernel_model, motion_pass
 
 
 class ClosureError(ValueError):
@@ -144,15 +145,11 @@ def load_closures(model, source):
 
 def world_poses(model, q):
     """Pose ``R0 (n, 3, 3), p0 (n, 3)`` of every body in the base frame at ``q (n,)``."""
-    R = np.empty((model.n, 3, 3))
-    p = np.empty((model.n, 3))
-    joint_poses(model.joint_type, model.geometry, np.ascontiguousarray(q, dtype=float), R, p)
-    R0, p0 = np.empty_like(R), np.empty_like(p)
-    for i, a in enumerate(model.parent):
-        if a < 0:
-            R0[i], p0[i] = R[i], p[i]
-        else:
-            R0[i], p0[i] = R0[a] @ R[i], p0[a] + R0[a] @ p[i]
+    m = kernel_model(model)
+    R, R0 = np.empty((2, model.n, 3, 3))
+    p, p0 = np.empty((2, model.n, 3))
+    joint_poses(m, np.ascontiguousarray(q, dtype=float), R, p)
+    kinematics.world_poses(m, R, p, R0, p0)
     return R0, p0
 
 
@@ -278,13 +275,14 @@ def complete(model, loops, qa, qda, qdda):
 
 def _closure_bias(model, loops, q, qd):
     """``Jdot qd``: second time derivative of the closure residuals with ``qdd = 0``."""
-    R = np.empty((model.n, 3, 3))
-    p = np.empty((model.n, 3))
-    joint_poses(model.joint_type, model.geometry, np.ascontiguousarray(q), R, p)
-    w, dw, dv = (np.empty((model.n, 3)) for _ in range(3))
-    motion_pass(model.parent, model.joint_type, model.geometry, np.zeros(3),
-                np.ascontiguousarray(qd), np.zeros(model.n), R, p, w, dw, dv)
-    R0, p0 = world_poses(model, q)
+    m = kernel_model(model)
+    R, R0 = np.empty((2, model.n, 3, 3))
+    p, p0 = np.empty((2, model.n, 3))
+    joint_poses(m, np.ascontiguousarray(q, dtype=float), R, p)
+    kinematics.world_poses(m, R, p, R0, p0)
+    w, dw, dv = np.empty((3, model.n, 3))
+    motion_pass(m, np.zeros(3), np.ascontiguousarray(qd, dtype=float), np.zeros(model.n), R, p,
+                w, dw, dv, w[:0])
 
     def point_acc(link, point):
         frame = model.frames[link]

@@ -125,7 +125,7 @@ class Estimate:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
 
-def identify(model, data, *, friction=True, armature=False, base=None, cutoff=CUTOFF_HZ,
+def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
              topic='/joint_states'):
     """
     Identify the base parameters of ``model`` from measured data.
@@ -138,8 +138,10 @@ def identify(model, data, *, friction=True, armature=False, base=None, cutoff=CU
         ``(q, qd, qdd, tau)`` arrays of shape (N, n) used as they are; or ``(t, q, tau)`` /
         a mapping with keys ``t, q, tau`` (a time series, differentiated and filtered); or the
         path of a CSV file or of a rosbag2 recording (see :func:`read_csv`, :func:`read_rosbag`).
-    friction, armature : bool
-        Identify ``Fv, Fc`` / ``Ia`` of every joint too.
+    friction : bool
+        Identify ``Fv, Fc`` of every joint too.
+    armature : bool or None
+        Identify ``Ia`` of every joint too; None (default): if the model has rotor inertias.
     base : BaseParameters, optional
         Which base parameters to identify; computed when not given.
     cutoff : float

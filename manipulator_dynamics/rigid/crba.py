@@ -33,26 +33,27 @@ product. Cost: composite parameters O(n); columns O(sum of depths).
 from numba import njit
 import numpy as np
 
-from .kinematics import _row, all_finite, joint_poses, rotate_symmetric, vectors_ok
+from .kinematics import (_row, all_finite, ARMATURE, joint_poses, KERNEL_MODEL, kernel_model,
+                         rotate_symmetric, vectors_ok)
 from .. import _parallel as parallel
-from .._inputs import raise_nonfinite, states, vectors
-from .._jit import JIT
+from .._inputs import raise_nonfinite, states, vector
+from .._jit import INT, JIT, OUT_MATRIX, Signature, VECTOR
 from ..model import PRISMATIC
 
 
 @njit(**JIT)
-def composite_inertia(parent, inertial, R, p, C, Jr):
+def composite_inertia(m, R, p, C, Jr):
     """
     Fill ``C (n, 10)`` with the composite parameters J+, MS+, M+ of every link (A8.1).
 
     ``Jr (3, 3)`` is scratch.
     """
-    n = parent.shape[0]
+    n = m.parent.shape[0]
     for j in range(n):
         for k in range(10):
-            C[j, k] = inertial[j, k]
+            C[j, k] = m.inertial[j, k]
     for j in range(n - 1, -1, -1):
-        a = parent[j]
+        a = m.parent[j]
         if a < 0:
             continue
         c = C[j]
@@ -82,13 +83,15 @@ def composite_inertia(parent, inertial, R, p, C, Jr):
 
 
 @njit(**JIT)
-def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H, full=True):
+def inertia_columns(m, flags, R, p, C, H, full=True):
     """
     Fill ``H (n, n)`` from composite parameters ``C`` (A8.3-A8.21).
 
     With ``full``, both triangles and the zeros off the root paths; without, only the diagonal and
-    ``H[j, k]`` for k on j's root path (all that the LTL factorisation reads).
+    ``H[j, k]`` for k on j's root path (all that the LTL factorisation reads).  ``flags`` with
+    :data:`ARMATURE` adds the rotor inertias on the diagonal.
     """
+    parent = m.parent
     n = parent.shape[0]
     if full:
         for i in range(n):
@@ -96,13 +99,14 @@ def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H, full=True
                 H[i, j] = 0.0
     for j in range(n):
         c = C[j]
-        ax, ay, az = geometry[j, 12], geometry[j, 13], geometry[j, 14]
-        if jtype[j] == PRISMATIC:                       # dv = a: F = M+ a, N = MS+ x a
+        ax, ay, az = m.axis[j, 0], m.axis[j, 1], m.axis[j, 2]
+        armature = m.armature[j] if flags & ARMATURE else 0.0
+        if m.joint_type[j] == PRISMATIC:                       # dv = a: F = M+ a, N = MS+ x a
             f0, f1, f2 = c[9] * ax, c[9] * ay, c[9] * az
             m0 = c[7] * az - c[8] * ay
             m1 = c[8] * ax - c[6] * az
             m2 = c[6] * ay - c[7] * ax
-            H[j, j] = ax * f0 + ay * f1 + az * f2 + joint_params[j, 0]            # (A8.15)
+            H[j, j] = ax * f0 + ay * f1 + az * f2 + armature            # (A8.15)
         else:                                           # dw = a: F = a x MS+, N = J+ a
             f0 = ay * c[8] - az * c[7]
             f1 = az * c[6] - ax * c[8]
@@ -110,7 +114,7 @@ def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H, full=True
             m0 = c[0] * ax + c[1] * ay + c[2] * az
             m1 = c[1] * ax + c[3] * ay + c[4] * az
             m2 = c[2] * ax + c[4] * ay + c[5] * az
-            H[j, j] = ax * m0 + ay * m1 + az * m2 + joint_params[j, 0]            # (A8.18)
+            H[j, j] = ax * m0 + ay * m1 + az * m2 + armature            # (A8.18)
         k = j
         while parent[k] >= 0:                           # (A8.19-A8.21), k = j, a(j), ...
             Rk, pk = R[k], p[k]
@@ -122,46 +126,48 @@ def inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H, full=True
             M2 = Rk[2, 0] * m0 + Rk[2, 1] * m1 + Rk[2, 2] * m2 + pk[0] * F1 - pk[1] * F0
             f0, f1, f2, m0, m1, m2 = F0, F1, F2, M0, M1, M2
             k = parent[k]
-            g = geometry[k]
-            if jtype[k] == PRISMATIC:
-                v = g[12] * f0 + g[13] * f1 + g[14] * f2
+            if m.joint_type[k] == PRISMATIC:
+                v = m.axis[k, 0] * f0 + m.axis[k, 1] * f1 + m.axis[k, 2] * f2
             else:
-                v = g[12] * m0 + g[13] * m1 + g[14] * m2
+                v = m.axis[k, 0] * m0 + m.axis[k, 1] * m1 + m.axis[k, 2] * m2
             H[j, k] = v
             if full:
                 H[k, j] = v
 
 
 @njit(**JIT)
-def crba_kernel(parent, jtype, geometry, inertial, joint_params, q, out):
+def crba_kernel(m, q, flags, out):
     """Fill ``out (N, n, n)`` with M(q) for each sample; return False if ``q`` is not finite."""
     if not all_finite(q):
         return False
-    N, n = out.shape[0], out.shape[1]
+    n = m.parent.shape[0]
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     C = np.empty((n, 10))
     Jr = np.empty((3, 3))
-    for s in range(N):
-        joint_poses(jtype, geometry, _row(s, q), R, p)
-        composite_inertia(parent, inertial, R, p, C, Jr)
-        inertia_columns(parent, jtype, geometry, joint_params, R, p, C, out[s])
+    for s in range(out.shape[0]):
+        joint_poses(m, _row(s, q), R, p)
+        composite_inertia(m, R, p, C, Jr)
+        inertia_columns(m, flags, R, p, C, out[s])
     return True
 
 
 @njit(**JIT)
-def crba_vector(parent, jtype, geometry, inertial, joint_params, q, out):
+def crba_vector(m, q, flags, out):
     """M(q) for one state given as a vector (the control-loop path); False if ``q`` is bad."""
-    n = parent.shape[0]
+    n = m.parent.shape[0]
     if not vectors_ok(n, q, q, q):
         return False
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     C = np.empty((n, 10))
-    joint_poses(jtype, geometry, q, R, p)
-    composite_inertia(parent, inertial, R, p, C, np.empty((3, 3)))
-    inertia_columns(parent, jtype, geometry, joint_params, R, p, C, out)
+    joint_poses(m, q, R, p)
+    composite_inertia(m, R, p, C, np.empty((3, 3)))
+    inertia_columns(m, flags, R, p, C, out)
     return True
+
+
+_crba_vector = Signature(crba_vector, KERNEL_MODEL, VECTOR, INT, OUT_MATRIX)
 
 
 def inertia_matrix(model, q, *, armature=True):
@@ -182,15 +188,17 @@ def inertia_matrix(model, q, *, armature=True):
     M : ndarray, shape (n, n) or (N, n, n)
 
     """
-    params = model.joint_params if armature else np.zeros_like(model.joint_params)
-    if vectors(q):
+    flags = ARMATURE if armature else 0
+    m = kernel_model(model)
+    if vector(q):
         out = np.empty((model.n, model.n))
-        if crba_vector(model.parent, model.joint_type, model.geometry, model.inertial, params, q,
-                       out):
-            return out
+        try:
+            if _crba_vector.call(m, q, flags, out):
+                return out
+        except TypeError:               # array-like, not an array: converted below
+            pass
     (q,), N, single = states(model, ('q',), q)
     out = np.empty((N, model.n, model.n))
-    args = (model.parent, model.joint_type, model.geometry, model.inertial, params, q, out)
-    if not all(parallel.run(crba_kernel, args, (5, 6), N)):
+    if not all(parallel.run(crba_kernel, N, {'q': q, 'out': out}, m=m, flags=flags)):
         raise_nonfinite(model, ('q',), q)
     return out[0] if single else out

@@ -28,65 +28,40 @@ Friction does no conservative work and has no energy function.
 from numba import njit
 import numpy as np
 
-from .kinematics import _row, all_finite, joint_poses
+from .kinematics import _row, all_finite, joint_poses, kernel_model, motion_pass, world_poses
+from .regressor import has_armature, standard_parameters
 from .. import _parallel as parallel
 from .._inputs import raise_nonfinite, states
 from .._jit import JIT
-from ..model import PRISMATIC
 
 _NAMES = ('q', 'qd')
 
 
 @njit(**JIT)
-def energy_kernel(parent, jtype, geometry, gravity, q, qd, stride, armature, out):
+def energy_kernel(m, q, qd, stride, armature, out):
     """Fill ``out (N, n*stride)`` with energy rows; columns per joint: 10 inertial [, Ia]."""
     if not (all_finite(q) and all_finite(qd)):
         return False
     N = out.shape[0]
-    n = parent.shape[0]
+    n = m.parent.shape[0]
+    gravity = m.gravity
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     R0 = np.empty((n, 3, 3))
     p0 = np.empty((n, 3))
     w = np.empty((n, 3))
     v = np.empty((n, 3))
+    dw = np.empty((n, 3))
+    dv = np.empty((n, 3))
+    zero = np.zeros(n)
     for s in range(N):
         qs, qds = _row(s, q), _row(s, qd)
-        joint_poses(jtype, geometry, qs, R, p)
+        joint_poses(m, qs, R, p)
+        world_poses(m, R, p, R0, p0)
+        motion_pass(m, gravity, qds, zero, R, p, w, dw, dv, v)
         h = out[s]
         for i in range(n):
-            a = parent[i]
-            # velocities in body frame i: w = R^T w_a (+ a qd), v = R^T (v_a + w_a x p) (+ a qd)
-            if a < 0:
-                wa0, wa1, wa2, va0, va1, va2 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-            else:
-                wa0, wa1, wa2 = w[a, 0], w[a, 1], w[a, 2]
-                va0 = v[a, 0] + wa1 * p[i, 2] - wa2 * p[i, 1]
-                va1 = v[a, 1] + wa2 * p[i, 0] - wa0 * p[i, 2]
-                va2 = v[a, 2] + wa0 * p[i, 1] - wa1 * p[i, 0]
-            for r in range(3):
-                w[i, r] = R[i, 0, r] * wa0 + R[i, 1, r] * wa1 + R[i, 2, r] * wa2
-                v[i, r] = R[i, 0, r] * va0 + R[i, 1, r] * va1 + R[i, 2, r] * va2
             rate = qds[i]
-            if jtype[i] == PRISMATIC:
-                for r in range(3):
-                    v[i, r] += geometry[i, 12 + r] * rate
-            else:
-                for r in range(3):
-                    w[i, r] += geometry[i, 12 + r] * rate
-            # pose in the base: R0 = R0_a R, p0 = p0_a + R0_a p
-            for r in range(3):
-                for c in range(3):
-                    if a < 0:
-                        R0[i, r, c] = R[i, r, c]
-                    else:
-                        R0[i, r, c] = (R0[a, r, 0] * R[i, 0, c] + R0[a, r, 1] * R[i, 1, c]
-                                       + R0[a, r, 2] * R[i, 2, c])
-                if a < 0:
-                    p0[i, r] = p[i, r]
-                else:
-                    p0[i, r] = (p0[a, r] + R0[a, r, 0] * p[i, 0] + R0[a, r, 1] * p[i, 1]
-                                + R0[a, r, 2] * p[i, 2])
             w0, w1, w2 = w[i, 0], w[i, 1], w[i, 2]
             v0, v1, v2 = v[i, 0], v[i, 1], v[i, 2]
             c = i * stride
@@ -111,7 +86,7 @@ def energy_kernel(parent, jtype, geometry, gravity, q, qd, stride, armature, out
     return True
 
 
-def energy_regressor(model, q, qd, *, armature=False):
+def energy_regressor(model, q, qd, *, armature=None):
     """
     Energy functions ``h`` with total energy ``H = h @ K``, ``K`` the standard parameters.
 
@@ -121,8 +96,9 @@ def energy_regressor(model, q, qd, *, armature=False):
         The robot.
     q, qd : array-like, shape (n,) or (N, n)
         Joint positions and velocities.
-    armature : bool
-        Add the rotor columns ``1/2 qd_j^2`` (``K`` with ``Ia``, no friction).
+    armature : bool or None
+        Add the rotor columns ``1/2 qd_j^2`` (``K`` with ``Ia``, no friction); None (default): if
+        the model has rotor inertias, as :func:`~manipulator_dynamics.standard_parameters`.
 
     Returns
     -------
@@ -132,17 +108,17 @@ def energy_regressor(model, q, qd, *, armature=False):
 
     """
     (q, qd), N, single = states(model, _NAMES, q, qd)
+    armature = has_armature(model, armature)
     stride = 11 if armature else 10
     out = np.empty((N, model.n * stride))
-    args = (model.parent, model.joint_type, model.geometry, model.gravity, q, qd, stride, armature,
-            out)
-    if not all(parallel.run(energy_kernel, args, (4, 5, 8), N)):
+    batched = {'q': q, 'qd': qd, 'out': out}
+    if not all(parallel.run(energy_kernel, N, batched, m=kernel_model(model), stride=stride,
+                            armature=armature)):
         raise_nonfinite(model, _NAMES, q, qd)
     return out[0] if single else out
 
 
 def energy(model, q, qd, *, armature=True):
     """Total energy ``H = kinetic + potential`` of the robot, shape () or (N,)."""
-    from .regressor import standard_parameters
     return energy_regressor(model, q, qd, armature=armature) @ standard_parameters(
         model, armature=armature)

@@ -35,30 +35,30 @@ from numba import njit
 import numpy as np
 
 from .crba import composite_inertia, inertia_columns
-from .kinematics import _row, all_finite, joint_poses, vectors_ok
-from .rnea import FRICTION, rnea_sample
+from .kinematics import (_row, all_finite, ARMATURE, FRICTION, joint_poses, KERNEL_MODEL,
+                         kernel_model, vectors_ok)
+from .rnea import rnea_sample, rnea_workspace
 from .udut import articulated, raise_singular
 from .. import _parallel as parallel
 from .._inputs import external_wrenches, raise_nonfinite, states, vectors
-from .._jit import JIT
+from .._jit import BOOL, INT, JIT, OUT_VECTOR, Signature, VECTOR
 from ..model import PRISMATIC
 
 
 @njit(**JIT)
-def _rhs(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext, s, flags,
-         R, p, scratch, t):
+def _rhs(m, qs, qds, taus, fext, s, flags, work, t):
     """
-    Poses of state ``qs`` and ``t = tau - h(q, qd)`` (Newton-Euler with ``qdd = 0``).
+    Poses of state ``qs`` (into ``work[0], work[1]``) and ``t = tau - h(q, qd)``.
 
-    ``scratch (6, n, 3)``; its last plane holds the zero accelerations (kept apart from ``t``:
-    aliasing them costs the compiler a reload per use).
+    ``h`` is Newton-Euler's with ``qdd = 0``; ``work`` is :func:`rnea.rnea_workspace`'s, whose
+    spare plane holds the zero accelerations (kept apart from ``t``: aliasing them costs the
+    compiler a reload per use).
     """
     n = qs.shape[0]
-    joint_poses(jtype, geometry, qs, R, p)
-    zero = scratch[5].reshape(3 * n)[:n]
+    joint_poses(m, qs, work[0], work[1])
+    zero = work[2][5].reshape(3 * n)[:n]
     zero[:] = 0.0
-    rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, zero, fext, s,
-                flags, R, p, scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], t)
+    rnea_sample(m, qs, qds, zero, fext, s, flags & ~ARMATURE, work, t)
     for i in range(n):
         t[i] = taus[i] - t[i]
 
@@ -66,43 +66,40 @@ def _rhs(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus
 @njit(**JIT)
 def udut_workspace(n):
     """Scratch arrays of :func:`udut_fd_sample` for n bodies."""
-    return (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((6, n, 3)), np.empty((n, 6, 6)),
+    return (rnea_workspace(n), np.empty((n, 6, 6)),
             np.empty((n, 6)), np.empty(n), np.empty((n, 6)), np.empty((n, 6)), np.empty((6, 6)),
             np.empty((4, 3, 3)), np.empty(6))
 
 
 @njit(**JIT)
-def udut_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext,
-                   s, flags, work, qdd):
+def udut_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
     """Saha's three sweeps for one state into ``qdd (n,)``; -1, or the index of a zero pivot."""
-    R, p, scratch, IA, psi, D, eta, mu, Z, B, m = work
-    n = parent.shape[0]
-    _rhs(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext, s, flags,
-         R, p, scratch, qdd)
+    rnea_work, IA, psi, D, eta, mu, Z, B, acc6 = work
+    R, p = rnea_work[0], rnea_work[1]
+    n = m.parent.shape[0]
+    _rhs(m, qs, qds, taus, fext, s, flags, rnea_work, qdd)
     # sweep 1: qdd <- U^-1 (tau - h), backward, with the articulated inertias
-    k = articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, D, qdd, eta,
-                    Z, B)
+    k = articulated(m, flags, R, p, IA, psi, D, qdd, eta, Z, B)
     if k >= 0:
         return k
     for k in range(n):
-        a = parent[k]
+        a = m.parent[k]
         # mu_k, the acceleration of body k from its ancestors' qdd: X_k (mu_a + S_a qdd_a)
         if a < 0:
             mu[k, :] = 0.0
         else:
-            ga = geometry[a]
-            oa = 3 if jtype[a] == PRISMATIC else 0
-            m[:] = mu[a]
-            m[oa] += ga[12] * qdd[a]
-            m[oa + 1] += ga[13] * qdd[a]
-            m[oa + 2] += ga[14] * qdd[a]
+            oa = 3 if m.joint_type[a] == PRISMATIC else 0
+            acc6[:] = mu[a]
+            acc6[oa] += m.axis[a, 0] * qdd[a]
+            acc6[oa + 1] += m.axis[a, 1] * qdd[a]
+            acc6[oa + 2] += m.axis[a, 2] * qdd[a]
             Rk, pk = R[k], p[k]
             # w_k = R^T w_a ; v_k = R^T (v_a + w_a x p)
-            v0 = m[3] + m[1] * pk[2] - m[2] * pk[1]
-            v1 = m[4] + m[2] * pk[0] - m[0] * pk[2]
-            v2 = m[5] + m[0] * pk[1] - m[1] * pk[0]
+            v0 = acc6[3] + acc6[1] * pk[2] - acc6[2] * pk[1]
+            v1 = acc6[4] + acc6[2] * pk[0] - acc6[0] * pk[2]
+            v2 = acc6[5] + acc6[0] * pk[1] - acc6[1] * pk[0]
             for r in range(3):
-                mu[k, r] = Rk[0, r] * m[0] + Rk[1, r] * m[1] + Rk[2, r] * m[2]
+                mu[k, r] = Rk[0, r] * acc6[0] + Rk[1, r] * acc6[1] + Rk[2, r] * acc6[2]
                 mu[k, 3 + r] = Rk[0, r] * v0 + Rk[1, r] * v1 + Rk[2, r] * v2
         # sweeps 2 and 3: qdd_k = (t_k - psi_k . mu_k) / D_k, t_k from sweep 1
         acc = qdd[k]
@@ -169,29 +166,27 @@ def ltl_solve(parent, L, inv, x):
 @njit(**JIT)
 def cholesky_workspace(n):
     """Scratch arrays of :func:`cholesky_fd_sample` for n bodies."""
-    return (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((6, n, 3)), np.empty((n, 10)),
+    return (rnea_workspace(n), np.empty((n, 10)),
             np.empty((n, n)), np.empty(n), np.empty((3, 3)))
 
 
 @njit(**JIT)
-def cholesky_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus,
-                       fext, s, flags, work, qdd):
+def cholesky_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
     """Composite-link M, its LTL factors and two solves for one state; codes as udut_fd_sample."""
-    R, p, scratch, C, H, diag, Jr = work
-    _rhs(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, taus, fext, s, flags,
-         R, p, scratch, qdd)
-    composite_inertia(parent, inertial, R, p, C, Jr)
-    inertia_columns(parent, jtype, geometry, joint_params, R, p, C, H, False)
-    k = ltl_factor(parent, H, diag)
+    rnea_work, C, H, diag, Jr = work
+    R, p = rnea_work[0], rnea_work[1]
+    _rhs(m, qs, qds, taus, fext, s, flags, rnea_work, qdd)
+    composite_inertia(m, R, p, C, Jr)
+    inertia_columns(m, flags, R, p, C, H, False)
+    k = ltl_factor(m.parent, H, diag)
     if k >= 0:
         return k
-    ltl_solve(parent, H, diag, qdd)
+    ltl_solve(m.parent, H, diag, qdd)
     return -1
 
 
 @njit(**JIT)
-def fd_kernel(cholesky, parent, jtype, geometry, inertial, joint_params, gravity, q, qd, tau,
-              fext, flags, out):
+def fd_kernel(m, cholesky, q, qd, tau, fext, flags, out):
     """Fill ``out (N, n)``; -2 non-finite input, k >= 0 zero pivot at joint k, -1 ok."""
     if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
         return -2
@@ -202,12 +197,10 @@ def fd_kernel(cholesky, parent, jtype, geometry, inertial, joint_params, gravity
         work_u = udut_workspace(n)
     for s in range(N):
         if cholesky:
-            k = cholesky_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity,
-                                   _row(s, q), _row(s, qd), _row(s, tau), fext, s, flags, work_c,
-                                   out[s])
+            k = cholesky_fd_sample(m, _row(s, q), _row(s, qd), _row(s, tau), fext, s, flags,
+                                   work_c, out[s])
         else:
-            k = udut_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity,
-                               _row(s, q), _row(s, qd), _row(s, tau), fext, s, flags, work_u,
+            k = udut_fd_sample(m, _row(s, q), _row(s, qd), _row(s, tau), fext, s, flags, work_u,
                                out[s])
         if k >= 0:
             return k
@@ -215,20 +208,18 @@ def fd_kernel(cholesky, parent, jtype, geometry, inertial, joint_params, gravity
 
 
 @njit(**JIT)
-def fd_vector(cholesky, parent, jtype, geometry, inertial, joint_params, gravity, q, qd, tau,
-              flags, out):
+def fd_vector(m, cholesky, q, qd, tau, flags, out):
     """One state given as vectors (the control-loop path); -3 for a bad length, else as above."""
-    n = parent.shape[0]
+    n = m.parent.shape[0]
     if not vectors_ok(n, q, qd, tau):
         return -3
     fext = np.empty((0, n, 6))
     if cholesky:
-        return cholesky_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity, q, qd,
-                                  tau, fext, 0, flags, cholesky_workspace(n), out)
-    return udut_fd_sample(parent, jtype, geometry, inertial, joint_params, gravity, q, qd, tau,
-                          fext, 0, flags, udut_workspace(n), out)
+        return cholesky_fd_sample(m, q, qd, tau, fext, 0, flags, cholesky_workspace(n), out)
+    return udut_fd_sample(m, q, qd, tau, fext, 0, flags, udut_workspace(n), out)
 
 
+_fd_vector = Signature(fd_vector, KERNEL_MODEL, BOOL, VECTOR, VECTOR, VECTOR, INT, OUT_VECTOR)
 _NAMES = ('q', 'qd', 'tau')
 _CHOICE = weakref.WeakKeyDictionary()
 
@@ -299,32 +290,27 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
     elif method not in ('udut', 'cholesky'):
         raise ValueError(f"method must be 'auto', 'udut' or 'cholesky', got {method!r}")
     cholesky = method == 'cholesky'
-    params = model.joint_params if armature else _no_armature(model)
-    flags = FRICTION if friction else 0
+    flags = (ARMATURE if armature else 0) | (FRICTION if friction else 0)
+    m = kernel_model(model)
     if f_ext is None and vectors(q, qd, tau):
         out = np.empty(model.n)
-        status = fd_vector(cholesky, model.parent, model.joint_type, model.geometry,
-                           model.inertial, params, model.gravity, q, qd, tau, flags, out)
+        try:
+            status = _fd_vector.call(m, cholesky, q, qd, tau, flags, out)
+        except TypeError:               # array-like, not an array: converted below
+            status = -3
         if status == -1:
             return out
         if status >= 0:
             raise_singular(model, status, q)
         # -3: a bad length or value; the general path says which
     (q, qd, tau), N, single = states(model, _NAMES, q, qd, tau)
-    fext = external_wrenches(model, f_ext, N)
     out = np.empty((N, model.n))
-    args = (cholesky, model.parent, model.joint_type, model.geometry, model.inertial, params,
-            model.gravity, q, qd, tau, fext, flags, out)
-    statuses = parallel.run(fd_kernel, args, (7, 8, 9, 10, 12), N)
+    batched = {'q': q, 'qd': qd, 'tau': tau,
+               'fext': external_wrenches(model, f_ext, N), 'out': out}
+    statuses = parallel.run(fd_kernel, N, batched, m=m, cholesky=cholesky, flags=flags)
     status = -2 if -2 in statuses else max(statuses)
     if status == -2:
         raise_nonfinite(model, _NAMES, q, qd, tau)
     if status >= 0:
         raise_singular(model, status, q)
     return out[0] if single else out
-
-
-def _no_armature(model):
-    params = model.joint_params.copy()
-    params[:, 0] = 0.0
-    return params

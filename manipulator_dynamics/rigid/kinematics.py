@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Compiled building blocks shared by the algorithms: joint poses and input checks.
+The model as one compiled value, and the kinematics every kernel shares.
 
 Conventions (used by every kernel): body ``i``'s pose in its parent frame is ``R[i], p[i]``
 (rotation from body to parent frame, position of the body origin in the parent frame).  Spatial
@@ -21,14 +21,98 @@ vectors are written out as pairs of 3-vectors, angular first: motion ``(w, v)`` 
 velocity of the frame origin, force ``(n, f)`` with ``n`` the moment about the frame origin.  A 6x6
 spatial inertia about a frame origin is ``[[J, skew(MS)], [skew(MS).T, M*1]]``.
 
-Kernels take batches ``(N, n)``; an input with one row is broadcast over the batch (``_row``).
+Every kernel takes the robot as one :class:`KernelModel` (``kernel_model(model)``, built once per
+:class:`~manipulator_dynamics.Model`): a numba structure whose fields are the model's arrays under
+the model's names (``m.parent``, ``m.axis[i]``, ``m.inertial[i]``, ...), read-only.  Kernels take
+batches ``(N, n)``; an input with one row is broadcast over the batch (``_row``).
 """
 
-from numba import njit
+from numba import njit, types
+from numba.experimental import structref
 import numpy as np
 
 from .._jit import JIT
 from ..model import PRISMATIC
+
+#: The fields of a kernel model: the Model's arrays the kernels read, with their numba types.
+FIELDS = (
+    ('parent', types.Array(types.int64, 1, 'C', readonly=True)),
+    ('joint_type', types.Array(types.int64, 1, 'C', readonly=True)),
+    ('R_parent_joint', types.Array(types.float64, 3, 'C', readonly=True)),
+    ('p_parent_joint', types.Array(types.float64, 2, 'C', readonly=True)),
+    ('axis', types.Array(types.float64, 2, 'C', readonly=True)),
+    ('inertial', types.Array(types.float64, 2, 'C', readonly=True)),
+    ('armature', types.Array(types.float64, 1, 'C', readonly=True)),
+    ('viscous', types.Array(types.float64, 1, 'C', readonly=True)),
+    ('coulomb', types.Array(types.float64, 1, 'C', readonly=True)),
+    ('gravity', types.Array(types.float64, 1, 'C', readonly=True)),
+)
+
+#: Kernel flags: which joint-level terms to add.
+ARMATURE = 1
+FRICTION = 2
+
+
+@structref.register
+class KernelModelType(types.StructRef):
+    """The numba type of :class:`KernelModel`."""
+
+    def preprocess_fields(self, fields):
+        return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+
+class KernelModel(structref.StructRefProxy):
+    """A Model's arrays as one compiled value: what every kernel takes first."""
+
+    @property
+    def n(self):
+        """Give the number of bodies."""
+        return _size(self)
+
+
+structref.define_boxing(KernelModelType, KernelModel)
+
+#: The one type of every kernel model (the fields' types are fixed, so compiled code is shared).
+KERNEL_MODEL = KernelModelType(FIELDS)
+
+
+@njit(cache=True)
+def _size(m):
+    return m.parent.shape[0]
+
+
+@njit(cache=True)
+def _new_kernel_model(parent, joint_type, R_parent_joint, p_parent_joint, axis, inertial,
+                      armature, viscous, coulomb, gravity):
+    m = structref.new(KERNEL_MODEL)
+    m.parent = parent
+    m.joint_type = joint_type
+    m.R_parent_joint = R_parent_joint
+    m.p_parent_joint = p_parent_joint
+    m.axis = axis
+    m.inertial = inertial
+    m.armature = armature
+    m.viscous = viscous
+    m.coulomb = coulomb
+    m.gravity = gravity
+    return m
+
+
+def kernel_model(model):
+    """Return the :class:`KernelModel` of ``model``, built on first use and kept with it."""
+    try:
+        return model._kernel_model
+    except AttributeError:
+        pass
+    arrays = []
+    for name, typ in FIELDS:
+        a = np.array(getattr(model, name), dtype=np.int64 if typ.dtype == types.int64
+                     else np.float64, order='C')
+        a.flags.writeable = False
+        arrays.append(a)
+    m = _new_kernel_model(*arrays)
+    object.__setattr__(model, '_kernel_model', m)      # Model is frozen; this is a cache
+    return m
 
 
 @njit(**JIT)
@@ -59,22 +143,23 @@ def all_finite(a):
 
 
 @njit(**JIT)
-def joint_poses(jtype, geometry, q, R, p):
+def joint_poses(m, q, R, p):
     """Fill ``R (n,3,3)`` and ``p (n,3)``: every body's pose in its parent frame at ``q``."""
     for i in range(q.shape[0]):
-        g = geometry[i]
-        ax, ay, az = g[12], g[13], g[14]
-        if jtype[i] == PRISMATIC:
+        T = m.R_parent_joint[i]
+        ax, ay, az = m.axis[i, 0], m.axis[i, 1], m.axis[i, 2]
+        if m.joint_type[i] == PRISMATIC:
             for r in range(3):
-                R[i, r, 0] = g[3 * r]
-                R[i, r, 1] = g[3 * r + 1]
-                R[i, r, 2] = g[3 * r + 2]
-                p[i, r] = g[9 + r] + q[i] * (g[3 * r] * ax + g[3 * r + 1] * ay + g[3 * r + 2] * az)
+                R[i, r, 0] = T[r, 0]
+                R[i, r, 1] = T[r, 1]
+                R[i, r, 2] = T[r, 2]
+                p[i, r] = m.p_parent_joint[i, r] + q[i] * (T[r, 0] * ax + T[r, 1] * ay
+                                                           + T[r, 2] * az)
         else:
             c = np.cos(q[i])
             s = np.sin(q[i])
             t = 1.0 - c
-            # Rodrigues: rotation about the unit axis by q, then R = R_tree @ Rj
+            # Rodrigues: rotation about the unit axis by q, then R = R_parent_joint @ Rj
             j00 = c + t * ax * ax
             j01 = t * ax * ay - s * az
             j02 = t * ax * az + s * ay
@@ -85,39 +170,47 @@ def joint_poses(jtype, geometry, q, R, p):
             j21 = t * ay * az + s * ax
             j22 = c + t * az * az
             for r in range(3):
-                a0, a1, a2 = g[3 * r], g[3 * r + 1], g[3 * r + 2]
+                a0, a1, a2 = T[r, 0], T[r, 1], T[r, 2]
                 R[i, r, 0] = a0 * j00 + a1 * j10 + a2 * j20
                 R[i, r, 1] = a0 * j01 + a1 * j11 + a2 * j21
                 R[i, r, 2] = a0 * j02 + a1 * j12 + a2 * j22
-                p[i, r] = g[9 + r]
+                p[i, r] = m.p_parent_joint[i, r]
 
 
 @njit(**JIT)
-def force_to_parent(R, p, n, f, n_out, f_out):
-    """Add to ``(n_out, f_out)`` a child frame's force ``(n, f)``, moved to the parent origin."""
-    f0 = R[0, 0] * f[0] + R[0, 1] * f[1] + R[0, 2] * f[2]
-    f1 = R[1, 0] * f[0] + R[1, 1] * f[1] + R[1, 2] * f[2]
-    f2 = R[2, 0] * f[0] + R[2, 1] * f[1] + R[2, 2] * f[2]
-    f_out[0] += f0
-    f_out[1] += f1
-    f_out[2] += f2
-    n_out[0] += R[0, 0] * n[0] + R[0, 1] * n[1] + R[0, 2] * n[2] + p[1] * f2 - p[2] * f1
-    n_out[1] += R[1, 0] * n[0] + R[1, 1] * n[1] + R[1, 2] * n[2] + p[2] * f0 - p[0] * f2
-    n_out[2] += R[2, 0] * n[0] + R[2, 1] * n[1] + R[2, 2] * n[2] + p[0] * f1 - p[1] * f0
+def world_poses(m, R, p, R0, p0):
+    """Fill ``R0 (n,3,3)``, ``p0 (n,3)``: every body's pose in the base frame, from ``R, p``."""
+    for i in range(m.parent.shape[0]):
+        a = m.parent[i]
+        for r in range(3):
+            if a < 0:
+                for c in range(3):
+                    R0[i, r, c] = R[i, r, c]
+                p0[i, r] = p[i, r]
+            else:
+                for c in range(3):
+                    R0[i, r, c] = (R0[a, r, 0] * R[i, 0, c] + R0[a, r, 1] * R[i, 1, c]
+                                   + R0[a, r, 2] * R[i, 2, c])
+                p0[i, r] = (p0[a, r] + R0[a, r, 0] * p[i, 0] + R0[a, r, 1] * p[i, 1]
+                            + R0[a, r, 2] * p[i, 2])
 
 
 @njit(**JIT)
-def motion_pass(parent, jtype, geometry, gravity, qd, qdd, R, p, w, dw, dv):
+def motion_pass(m, gravity, qd, qdd, R, p, w, dw, dv, v):
     """
-    Outward Newton-Euler pass: fill ``w, dw, dv (n, 3)`` in body frames.
+    Run the outward pass: velocities and accelerations of every body, in its own frame.
 
-    ``w`` angular velocity, ``dw`` angular acceleration, ``dv`` linear acceleration of the frame
-    origin with gravity folded in as a base acceleration ``-gravity`` (so ``dv`` is what a
-    body-fixed accelerometer at the origin would read, sign reversed).  Poses ``R, p`` from
-    :func:`joint_poses`.
+    Fills ``w`` (angular velocity), ``dw`` (angular acceleration), ``dv`` (linear acceleration of
+    the frame origin), all ``(n, 3)``, and, when ``v`` has n rows (pass ``(0, 3)`` to skip it),
+    ``v`` the velocity of the frame origin.  ``gravity`` enters as a base acceleration
+    ``-gravity`` (so ``dv`` is what a body-fixed accelerometer at the origin would read, sign
+    reversed); pass zeros for the kinematic accelerations.  Poses ``R, p`` from
+    :func:`joint_poses`.  Newton-Euler's forward recursion (Khalil & Dombre, section 9.5.2).
     """
-    for i in range(parent.shape[0]):
-        a = parent[i]
+    velocity = v.shape[0] > 0
+    for i in range(m.parent.shape[0]):
+        a = m.parent[i]
+        u0, u1, u2 = 0.0, 0.0, 0.0
         if a < 0:
             w0, w1, w2 = 0.0, 0.0, 0.0
             e0, e1, e2 = 0.0, 0.0, 0.0
@@ -126,8 +219,11 @@ def motion_pass(parent, jtype, geometry, gravity, qd, qdd, R, p, w, dw, dv):
             w0, w1, w2 = w[a, 0], w[a, 1], w[a, 2]
             e0, e1, e2 = dw[a, 0], dw[a, 1], dw[a, 2]
             p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
-            # acceleration of body i's origin, parent frame: dv + dw x p + w x (w x p)
+            # velocity of body i's origin, parent frame: v + w x p
             c0, c1, c2 = w1 * p2 - w2 * p1, w2 * p0 - w0 * p2, w0 * p1 - w1 * p0
+            if velocity:
+                u0, u1, u2 = v[a, 0] + c0, v[a, 1] + c1, v[a, 2] + c2
+            # acceleration of body i's origin, parent frame: dv + dw x p + w x (w x p)
             t0 = dv[a, 0] + e1 * p2 - e2 * p1 + w1 * c2 - w2 * c1
             t1 = dv[a, 1] + e2 * p0 - e0 * p2 + w2 * c0 - w0 * c2
             t2 = dv[a, 2] + e0 * p1 - e1 * p0 + w0 * c1 - w1 * c0
@@ -142,10 +238,16 @@ def motion_pass(parent, jtype, geometry, gravity, qd, qdd, R, p, w, dw, dv):
         V0 = Ri[0, 0] * t0 + Ri[1, 0] * t1 + Ri[2, 0] * t2
         V1 = Ri[0, 1] * t0 + Ri[1, 1] * t1 + Ri[2, 1] * t2
         V2 = Ri[0, 2] * t0 + Ri[1, 2] * t1 + Ri[2, 2] * t2
-        g = geometry[i]
-        ax, ay, az = g[12], g[13], g[14]
+        ax, ay, az = m.axis[i, 0], m.axis[i, 1], m.axis[i, 2]
         rate, acc = qd[i], qdd[i]
-        if jtype[i] == PRISMATIC:
+        if velocity:
+            U0 = Ri[0, 0] * u0 + Ri[1, 0] * u1 + Ri[2, 0] * u2
+            U1 = Ri[0, 1] * u0 + Ri[1, 1] * u1 + Ri[2, 1] * u2
+            U2 = Ri[0, 2] * u0 + Ri[1, 2] * u1 + Ri[2, 2] * u2
+            if m.joint_type[i] == PRISMATIC:
+                U0, U1, U2 = U0 + ax * rate, U1 + ay * rate, U2 + az * rate
+            v[i, 0], v[i, 1], v[i, 2] = U0, U1, U2
+        if m.joint_type[i] == PRISMATIC:
             # dv += 2 w x (a qd) + a qdd
             V0 += 2.0 * rate * (W1 * az - W2 * ay) + ax * acc
             V1 += 2.0 * rate * (W2 * ax - W0 * az) + ay * acc
@@ -161,6 +263,31 @@ def motion_pass(parent, jtype, geometry, gravity, qd, qdd, R, p, w, dw, dv):
         w[i, 0], w[i, 1], w[i, 2] = W0, W1, W2
         dw[i, 0], dw[i, 1], dw[i, 2] = E0, E1, E2
         dv[i, 0], dv[i, 1], dv[i, 2] = V0, V1, V2
+
+
+@njit(**JIT)
+def axis_dot(m, i, x):
+    """
+    Project a spatial force or motion ``x (6,)`` on joint i's axis: ``S_i . x``.
+
+    The axis meets the angular part for a revolute joint, the linear part for a prismatic one.
+    """
+    o = 3 if m.joint_type[i] == PRISMATIC else 0
+    return m.axis[i, 0] * x[o] + m.axis[i, 1] * x[o + 1] + m.axis[i, 2] * x[o + 2]
+
+
+@njit(**JIT)
+def force_to_parent(R, p, n, f, n_out, f_out):
+    """Add to ``(n_out, f_out)`` a child frame's force ``(n, f)``, moved to the parent origin."""
+    f0 = R[0, 0] * f[0] + R[0, 1] * f[1] + R[0, 2] * f[2]
+    f1 = R[1, 0] * f[0] + R[1, 1] * f[1] + R[1, 2] * f[2]
+    f2 = R[2, 0] * f[0] + R[2, 1] * f[1] + R[2, 2] * f[2]
+    f_out[0] += f0
+    f_out[1] += f1
+    f_out[2] += f2
+    n_out[0] += R[0, 0] * n[0] + R[0, 1] * n[1] + R[0, 2] * n[2] + p[1] * f2 - p[2] * f1
+    n_out[1] += R[1, 0] * n[0] + R[1, 1] * n[1] + R[1, 2] * n[2] + p[2] * f0 - p[0] * f2
+    n_out[2] += R[2, 0] * n[0] + R[2, 1] * n[1] + R[2, 2] * n[2] + p[0] * f1 - p[1] * f0
 
 
 @njit(**JIT)

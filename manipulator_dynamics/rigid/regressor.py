@@ -30,7 +30,8 @@ and each column is carried to every joint on the link's root path like an RNEA w
 from numba import njit
 import numpy as np
 
-from .kinematics import _row, all_finite, force_to_parent, joint_poses, motion_pass
+from .kinematics import (_row, all_finite, ARMATURE, force_to_parent, FRICTION, joint_poses,
+                         kernel_model, motion_pass)
 from .. import _parallel as parallel
 from .._inputs import raise_nonfinite, states
 from .._jit import JIT
@@ -84,11 +85,12 @@ def link_wrench_matrix(W, E, V, A):
 
 
 @njit(**JIT)
-def regressor_kernel(parent, jtype, geometry, gravity, q, qd, qdd, stride, extra, out):
-    """Fill ``out (N, n, n*stride)``; ``extra`` bit 1: Ia column, bit 2: Fv and Fc columns."""
+def regressor_kernel(m, q, qd, qdd, stride, flags, out):
+    """Fill ``out (N, n, n*stride)``; ``flags``: the Ia column, the Fv and Fc columns."""
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
         return False
     N, n = out.shape[0], out.shape[1]
+    parent = m.parent
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     w = np.empty((n, 3))
@@ -100,8 +102,8 @@ def regressor_kernel(parent, jtype, geometry, gravity, q, qd, qdd, stride, extra
     ff = np.empty(3)
     for s in range(N):
         qs, qds, qdds = _row(s, q), _row(s, qd), _row(s, qdd)
-        joint_poses(jtype, geometry, qs, R, p)
-        motion_pass(parent, jtype, geometry, gravity, qds, qdds, R, p, w, dw, dv)
+        joint_poses(m, qs, R, p)
+        motion_pass(m, m.gravity, qds, qdds, R, p, w, dw, dv, w[:0])
         Y = out[s]
         Y[:, :] = 0.0
         for j in range(n):
@@ -109,10 +111,10 @@ def regressor_kernel(parent, jtype, geometry, gravity, q, qd, qdd, stride, extra
             col = j * stride
             k = j
             while True:
-                o = 3 if jtype[k] == PRISMATIC else 0
-                g = geometry[k]
+                o = 3 if m.joint_type[k] == PRISMATIC else 0
+                ax, ay, az = m.axis[k, 0], m.axis[k, 1], m.axis[k, 2]
                 for c in range(10):
-                    Y[k, col + c] = g[12] * A[o, c] + g[13] * A[o + 1, c] + g[14] * A[o + 2, c]
+                    Y[k, col + c] = ax * A[o, c] + ay * A[o + 1, c] + az * A[o + 2, c]
                 if parent[k] < 0:
                     break
                 for c in range(10):          # carry each column to the parent like a wrench
@@ -124,22 +126,34 @@ def regressor_kernel(parent, jtype, geometry, gravity, q, qd, qdd, stride, extra
                 A[:, :] = B
                 k = parent[k]
             c = col + 10
-            if extra & 1:
+            if flags & ARMATURE:
                 Y[j, c] = qdds[j]
                 c += 1
-            if extra & 2:
+            if flags & FRICTION:
                 Y[j, c] = qds[j]
                 Y[j, c + 1] = np.sign(qds[j])
     return True
 
 
+def has_armature(model, armature):
+    """
+    Resolve an ``armature`` argument: None (the default) follows the model.
+
+    Rotor inertias count where the model has any (a nonzero ``model.armature``), so that with
+    every default ``inverse_dynamics(m, q, qd, qdd) == regressor(m, q, qd, qdd) @
+    standard_parameters(m)`` holds, and ``energy`` is ``energy_regressor @ standard_parameters``.
+    """
+    return bool(model.armature.any()) if armature is None else bool(armature)
+
+
 def _layout(armature, friction):
-    extra = (1 if armature else 0) | (2 if friction else 0)
-    return 10 + (1 if armature else 0) + (2 if friction else 0), extra
+    flags = (ARMATURE if armature else 0) | (FRICTION if friction else 0)
+    return 10 + (1 if armature else 0) + (2 if friction else 0), flags
 
 
-def parameter_names(model, *, armature=False, friction=False):
+def parameter_names(model, *, armature=None, friction=False):
     """Name the entries of :func:`standard_parameters`, e.g. ``'ZZ_link2'``, ``'Ia_joint2'``."""
+    armature = has_armature(model, armature)
     names = []
     for joint, link in zip(model.joint_names, model.link_names):
         names += [f'{name}_{link}' for name in PARAMETER_NAMES]
@@ -150,14 +164,15 @@ def parameter_names(model, *, armature=False, friction=False):
     return tuple(names)
 
 
-def standard_parameters(model, *, armature=False, friction=False):
+def standard_parameters(model, *, armature=None, friction=False):
     """
     Return the model's standard parameter vector ``K``, shape ``(n * (10 [+1] [+2]),)``.
 
     Per joint j: the 10 parameters of its link in :data:`PARAMETER_NAMES` order (about the link
-    frame origin, fixed children merged), then ``Ia_j`` if ``armature``, then ``Fv_j, Fc_j`` if
-    ``friction``.
+    frame origin, fixed children merged), then ``Ia_j`` if ``armature`` (default: if the model has
+    rotor inertias, see :func:`has_armature`), then ``Fv_j, Fc_j`` if ``friction``.
     """
+    armature = has_armature(model, armature)
     stride, _ = _layout(armature, friction)
     K = np.zeros((model.n, stride))
     K[:, :10] = model.inertial
@@ -171,7 +186,7 @@ def standard_parameters(model, *, armature=False, friction=False):
     return K.reshape(-1)
 
 
-def regressor(model, q, qd, qdd, *, armature=False, friction=False):
+def regressor(model, q, qd, qdd, *, armature=None, friction=False):
     """
     Joint-torque regressor ``Y`` with ``inverse_dynamics(...) == Y @ standard_parameters(...)``.
 
@@ -181,8 +196,10 @@ def regressor(model, q, qd, qdd, *, armature=False, friction=False):
         The robot (:func:`load_model`).
     q, qd, qdd : array-like, shape (n,) or (N, n)
         Joint positions, velocities, accelerations; 1-D ones are broadcast over the batch.
-    armature, friction : bool
-        Add the columns of ``Ia`` (``qdd_j``) and of ``Fv, Fc`` (``qd_j``, ``sign(qd_j)``).
+    armature : bool or None
+        Add the columns of ``Ia`` (``qdd_j``); None (default): if the model has rotor inertias.
+    friction : bool
+        Add the columns of ``Fv, Fc`` (``qd_j``, ``sign(qd_j)``).
 
     Returns
     -------
@@ -191,10 +208,9 @@ def regressor(model, q, qd, qdd, *, armature=False, friction=False):
 
     """
     (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
-    stride, extra = _layout(armature, friction)
+    stride, flags = _layout(has_armature(model, armature), friction)
     out = np.empty((N, model.n, model.n * stride))
-    args = (model.parent, model.joint_type, model.geometry, model.gravity, q, qd, qdd, stride,
-            extra, out)
-    if not all(parallel.run(regressor_kernel, args, (4, 5, 6, 9), N)):
+    if not all(parallel.run(regressor_kernel, N, {'q': q, 'qd': qd, 'qdd': qdd, 'out': out},
+                            m=kernel_model(model), stride=stride, flags=flags)):
         raise_nonfinite(model, _NAMES, q, qd, qdd)
     return out[0] if single else out

@@ -22,39 +22,47 @@ written with Khalil's standard parameters about its frame origin::
     N = J dw + w x (J w) + MS x dv             (moment about the frame origin)
 
 Gravity enters as a base acceleration ``-g``.  Rotor inertia and joint friction are joint-level
-terms
-``Ia qdd + Fv qd + Fc sign(qd)``.
+terms ``Ia qdd + Fv qd + Fc sign(qd)``.
 """
 
 from numba import njit
 import numpy as np
 
-from .kinematics import _row, all_finite, force_to_parent, joint_poses, motion_pass, vectors_ok
+from .kinematics import (_row, all_finite, ARMATURE, force_to_parent, FRICTION, joint_poses,
+                         KERNEL_MODEL, kernel_model, motion_pass, vectors_ok)
 from .. import _parallel as parallel
 from .._inputs import external_wrenches, raise_nonfinite, states, vectors
-from .._jit import JIT
+from .._jit import INT, JIT, OUT_VECTOR, Signature, VECTOR
 from ..model import PRISMATIC
-
-ARMATURE = 1
-FRICTION = 2
 
 
 @njit(**JIT)
-def rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qds, qdds, fext, s,
-                flags, R, p, w, dw, dv, f, m, tau):
+def rnea_workspace(n):
     """
-    Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` must be filled already.
+    Scratch of :func:`rnea_sample`: poses ``R, p``, then planes ``w, dw, dv, f, mom`` (n, 3).
 
-    ``fext (Nf, n, 6)`` holds body-frame wrenches, row ``s`` (or the only row) is used when Nf > 0;
-    ``w, dw, dv, f, m (n, 3)`` are scratch.
+    A sixth plane is left to the caller (forward dynamics keeps its zero accelerations there).
     """
-    n = parent.shape[0]
-    motion_pass(parent, jtype, geometry, gravity, qds, qdds, R, p, w, dw, dv)
+    return np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((6, n, 3))
+
+
+@njit(**JIT)
+def rnea_sample(m, qs, qds, qdds, fext, s, flags, work, tau):
+    """
+    Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` of ``work`` must be filled.
+
+    ``fext (Nf, n, 6)`` holds body-frame wrenches, row ``s`` (or the only row) is used when
+    Nf > 0.  ``flags``: :data:`ARMATURE` adds ``Ia qdd``, :data:`FRICTION` ``Fv qd + Fc sign(qd)``.
+    """
+    R, p, vectors = work
+    w, dw, dv, f, mom = vectors[0], vectors[1], vectors[2], vectors[3], vectors[4]
+    n = m.parent.shape[0]
+    motion_pass(m, m.gravity, qds, qdds, R, p, w, dw, dv, vectors[0, :0])
     for i in range(n):
         W0, W1, W2 = w[i, 0], w[i, 1], w[i, 2]
         E0, E1, E2 = dw[i, 0], dw[i, 1], dw[i, 2]
         V0, V1, V2 = dv[i, 0], dv[i, 1], dv[i, 2]
-        k = inertial[i]
+        k = m.inertial[i]
         XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = (k[0], k[1], k[2], k[3], k[4], k[5], k[6],
                                                  k[7], k[8], k[9])
         # F = M dv + dw x MS + w x (w x MS)
@@ -66,66 +74,56 @@ def rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, qs, qd
         h0 = XX * W0 + XY * W1 + XZ * W2
         h1 = XY * W0 + YY * W1 + YZ * W2
         h2 = XZ * W0 + YZ * W1 + ZZ * W2
-        m[i, 0] = (XX * E0 + XY * E1 + XZ * E2 + W1 * h2 - W2 * h1 + MY * V2 - MZ * V1)
-        m[i, 1] = (XY * E0 + YY * E1 + YZ * E2 + W2 * h0 - W0 * h2 + MZ * V0 - MX * V2)
-        m[i, 2] = (XZ * E0 + YZ * E1 + ZZ * E2 + W0 * h1 - W1 * h0 + MX * V1 - MY * V0)
+        mom[i, 0] = (XX * E0 + XY * E1 + XZ * E2 + W1 * h2 - W2 * h1 + MY * V2 - MZ * V1)
+        mom[i, 1] = (XY * E0 + YY * E1 + YZ * E2 + W2 * h0 - W0 * h2 + MZ * V0 - MX * V2)
+        mom[i, 2] = (XZ * E0 + YZ * E1 + ZZ * E2 + W0 * h1 - W1 * h0 + MX * V1 - MY * V0)
         if fext.shape[0] > 0:
             x = fext[s, i] if fext.shape[0] > 1 else fext[0, i]
             f[i, 0] -= x[0]
             f[i, 1] -= x[1]
             f[i, 2] -= x[2]
-            m[i, 0] -= x[3]
-            m[i, 1] -= x[4]
-            m[i, 2] -= x[5]
+            mom[i, 0] -= x[3]
+            mom[i, 1] -= x[4]
+            mom[i, 2] -= x[5]
     for i in range(n - 1, -1, -1):
-        g = geometry[i]
-        src = f[i] if jtype[i] == PRISMATIC else m[i]
-        t = g[12] * src[0] + g[13] * src[1] + g[14] * src[2]
+        src = f[i] if m.joint_type[i] == PRISMATIC else mom[i]
+        t = m.axis[i, 0] * src[0] + m.axis[i, 1] * src[1] + m.axis[i, 2] * src[2]
         if flags & ARMATURE:
-            t += joint_params[i, 0] * qdds[i]
+            t += m.armature[i] * qdds[i]
         if flags & FRICTION:
             rate = qds[i]
-            t += joint_params[i, 1] * rate + joint_params[i, 2] * np.sign(rate)
+            t += m.viscous[i] * rate + m.coulomb[i] * np.sign(rate)
         tau[i] = t
-        a = parent[i]
+        a = m.parent[i]
         if a >= 0:
-            force_to_parent(R[i], p[i], m[i], f[i], m[a], f[a])
+            force_to_parent(R[i], p[i], mom[i], f[i], mom[a], f[a])
 
 
 @njit(**JIT)
-def rnea_kernel(parent, jtype, geometry, inertial, joint_params, gravity, q, qd, qdd, fext, flags,
-                out):
+def rnea_kernel(m, q, qd, qdd, fext, flags, out):
     """Fill ``out (N, n)`` with joint efforts; return False if an input is not finite."""
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
         return False
-    N, n = out.shape
-    R = np.empty((n, 3, 3))
-    p = np.empty((n, 3))
-    scratch = np.empty((5, n, 3))
-    for s in range(N):
-        joint_poses(jtype, geometry, _row(s, q), R, p)
-        rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, _row(s, q),
-                    _row(s, qd), _row(s, qdd), fext, s, flags, R, p, scratch[0], scratch[1],
-                    scratch[2], scratch[3], scratch[4], out[s])
+    work = rnea_workspace(m.parent.shape[0])
+    for s in range(out.shape[0]):
+        joint_poses(m, _row(s, q), work[0], work[1])
+        rnea_sample(m, _row(s, q), _row(s, qd), _row(s, qdd), fext, s, flags, work, out[s])
     return True
 
 
 @njit(**JIT)
-def rnea_vector(parent, jtype, geometry, inertial, joint_params, gravity, q, qd, qdd, flags, out):
+def rnea_vector(m, q, qd, qdd, flags, out):
     """One state given as vectors (the control-loop path); False if a length or value is bad."""
-    n = parent.shape[0]
+    n = m.parent.shape[0]
     if not vectors_ok(n, q, qd, qdd):
         return False
-    R = np.empty((n, 3, 3))
-    p = np.empty((n, 3))
-    scratch = np.empty((5, n, 3))
-    joint_poses(jtype, geometry, q, R, p)
-    rnea_sample(parent, jtype, geometry, inertial, joint_params, gravity, q, qd, qdd,
-                np.empty((0, n, 6)), 0, flags, R, p, scratch[0], scratch[1], scratch[2],
-                scratch[3], scratch[4], out)
+    work = rnea_workspace(n)
+    joint_poses(m, q, work[0], work[1])
+    rnea_sample(m, q, qd, qdd, np.empty((0, n, 6)), 0, flags, work, out)
     return True
 
 
+_rnea_vector = Signature(rnea_vector, KERNEL_MODEL, VECTOR, VECTOR, VECTOR, INT, OUT_VECTOR)
 _ZERO = {}
 _NAMES = ('q', 'qd', 'qdd')
 
@@ -164,17 +162,19 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=F
 
     """
     flags = (ARMATURE if armature else 0) | (FRICTION if friction else 0)
+    m = kernel_model(model)
     if f_ext is None and vectors(q, qd, qdd):
         out = np.empty(model.n)
-        if rnea_vector(model.parent, model.joint_type, model.geometry, model.inertial,
-                       model.joint_params, model.gravity, q, qd, qdd, flags, out):
-            return out
+        try:
+            if _rnea_vector.call(m, q, qd, qdd, flags, out):
+                return out
+        except TypeError:               # array-like, not an array: converted below
+            pass
     (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
-    fext = external_wrenches(model, f_ext, N)
     out = np.empty((N, model.n))
-    args = (model.parent, model.joint_type, model.geometry, model.inertial, model.joint_params,
-            model.gravity, q, qd, qdd, fext, flags, out)
-    if not all(parallel.run(rnea_kernel, args, (6, 7, 8, 9, 11), N)):
+    batched = {'q': q, 'qd': qd, 'qdd': qdd,
+               'fext': external_wrenches(model, f_ext, N), 'out': out}
+    if not all(parallel.run(rnea_kernel, N, batched, m=m, flags=flags)):
         raise_nonfinite(model, _NAMES, q, qd, qdd)
     return out[0] if single else out
 

@@ -34,7 +34,8 @@ Spatial vectors here are 6-arrays, angular first (see :mod:`._kinematics`).
 from numba import njit
 import numpy as np
 
-from .kinematics import _row, all_finite, force_to_parent, joint_poses
+from .kinematics import (_row, all_finite, ARMATURE, axis_dot, force_to_parent, joint_poses,
+                         kernel_model)
 from .. import _parallel as parallel
 from .._inputs import raise_nonfinite, states
 from .._jit import JIT
@@ -114,37 +115,38 @@ def add_transformed_inertia(R, p, Z, B, out):
 
 
 @njit(**JIT)
-def articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, D, tau, eta, Z,
-                B):
+def articulated(m, flags, R, p, IA, psi, D, tau, eta, Z, B):
     """
     Backward sweep: articulated inertias ``IA``, ``psi_k = IA_k S_k``, pivots ``D``.
 
     When ``tau (n,)`` is given (non-empty), also Saha's first solution sweep ``tau <- U^-1 tau``
     (eq. 36), with ``eta`` the force each body's descendants pass up.  ``Z (6, 6)`` and
-    ``B (4, 3, 3)`` are scratch.  Returns the index of the first joint with a zero pivot, or -1.
+    ``B (4, 3, 3)`` are scratch.  ``flags`` with :data:`ARMATURE` adds the rotor inertias to ``D``.
+    Returns the index of the first joint with a zero pivot, or -1.
     """
-    n = parent.shape[0]
+    n = m.parent.shape[0]
     solve = tau.shape[0] > 0
     for k in range(n):
-        spatial_inertia(inertial[k], IA[k])
+        spatial_inertia(m.inertial[k], IA[k])
         if solve:
             eta[k, :] = 0.0
     for k in range(n - 1, -1, -1):
-        g = geometry[k]
-        o = 3 if jtype[k] == PRISMATIC else 0
+        ax, ay, az = m.axis[k, 0], m.axis[k, 1], m.axis[k, 2]
+        o = 3 if m.joint_type[k] == PRISMATIC else 0
         A = IA[k]
         for r in range(6):
-            psi[k, r] = A[r, o] * g[12] + A[r, o + 1] * g[13] + A[r, o + 2] * g[14]
-        d = psi[k, o] * g[12] + psi[k, o + 1] * g[13] + psi[k, o + 2] * g[14] + joint_params[k, 0]
-        size = joint_params[k, 0]
+            psi[k, r] = A[r, o] * ax + A[r, o + 1] * ay + A[r, o + 2] * az
+        armature = m.armature[k] if flags & ARMATURE else 0.0
+        d = psi[k, o] * ax + psi[k, o + 1] * ay + psi[k, o + 2] * az + armature
+        size = armature
         for r in range(6):
             size = max(size, abs(A[r, r]))
         if not d > SINGULAR_PIVOT * size:
             return k
         D[k] = d
         if solve:  # tau_k <- tau_k - S_k . eta_k  (eq. 36)
-            tau[k] -= eta[k, o] * g[12] + eta[k, o + 1] * g[13] + eta[k, o + 2] * g[14]
-        a = parent[k]
+            tau[k] -= eta[k, o] * ax + eta[k, o + 1] * ay + eta[k, o + 2] * az
+        a = m.parent[k]
         if a < 0:
             continue
         for r in range(6):      # what joint k cannot resist: IA_k - psi_k psi_k^T / D_k  (eq. 35)
@@ -160,7 +162,7 @@ def articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, 
 
 
 @njit(**JIT)
-def udut_kernel(parent, jtype, geometry, inertial, joint_params, q, U, D):
+def udut_kernel(m, q, flags, U, D):
     """Fill ``U (N, n, n)``, ``D (N, n)``; return -2 for non-finite q, k >= 0 for a zero pivot."""
     if not all_finite(q):
         return -2
@@ -174,12 +176,10 @@ def udut_kernel(parent, jtype, geometry, inertial, joint_params, q, U, D):
     Z = np.empty((6, 6))
     B = np.empty((4, 3, 3))
     w = np.empty(6)
-    n2 = np.empty(3)
-    f2 = np.empty(3)
+    carried = np.empty(6)
     for s in range(N):
-        joint_poses(jtype, geometry, _row(s, q), R, p)
-        k = articulated(parent, jtype, geometry, inertial, joint_params, R, p, IA, psi, D[s], none,
-                        eta, Z, B)
+        joint_poses(m, _row(s, q), R, p)
+        k = articulated(m, flags, R, p, IA, psi, D[s], none, eta, Z, B)
         if k >= 0:
             return k
         Us = U[s]
@@ -188,16 +188,12 @@ def udut_kernel(parent, jtype, geometry, inertial, joint_params, q, U, D):
             Us[k, k] = 1.0
             w[:] = psi[k] / D[s, k]
             j = k
-            while parent[j] >= 0:        # carry psi_k / D_k to each ancestor i, project on S_i
-                n2[:] = 0.0
-                f2[:] = 0.0
-                force_to_parent(R[j], p[j], w[:3], w[3:], n2, f2)
-                w[:3] = n2
-                w[3:] = f2
-                j = parent[j]
-                o = 3 if jtype[j] == PRISMATIC else 0
-                Us[j, k] = (w[o] * geometry[j, 12] + w[o + 1] * geometry[j, 13]
-                            + w[o + 2] * geometry[j, 14])
+            while m.parent[j] >= 0:        # carry psi_k / D_k to each ancestor i, project on S_i
+                carried[:] = 0.0
+                force_to_parent(R[j], p[j], w[:3], w[3:], carried[:3], carried[3:])
+                w[:] = carried
+                j = m.parent[j]
+                Us[j, k] = axis_dot(m, j, w)
     return -1
 
 
@@ -240,9 +236,8 @@ def udut(model, q, *, armature=True):
     (q,), N, single = states(model, ('q',), q)
     U = np.empty((N, model.n, model.n))
     D = np.empty((N, model.n))
-    params = model.joint_params if armature else np.zeros_like(model.joint_params)
-    args = (model.parent, model.joint_type, model.geometry, model.inertial, params, q, U, D)
-    statuses = parallel.run(udut_kernel, args, (5, 6, 7), N)
+    statuses = parallel.run(udut_kernel, N, {'q': q, 'U': U, 'D': D}, m=kernel_model(model),
+                            flags=ARMATURE if armature else 0)
     status = -2 if -2 in statuses else max(statuses)
     if status == -2:
         raise_nonfinite(model, ('q',), q)
