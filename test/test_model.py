@@ -53,7 +53,7 @@ def test_string_and_file_give_the_same_model():
     with open(path) as f:
         b = md.load_model(f.read())
     for name in ('parent', 'joint_type', 'R_parent_joint', 'p_parent_joint', 'axis', 'inertial',
-                     'viscous', 'coulomb'):
+                 'viscous', 'coulomb'):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
 
 

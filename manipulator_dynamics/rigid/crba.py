@@ -37,17 +37,13 @@ from .kinematics import (_row, all_finite, ARMATURE, joint_poses, KERNEL_MODEL, 
                          rotate_symmetric, vectors_ok)
 from .. import _parallel as parallel
 from .._inputs import raise_nonfinite, states, vector
-from .._jit import INT, JIT, OUT_MATRIX, Signature, VECTOR
+from .._jit import INLINE, INT, JIT, OUT_MATRIX, Signature, VECTOR
 from ..model import PRISMATIC
 
 
-@njit(**JIT)
-def composite_inertia(m, R, p, C, Jr):
-    """
-    Fill ``C (n, 10)`` with the composite parameters J+, MS+, M+ of every link (A8.1).
-
-    ``Jr (3, 3)`` is scratch.
-    """
+@njit(**INLINE)
+def composite_inertia(m, R, p, C):
+    """Fill ``C (n, 10)`` with the composite parameters J+, MS+, M+ of every link (A8.1)."""
     n = m.parent.shape[0]
     for j in range(n):
         for k in range(10):
@@ -60,8 +56,8 @@ def composite_inertia(m, R, p, C, Jr):
         Rj = R[j]
         P0, P1, P2 = p[j, 0], p[j, 1], p[j, 2]
         Mj = c[9]
-        # J+ of j rotated into frame a(j): Jr = R J R^T, written out (no BLAS call per body)
-        rotate_symmetric(Rj, c[0], c[1], c[2], c[3], c[4], c[5], Jr)
+        # J+ of j rotated into frame a(j): R J R^T, written out (no BLAS call per body)
+        r00, r01, r02, r11, r12, r22 = rotate_symmetric(Rj, c[0], c[1], c[2], c[3], c[4], c[5])
         # first moments rotated: S = R MS+_j
         S0 = Rj[0, 0] * c[6] + Rj[0, 1] * c[7] + Rj[0, 2] * c[8]
         S1 = Rj[1, 0] * c[6] + Rj[1, 1] * c[7] + Rj[1, 2] * c[8]
@@ -70,19 +66,19 @@ def composite_inertia(m, R, p, C, Jr):
         PS = P0 * S0 + P1 * S1 + P2 * S2
         PP = P0 * P0 + P1 * P1 + P2 * P2
         d = C[a]
-        d[0] += Jr[0, 0] + 2.0 * PS - 2.0 * P0 * S0 + Mj * (PP - P0 * P0)
-        d[1] += Jr[0, 1] - P0 * S1 - S0 * P1 - Mj * P0 * P1
-        d[2] += Jr[0, 2] - P0 * S2 - S0 * P2 - Mj * P0 * P2
-        d[3] += Jr[1, 1] + 2.0 * PS - 2.0 * P1 * S1 + Mj * (PP - P1 * P1)
-        d[4] += Jr[1, 2] - P1 * S2 - S1 * P2 - Mj * P1 * P2
-        d[5] += Jr[2, 2] + 2.0 * PS - 2.0 * P2 * S2 + Mj * (PP - P2 * P2)
+        d[0] += r00 + 2.0 * PS - 2.0 * P0 * S0 + Mj * (PP - P0 * P0)
+        d[1] += r01 - P0 * S1 - S0 * P1 - Mj * P0 * P1
+        d[2] += r02 - P0 * S2 - S0 * P2 - Mj * P0 * P2
+        d[3] += r11 + 2.0 * PS - 2.0 * P1 * S1 + Mj * (PP - P1 * P1)
+        d[4] += r12 - P1 * S2 - S1 * P2 - Mj * P1 * P2
+        d[5] += r22 + 2.0 * PS - 2.0 * P2 * S2 + Mj * (PP - P2 * P2)
         d[6] += S0 + P0 * Mj                                                    # (A8.1b)
         d[7] += S1 + P1 * Mj
         d[8] += S2 + P2 * Mj
         d[9] += Mj                                                              # (A8.1c)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def inertia_columns(m, flags, R, p, C, H, full=True):
     """
     Fill ``H (n, n)`` from composite parameters ``C`` (A8.3-A8.21).
@@ -144,10 +140,9 @@ def crba_kernel(m, q, flags, out):
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     C = np.empty((n, 10))
-    Jr = np.empty((3, 3))
     for s in range(out.shape[0]):
         joint_poses(m, _row(s, q), R, p)
-        composite_inertia(m, R, p, C, Jr)
+        composite_inertia(m, R, p, C)
         inertia_columns(m, flags, R, p, C, out[s])
     return True
 
@@ -162,7 +157,7 @@ def crba_vector(m, q, flags, out):
     p = np.empty((n, 3))
     C = np.empty((n, 10))
     joint_poses(m, q, R, p)
-    composite_inertia(m, R, p, C, np.empty((3, 3)))
+    composite_inertia(m, R, p, C)
     inertia_columns(m, flags, R, p, C, out)
     return True
 
@@ -191,7 +186,7 @@ def inertia_matrix(model, q, *, armature=True):
     flags = ARMATURE if armature else 0
     m = kernel_model(model)
     if vector(q):
-        out = np.empty((model.n, model.n))
+        out = np.empty(m.matrix_shape)
         try:
             if _crba_vector.call(m, q, flags, out):
                 return out

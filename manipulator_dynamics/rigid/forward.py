@@ -38,14 +38,14 @@ from .crba import composite_inertia, inertia_columns
 from .kinematics import (_row, all_finite, ARMATURE, FRICTION, joint_poses, KERNEL_MODEL,
                          kernel_model, vectors_ok)
 from .rnea import rnea_sample, rnea_workspace
-from .udut import articulated, raise_singular
+from .udut import articulated, articulated_workspace, raise_singular
 from .. import _parallel as parallel
 from .._inputs import external_wrenches, raise_nonfinite, states, vectors
-from .._jit import BOOL, INT, JIT, OUT_VECTOR, Signature, VECTOR
+from .._jit import BOOL, INLINE, INT, JIT, OUT_VECTOR, Signature, VECTOR
 from ..model import PRISMATIC
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _rhs(m, qs, qds, taus, fext, s, flags, work, t):
     """
     Poses of state ``qs`` (into ``work[0], work[1]``) and ``t = tau - h(q, qd)``.
@@ -63,23 +63,23 @@ def _rhs(m, qs, qds, taus, fext, s, flags, work, t):
         t[i] = taus[i] - t[i]
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def udut_workspace(n):
     """Scratch arrays of :func:`udut_fd_sample` for n bodies."""
-    return (rnea_workspace(n), np.empty((n, 6, 6)),
-            np.empty((n, 6)), np.empty(n), np.empty((n, 6)), np.empty((n, 6)), np.empty((6, 6)),
-            np.empty((4, 3, 3)), np.empty(6))
+    return (rnea_workspace(n), articulated_workspace(n), np.empty(n), np.empty((n, 6)),
+            np.empty((n, 6)), np.empty(6))
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def udut_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
     """Saha's three sweeps for one state into ``qdd (n,)``; -1, or the index of a zero pivot."""
-    rnea_work, IA, psi, D, eta, mu, Z, B, acc6 = work
+    rnea_work, art_work, D, eta, mu, acc6 = work
     R, p = rnea_work[0], rnea_work[1]
+    psi = art_work[1]
     n = m.parent.shape[0]
     _rhs(m, qs, qds, taus, fext, s, flags, rnea_work, qdd)
     # sweep 1: qdd <- U^-1 (tau - h), backward, with the articulated inertias
-    k = articulated(m, flags, R, p, IA, psi, D, qdd, eta, Z, B)
+    k = articulated(m, flags, R, p, art_work, D, qdd, eta)
     if k >= 0:
         return k
     for k in range(n):
@@ -113,7 +113,7 @@ def udut_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
 SINGULAR_PIVOT = 1e-12
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def ltl_factor(parent, H, diag):
     """
     Factorise in place, ``H = L^T L`` along the parent array (Featherstone's LTL).
@@ -145,7 +145,7 @@ def ltl_factor(parent, H, diag):
     return -1
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def ltl_solve(parent, L, inv, x):
     """Solve in place: ``x <- (L^T L)^-1 x`` with L and ``inv = 1 / diag(L)`` from ltl_factor."""
     n = x.shape[0]
@@ -163,20 +163,19 @@ def ltl_solve(parent, L, inv, x):
         x[k] *= inv[k]
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def cholesky_workspace(n):
     """Scratch arrays of :func:`cholesky_fd_sample` for n bodies."""
-    return (rnea_workspace(n), np.empty((n, 10)),
-            np.empty((n, n)), np.empty(n), np.empty((3, 3)))
+    return rnea_workspace(n), np.empty((n, 10)), np.empty((n, n)), np.empty(n)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def cholesky_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
     """Composite-link M, its LTL factors and two solves for one state; codes as udut_fd_sample."""
-    rnea_work, C, H, diag, Jr = work
+    rnea_work, C, H, diag = work
     R, p = rnea_work[0], rnea_work[1]
     _rhs(m, qs, qds, taus, fext, s, flags, rnea_work, qdd)
-    composite_inertia(m, R, p, C, Jr)
+    composite_inertia(m, R, p, C)
     inertia_columns(m, flags, R, p, C, H, False)
     k = ltl_factor(m.parent, H, diag)
     if k >= 0:
@@ -293,7 +292,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
     flags = (ARMATURE if armature else 0) | (FRICTION if friction else 0)
     m = kernel_model(model)
     if f_ext is None and vectors(q, qd, tau):
-        out = np.empty(model.n)
+        out = np.empty(m.vector_shape)
         try:
             status = _fd_vector.call(m, cholesky, q, qd, tau, flags, out)
         except TypeError:               # array-like, not an array: converted below

@@ -31,7 +31,7 @@ from numba import njit, types
 from numba.experimental import structref
 import numpy as np
 
-from .._jit import JIT
+from .._jit import INLINE
 from ..model import PRISMATIC
 
 #: The fields of a kernel model: the Model's arrays the kernels read, with their numba types.
@@ -62,23 +62,18 @@ class KernelModelType(types.StructRef):
 
 
 class KernelModel(structref.StructRefProxy):
-    """A Model's arrays as one compiled value: what every kernel takes first."""
+    """
+    A Model's arrays as one compiled value: what every kernel takes first.
 
-    @property
-    def n(self):
-        """Give the number of bodies."""
-        return _size(self)
+    On the Python side it also keeps the output shapes of a single state, ``vector_shape``
+    ``(n,)`` and ``matrix_shape`` ``(n, n)``, so that a control-loop call builds no tuple.
+    """
 
 
 structref.define_boxing(KernelModelType, KernelModel)
 
 #: The one type of every kernel model (the fields' types are fixed, so compiled code is shared).
 KERNEL_MODEL = KernelModelType(FIELDS)
-
-
-@njit(cache=True)
-def _size(m):
-    return m.parent.shape[0]
 
 
 @njit(cache=True)
@@ -111,17 +106,19 @@ def kernel_model(model):
         a.flags.writeable = False
         arrays.append(a)
     m = _new_kernel_model(*arrays)
+    m.vector_shape = (model.n,)
+    m.matrix_shape = (model.n, model.n)
     object.__setattr__(model, '_kernel_model', m)      # Model is frozen; this is a cache
     return m
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _row(s, a):
     """Row ``s`` of a batch, or its only row when it has one (broadcast)."""
     return a[s] if a.shape[0] > 1 else a[0]
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def vectors_ok(n, a, b, c):
     """Tell whether the 1-D ``a, b, c`` all have length ``n`` and finite elements."""
     if a.shape[0] != n or b.shape[0] != n or c.shape[0] != n:
@@ -132,7 +129,7 @@ def vectors_ok(n, a, b, c):
     return True
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def all_finite(a):
     """Tell whether every element of the 2-D array ``a`` is finite."""
     for s in range(a.shape[0]):
@@ -142,7 +139,7 @@ def all_finite(a):
     return True
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def joint_poses(m, q, R, p):
     """Fill ``R (n,3,3)`` and ``p (n,3)``: every body's pose in its parent frame at ``q``."""
     for i in range(q.shape[0]):
@@ -177,7 +174,7 @@ def joint_poses(m, q, R, p):
                 p[i, r] = m.p_parent_joint[i, r]
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def world_poses(m, R, p, R0, p0):
     """Fill ``R0 (n,3,3)``, ``p0 (n,3)``: every body's pose in the base frame, from ``R, p``."""
     for i in range(m.parent.shape[0]):
@@ -195,7 +192,7 @@ def world_poses(m, R, p, R0, p0):
                             + R0[a, r, 2] * p[i, 2])
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def motion_pass(m, gravity, qd, qdd, R, p, w, dw, dv, v):
     """
     Run the outward pass: velocities and accelerations of every body, in its own frame.
@@ -265,7 +262,7 @@ def motion_pass(m, gravity, qd, qdd, R, p, w, dw, dv, v):
         dv[i, 0], dv[i, 1], dv[i, 2] = V0, V1, V2
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def axis_dot(m, i, x):
     """
     Project a spatial force or motion ``x (6,)`` on joint i's axis: ``S_i . x``.
@@ -276,7 +273,7 @@ def axis_dot(m, i, x):
     return m.axis[i, 0] * x[o] + m.axis[i, 1] * x[o + 1] + m.axis[i, 2] * x[o + 2]
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def force_to_parent(R, p, n, f, n_out, f_out):
     """Add to ``(n_out, f_out)`` a child frame's force ``(n, f)``, moved to the parent origin."""
     f0 = R[0, 0] * f[0] + R[0, 1] * f[1] + R[0, 2] * f[2]
@@ -290,14 +287,21 @@ def force_to_parent(R, p, n, f, n_out, f_out):
     n_out[2] += R[2, 0] * n[0] + R[2, 1] * n[1] + R[2, 2] * n[2] + p[0] * f1 - p[1] * f0
 
 
-@njit(**JIT)
-def rotate_symmetric(R, xx, xy, xz, yy, yz, zz, out):
-    """``out = R S R^T`` for the symmetric ``S = [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]``."""
-    for r in range(3):
-        a0 = R[r, 0] * xx + R[r, 1] * xy + R[r, 2] * xz     # row r of R S
-        a1 = R[r, 0] * xy + R[r, 1] * yy + R[r, 2] * yz
-        a2 = R[r, 0] * xz + R[r, 1] * yz + R[r, 2] * zz
-        for c in range(r, 3):
-            v = a0 * R[c, 0] + a1 * R[c, 1] + a2 * R[c, 2]
-            out[r, c] = v
-            out[c, r] = v
+@njit(**INLINE)
+def rotate_symmetric(R, a00, a01, a02, a11, a12, a22):
+    """Return the upper triangle of ``R S R^T`` for a symmetric S, as 6 numbers."""
+    t00 = R[0, 0] * a00 + R[0, 1] * a01 + R[0, 2] * a02
+    t01 = R[0, 0] * a01 + R[0, 1] * a11 + R[0, 2] * a12
+    t02 = R[0, 0] * a02 + R[0, 1] * a12 + R[0, 2] * a22
+    t10 = R[1, 0] * a00 + R[1, 1] * a01 + R[1, 2] * a02
+    t11 = R[1, 0] * a01 + R[1, 1] * a11 + R[1, 2] * a12
+    t12 = R[1, 0] * a02 + R[1, 1] * a12 + R[1, 2] * a22
+    t20 = R[2, 0] * a00 + R[2, 1] * a01 + R[2, 2] * a02
+    t21 = R[2, 0] * a01 + R[2, 1] * a11 + R[2, 2] * a12
+    t22 = R[2, 0] * a02 + R[2, 1] * a12 + R[2, 2] * a22
+    return (t00 * R[0, 0] + t01 * R[0, 1] + t02 * R[0, 2],
+            t00 * R[1, 0] + t01 * R[1, 1] + t02 * R[1, 2],
+            t00 * R[2, 0] + t01 * R[2, 1] + t02 * R[2, 2],
+            t10 * R[1, 0] + t11 * R[1, 1] + t12 * R[1, 2],
+            t10 * R[2, 0] + t11 * R[2, 1] + t12 * R[2, 2],
+            t20 * R[2, 0] + t21 * R[2, 1] + t22 * R[2, 2])

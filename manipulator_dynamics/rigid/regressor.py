@@ -34,13 +34,13 @@ from .kinematics import (_row, all_finite, ARMATURE, force_to_parent, FRICTION, 
                          kernel_model, motion_pass)
 from .. import _parallel as parallel
 from .._inputs import raise_nonfinite, states
-from .._jit import JIT
+from .._jit import INLINE, JIT
 from ..model import PARAMETER_NAMES, PRISMATIC
 
 _NAMES = ('q', 'qd', 'qdd')
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _L(x0, x1, x2, c):
     """Column ``c`` of ``L(x)``, the matrix with ``J x = L(x) (XX, XY, XZ, YY, YZ, ZZ)``."""
     if c == 0:
@@ -56,7 +56,7 @@ def _L(x0, x1, x2, c):
     return 0.0, 0.0, x2
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def link_wrench_matrix(W, E, V, A):
     """Fill ``A (6, 10)``: a link's wrench ``(N; F)`` per unit of each standard parameter."""
     A[:, :] = 0.0

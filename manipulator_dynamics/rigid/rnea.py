@@ -32,11 +32,11 @@ from .kinematics import (_row, all_finite, ARMATURE, force_to_parent, FRICTION, 
                          KERNEL_MODEL, kernel_model, motion_pass, vectors_ok)
 from .. import _parallel as parallel
 from .._inputs import external_wrenches, raise_nonfinite, states, vectors
-from .._jit import INT, JIT, OUT_VECTOR, Signature, VECTOR
+from .._jit import INLINE, INT, JIT, OUT_VECTOR, Signature, VECTOR
 from ..model import PRISMATIC
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def rnea_workspace(n):
     """
     Scratch of :func:`rnea_sample`: poses ``R, p``, then planes ``w, dw, dv, f, mom`` (n, 3).
@@ -46,7 +46,7 @@ def rnea_workspace(n):
     return np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((6, n, 3))
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def rnea_sample(m, qs, qds, qdds, fext, s, flags, work, tau):
     """
     Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` of ``work`` must be filled.
@@ -164,7 +164,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=F
     flags = (ARMATURE if armature else 0) | (FRICTION if friction else 0)
     m = kernel_model(model)
     if f_ext is None and vectors(q, qd, qdd):
-        out = np.empty(model.n)
+        out = np.empty(m.vector_shape)
         try:
             if _rnea_vector.call(m, q, qd, qdd, flags, out):
                 return out

@@ -35,10 +35,10 @@ from numba import njit
 import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, axis_dot, force_to_parent, joint_poses,
-                         kernel_model)
+                         kernel_model, rotate_symmetric)
 from .. import _parallel as parallel
 from .._inputs import raise_nonfinite, states
-from .._jit import JIT
+from .._jit import INLINE, JIT
 from ..model import PRISMATIC
 
 #: A pivot ``D_k`` at or below this fraction of the articulated inertia's size counts as zero.
@@ -49,115 +49,166 @@ class SingularInertiaError(ValueError):
     """M(q) is singular: a joint moves no inertia (a massless tip, or mass only on its axis)."""
 
 
-@njit(**JIT)
-def spatial_inertia(k, out):
-    """Fill ``out (6, 6)``: spatial inertia ``[[J, skew(MS)], [skew(MS)^T, M 1]]``."""
-    out[:, :] = 0.0
-    out[0, 0], out[0, 1], out[0, 2] = k[0], k[1], k[2]
-    out[1, 0], out[1, 1], out[1, 2] = k[1], k[3], k[4]
-    out[2, 0], out[2, 1], out[2, 2] = k[2], k[4], k[5]
-    MX, MY, MZ = k[6], k[7], k[8]
-    out[0, 4], out[0, 5] = -MZ, MY
-    out[1, 3], out[1, 5] = MZ, -MX
-    out[2, 3], out[2, 4] = -MY, MX
+#: Layout of an articulated inertia, one row of 21 numbers per body: the symmetric angular block
+#: ``J`` (6: xx xy xz yy yz zz), the coupling block ``H`` (9, row-major; the spatial inertia is
+#: ``[[J, H], [H^T, K]]``), the symmetric linear block ``K`` (6).
+INERTIA_SIZE = 21
+
+
+@njit(**INLINE)
+def _rotate(R, h, out):
+    """Fill ``out (9,)`` with ``R H R^T``, ``H`` the row-major 3x3 ``h``."""
     for r in range(3):
+        t0 = R[r, 0] * h[0] + R[r, 1] * h[3] + R[r, 2] * h[6]
+        t1 = R[r, 0] * h[1] + R[r, 1] * h[4] + R[r, 2] * h[7]
+        t2 = R[r, 0] * h[2] + R[r, 1] * h[5] + R[r, 2] * h[8]
         for c in range(3):
-            out[3 + c, r] = out[r, 3 + c]
-        out[3 + r, 3 + r] = k[9]
+            out[3 * r + c] = t0 * R[c, 0] + t1 * R[c, 1] + t2 * R[c, 2]
 
 
-@njit(**JIT)
-def _rotate_block(R, Z, r0, c0, out):
-    """``out = R Z[r0:r0+3, c0:c0+3] R^T``."""
-    for r in range(3):
-        a0 = R[r, 0] * Z[r0, c0] + R[r, 1] * Z[r0 + 1, c0] + R[r, 2] * Z[r0 + 2, c0]
-        a1 = R[r, 0] * Z[r0, c0 + 1] + R[r, 1] * Z[r0 + 1, c0 + 1] + R[r, 2] * Z[r0 + 2, c0 + 1]
-        a2 = R[r, 0] * Z[r0, c0 + 2] + R[r, 1] * Z[r0 + 1, c0 + 2] + R[r, 2] * Z[r0 + 2, c0 + 2]
-        for c in range(3):
-            out[r, c] = a0 * R[c, 0] + a1 * R[c, 1] + a2 * R[c, 2]
-
-
-@njit(**JIT)
-def add_transformed_inertia(R, p, Z, B, out):
+@njit(**INLINE)
+def add_transformed_inertia(R, p, Z, scratch, out):
     """
-    ``out += X^T Z X``: a symmetric 6x6 inertia ``Z`` of a child frame, moved to its parent.
+    ``out += X^T Z X``: a symmetric inertia ``Z`` of a child frame, moved to its parent.
 
-    ``X`` is the parent-to-child motion transform at pose ``R, p``; ``X^T = T diag(R, R)`` with
-    ``T = [[1, skew(p)], [0, 1]]``.  With the rotated blocks ``A, B, C`` of ``Z``:
-    ``out += [[A + P B^T - TR P, TR], [TR^T, C]]``, ``TR = B + P C``, ``P = skew(p)``.
-    ``B (4, 3, 3)`` is scratch.
+    ``Z`` and ``out`` are (21,) in the :data:`INERTIA_SIZE` layout.  ``X`` is the parent-to-child
+    motion transform at pose ``R, p``; ``X^T = T diag(R, R)`` with ``T = [[1, P], [0, 1]]``,
+    ``P = skew(p)``.  With the rotated blocks ``J', H', K'``:
+    ``out += [[J' + P H'^T - G P, G], [G^T, K']]``, ``G = H' + P K'``.  ``scratch (9,)``.
     """
-    A, Bl, C, TR = B[0], B[1], B[2], B[3]
-    _rotate_block(R, Z, 0, 0, A)
-    _rotate_block(R, Z, 0, 3, Bl)
-    _rotate_block(R, Z, 3, 3, C)
+    j00, j01, j02, j11, j12, j22 = rotate_symmetric(R, Z[0], Z[1], Z[2], Z[3], Z[4], Z[5])
+    k00, k01, k02, k11, k12, k22 = rotate_symmetric(R, Z[15], Z[16], Z[17], Z[18], Z[19], Z[20])
+    _rotate(R, Z[6:15], scratch)
+    h00, h01, h02 = scratch[0], scratch[1], scratch[2]
+    h10, h11, h12 = scratch[3], scratch[4], scratch[5]
+    h20, h21, h22 = scratch[6], scratch[7], scratch[8]
     p0, p1, p2 = p[0], p[1], p[2]
-    for c in range(3):          # TR[:, c] = B[:, c] + p x C[:, c]
-        TR[0, c] = Bl[0, c] + p1 * C[2, c] - p2 * C[1, c]
-        TR[1, c] = Bl[1, c] + p2 * C[0, c] - p0 * C[2, c]
-        TR[2, c] = Bl[2, c] + p0 * C[1, c] - p1 * C[0, c]
-    for c in range(3):
-        # column c of P B^T is p x B[c, :]; row r of TR P is -(p x TR[r, :])
-        u0 = p1 * Bl[c, 2] - p2 * Bl[c, 1]
-        u1 = p2 * Bl[c, 0] - p0 * Bl[c, 2]
-        u2 = p0 * Bl[c, 1] - p1 * Bl[c, 0]
-        out[0, c] += A[0, c] + u0
-        out[1, c] += A[1, c] + u1
-        out[2, c] += A[2, c] + u2
-    for r in range(3):
-        out[r, 0] += p1 * TR[r, 2] - p2 * TR[r, 1]
-        out[r, 1] += p2 * TR[r, 0] - p0 * TR[r, 2]
-        out[r, 2] += p0 * TR[r, 1] - p1 * TR[r, 0]
-        for c in range(3):
-            out[r, 3 + c] += TR[r, c]
-            out[3 + c, r] += TR[r, c]
-            out[3 + r, 3 + c] += C[r, c]
+    # G = H' + P K': column c is H'[:, c] + p x K'[:, c]
+    g00 = h00 + p1 * k02 - p2 * k01
+    g10 = h10 + p2 * k00 - p0 * k02
+    g20 = h20 + p0 * k01 - p1 * k00
+    g01 = h01 + p1 * k12 - p2 * k11
+    g11 = h11 + p2 * k01 - p0 * k12
+    g21 = h21 + p0 * k11 - p1 * k01
+    g02 = h02 + p1 * k22 - p2 * k12
+    g12 = h12 + p2 * k02 - p0 * k22
+    g22 = h22 + p0 * k12 - p1 * k02
+    # J' + P H'^T - G P, upper triangle: (P H'^T)[r, c] = (p x H'[c, :])[r],
+    # (G P)[r, :] = -(p x G[r, :])
+    out[0] += j00 + (p1 * h02 - p2 * h01) + (p1 * g02 - p2 * g01)
+    out[1] += j01 + (p1 * h12 - p2 * h11) + (p2 * g00 - p0 * g02)
+    out[2] += j02 + (p1 * h22 - p2 * h21) + (p0 * g01 - p1 * g00)
+    out[3] += j11 + (p2 * h10 - p0 * h12) + (p2 * g10 - p0 * g12)
+    out[4] += j12 + (p2 * h20 - p0 * h22) + (p0 * g11 - p1 * g10)
+    out[5] += j22 + (p0 * h21 - p1 * h20) + (p0 * g21 - p1 * g20)
+    out[6] += g00
+    out[7] += g01
+    out[8] += g02
+    out[9] += g10
+    out[10] += g11
+    out[11] += g12
+    out[12] += g20
+    out[13] += g21
+    out[14] += g22
+    out[15] += k00
+    out[16] += k01
+    out[17] += k02
+    out[18] += k11
+    out[19] += k12
+    out[20] += k22
 
 
-@njit(**JIT)
-def articulated(m, flags, R, p, IA, psi, D, tau, eta, Z, B):
+@njit(**INLINE)
+def _load_inertia(k, out):
+    """Fill ``out (21,)`` with the spatial inertia ``[[J, skew(MS)], [skew(MS)^T, M 1]]``."""
+    for i in range(6):
+        out[i] = k[i]
+    MX, MY, MZ, M = k[6], k[7], k[8], k[9]
+    out[6], out[7], out[8] = 0.0, -MZ, MY
+    out[9], out[10], out[11] = MZ, 0.0, -MX
+    out[12], out[13], out[14] = -MY, MX, 0.0
+    out[15], out[16], out[17], out[18], out[19], out[20] = M, 0.0, 0.0, M, 0.0, M
+
+
+@njit(**INLINE)
+def articulated_workspace(n):
+    """Scratch of :func:`articulated`: ``IA (n, 21)``, ``psi (n, 6)``, ``Z (21,)``, 9 more."""
+    return np.empty((n, INERTIA_SIZE)), np.empty((n, 6)), np.empty(INERTIA_SIZE), np.empty(9)
+
+
+@njit(**INLINE)
+def articulated(m, flags, R, p, work, D, tau, eta):
     """
     Backward sweep: articulated inertias ``IA``, ``psi_k = IA_k S_k``, pivots ``D``.
 
     When ``tau (n,)`` is given (non-empty), also Saha's first solution sweep ``tau <- U^-1 tau``
-    (eq. 36), with ``eta`` the force each body's descendants pass up.  ``Z (6, 6)`` and
-    ``B (4, 3, 3)`` are scratch.  ``flags`` with :data:`ARMATURE` adds the rotor inertias to ``D``.
-    Returns the index of the first joint with a zero pivot, or -1.
+    (eq. 36), with ``eta (n, 6)`` the force each body's descendants pass up.  ``work`` is
+    :func:`articulated_workspace`'s; ``psi`` is left in ``work[1]``.  ``flags`` with
+    :data:`ARMATURE` adds the rotor inertias to ``D``.  Returns the index of the first joint
+    with a zero pivot, or -1.
     """
-    n = m.parent.shape[0]
+    IA, psi, Z, scratch = work
+    parent, axis = m.parent, m.axis
+    n = parent.shape[0]
     solve = tau.shape[0] > 0
     for k in range(n):
-        spatial_inertia(m.inertial[k], IA[k])
+        _load_inertia(m.inertial[k], IA[k])
         if solve:
             eta[k, :] = 0.0
     for k in range(n - 1, -1, -1):
-        ax, ay, az = m.axis[k, 0], m.axis[k, 1], m.axis[k, 2]
-        o = 3 if m.joint_type[k] == PRISMATIC else 0
+        ax, ay, az = axis[k, 0], axis[k, 1], axis[k, 2]
         A = IA[k]
-        for r in range(6):
-            psi[k, r] = A[r, o] * ax + A[r, o + 1] * ay + A[r, o + 2] * az
+        J00, J01, J02, J11, J12, J22 = A[0], A[1], A[2], A[3], A[4], A[5]
+        H00, H01, H02, H10, H11, H12, H20, H21, H22 = (A[6], A[7], A[8], A[9], A[10], A[11],
+                                                       A[12], A[13], A[14])
+        K00, K01, K02, K11, K12, K22 = A[15], A[16], A[17], A[18], A[19], A[20]
+        if m.joint_type[k] == PRISMATIC:     # S = (0; a): psi = (H a; K a)
+            s0 = H00 * ax + H01 * ay + H02 * az
+            s1 = H10 * ax + H11 * ay + H12 * az
+            s2 = H20 * ax + H21 * ay + H22 * az
+            s3 = K00 * ax + K01 * ay + K02 * az
+            s4 = K01 * ax + K11 * ay + K12 * az
+            s5 = K02 * ax + K12 * ay + K22 * az
+            d = s3 * ax + s4 * ay + s5 * az
+            o = 3
+        else:                                # S = (a; 0): psi = (J a; H^T a)
+            s0 = J00 * ax + J01 * ay + J02 * az
+            s1 = J01 * ax + J11 * ay + J12 * az
+            s2 = J02 * ax + J12 * ay + J22 * az
+            s3 = H00 * ax + H10 * ay + H20 * az
+            s4 = H01 * ax + H11 * ay + H21 * az
+            s5 = H02 * ax + H12 * ay + H22 * az
+            d = s0 * ax + s1 * ay + s2 * az
+            o = 0
+        psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5] = s0, s1, s2, s3, s4, s5
         armature = m.armature[k] if flags & ARMATURE else 0.0
-        d = psi[k, o] * ax + psi[k, o + 1] * ay + psi[k, o + 2] * az + armature
-        size = armature
-        for r in range(6):
-            size = max(size, abs(A[r, r]))
+        d += armature
+        size = max(armature, abs(J00), abs(J11), abs(J22), abs(K00), abs(K11), abs(K22))
         if not d > SINGULAR_PIVOT * size:
             return k
         D[k] = d
         if solve:  # tau_k <- tau_k - S_k . eta_k  (eq. 36)
             tau[k] -= eta[k, o] * ax + eta[k, o + 1] * ay + eta[k, o + 2] * az
-        a = m.parent[k]
+        a = parent[k]
         if a < 0:
             continue
-        for r in range(6):      # what joint k cannot resist: IA_k - psi_k psi_k^T / D_k  (eq. 35)
-            for c in range(6):
-                Z[r, c] = A[r, c] - psi[k, r] * psi[k, c] / d
-        add_transformed_inertia(R[k], p[k], Z, B, IA[a])
+        # what joint k cannot resist: IA_k - psi_k psi_k^T / D_k  (eq. 35)
+        inv = 1.0 / d
+        t0, t1, t2, t3, t4, t5 = s0 * inv, s1 * inv, s2 * inv, s3 * inv, s4 * inv, s5 * inv
+        Z[0], Z[1], Z[2] = J00 - t0 * s0, J01 - t0 * s1, J02 - t0 * s2
+        Z[3], Z[4], Z[5] = J11 - t1 * s1, J12 - t1 * s2, J22 - t2 * s2
+        Z[6], Z[7], Z[8] = H00 - t0 * s3, H01 - t0 * s4, H02 - t0 * s5
+        Z[9], Z[10], Z[11] = H10 - t1 * s3, H11 - t1 * s4, H12 - t1 * s5
+        Z[12], Z[13], Z[14] = H20 - t2 * s3, H21 - t2 * s4, H22 - t2 * s5
+        Z[15], Z[16], Z[17] = K00 - t3 * s3, K01 - t3 * s4, K02 - t3 * s5
+        Z[18], Z[19], Z[20] = K11 - t4 * s4, K12 - t4 * s5, K22 - t5 * s5
+        add_transformed_inertia(R[k], p[k], Z, scratch, IA[a])
         if solve:  # the parent receives eta_k + psi_k tau_k / D_k
-            t = tau[k] / d
+            t = tau[k] * inv
+            e = eta[k]
             for r in range(6):
-                Z[0, r] = eta[k, r] + psi[k, r] * t
-            force_to_parent(R[k], p[k], Z[0, :3], Z[0, 3:], eta[a, :3], eta[a, 3:])
+                scratch[r] = e[r] + psi[k, r] * t
+            force_to_parent(R[k], p[k], scratch[:3], scratch[3:6], eta[a, :3], eta[a, 3:])
     return -1
 
 
@@ -169,17 +220,15 @@ def udut_kernel(m, q, flags, U, D):
     N, n = D.shape
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
-    IA = np.empty((n, 6, 6))
-    psi = np.empty((n, 6))
+    work = articulated_workspace(n)
+    psi = work[1]
     none = np.empty(0)
     eta = np.empty((0, 6))
-    Z = np.empty((6, 6))
-    B = np.empty((4, 3, 3))
     w = np.empty(6)
     carried = np.empty(6)
     for s in range(N):
         joint_poses(m, _row(s, q), R, p)
-        k = articulated(m, flags, R, p, IA, psi, D[s], none, eta, Z, B)
+        k = articulated(m, flags, R, p, work, D[s], none, eta)
         if k >= 0:
             return k
         Us = U[s]
