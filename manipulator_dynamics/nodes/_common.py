@@ -27,6 +27,7 @@ from rclpy.qos import (DurabilityPolicy, HistoryPolicy, qos_profile_sensor_data,
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
 from ._parameters import ConfigurationError, one_of, Param
+from ..control import SplineTrajectory
 from ..model import load_model
 
 #: QoS of /robot_description as robot_state_publisher and ros2_control publish it.
@@ -91,6 +92,59 @@ class BadMessage(ValueError):
     def __init__(self, kind, reason):
         super().__init__(reason)
         self.kind = kind
+
+
+class Plan:
+    """
+    A JointTrajectory message checked against the model, as a :class:`SplineTrajectory`.
+
+    Every joint of the model by name (others are refused), positions within the URDF limits,
+    finite values; ``t, q, qd, qdd`` in model joint order, ``names`` and ``order`` map back to the
+    message's.  Raises :class:`BadMessage`.
+    """
+
+    def __init__(self, model, msg):
+        names = list(msg.joint_names)
+        if len(set(names)) != len(names):
+            raise BadMessage('names', 'trajectory names a joint twice')
+        missing = [j for j in model.joint_names if j not in names]
+        if missing:
+            raise BadMessage('missing', f'trajectory lacks joints {", ".join(missing)} (every '
+                             'joint of the model; restrict the model with tip_links)')
+        k = [names.index(j) for j in model.joint_names]
+        self.names, self.order = names, k
+        points = msg.points
+        t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
+        q = self._field(points, 'positions', len(names), k, required=True)
+        lo, hi = model.lower - 1e-9, model.upper + 1e-9
+        beyond = np.argwhere((q < lo) | (q > hi))
+        if len(beyond):
+            i, j = beyond[0]
+            raise BadMessage('limits', f"trajectory point {i}: joint '{model.joint_names[j]}' "
+                             f'at {q[i, j]:.4g} is beyond its limits [{model.lower[j]:.4g}, '
+                             f'{model.upper[j]:.4g}]')
+        qd = self._field(points, 'velocities', len(names), k)
+        qdd = self._field(points, 'accelerations', len(names), k)
+        try:
+            spline = SplineTrajectory(t, q, qd, qdd)
+        except ValueError as e:
+            raise BadMessage('times', f'{e}: time_from_start') from None
+        self.t, self.q, self.qd, self.qdd = spline.t, spline.q, spline.qd, spline.qdd
+        self.hermite, self.at = spline.hermite, spline.at
+
+    @staticmethod
+    def _field(points, what, n, k, required=False):
+        sizes = {len(getattr(p, what)) for p in points}
+        if sizes == {0} and not required:
+            return None
+        if sizes != {n}:
+            raise BadMessage('lengths', f'trajectory {what}: every point needs {n} values, got '
+                             f'{sorted(sizes)}')
+        a = np.array([getattr(p, what) for p in points], dtype=float)[:, k]
+        if not np.all(np.isfinite(a)):
+            i, j = np.argwhere(~np.isfinite(a))[0]
+            raise BadMessage('non-finite', f'trajectory {what} of point {i} is {a[i, j]}')
+        return a
 
 
 class QuickLogger:

@@ -49,6 +49,7 @@ from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_P
                       matrix_message, MODEL_PARAMS, ModelSource, names_message, spin, Throttled,
                       vector_message)
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
+from ..control import friction_torque
 from ..precompile import warm_up
 from ..rigid.crba import inertia_matrix
 from ..rigid.forward import forward_dynamics
@@ -202,7 +203,7 @@ class DynamicsNode(Node):
             if mode == 'gravity_compensation':
                 tau = g
                 if params.friction_compensation and qd is not None:
-                    tau = tau + model.viscous * qd + model.coulomb * np.sign(qd)
+                    tau = tau + friction_torque(model, qd)
             else:
                 qdd = np.zeros(model.n)
                 if self.desired is not None:

@@ -43,9 +43,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import array_message, BadMessage, existing_file, names_message, spin, Throttled
+from ._common import (array_message, BadMessage, existing_file, names_message, Plan, spin,
+                      Throttled)
 from ._parameters import ConfigurationError, finite_positive, Param, Parameters, zero_or_positive
-from .trajectory_node import Plan
 from ..flexible.arm import FlexibleArm
 from ..flexible.dynamics import flexible_inverse_dynamics
 

@@ -16,7 +16,8 @@
 ``sim_node``: the embedded robot, so that the whole loop runs with no robot and no Gazebo.
 
 Integrates the model's forward dynamics (Saha's UDU^T method) with the classic 4th-order
-Runge-Kutta scheme at ``rate`` Hz, the effort held over a step; applies the latest command from
+Runge-Kutta scheme at ``rate`` Hz (:func:`manipulator_dynamics.control.rk4_step`), the effort held
+over a step; applies the latest command from
 ``command_topic`` (default ``effort_controller/commands``: std_msgs/Float64MultiArray in the order
 of ``command_joints``), and zero effort
 when commands stop for longer than ``command_timeout``.  With ``friction`` on, the URDF's joint
@@ -44,9 +45,9 @@ from std_msgs.msg import Float64MultiArray, String
 from ._common import existing_file, LATCHED, spin, Throttled
 from ._parameters import ConfigurationError, finite_positive, Param, Parameters
 from .. import robots
+from ..control import rk4_step
 from ..model import load_model
 from ..precompile import warm_up
-from ..rigid.forward import forward_dynamics
 
 PARAMS = (
     Param('urdf_path', '', 'URDF of the simulated robot (default: the bundled demo arm)',
@@ -131,11 +132,6 @@ class SimNode(Node):
         self.tau[self.command_index] = data
         self.command_at = self.get_clock().now().nanoseconds
 
-    def _acceleration(self, q, qd, tau, sliding):
-        if self.params.friction:
-            tau = tau - self.model.viscous * qd - self.model.coulomb * sliding
-        return forward_dynamics(self.model, q, qd, tau, method='udut')
-
     def _tick(self):
         now = self.get_clock().now().nanoseconds
         timeout = self.params.command_timeout
@@ -160,19 +156,8 @@ class SimNode(Node):
                 self._publish()
 
     def _step(self):
-        h, q, qd, tau = self.dt, self.q, self.qd, self.tau
-        s = np.sign(qd)                                 # Coulomb friction's sign, frozen
-
-        def acc(q, qd):
-            return self._acceleration(q, qd, tau, s)
-        k1q, k1v = qd, acc(q, qd)
-        k2q, k2v = qd + 0.5 * h * k1v, acc(q + 0.5 * h * k1q, qd + 0.5 * h * k1v)
-        k3q, k3v = qd + 0.5 * h * k2v, acc(q + 0.5 * h * k2q, qd + 0.5 * h * k2v)
-        k4q, k4v = qd + h * k3v, acc(q + h * k3q, qd + h * k3v)
-        self.q = q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
-        self.qd = qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
-        if self.params.friction:                        # reversed within the step: stuck
-            self.qd = np.where(s * self.qd < 0, 0.0, self.qd)
+        self.q, self.qd = rk4_step(self.model, self.q, self.qd, self.tau, self.dt,
+                                   friction=self.params.friction)
         self.steps += 1
 
     def _publish(self):

@@ -46,95 +46,18 @@ now, from its first point, with a warning (the points already due would jump the
 trajectory replaces the running one; an empty one (no points) stops the commands.
 """
 
-import bisect
-
 import numpy as np
 from rclpy.node import Node
-import scipy.interpolate
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_PARAMS,
                       CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates,
-                      MODEL_PARAMS, ModelSource, QuickLogger, spin, Throttled)
+                      MODEL_PARAMS, ModelSource, Plan, QuickLogger, spin, Throttled)
 from ._parameters import finite_positive, Param, Parameters
+from ..control import computed_torque
 from ..precompile import warm_up
-from ..rigid.crba import inertia_matrix
-from ..rigid.rnea import bias_forces, inverse_dynamics
-
-
-class Plan:
-    """A validated trajectory in model joint order: times, positions, velocities, accelerations."""
-
-    def __init__(self, model, msg):
-        names = list(msg.joint_names)
-        if len(set(names)) != len(names):
-            raise BadMessage('names', 'trajectory names a joint twice')
-        missing = [j for j in model.joint_names if j not in names]
-        if missing:
-            raise BadMessage('missing', f'trajectory lacks joints {", ".join(missing)} (every '
-                             'joint of the model; restrict the model with tip_links)')
-        k = [names.index(j) for j in model.joint_names]
-        self.names, self.order = names, k
-        points = msg.points
-        t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
-        if np.any(np.diff(t) <= 0):
-            bad = int(np.argmax(np.diff(t) <= 0)) + 1
-            raise BadMessage('times', f'trajectory point {bad} does not come after point '
-                             f'{bad - 1} (time_from_start must increase strictly)')
-        q = self._field(points, 'positions', len(names), k, required=True)
-        lo, hi = model.lower - 1e-9, model.upper + 1e-9
-        beyond = np.argwhere((q < lo) | (q > hi))
-        if len(beyond):
-            i, j = beyond[0]
-            raise BadMessage('limits', f"trajectory point {i}: joint '{model.joint_names[j]}' "
-                             f'at {q[i, j]:.4g} is beyond its limits [{model.lower[j]:.4g}, '
-                             f'{model.upper[j]:.4g}]')
-        qd = self._field(points, 'velocities', len(names), k)
-        qdd = self._field(points, 'accelerations', len(names), k)
-        if len(t) == 1:
-            t = np.array([t[0], t[0] + 1e-3])
-            q = np.vstack([q, q])
-            qd = qdd = None
-        spline = scipy.interpolate.CubicSpline(t, q, bc_type='clamped')
-        if qd is None:
-            qd = spline(t, 1)
-        if qdd is None:
-            qdd = spline(t, 2)
-        self.t, self.q, self.qd, self.qdd = t, q, qd, qdd
-        self.hermite = scipy.interpolate.CubicHermiteSpline(t, q, qd)
-        # at() runs on every joint state: per interval, the rows of the cubic (scipy's own
-        # coefficients, highest power first) and of the linear accelerations (start, slope), so
-        # that one small product replaces three scipy calls (~8 us instead of ~55)
-        slope = np.diff(qdd, axis=0) / np.diff(t)[:, None]
-        self._rows = np.concatenate([self.hermite.c, qdd[None, :-1], slope[None]]).swapaxes(0, 1)
-        self._knots = t.tolist()
-
-    @staticmethod
-    def _field(points, what, n, k, required=False):
-        sizes = {len(getattr(p, what)) for p in points}
-        if sizes == {0} and not required:
-            return None
-        if sizes != {n}:
-            raise BadMessage('lengths', f'trajectory {what}: every point needs {n} values, got '
-                             f'{sorted(sizes)}')
-        a = np.array([getattr(p, what) for p in points], dtype=float)[:, k]
-        if not np.all(np.isfinite(a)):
-            i, j = np.argwhere(~np.isfinite(a))[0]
-            raise BadMessage('non-finite', f'trajectory {what} of point {i} is {a[i, j]}')
-        return a
-
-    def at(self, time):
-        """Desired ``(q, qd, qdd)`` at ``time`` s from the start (the last point after the end)."""
-        if time >= self.t[-1]:
-            return self.q[-1], np.zeros_like(self.q[-1]), np.zeros_like(self.q[-1])
-        i = max(bisect.bisect_right(self._knots, time) - 1, 0)
-        s = max(time - self._knots[i], 0.0)               # before the start: the first point
-        weights = np.array([[s ** 3, s * s, s, 1.0, 0.0, 0.0],
-                            [3 * s * s, 2 * s, 1.0, 0.0, 0.0, 0.0],
-                            [0.0, 0.0, 0.0, 0.0, 1.0, s]])
-        q, qd, qdd = weights @ self._rows[i]
-        return q, qd, qdd
+from ..rigid.rnea import inverse_dynamics
 
 
 PARAMS = MODEL_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
@@ -282,14 +205,10 @@ class TrajectoryNode(Node):
         friction = params.friction_compensation
         if params.feedback and self.measured is not None:
             q, qd = self.measured
-            acc = qdd_d + self.kp * (q_d - q) + self.kd * (qd_d - qd)
-            tau = inertia_matrix(model, q) @ acc + bias_forces(model, q, qd)
-            if friction:
-                tau += model.viscous * qd + model.coulomb * np.sign(qd_d)
+            tau = computed_torque(model, q, qd, q_d, qd_d, qdd_d, self.kp, self.kd,
+                                  friction=friction)
         else:
-            tau = inverse_dynamics(model, q_d, qd_d, qdd_d)
-            if friction:
-                tau += model.viscous * qd_d + model.coulomb * np.sign(qd_d)
+            tau = inverse_dynamics(model, q_d, qd_d, qdd_d, friction=friction)
         if params.clamp_efforts:
             tau = clamp_efforts(model, tau, self.throttle)
         self.command.publish(tau)

@@ -1,0 +1,106 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The control laws and the integrator the nodes run, checked without any node."""
+
+import manipulator_dynamics as md
+from manipulator_dynamics import control, robots
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope='module')
+def arm():
+    model = md.load_model(robots.path('demo_arm'))
+    rng = np.random.default_rng(3)
+    return model.with_joint_dynamics({name: {'viscous': v, 'coulomb': c, 'armature': a}
+                                      for name, v, c, a in zip(model.joint_names,
+                                                               rng.uniform(0.1, 1, model.n),
+                                                               rng.uniform(0.1, 1, model.n),
+                                                               rng.uniform(0.0, 0.1, model.n))})
+
+
+def test_friction_torque_is_the_law_of_inverse_dynamics(arm):
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-1, 1, (3, arm.n))
+    with_friction = md.inverse_dynamics(arm, q, qd, qdd, friction=True)
+    without = md.inverse_dynamics(arm, q, qd, qdd)
+    np.testing.assert_allclose(with_friction - without, control.friction_torque(arm, qd),
+                               rtol=0, atol=1e-12)
+    sign_from = -qd
+    np.testing.assert_allclose(control.friction_torque(arm, qd, sign_from),
+                               arm.viscous * qd - arm.coulomb * np.sign(qd), rtol=0, atol=0)
+
+
+def test_computed_torque_on_the_plan_is_inverse_dynamics(arm):
+    """With no error the feedback vanishes: the command is ID of the desired state."""
+    rng = np.random.default_rng(1)
+    q, qd, qdd = rng.uniform(-1, 1, (3, arm.n))
+    tau = control.computed_torque(arm, q, qd, q, qd, qdd, 100.0, 20.0, friction=True)
+    np.testing.assert_allclose(tau, md.inverse_dynamics(arm, q, qd, qdd, friction=True),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_computed_torque_gives_the_error_dynamics(arm):
+    """Applied to the model, the law makes every joint's error obey e'' + kd e' + kp e = 0."""
+    rng = np.random.default_rng(2)
+    q, qd, q_d, qd_d, qdd_d = rng.uniform(-1, 1, (5, arm.n))
+    kp, kd = rng.uniform(10, 100, arm.n), rng.uniform(1, 20, arm.n)
+    tau = control.computed_torque(arm, q, qd, q_d, qd_d, qdd_d, kp, kd)
+    qdd = md.forward_dynamics(arm, q, qd, tau)
+    e, ed, edd = q_d - q, qd_d - qd, qdd_d - qdd
+    np.testing.assert_allclose(edd + kd * ed + kp * e, 0.0, atol=1e-9)
+
+
+def test_rk4_conserves_energy_without_friction(arm):
+    """No effort, no friction: a free swing keeps its total energy, to the order of the scheme."""
+    frictionless = arm.with_joint_dynamics({j: {'viscous': 0.0, 'coulomb': 0.0}
+                                            for j in arm.joint_names})
+    q, qd = np.full(arm.n, 0.3), np.zeros(arm.n)
+    start = md.energy(frictionless, q, qd)
+    drift = {}
+    for h in (4e-3, 2e-3):
+        qs, qds = q, qd
+        for _ in range(int(round(0.4 / h))):
+            qs, qds = control.rk4_step(frictionless, qs, qds, np.zeros(arm.n), h)
+        drift[h] = abs(md.energy(frictionless, qs, qds) - start)
+    assert drift[2e-3] < 1e-6 * max(1.0, abs(start))
+    assert drift[2e-3] < drift[4e-3] / 8      # 4th order: halving the step divides by 16
+
+
+def test_rk4_friction_dissipates_and_sticks(arm):
+    """With friction (gravity held), energy only falls; a joint that would reverse stops."""
+    q, qd = np.zeros(arm.n), np.full(arm.n, 0.5)
+    energy = md.energy(arm, q, qd)
+    for _ in range(400):
+        q, qd = control.rk4_step(arm, q, qd, md.gravity_torques(arm, q), 1e-3, friction=True)
+        now = md.energy(arm, q, qd)
+        assert now <= energy + 1e-9
+        energy = now
+    assert np.all(qd >= 0.0)            # slowed to rest, never driven backwards by friction
+
+
+def test_spline_trajectory():
+    t = np.array([0.0, 0.5, 1.5, 2.0])
+    q = np.array([[0.0, 1.0], [0.5, 0.0], [1.0, -1.0], [0.2, 0.3]])
+    spline = control.SplineTrajectory(t, q)
+    for i, ti in enumerate(t[:-1]):
+        np.testing.assert_allclose(spline.at(ti)[0], q[i], atol=1e-12)
+    np.testing.assert_allclose(spline.qd[[0, -1]], 0.0, atol=1e-12)     # clamped: at rest
+    hold = control.SplineTrajectory([1.0], [[0.1, 0.2]])
+    np.testing.assert_array_equal(hold.at(5.0)[0], [0.1, 0.2])
+    with pytest.raises(ValueError, match='point 2 does not come after point 1'):
+        control.SplineTrajectory([0.0, 1.0, 1.0], np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r'times \(T,\) and positions \(T, n\)'):
+        control.SplineTrajectory([0.0, 1.0], np.zeros(2))
