@@ -141,3 +141,43 @@ def assert_rel(actual, expected, tol=1e-9, what=''):
     scale = max(np.abs(expected).max(initial=0.0), 1e-300)
     err = np.abs(actual - expected).max(initial=0.0)
     assert err <= tol * scale, f'{what}: max error {err:.3e} > {tol:g} x {scale:.3e}'
+
+
+def _with_joint_dynamics(model, seed):
+    """``model`` with random rotor inertias and friction on every joint."""
+    rng = np.random.default_rng(seed)
+    return model.with_joint_dynamics({
+        name: {'armature': a, 'viscous': v, 'coulomb': c}
+        for name, a, v, c in zip(model.joint_names, rng.uniform(0.01, 0.2, model.n),
+                                 rng.uniform(0.1, 1.0, model.n), rng.uniform(0.1, 1.0, model.n))})
+
+
+def _rigid_robot(name):
+    import manipulator_dynamics as md
+    from manipulator_dynamics import robots
+    if name == 'demo arm':
+        return md.load_model(robots.path('demo_arm'))
+    if name == 'demo arm + gripper (tree, prismatic)':
+        return md.load_model(robots.path('demo_arm_gripper'))
+    if name == 'random tree':
+        return md.load_model(robots.random_urdf(11, n=10, branching=0.5, prismatic=0.3))
+    if name == 'random chain':
+        return md.load_model(robots.random_urdf(12, n=7, branching=0.0, prismatic=0.3))
+    if name == 'armature and friction':
+        return _with_joint_dynamics(md.load_model(robots.random_urdf(13, n=6)), 13)
+    if ERD is None:
+        pytest.skip('example-robot-data is not installed (dev.py test installs it); the other '
+                    'robots of this test run here')
+    return md.load_model(erd(PIN_ROBOTS['panda']))
+
+
+#: Robots of the algorithm tests, which need no oracle: chains and trees, revolute, prismatic and
+#: continuous joints, rotor inertia and friction, and a real arm.
+RIGID_ROBOTS = ('demo arm', 'demo arm + gripper (tree, prismatic)', 'random tree',
+                'random chain', 'armature and friction', 'panda (example-robot-data)')
+
+
+@pytest.fixture(scope='module', params=RIGID_ROBOTS)
+def rigid(request):
+    """Load each robot of the oracle-free checks of the algorithms."""
+    return _rigid_robot(request.param)

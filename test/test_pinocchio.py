@@ -110,29 +110,6 @@ def test_external_wrench_on_a_merged_link(robot):
     assert_rel(ours, ref.rnea(q, qd, qdd, pin.StdVec_Force(fext)), TOL, 'tau with f_ext')
 
 
-def test_batch_equals_single(robot):
-    model, _ = robot
-    rng = np.random.default_rng(8)
-    q, qd, qdd = random_state(model, rng, N=6)
-    tau = md.inverse_dynamics(model, q, qd, qdd)
-    M = md.inertia_matrix(model, q)
-    qdd_u = md.forward_dynamics(model, q, qd, tau, method='udut')
-    qdd_c = md.forward_dynamics(model, q, qd, tau, method='cholesky')
-    U, D = md.udut(model, q)
-    Y = md.regressor(model, q, qd, qdd)
-    for s in range(len(q)):
-        np.testing.assert_array_equal(tau[s], md.inverse_dynamics(model, q[s], qd[s], qdd[s]))
-        np.testing.assert_array_equal(M[s], md.inertia_matrix(model, q[s]))
-        np.testing.assert_array_equal(qdd_u[s], md.forward_dynamics(model, q[s], qd[s], tau[s],
-                                                                    method='udut'))
-        np.testing.assert_array_equal(qdd_c[s], md.forward_dynamics(model, q[s], qd[s], tau[s],
-                                                                    method='cholesky'))
-        np.testing.assert_array_equal(U[s], md.udut(model, q[s])[0])
-        np.testing.assert_array_equal(D[s], md.udut(model, q[s])[1])
-        np.testing.assert_array_equal(Y[s], md.regressor(model, q[s], qd[s], qdd[s]))
-    assert_rel(qdd_u, qdd, 1e-8, 'round trip')
-
-
 @pytest.mark.parametrize('seed', range(6))
 def test_random_trees(seed):
     """Random trees (any axes, rpy origins, merged fixed links, all joint types) vs Pinocchio."""
