@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Speed of the flexible-arm schemes (seed 002): steps per second, against real time.
+Speed of the flexible-arm schemes (Isobe & Imaizumi): steps per second, against real time.
 
     python3 benchmarks/bench_flexible.py [--seconds 2.0] [--dt 0.001]
 
@@ -34,9 +34,9 @@ import numpy as np
 
 
 def arms():
-    """``(label, arm)``: the seed's 1-, 2-, 3-link arms and a 7-link arm at 4 and 16 elements."""
-    yield '1-link (seed, 4 el.)', FlexibleArm.planar([0.4], [0.0224], 0.46)
-    yield '2-link (seed, 4 el.)', FlexibleArm.planar([0.2, 0.2], [0.0112] * 2, [0.46, 0.046])
+    """``(label, arm)``: the paper's 1-, 2-, 3-link arms, a 7-link arm at 4 and 16 elements."""
+    yield '1-link (paper, 4 el.)', FlexibleArm.planar([0.4], [0.0224], 0.46)
+    yield '2-link (paper, 4 el.)', FlexibleArm.planar([0.2, 0.2], [0.0112] * 2, [0.46, 0.046])
     yield '3-link (4 el.)', FlexibleArm.planar([0.4] * 3, [0.215] * 3, [5.0, 2.0, 1.0])
     model = md.load_model(robots.path('demo_arm'))
     for elements in (4, 16):

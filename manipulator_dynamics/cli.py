@@ -246,7 +246,7 @@ def cmd_demo(args):
 
 
 def cmd_flexible(args):
-    """Run both schemes of the seed on a flexible arm and its rigid twin; print, plot."""
+    """Run both of Isobe & Imaizumi's schemes on a flexible arm and its rigid twin; print, plot."""
     from .flexible.arm import FlexibleArm
     from .flexible.dynamics import flexible_inverse_dynamics
     from .flexible.plot import plot_flexible, read_trajectory

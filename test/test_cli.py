@@ -142,7 +142,7 @@ TWO_LINK = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two
 
 
 def _two_link_csv(path, columns=('time', 'joint2', 'joint1')):
-    """Write the seed's 2-link move, columns in a shuffled order (mapped by name)."""
+    """Write Isobe & Imaizumi's 2-link move, columns in a shuffled order (mapped by name)."""
     t = np.arange(0.0, 0.6, 1e-3)
     s = np.clip(t / 0.2, 0, 1)
     b = 10 * s**3 - 15 * s**4 + 6 * s**5

@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Closed loops (seed 003, A5.3): a parallelogram's base parameters against a hand derivation."""
+"""Closed loops (Khalil & Dombre, A5.3): a parallelogram's base parameters by hand derivation."""
 
 import math
 import os

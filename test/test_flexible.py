@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Flexible-link arms (seed 002): the FEM model, the kinematics and the parallel schemes.
+Flexible-link arms (Isobe & Imaizumi): the FEM model, the kinematics and the parallel schemes.
 
 Oracles: the project's Newton-Euler torques (verified against Pinocchio elsewhere) for the rigid
 limit, Euler-Bernoulli beam theory for the bending frequency, the arm's own eigenvalues for the
@@ -58,7 +58,7 @@ def zero_crossing_hz(signal, t):
 
 
 def paper_three_link():
-    """Build the seed's rigid 3-link arm: 0.40 m, 0.215 kg, centre of gravity mid-link."""
+    """Build Isobe & Imaizumi's rigid 3-link arm: 0.40 m, 0.215 kg, centre of gravity mid-link."""
     return FlexibleArm.planar([0.4] * 3, [0.215] * 3, math.inf)
 
 
@@ -103,7 +103,7 @@ def test_element_stiffness_bends_like_a_cantilever():
 
 
 # ---------------------------------------------------------------------------------------------
-# Rigid limit: the parallel scheme against Newton-Euler (the seed's Fig. 3)
+# Rigid limit: the parallel scheme against Newton-Euler (Isobe & Imaizumi's Fig. 3)
 # ---------------------------------------------------------------------------------------------
 
 def test_rigid_three_link_within_one_percent_at_100_steps_and_converging():
@@ -165,14 +165,14 @@ def paper_one_link(elements=4):
 
 
 def test_one_link_residual_vibration_is_the_first_bending_mode():
-    """The seed's 1-link arm: 0.2 s horizontal move; what rings after it is the cantilever mode."""
+    """Isobe & Imaizumi's 1-link arm: a 0.2 s move; what rings after it is the cantilever mode."""
     arm = paper_one_link()
     t = np.arange(0.0, 2.2, 1e-3)
     q, _, _ = quintic(t, 0.2, [0.0], [1.0])
     result = flexible_inverse_dynamics(arm, t, q)
     after = t > 0.25
     theory = cantilever_hz(0.4, 0.0224, 0.46)
-    assert theory == pytest.approx(10.02, abs=0.01)          # the seed's theoretical value
+    assert theory == pytest.approx(10.02, abs=0.01)          # Isobe & Imaizumi's theoretical value
     for signal in (result.tau[after, 0], result.tip_deflection[after, 0, 1]):
         assert zero_crossing_hz(signal, t[after]) == pytest.approx(theory, rel=0.03)
     # the flexible arm lags, then rings: the reached angle differs from the target
@@ -188,7 +188,7 @@ def test_first_mode_converges_with_elements_per_link():
 
 
 def test_two_link_torque_spectrum_shows_two_modes():
-    """Check the seed's 2-link arm (EI 0.46, 0.046): its torques ring at its two lowest modes."""
+    """Check the paper's 2-link arm (EI 0.46, 0.046): its torques ring at its two lowest modes."""
     arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046],
                              gravity=(0.0, 0.0, -9.81))
     t = np.arange(0.0, 4.2, 1e-3)

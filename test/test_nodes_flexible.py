@@ -34,7 +34,7 @@ LATCHED_NAMES = '/flexible_trajectory_node/link_names'
 
 
 def target(order=('joint2', 'joint1'), times=(0.0, 0.05, 0.1, 0.15, 0.2), nan=False):
-    """Make the seed's 2-link move (joint 1 by 0.5 rad, joint 2 by 1.0 rad in 0.2 s), by name."""
+    """Make the paper's 2-link move (joint 1 by 0.5 rad, joint 2 by 1.0 rad in 0.2 s), by name."""
     msg = JointTrajectory(joint_names=list(order))
     goal = {'joint1': 0.5, 'joint2': 1.0}
     for i, ti in enumerate(times):

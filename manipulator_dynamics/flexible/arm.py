@@ -13,12 +13,12 @@
 # limitations under the License.
 
 """
-Flexible-link arms as finite-element models (Isobe & Imaizumi, seed 002, section 2).
+Flexible-link arms as finite-element models (Isobe & Imaizumi, section 2).
 
 Every link is a straight chain of linear Timoshenko beam elements from its joint to the next joint
-(Fig. 2 of the seed): stiffness by one-point integration at the element midpoint, element mass
-lumped half to each of its two nodes, motor and payload masses at nodes.  Coordinates are absolute
-Cartesian (3-D; a planar arm is the 3-D model lying in a plane).
+(Isobe & Imaizumi's Fig. 2): stiffness by one-point integration at the element midpoint, element
+mass lumped half to each of its two nodes, motor and payload masses at nodes.  Coordinates are
+absolute Cartesian (3-D; a planar arm is the 3-D model lying in a plane).
 
 The arm keeps its rigid skeleton, a :class:`~manipulator_dynamics.Model`, for the operating motion
 ``u_m`` (where every node would be if the links were rigid).  A node is fixed in the frame of the
@@ -68,7 +68,7 @@ def timoshenko_stiffness(length, ei_y, ei_z, ga, ea, gj):
     Local degrees of freedom, node 1 then node 2: ``(u, v, w, theta_x, theta_y, theta_z)``.
     Bending uses the rotation field (``EI/l`` on the rotations); the shear strain
     ``v' - theta_z`` (and ``w' + theta_y``) is evaluated once, at the midpoint, which removes
-    shear locking and is exact for bending (the seed, section 2).
+    shear locking and is exact for bending (Isobe & Imaizumi, section 2).
 
     Returns
     -------
@@ -206,10 +206,10 @@ class FlexibleArm:
                gravity=(0.0, -9.81, 0.0), base=(0.0, 0.0, 0.0), joint_names=None,
                name='planar_arm'):
         """
-        Build a planar chain like the seed's: links along their ``x`` axes, joints about ``z``.
+        Build a planar chain as in the paper: links along their ``x`` axes, joints about ``z``.
 
         The arm lies in the ``x-y`` plane at ``q = 0`` (stretched along ``x``).  The default
-        gravity is ``-y``: the vertical plane of the seed's 3-link test; pass
+        gravity is ``-y``: the vertical plane of Isobe & Imaizumi's 3-link test; pass
         ``gravity=(0, 0, -9.81)`` for a horizontal plane.
 
         Parameters
@@ -220,7 +220,7 @@ class FlexibleArm:
             ``EI`` (N m^2) of each link about both bending axes; a pair ``(EI_y, EI_z)`` per link
             for different ones; ``inf`` for a rigid link.
         elements_per_link : int or sequence of int
-            Timoshenko elements per link (the seed uses 4).
+            Timoshenko elements per link (Isobe & Imaizumi use 4).
         shear_rigidity, axial_rigidity, torsional_rigidity : float or sequence, optional
             ``kappa G A`` (N), ``E A`` (N), ``G J`` (N m^2); default: stiff relative to bending.
         damping : pair or sequence of pairs
@@ -482,7 +482,7 @@ class FlexibleArm:
         return Model(**fields)
 
     def with_rigid_links(self) -> 'FlexibleArm':
-        """Return this arm with every link rigid: the seed's rigid reference in its plots."""
+        """Return this arm with every link rigid: the rigid reference of Isobe & Imaizumi."""
         beams = {}
         for link in self.links:
             beams[link.name] = {'mass': link.mass, 'elements': link.elements,

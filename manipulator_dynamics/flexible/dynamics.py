@@ -13,22 +13,22 @@
 # limitations under the License.
 
 """
-Flexible trajectories and joint torques of flexible-link arms (Isobe & Imaizumi, seed 002).
+Flexible trajectories and joint torques of flexible-link arms (Isobe & Imaizumi).
 
 Two schemes on one finite-element model (:class:`~manipulator_dynamics.FlexibleArm`):
 
-* the kinematics solution scheme (seed section 3): the rigid target motion gives the operation
-  displacements ``u_m`` of every node; the incremental equation of motion (eq. 15)
+* the kinematics solution scheme (Isobe & Imaizumi, section 3): the rigid target motion gives the
+  operation displacements ``u_m`` of every node; the incremental equation of motion (eq. 15)
   ``[M]{u''} + [C]{u_d'} + [K]{du_d} = {F} - {R}`` is integrated by Newmark's beta method
   (delta = 1/2, beta = 1/4) for the deformations ``u_d``; the flexible trajectory is
   ``u = u_m + u_d`` (eq. 16);
-* the parallel solution scheme of inverse dynamics (seed section 2): the nodal forces ``{P}``
-  (updated incrementally, eqs. 13-14) become joint torques through ``{tau} = [L][T]{P}``
-  (eqs. 2-11).
+* the parallel solution scheme of inverse dynamics (Isobe & Imaizumi, section 2): the nodal forces
+  ``{P}`` (updated incrementally, eqs. 13-14) become joint torques through
+  ``{tau} = [L][T]{P}`` (eqs. 2-11).
 
 The target's velocities and accelerations come from a cubic spline through its samples, and the
 nodal forces are accumulated from increments, as in the seed: the torques of a rigid arm approach
-the exact Newton-Euler torques as the steps get finer (the seed's Fig. 3).
+the exact Newton-Euler torques as the steps get finer (Isobe & Imaizumi's Fig. 3).
 
 Modelling choices (documented, not hidden):
 
@@ -151,7 +151,7 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
     q : array-like, shape (T, n)
         Target joint positions at ``t``, in ``arm.joint_names`` order.  Velocities and
         accelerations at the start come from a cubic spline through the samples; from there the
-        scheme works on increments, as the seed does.
+        scheme works on increments, as Isobe & Imaizumi do.
     dt : float, optional
         Resample the target on a uniform grid of this step (the spline above) before integrating;
         default: integrate on the samples ``t`` themselves.
@@ -196,12 +196,12 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
 
 def flexible_inverse_dynamics(arm, t, q, *, dt=None) -> FlexibleDynamics:
     """
-    Joint torques that move a flexible arm along a target: both schemes of the seed in one.
+    Joint torques that move a flexible arm along a target: Isobe & Imaizumi's two schemes in one.
 
     The kinematics scheme (:func:`flexible_trajectory`) gives the flexible trajectory; the
     parallel scheme turns its nodal forces into joint torques, ``{tau} = [L][T]{P}``, with ``{P}``
-    updated by increments (eqs. 13-14).  For an arm with every link rigid this is the seed's
-    rigid-body inverse dynamics.  Parameters and errors as :func:`flexible_trajectory`.
+    updated by increments (eqs. 13-14).  For an arm with every link rigid this is Isobe &
+    Imaizumi's rigid-body inverse dynamics.  Parameters and errors as :func:`flexible_trajectory`.
     """
     traj = flexible_trajectory(arm, t, q, dt=dt)
     return parallel_inverse_dynamics(traj)
@@ -221,13 +221,13 @@ def parallel_inverse_dynamics(traj: FlexibleTrajectory) -> FlexibleDynamics:
 
 def parallel_matrices(traj: FlexibleTrajectory, step: int):
     """
-    ``[L], [T], {P}`` of the seed's eq. (2) at one step, so that ``tau = L @ T @ P``.
+    ``[L], [T], {P}`` of Isobe & Imaizumi's eq. (2) at one step, so that ``tau = L @ T @ P``.
 
-    The seed writes one centre-of-gravity node per link; with several nodes per link every node
-    ``k`` plays that role, with ``{P_k} = (F_k, sum_{h>k} F_h, F_phi_k)`` (eq. 13, base frame),
-    ``[T]`` the direction cosines of element ``k`` (the element ending at node ``k``, eq. 6), and
+    Isobe & Imaizumi write one centre-of-gravity node per link; with several nodes per link every
+    node ``k`` plays that role, with ``{P_k} = (F_k, sum_{h>k} F_h, F_phi_k)`` (eq. 13, base
+    frame), ``[T]`` the direction cosines of element ``k`` (ending at node ``k``, eq. 6), and
     ``[L] = [T_Lambda][Lambda]`` (eqs. 7-11): ``[Lambda_k]`` holds the element's vector in its own
-    axes (the seed's ``l_iC`` and ``l_i``; the deformed one for a flexible link), and
+    axes (Isobe & Imaizumi's ``l_iC`` and ``l_i``; the deformed one for a flexible link), and
     ``[T_Lambda]`` takes element axes back to the axis of each joint inboard of the node.
 
     Returns
@@ -308,7 +308,7 @@ class ClosedLoopDynamics:
 def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=None,
                                  tolerance=1e-6) -> ClosedLoopDynamics:
     """
-    Joint torques of a closed loop cut at a pin into two open chains (seed eq. 12).
+    Joint torques of a closed loop cut at a pin into two open chains (Isobe & Imaizumi, eq. 12).
 
     The loop is the two chains, both from the base, with their tips joined by a pin (the cut
     joint, which passes a force and no moment).  Each chain gets the parallel scheme of its own

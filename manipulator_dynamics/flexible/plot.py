@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The seed's figures for any flexible arm: trajectories, torques, deflections, axial forces."""
+"""Isobe & Imaizumi's figures for any flexible arm: trajectories, torques, deflections, forces."""
 
 import csv
 
@@ -58,7 +58,7 @@ def read_trajectory(path, joint_names):
 
 def plot_flexible(flexible, rigid, path):
     """
-    Write the seed's figures (Figs. 5-10) for one run as a PNG.
+    Write Isobe & Imaizumi's figures (Figs. 5-10) for one run as a PNG.
 
     ``flexible`` and ``rigid`` are :class:`~manipulator_dynamics.FlexibleDynamics` of the same
     target for the flexible arm and for the same arm with rigid links.  Panels: the arm at a few

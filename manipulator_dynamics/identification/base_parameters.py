@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Base inertial parameters by QR decomposition (seed 003, Khalil & Dombre appendix 5).
+Base inertial parameters by QR decomposition (Khalil & Dombre, Appendix 5).
 
 ``W`` stacks, for ``r`` random states, the energy rows ``h(q, qd)`` (A5.1-A5.2, method "energy") or
 the torque regressor ``Y(q, qd, qdd)`` (method "dynamic").  Then:
@@ -23,9 +23,9 @@ the torque regressor ``Y(q, qd, qdd)`` (method "dynamic").  Then:
 2. The rank ``b`` comes from a QR decomposition with column pivoting of ``W`` with unit columns
    (so that units and the robot's size do not matter: a parameter whose column is 1e-8 of the
    others is as visible as any), by :func:`numerical_rank`: the diagonal ``|R_ii|`` is zero below
-   the seed's numerical zero ``tau = max(r, c) eps max|R_ii|`` (A5.4, with the factor ``max(r, c)``
-   for the rounding accumulated over ``r`` rows and ``c`` columns), certainly not zero above
-   ``1e-4 max|R_ii|``, and in between the rank is cut at the largest ratio of consecutive values.
+   Khalil & Dombre's numerical zero ``tau = max(r, c) eps max|R_ii|`` (A5.4, with the factor
+   ``max(r, c)`` for the rounding accumulated over ``r`` rows and ``c`` columns), certainly not
+   zero above ``1e-4 max|R_ii|``; between the two, the rank is cut where they drop most.
    The band matters: sampled rows carry rounding (1e-15 of the largest for the torque regressor,
    up to 1e-13 for energy rows), and real URDFs that print angles as ``3.14159`` make columns
    dependent only to 1e-9, which no experiment can identify; a real weak direction (1e-6 of the
@@ -286,7 +286,7 @@ def _reduce(model, W, cols, samples, method, loops):
 def base_parameters(model, *, friction=False, armature=None, samples=None, seed=0,
                     method='energy', loops=None):
     """
-    Compute the base parameters of ``model`` numerically (seed 003, A5.1-A5.12).
+    Compute the base parameters of ``model`` numerically (Khalil & Dombre, A5.1-A5.12).
 
     Parameters
     ----------

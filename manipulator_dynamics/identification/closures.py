@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Closed loops: a robot given as its URDF tree plus loop-closure constraints (seed 003, A5.3).
+Closed loops: a robot as its URDF tree plus loop-closure constraints (Khalil & Dombre, A5.3).
 
 A closure says that a point of ``link_a`` and a point of ``link_b`` coincide (the cut joint), and,
 for a revolute cut joint in space, that an axis of each stays parallel.  The robot's motors drive

@@ -19,7 +19,7 @@ The arm comes from ``arm_config``, a flexible arm YAML (``config/flexible_arm.ya
 beam properties per link, or a planar arm).  On every rigid target trajectory_msgs/JointTrajectory
 on ``trajectory_topic`` (every joint of the arm, by name; ``time_from_start`` strictly
 increasing), it samples the target every ``dt`` s (cubic Hermite through the points, holding the
-last point for ``settle`` s more so the vibration after the motion shows), runs the seed's
+last point for ``settle`` s more so the vibration after the motion shows), runs Isobe & Imaizumi's
 kinematics scheme and parallel inverse-dynamics scheme (one library call), and publishes, at
 ``output_rate`` points per second:
 

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Joint-space inertia matrix by Khalil's composite-link method for tree robots (seed 001, App. 8).
+Joint-space inertia matrix by composite links for tree robots (Khalil & Dombre, Appendix 8).
 
 1. Composite parameters (A8.1): for j = n..1, the composite link j+ (link j and all it carries) is
    added into its antecedent a(j): ``J+_a += R J+_j R^T + shift``, ``MS+_a += R MS+_j + P M+_j``,
@@ -26,7 +26,7 @@ Joint-space inertia matrix by Khalil's composite-link method for tree robots (se
    antecedent k (A8.19-20) and projected on its axis for ``A_kj`` (A8.21).  Elements off the root
    paths are zero.
 
-The seed's axis is z; here it is any unit axis, which replaces "the third component" by a dot
+Khalil's axis is z; here it is any unit axis, which replaces "the third component" by a dot
 product. Cost: composite parameters O(n); columns O(sum of depths).
 """
 

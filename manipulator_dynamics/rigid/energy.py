@@ -15,9 +15,9 @@
 """
 Total energy and its regressor: ``H(q, qd) = h(q, qd) K``, linear in the standard parameters.
 
-Seed 003 (A5.1): the energy functions ``h`` of each link, in body frame j with the angular velocity
-``w`` and the velocity ``v`` of the frame origin, and the pose ``R0, p0`` of the frame in the
-base::
+Khalil & Dombre, Appendix 5 (A5.1): the energy functions ``h`` of each link, in body frame j with
+the angular velocity ``w`` and the velocity ``v`` of the frame origin, and the pose ``R0, p0`` of
+the frame in the base::
 
     kinetic    E_j = 1/2 w^T J w + MS . (v x w) + 1/2 M v^T v      (+ 1/2 Ia qd_j^2, the rotor)
     potential  U_j = -g^T (M p0 + R0 MS)

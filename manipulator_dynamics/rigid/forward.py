@@ -17,11 +17,11 @@ Forward dynamics: joint accelerations from efforts, ``qdd = M(q)^-1 (tau - h(q, 
 
 Two methods, same result:
 
-* ``"udut"``: Saha's O(n) algorithm (seed 000, section 5): ``h`` by Newton-Euler, then three sweeps
-  over the UDU^T factors without forming them -- ``tau^ = U^-1 (tau - h)`` backward (eq. 36, fused
-  with the articulated-inertia recursion), ``tau~ = D^-1 tau^`` (eq. 37), ``qdd = U^-T tau~``
-  forward (eq. 38): ``qdd_k = tau~_k - psi_k . mu_k / D_k`` with ``mu_k`` the acceleration that the
-  ancestors'
+* ``"udut"``: Saha's O(n) algorithm (Saha, ICRA 1995, section 5): ``h`` by Newton-Euler, then
+  three sweeps over the UDU^T factors without forming them -- ``tau^ = U^-1 (tau - h)`` backward
+  (eq. 36, fused with the articulated-inertia recursion), ``tau~ = D^-1 tau^`` (eq. 37),
+  ``qdd = U^-T tau~`` forward (eq. 38): ``qdd_k = tau~_k - psi_k . mu_k / D_k`` with ``mu_k`` the
+  acceleration that the ancestors'
   ``qdd`` give body k.  Works for trees.
 * ``"cholesky"``: ``M`` by Khalil's composite links, factorised as ``M = L^T L`` along the parent
   array (Featherstone's LTL: no fill-in outside the root paths, so trees stay cheap), two
@@ -109,8 +109,8 @@ def udut_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
     return -1
 
 
-#: A Cholesky pivot at or below this fraction of its original diagonal entry counts as zero.
-SINGULAR_PIVOT = 1e-12
+#: A Cholesky pivot at or below this fraction of its diagonal entry in M counts as zero.
+ZERO_CHOLESKY_PIVOT = 1e-12
 
 
 @njit(**INLINE)
@@ -126,7 +126,7 @@ def ltl_factor(parent, H, diag):
     for k in range(n):
         diag[k] = H[k, k]
     for k in range(n - 1, -1, -1):
-        if not H[k, k] > SINGULAR_PIVOT * diag[k]:
+        if not H[k, k] > ZERO_CHOLESKY_PIVOT * diag[k]:
             return k
         H[k, k] = np.sqrt(H[k, k])
         inv = 1.0 / H[k, k]
@@ -225,7 +225,7 @@ _CHOICE = weakref.WeakKeyDictionary()
 # Cost model for "auto": batched microseconds per sample on one thread, least-squares fits to
 # measurements of both kernels on chains of 6-96 joints and random trees of 24-48 joints
 # (`benchmarks/bench_dynamics.py --fit`, see the README).  Only the ratio matters, so the machine's
-# speed cancels out.  On chains the crossover is near 24 joints (the seed's O(n^3) comparison put
+# speed cancels out.  On chains the crossover is near 24 joints (Saha's O(n^3) comparison put
 # it at 12; a tree-aware LTL and compiled 3x3 arithmetic move it up).
 _UDUT_PER_BODY = 0.266
 _CHOLESKY_PER_BODY = 0.115

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-Saha's UDU^T decomposition of the joint-space inertia matrix (seed 000), for chains and trees.
+Saha's UDU^T decomposition of the joint-space inertia matrix (ICRA 1995), for chains and trees.
 
 Saha's reverse Gaussian elimination of ``M`` eliminates columns n, n-1, ..., 1.  Its recursions
 (eqs. 31-35) carry, for each body k, the 6x6 matrix ``M_k,k+1`` of the *articulated body* k (body k
@@ -41,8 +41,9 @@ from .._inputs import raise_nonfinite, states
 from .._jit import INLINE, JIT
 from ..model import PRISMATIC
 
-#: A pivot ``D_k`` at or below this fraction of the articulated inertia's size counts as zero.
-SINGULAR_PIVOT = 1e-12
+#: A pivot ``D_k`` at or below this fraction of its articulated inertia's largest diagonal entry
+#: counts as zero.
+ZERO_PIVOT = 1e-12
 
 
 class SingularInertiaError(ValueError):
@@ -184,7 +185,7 @@ def articulated(m, flags, R, p, work, D, tau, eta):
         armature = m.armature[k] if flags & ARMATURE else 0.0
         d += armature
         size = max(armature, abs(J00), abs(J11), abs(J22), abs(K00), abs(K11), abs(K22))
-        if not d > SINGULAR_PIVOT * size:
+        if not d > ZERO_PIVOT * size:
             return k
         D[k] = d
         if solve:  # tau_k <- tau_k - S_k . eta_k  (eq. 36)
