@@ -38,11 +38,11 @@ _WHERE = {
     '.flexible.arm': ('FlexibleArm', 'FlexibleArmError'),
     '.rigid.forward': ('choose_method', 'forward_dynamics'),
     '.identification.estimate': ('Estimate', 'IdentificationError', 'identify'),
-    '.model': ('InertiaError', 'InertiaWarning', 'load_model', 'Model', 'PARAMETER_NAMES',
-               'URDFError'),
+    '.model': ('InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'URDFError'),
     '.rigid.regressor': ('parameter_names', 'regressor', 'standard_parameters'),
     '.rigid.rnea': ('bias_forces', 'gravity_torques', 'inverse_dynamics'),
     '.rigid.udut': ('SingularInertiaError', 'udut'),
+    '.urdf': ('load_model',),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 

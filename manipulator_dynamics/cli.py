@@ -30,12 +30,13 @@ import numpy as np
 from . import robots
 from .identification.base_parameters import base_parameters
 from .identification.estimate import CUTOFF_HZ, identify
-from .model import InertiaError, load_model, PARAMETER_NAMES
+from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
 from .rigid.forward import choose_method, forward_dynamics
 from .rigid.regressor import standard_parameters
 from .rigid.rnea import gravity_torques, inverse_dynamics
 from .rigid.udut import udut
+from .urdf import load_model
 
 
 def _vector(text, model, what):

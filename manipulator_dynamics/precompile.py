@@ -63,7 +63,7 @@ def precompile():
     from .flexible.arm import FlexibleArm
     from .flexible.dynamics import flexible_inverse_dynamics
     from .identification.base_parameters import base_parameters
-    from .model import load_model
+    from .urdf import load_model
     model = load_model(robots.path('demo_arm'))
     warm_up(model)
     for method in ('energy', 'dynamic'):

@@ -39,7 +39,8 @@ import numpy as np
 
 from . import beam
 from .. import robots
-from ..model import load_model, Model, read_yaml, REVOLUTE
+from ..model import Model, read_yaml, REVOLUTE
+from ..urdf import load_model
 
 #: Beam properties of a link, as YAML keys and :meth:`FlexibleArm.planar` arguments.
 BEAM_FIELDS = ('flexural_rigidity', 'shear_rigidity', 'axial_rigidity', 'torsional_rigidity',

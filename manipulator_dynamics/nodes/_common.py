@@ -28,7 +28,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
 from ._parameters import ConfigurationError, one_of, Param
 from ..control import SplineTrajectory
-from ..model import load_model
+from ..urdf import load_model
 
 #: QoS of /robot_description as robot_state_publisher and ros2_control publish it.
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,

@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from .. import robots
-from ..model import load_model
+from ..urdf import load_model
 
 SECONDS = 5.0
 LEAD = 1.0        # the trajectory starts this long after it is sent

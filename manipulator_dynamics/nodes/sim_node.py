@@ -46,8 +46,8 @@ from ._common import existing_file, LATCHED, spin, Throttled
 from ._parameters import ConfigurationError, finite_positive, Param, Parameters
 from .. import robots
 from ..control import rk4_step
-from ..model import load_model
 from ..precompile import warm_up
+from ..urdf import load_model
 
 PARAMS = (
     Param('urdf_path', '', 'URDF of the simulated robot (default: the bundled demo arm)',

@@ -1,0 +1,357 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Loading a :class:`~manipulator_dynamics.Model` from URDF, step by step.
+
+:func:`load_model` reads the XML (lxml for precise syntax errors, yourdfpy for the elements;
+meshes are never touched), checks that the joints make a tree, picks the base and the joints kept
+(``root_link``, ``tip_links``), walks the tree into bodies (fixed joints and locked joints merge
+their links into the body above), sums each body's inertial parameters, and reads limits,
+friction and mimic relations.  Every error names the link, joint or field at fault.
+"""
+
+import io
+import math
+import os
+from typing import NamedTuple, Sequence
+import warnings
+
+import numpy as np
+
+from .model import (Frame, InertiaError, InertiaWarning, Mimic, Model, PRISMATIC, REVOLUTE,
+                    URDFError)
+
+
+def _read_urdf(urdf) -> bytes:
+    if isinstance(urdf, bytes):
+        return urdf
+    is_text = isinstance(urdf, str) and urdf.lstrip().startswith('<')
+    if isinstance(urdf, os.PathLike) or (isinstance(urdf, str) and not is_text):
+        path = os.fspath(urdf)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f'URDF file not found: {path}')
+        with open(path, 'rb') as f:
+            return f.read()
+    if isinstance(urdf, str):
+        return urdf.encode('utf-8')
+    raise TypeError(f'urdf must be a file path or an XML string, got {type(urdf).__name__}')
+
+
+def _parse(data: bytes):
+    """Parse with lxml for a precise syntax error, then with yourdfpy (meshes never loaded)."""
+    from lxml import etree
+    import yourdfpy
+
+    try:
+        root = etree.fromstring(data, parser=etree.XMLParser(remove_comments=True))
+    except etree.XMLSyntaxError as e:
+        raise URDFError(f'URDF is not well-formed XML: {e}') from None
+    if root.tag != 'robot':
+        raise URDFError(f'URDF root element must be <robot>, found <{root.tag}>')
+    try:
+        urdf = yourdfpy.URDF.load(io.BytesIO(data), load_meshes=False, build_scene_graph=False,
+                                  load_collision_meshes=False, build_collision_scene_graph=False)
+        return urdf.robot
+    except Exception as e:  # noqa: B902 - yourdfpy raises bare ValueError, TypeError, ...
+        raise URDFError(f'URDF could not be read: {type(e).__name__}: {e}') from None
+
+
+def _float_attr(value, what):
+    if value is None:
+        return 0.0
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise URDFError(f'{what} must be a number, got {value!r}') from None
+    if not math.isfinite(v):
+        raise URDFError(f'{what} must be finite, got {v}')
+    return v
+
+
+def _check_inertial(link, mass, inertia, check):
+    """Raise (or warn) naming the link when its mass or inertia is not physically possible."""
+    if not math.isfinite(mass) or mass < 0:
+        raise InertiaError(f"link '{link}': mass must be finite and >= 0, got {mass}")
+    if not np.all(np.isfinite(inertia)):
+        raise InertiaError(f"link '{link}': inertia tensor has non-finite entries")
+    if check == 'ignore':
+        return
+    ev = np.linalg.eigvalsh(inertia)
+    # Tolerance: URDFs print inertias with ~6 significant digits, so a principal moment may round
+    # to a relative 1e-6 below the physical bound; a tensor that is all zeros (a massless frame) is
+    # valid.
+    tol = 1e-6 * max(abs(ev).max(), 1e-300)
+    problem = None
+    if ev[0] < -tol:
+        problem = (f'is not positive semi-definite (principal moments {ev[0]:.6g}, {ev[1]:.6g}, '
+                   f'{ev[2]:.6g})')
+    elif ev[0] + ev[1] < ev[2] - tol:
+        problem = (f'violates the triangle inequality: principal moments {ev[0]:.6g} + '
+                   f'{ev[1]:.6g} < {ev[2]:.6g}')
+    elif mass == 0 and ev[2] > 0:
+        problem = f'is not zero although the mass is zero (largest principal moment {ev[2]:.6g})'
+    if problem is None:
+        return
+    message = f"link '{link}': inertia tensor {problem}"
+    if check == 'raise':
+        raise InertiaError(message + "; fix the URDF, or load it with check_inertia='warn'")
+    warnings.warn(message, InertiaWarning, stacklevel=5)     # to load_model's caller
+
+
+def _standard_parameters(mass, com, inertia_com):
+    """Khalil's 10 standard parameters about the frame origin from mass, CoM, inertia at CoM."""
+    c = np.asarray(com, dtype=float)
+    J = inertia_com + mass * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.array([J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *(mass * c), mass])
+
+
+def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] | None = None,
+               gravity=(0.0, 0.0, -9.81), joint_dynamics=None,
+               check_inertia: str = 'raise') -> Model:
+    """
+    Build a :class:`Model` from a URDF file path or XML string; meshes are never touched.
+
+    Parameters
+    ----------
+    urdf : str, bytes or path-like
+        A path to a ``.urdf`` file, or the XML itself (a string starting with ``<``).
+    root_link : str, optional
+        The link to treat as the fixed base; default: the URDF's root link.  Everything above it is
+        ignored (an arm on a mobile base: ``root_link='arm_base_link'``).
+    tip_links : sequence of str, optional
+        Keep only the joints on the paths from ``root_link`` to these links.  Movable joints that
+        hang from a kept body but lead to no tip are locked at zero, and what they carry is merged
+        into that body (the mass of a gripper beyond the chosen tip still loads the arm).
+    gravity : array-like, shape (3,)
+        Gravity acceleration in the base frame, m/s^2.
+    joint_dynamics : str, path or mapping, optional
+        Armature / friction overrides, see :func:`load_joint_dynamics`.
+    check_inertia : {'raise', 'warn', 'ignore'}
+        What to do with an inertia tensor that is not positive semi-definite or violates the
+        triangle inequality.  Negative or non-finite masses always raise.
+
+    Raises
+    ------
+    URDFError
+        Malformed XML, a missing link, a cycle, duplicate names, floating or planar joints in the
+        selection, a zero axis, non-numeric fields; :class:`InertiaError` for impossible inertias.
+
+    """
+    if check_inertia not in ('raise', 'warn', 'ignore'):
+        raise ValueError("check_inertia must be 'raise', 'warn' or 'ignore', "
+                         f'got {check_inertia!r}')
+    g = np.asarray(gravity, dtype=float)
+    if g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
+    robot = _parse(_read_urdf(urdf))
+    links, parent_joint, children = _link_tree(robot)
+    root_link = _root(links, parent_joint, root_link)
+    selected = _selection(links, parent_joint, root_link, tip_links)
+    bodies, frames = _bodies(root_link, children, selected)
+    n = len(bodies)
+    limits = _joint_limits(bodies)
+    model = Model(
+        name=robot.name or 'robot', base_link=root_link,
+        joint_names=[b.joint.name for b in bodies],
+        link_names=[b.joint.child for b in bodies],
+        parent=np.array([b.parent for b in bodies], dtype=np.int64),
+        joint_type=np.array([PRISMATIC if b.joint.type == 'prismatic' else REVOLUTE
+                             for b in bodies], dtype=np.int64),
+        continuous=np.array([b.joint.type == 'continuous' for b in bodies], dtype=bool),
+        axis=np.array([b.axis for b in bodies]).reshape(n, 3),
+        R_parent_joint=np.array([b.R for b in bodies]).reshape(n, 3, 3),
+        p_parent_joint=np.array([b.p for b in bodies]).reshape(n, 3),
+        inertial=_inertial_parameters(links, frames, n, check_inertia),
+        armature=np.zeros(n), **limits, gravity=g, frames=frames, mimic=_mimic(bodies))
+    if joint_dynamics is not None:
+        model = model.with_joint_dynamics(joint_dynamics)
+    return model
+
+
+class _Body(NamedTuple):
+    """A movable joint kept in the model: its body's parent and its frame at ``q = 0``."""
+
+    joint: object
+    parent: int
+    R: np.ndarray
+    p: np.ndarray
+    axis: np.ndarray
+
+
+def _link_tree(robot):
+    """Index links and joints by name; check that the joints make a tree of defined links."""
+    links = {}
+    for link in robot.links:
+        if link.name in links:
+            raise URDFError(f"link '{link.name}' is defined twice")
+        links[link.name] = link
+    joints, parent_joint, children = {}, {}, {name: [] for name in links}
+    for joint in robot.joints:
+        if joint.name in joints:
+            raise URDFError(f"joint '{joint.name}' is defined twice")
+        joints[joint.name] = joint
+        for role, link in (('parent', joint.parent), ('child', joint.child)):
+            if link not in links:
+                raise URDFError(f"joint '{joint.name}' names {role} link '{link}', "
+                                'which the URDF does not define')
+        if joint.child in parent_joint:
+            raise URDFError(f"link '{joint.child}' is the child of two joints, "
+                            f"'{parent_joint[joint.child].name}' and '{joint.name}': a URDF must "
+                            'be a tree (give closed loops as a tree plus loop constraints)')
+        parent_joint[joint.child] = joint
+        children[joint.parent].append(joint)
+    _check_acyclic(links, parent_joint)
+    return links, parent_joint, children
+
+
+def _root(links, parent_joint, root_link):
+    """Return the fixed base: ``root_link`` checked, or the URDF's one root."""
+    if root_link is None:
+        roots = [name for name in links if name not in parent_joint]
+        if len(roots) != 1:
+            raise URDFError(f'URDF has {len(roots)} root links ({", ".join(roots)}): all links '
+                            'must hang from one root; pass root_link to choose one')
+        return roots[0]
+    if root_link not in links:
+        raise URDFError(f"root_link '{root_link}' is not a link of the URDF")
+    return root_link
+
+
+def _selection(links, parent_joint, root_link, tip_links):
+    """Return the links on the paths from the root to ``tip_links`` (None: every link)."""
+    if tip_links is None:
+        return None
+    on_path = set()
+    for tip in tip_links:
+        if tip not in links:
+            raise URDFError(f"tip link '{tip}' is not a link of the URDF")
+        link = tip
+        while link != root_link:
+            if link not in parent_joint:
+                raise URDFError(f"tip link '{tip}' is not below root link '{root_link}'")
+            on_path.add(link)
+            link = parent_joint[link].parent
+    return on_path
+
+
+def _bodies(root_link, children, selected):
+    """
+    Walk the tree from the root: one body per selected movable joint, every link's frame.
+
+    Depth first, children in document order, as Pinocchio numbers them.  Fixed joints, and
+    movable ones outside the selection (locked at zero), merge their child into the body above.
+    """
+    bodies = []
+    frames = {root_link: Frame(-1, np.eye(3), np.zeros(3))}
+    stack = [(root_link, child) for child in reversed(children[root_link])]
+    while stack:
+        parent_link, joint = stack.pop()
+        frame = frames[parent_link]
+        T = np.eye(4) if joint.origin is None else np.asarray(joint.origin, dtype=float)
+        if not np.all(np.isfinite(T)):
+            raise URDFError(f"joint '{joint.name}': origin has non-finite values")
+        R = frame.R @ T[:3, :3]
+        p = frame.R @ T[:3, 3] + frame.p
+        movable = joint.type in ('revolute', 'continuous', 'prismatic')
+        kept = selected is None or joint.child in selected
+        if joint.type in ('floating', 'planar') and kept:
+            raise URDFError(f"joint '{joint.name}' is {joint.type}: manipulator_dynamics models "
+                            'fixed-base robots with one-coordinate joints; pass '
+                            f"root_link='{joint.child}' to model what hangs below it")
+        if joint.type not in ('revolute', 'continuous', 'prismatic', 'fixed', 'floating',
+                              'planar'):
+            raise URDFError(f"joint '{joint.name}' has unknown type '{joint.type}'")
+        if movable and kept:
+            axis = np.asarray((1.0, 0.0, 0.0) if joint.axis is None else joint.axis, dtype=float)
+            norm = np.linalg.norm(axis)
+            if not np.isfinite(norm) or norm < 1e-12:
+                raise URDFError(f"joint '{joint.name}' has a zero or non-finite axis "
+                                f'{axis.tolist()}')
+            bodies.append(_Body(joint, frame.body, R, p, axis / norm))
+            frames[joint.child] = Frame(len(bodies) - 1, np.eye(3), np.zeros(3))
+        else:
+            frames[joint.child] = Frame(frame.body, R, p)
+        stack.extend((joint.child, child) for child in reversed(children[joint.child]))
+    return bodies, frames
+
+
+def _inertial_parameters(links, frames, n, check_inertia):
+    """Sum the 10 standard parameters of each body, every link merged into it included."""
+    inertial = np.zeros((n, 10))
+    for name, frame in frames.items():
+        link = links[name]
+        if link.inertial is None or frame.body < 0:
+            continue
+        mass = _float_attr(link.inertial.mass, f"link '{name}': mass")
+        inertia = np.zeros((3, 3)) if link.inertial.inertia is None else \
+            np.asarray(link.inertial.inertia, dtype=float)
+        _check_inertial(name, mass, inertia, check_inertia)
+        T = np.eye(4) if link.inertial.origin is None else np.asarray(link.inertial.origin, float)
+        R = frame.R @ T[:3, :3]
+        inertial[frame.body] += _standard_parameters(mass, frame.R @ T[:3, 3] + frame.p,
+                                                     R @ inertia @ R.T)
+    return inertial
+
+
+def _joint_limits(bodies):
+    """Read position, velocity and effort limits, viscous and Coulomb friction: Model fields."""
+    n = len(bodies)
+    lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
+    velocity, effort = np.full(n, np.inf), np.full(n, np.inf)
+    viscous, coulomb = np.zeros(n), np.zeros(n)
+    for i, body in enumerate(bodies):
+        joint = body.joint
+        where = f"joint '{joint.name}'"
+        if joint.limit is not None:
+            if joint.type != 'continuous':
+                if joint.limit.lower is not None:
+                    lower[i] = _float_attr(joint.limit.lower, f'{where}: limit lower')
+                if joint.limit.upper is not None:
+                    upper[i] = _float_attr(joint.limit.upper, f'{where}: limit upper')
+            if joint.limit.velocity is not None:
+                velocity[i] = abs(_float_attr(joint.limit.velocity, f'{where}: limit velocity'))
+            if joint.limit.effort is not None:
+                effort[i] = abs(_float_attr(joint.limit.effort, f'{where}: limit effort'))
+        if joint.dynamics is not None:
+            viscous[i] = _float_attr(joint.dynamics.damping, f'{where}: dynamics damping')
+            coulomb[i] = _float_attr(joint.dynamics.friction, f'{where}: dynamics friction')
+            if viscous[i] < 0 or coulomb[i] < 0:
+                raise URDFError(f'{where}: dynamics damping and friction must be >= 0, '
+                                f'got {viscous[i]} and {coulomb[i]}')
+    return {'lower': lower, 'upper': upper, 'velocity_limit': velocity, 'effort_limit': effort,
+            'viscous': viscous, 'coulomb': coulomb}
+
+
+def _mimic(bodies):
+    """Read the URDF mimic relations between joints of the model."""
+    names = [b.joint.name for b in bodies]
+    return {b.joint.name: Mimic(b.joint.mimic.joint, float(b.joint.mimic.multiplier or 1.0),
+                                float(b.joint.mimic.offset or 0.0))
+            for b in bodies if b.joint.mimic is not None and b.joint.mimic.joint in names}
+
+
+def _check_acyclic(links, parent_joint):
+    """Raise naming the links of a cycle, if following parents from some link comes back to it."""
+    done = set()
+    for start in links:
+        path, link = [], start
+        while link in parent_joint and link not in done:
+            if link in path:
+                cycle = path[path.index(link):]
+                raise URDFError('URDF joints form a cycle through links ' +
+                                ' -> '.join(cycle + [link]))
+            path.append(link)
+            link = parent_joint[link].parent
+        done.update(path)
