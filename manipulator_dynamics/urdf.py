@@ -107,7 +107,7 @@ def _check_inertial(link, mass, inertia, check):
     message = f"link '{link}': inertia tensor {problem}"
     if check == 'raise':
         raise InertiaError(message + "; fix the URDF, or load it with check_inertia='warn'")
-    warnings.warn(message, InertiaWarning, stacklevel=5)     # to load_model's caller
+    warnings.warn(message, InertiaWarning, stacklevel=4)     # to load_model's caller
 
 
 def _standard_parameters(mass, com, inertia_com):

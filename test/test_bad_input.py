@@ -78,8 +78,9 @@ def test_bad_urdf(xml, error, pattern):
 def test_inertia_check_can_be_relaxed():
     bad = INERTIA.replace('izz="1"', 'izz="3"')
     xml = robot('<link name="base"/>' + link('a', inertia=bad), joint('j1', 'base', 'a'))
-    with pytest.warns(md.InertiaWarning, match="link 'a'"):
+    with pytest.warns(md.InertiaWarning, match="link 'a'") as warned:
         assert md.load_model(xml, check_inertia='warn').n == 1
+    assert warned[0].filename == __file__         # points at the caller's line, not inside
     assert md.load_model(xml, check_inertia='ignore').n == 1
     with pytest.raises(ValueError, match='check_inertia'):
         md.load_model(xml, check_inertia='maybe')
