@@ -69,3 +69,18 @@ def test_batch_equals_single(rigid, method):
     for s in range(len(q)):
         np.testing.assert_array_equal(
             qdd[s], md.forward_dynamics(rigid, q[s], qd[s], tau[s], method=method, friction=True))
+
+
+def test_auto_picks_by_shape():
+    """Long chains go to Saha's O(n) sweeps, short chains and bushy trees to Cholesky."""
+    from manipulator_dynamics.robots import random_urdf
+    from manipulator_dynamics.rigid.forward import choose_method
+
+    def chain(n):
+        return md.load_model(random_urdf(1000 + n, n=n, branching=0.0, fixed_links=0))
+
+    assert choose_method(chain(6)) == 'cholesky'
+    assert choose_method(chain(24)) == 'udut'
+    assert choose_method(chain(48)) == 'udut'
+    bushy = md.load_model(random_urdf(2048, n=48, branching=0.9, fixed_links=0))
+    assert choose_method(bushy) == 'cholesky'

@@ -225,12 +225,13 @@ _CHOICE = weakref.WeakKeyDictionary()
 # Cost model for "auto": batched microseconds per sample on one thread, least-squares fits to
 # measurements of both kernels on chains of 6-96 joints and random trees of 24-48 joints
 # (`benchmarks/bench_dynamics.py --fit`, see the README).  Only the ratio matters, so the machine's
-# speed cancels out.  On chains the crossover is near 24 joints (Saha's O(n^3) comparison put
-# it at 12; a tree-aware LTL and compiled 3x3 arithmetic move it up).
-_UDUT_PER_BODY = 0.266
-_CHOLESKY_PER_BODY = 0.115
-_CHOLESKY_PER_PATH_ELEMENT = 0.00355
-_CHOLESKY_PER_FACTOR_OP = 0.00126
+# speed cancels out.  On chains the crossover is near 10 joints, close to Saha's own estimate of 12
+# against an O(n^3) method (with the helpers inlined, the 6x6 articulated-inertia sweep costs about
+# 0.13 us per body, against 0.27 before).
+_UDUT_PER_BODY = 0.127
+_CHOLESKY_PER_BODY = 0.105
+_CHOLESKY_PER_PATH_ELEMENT = 0.000301
+_CHOLESKY_PER_FACTOR_OP = 0.00136
 
 
 def choose_method(model):
