@@ -35,8 +35,7 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
-from manipulator_dynamics import robots
-from manipulator_dynamics.model import load_model
+from manipulator_dynamics import load_model, robots
 
 ARGUMENTS = (
     ('world', 'empty.sdf', 'Gazebo world'),
