@@ -24,7 +24,7 @@ from numba import njit
 import numpy as np
 
 from .._jit import JIT
-from ..rigid.kinematics import joint_poses, kernel_model, motion_pass, world_poses
+from ..rigid.kinematics import body_motion, kernel_model, motion_workspace
 
 
 def rigid_motion(arm, q, qd, qdd):
@@ -59,19 +59,12 @@ def node_motion(m, q, qd, qdd, node_body, node_r, element_link, element_axes, xm
     ``axes`` the joint axes in the base frame.
     """
     n = q.shape[1]
-    R = np.empty((n, 3, 3))
-    p = np.empty((n, 3))
-    Rw = np.empty((n, 3, 3))
-    pw = np.empty((n, 3))
-    w = np.empty((n, 3))
-    dw = np.empty((n, 3))
-    v = np.empty((n, 3))
-    dv = np.empty((n, 3))
+    work = motion_workspace(n)
+    Rw, pw = work[2], work[3]
+    w, dw, dv, v = work[4][0], work[4][1], work[4][2], work[4][3]
     no_gravity = np.zeros(3)
     for s in range(q.shape[0]):
-        joint_poses(m, q[s], R, p)
-        world_poses(m, R, p, Rw, pw)
-        motion_pass(m, no_gravity, qd[s], qdd[s], R, p, w, dw, dv, v)
+        body_motion(m, no_gravity, q[s], qd[s], qdd[s], work)
         for i in range(n):
             axes[s, i] = Rw[i] @ m.axis[i]
         for k in range(node_body.shape[0]):

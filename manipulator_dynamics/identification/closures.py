@@ -43,7 +43,7 @@ import numpy as np
 
 from ..model import PRISMATIC, read_yaml
 from ..rigid import kinematics
-from ..rigid.kinematics import joint_poses, kernel_model, motion_pass
+from ..rigid.kinematics import body_motion, joint_poses, kernel_model, motion_workspace
 
 
 class ClosureError(ValueError):
@@ -275,14 +275,11 @@ def complete(model, loops, qa, qda, qdda):
 
 def _closure_bias(model, loops, q, qd):
     """``Jdot qd``: second time derivative of the closure residuals with ``qdd = 0``."""
-    m = kernel_model(model)
-    R, R0 = np.empty((2, model.n, 3, 3))
-    p, p0 = np.empty((2, model.n, 3))
-    joint_poses(m, np.ascontiguousarray(q, dtype=float), R, p)
-    kinematics.world_poses(m, R, p, R0, p0)
-    w, dw, dv = np.empty((3, model.n, 3))
-    motion_pass(m, np.zeros(3), np.ascontiguousarray(qd, dtype=float), np.zeros(model.n), R, p,
-                w, dw, dv, w[:0])
+    work = motion_workspace(model.n)
+    body_motion(kernel_model(model), np.zeros(3), np.ascontiguousarray(q, dtype=float),
+                np.ascontiguousarray(qd, dtype=float), np.zeros(model.n), work)
+    R0 = work[2]
+    w, dw, dv = work[4][0], work[4][1], work[4][2]
 
     def point_acc(link, point):
         frame = model.frames[link]

@@ -28,7 +28,7 @@ Friction does no conservative work and has no energy function.
 from numba import njit
 import numpy as np
 
-from .kinematics import _row, all_finite, joint_poses, kernel_model, motion_pass, world_poses
+from .kinematics import _row, all_finite, body_motion, kernel_model, motion_workspace
 from .regressor import has_armature, standard_parameters
 from .. import _parallel as parallel
 from .._inputs import raise_nonfinite, states
@@ -45,20 +45,12 @@ def energy_kernel(m, q, qd, stride, armature, out):
     N = out.shape[0]
     n = m.parent.shape[0]
     gravity = m.gravity
-    R = np.empty((n, 3, 3))
-    p = np.empty((n, 3))
-    R0 = np.empty((n, 3, 3))
-    p0 = np.empty((n, 3))
-    w = np.empty((n, 3))
-    v = np.empty((n, 3))
-    dw = np.empty((n, 3))
-    dv = np.empty((n, 3))
+    work = motion_workspace(n)
+    R0, p0, w, v = work[2], work[3], work[4][0], work[4][3]
     zero = np.zeros(n)
     for s in range(N):
         qs, qds = _row(s, q), _row(s, qd)
-        joint_poses(m, qs, R, p)
-        world_poses(m, R, p, R0, p0)
-        motion_pass(m, gravity, qds, zero, R, p, w, dw, dv, v)
+        body_motion(m, gravity, qs, qds, zero, work)
         h = out[s]
         for i in range(n):
             rate = qds[i]

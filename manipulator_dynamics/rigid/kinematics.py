@@ -263,6 +263,27 @@ def motion_pass(m, gravity, qd, qdd, R, p, w, dw, dv, v):
 
 
 @njit(**INLINE)
+def motion_workspace(n):
+    """Scratch of :func:`body_motion`: ``R, p``, ``R0, p0``, then ``w, dw, dv, v`` in one array."""
+    return (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3)),
+            np.empty((4, n, 3)))
+
+
+@njit(**INLINE)
+def body_motion(m, gravity, q, qd, qdd, work):
+    """
+    Fill ``work`` (:func:`motion_workspace`) with the whole motion of every body at one state.
+
+    Poses in the parent (``R, p``) and in the base (``R0, p0``), then the outward pass in body
+    frames: ``w, dw, dv`` and the origin velocity ``v`` (see :func:`motion_pass`).
+    """
+    R, p, R0, p0, motion = work
+    joint_poses(m, q, R, p)
+    world_poses(m, R, p, R0, p0)
+    motion_pass(m, gravity, qd, qdd, R, p, motion[0], motion[1], motion[2], motion[3])
+
+
+@njit(**INLINE)
 def axis_dot(m, i, x):
     """
     Project a spatial force or motion ``x (6,)`` on joint i's axis: ``S_i . x``.
