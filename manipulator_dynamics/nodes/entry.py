@@ -18,21 +18,39 @@ The console scripts of the nodes: quiet about a Ctrl-C that comes while a node i
 A node's module imports numpy, numba, rclpy and the library (about half a second) before its
 ``main()`` can install its signal handling; a Ctrl-C in that window (a person who starts
 ``ros2 launch`` and stops it at once) printed a KeyboardInterrupt traceback and died with exit
-code -2.  These entry points make SIGINT and SIGTERM end the process with exit code 0 until the
-node's own handling (``_common.ros_init``) takes over, then import the node and run it.
+code -2; one that landed inside rclpy's C extension import came out as "ImportError:
+initialization failed".  These entry points make SIGINT and SIGTERM end the process at once with
+exit code 0 until the node's own handling (``_common.ros_init``) takes over, then import the node
+and run it.
 """
 
 import importlib
+import os
 import signal
+import sys
+
+
+def _leave(signum, frame):
+    """End the process now, with exit code 0: nothing of the node runs yet that must be undone."""
+    # os._exit, not SystemExit: the signal can land inside a C extension's import (rclpy's
+    # pybind11 module), which turns a SystemExit raised there into "ImportError: initialization
+    # failed" and a traceback; code that catches BaseException would swallow it altogether.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)
+
+
+def quiet_until_ready():
+    """Make SIGINT and SIGTERM end the process quietly until ``_common.ros_init`` takes over."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _leave)
 
 
 def _run(module):
-    def leave(signum, frame):
-        for sig in (signal.SIGINT, signal.SIGTERM):   # a second one must not find Python's
-            signal.signal(sig, signal.SIG_IGN)        # default handler back while it exits
-        raise SystemExit(0)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, leave)
+    quiet_until_ready()
     return importlib.import_module(f'manipulator_dynamics.nodes.{module}').main()
 
 
