@@ -38,6 +38,7 @@ _WHERE = {
     '.flexible.arm': ('FlexibleArm', 'FlexibleArmError'),
     '.rigid.forward': ('choose_method', 'forward_dynamics'),
     '.identification.estimate': ('Estimate', 'IdentificationError', 'identify'),
+    '.identification.excitation': ('Excitation', 'excitation_trajectory'),
     '.model': ('InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'URDFError'),
     '.rigid.regressor': ('parameter_names', 'regressor', 'standard_parameters'),
     '.rigid.rnea': ('bias_forces', 'gravity_torques', 'inverse_dynamics'),
@@ -48,14 +49,14 @@ _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names
 
 __all__ = [
     'BaseParameters', 'ClosedLoopDynamics', 'ClosedLoops', 'ClosureError', 'Estimate',
-    'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics', 'FlexibleTrajectory',
+    'Excitation', 'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics', 'FlexibleTrajectory',
     'IdentificationError', 'InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES',
     'SingularInertiaError', 'URDFError', 'base_parameters', 'bias_forces', 'choose_method',
-    'closed_loop_inverse_dynamics', 'energy', 'energy_regressor', 'flexible_inverse_dynamics',
-    'flexible_trajectory', 'forward_dynamics', 'get_threads', 'gravity_torques', 'identify',
-    'inertia_matrix', 'inverse_dynamics', 'load_closures', 'load_model',
-    'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names', 'regressor',
-    'set_threads', 'standard_parameters', 'udut',
+    'closed_loop_inverse_dynamics', 'energy', 'energy_regressor', 'excitation_trajectory',
+    'flexible_inverse_dynamics', 'flexible_trajectory', 'forward_dynamics', 'get_threads',
+    'gravity_torques', 'identify', 'inertia_matrix', 'inverse_dynamics', 'load_closures',
+    'load_model', 'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names',
+    'regressor', 'set_threads', 'standard_parameters', 'udut',
 ]
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from . import robots
 from .identification.base_parameters import base_parameters
 from .identification.estimate import CUTOFF_HZ, identify
+from .identification.excitation import excitation_trajectory
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
 from .rigid.forward import choose_method, forward_dynamics
@@ -205,6 +206,29 @@ def cmd_identify(args):
     _emit(args, title, estimate.to_dict(), table)
 
 
+def cmd_excitation(args):
+    model = _load(args)
+    motion = excitation_trajectory(
+        model, duration=args.duration, harmonics=args.harmonics, frequency=args.frequency,
+        rate=args.rate, seed=args.seed, friction=not args.no_friction, armature=args.armature,
+        margin=args.margin, maxiter=args.maxiter)
+    if args.output:
+        motion.to_csv(args.output)
+    rows = [[j, _fmt(q0), _fmt(lo), _fmt(hi), _fmt(v)]
+            for j, q0, lo, hi, v in zip(model.joint_names, motion.offset, motion.q.min(axis=0),
+                                        motion.q.max(axis=0), np.abs(motion.qd).max(axis=0))]
+    table = _table(['joint', 'mean position', 'lowest', 'highest', 'fastest'], rows)
+    if args.output:
+        table += f'\n\nwritten to {args.output}'
+    data = {'samples': len(motion.t), 'duration': motion.duration,
+            'frequency': motion.frequency, 'harmonics': args.harmonics,
+            'condition': motion.condition, 'initial_condition': motion.initial_condition,
+            'base_parameters': motion.base.count, 'scaled': motion.scaled,
+            'iterations': motion.iterations, 'elapsed': motion.elapsed,
+            'message': motion.message, 'output': args.output}
+    _emit(args, f'excitation trajectory for {model.name}: {motion.summary()}', data, table)
+
+
 def cmd_demo(args):
     """Print the dynamics of the demo arm along a smooth trajectory, with checks and timings."""
     model = _load(args)
@@ -354,6 +378,25 @@ def build_parser():
     p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '
                    f"about 5x the motion's highest frequency (default {CUTOFF_HZ:g})")
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
+    p = command('excitation', cmd_excitation, 'design an excitation trajectory for '
+                'identification: a periodic Fourier series inside the limits that minimises the '
+                'condition number of the base regressor')
+    p.add_argument('--duration', type=float, required=True, help='seconds (whole periods)')
+    p.add_argument('--harmonics', type=int, default=5, help='harmonics per joint (default 5)')
+    p.add_argument('--frequency', type=float, help='fundamental in Hz (default: about 0.1 Hz, '
+                   'a whole number of periods in the duration)')
+    p.add_argument('--rate', type=float, default=100.0, help='samples per second written '
+                   '(default 100)')
+    p.add_argument('--seed', type=int, default=0, help='seed of the starting motion (default 0)')
+    p.add_argument('--margin', type=float, default=0.05, help='fraction of every limit kept '
+                   'free (default 0.05)')
+    p.add_argument('--maxiter', type=int, default=200, help='optimiser iterations at most '
+                   '(default 200)')
+    p.add_argument('--no-friction', action='store_true', help='do not excite Fv, Fc')
+    p.add_argument('--armature', action='store_true', default=None, help='excite the rotor '
+                   'inertia Ia (default: if the robot has any)')
+    p.add_argument('--output', metavar='CSV', help='write time, <joint>.position, .velocity '
+                   'and .acceleration to this CSV')
     p = sub.add_parser('flexible', help='flexible-link arm: flexible trajectory and joint torques '
                        '(Isobe & Imaizumi)', description='Run the kinematics scheme and the '
                        'parallel inverse-dynamics scheme on a flexible arm and on the same arm '

@@ -1,0 +1,406 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Optimised excitation trajectories for identification (Swevers et al. 1997; Gautier & Khalil 1992).
+
+Each joint follows a finite Fourier series of fundamental ``w = 2 pi f`` (Swevers, eq. 8):
+
+    q_j(t) = q0_j + sum_l [ a_jl / (w l) sin(w l t) - b_jl / (w l) cos(w l t) ],  l = 1..L
+
+so the motion is periodic and the velocities ``qd_j = sum_l a_jl cos(w l t) + b_jl sin(w l t)``
+are linear in the coefficients.  Periodicity lets the data be averaged over periods and keeps
+the spectrum known (the identification's low-pass filter passes it whole).  It starts and ends
+at rest: ``qd(0) = sum_l a_jl = 0`` and ``qdd(0) = w sum_l l b_jl = 0``, enforced by writing the
+first harmonic's coefficients in terms of the others, and the duration is a whole number of
+periods.
+
+The coefficients minimise the condition number of the base regressor ``W_B`` with unit columns
+(the criterion of Gautier & Khalil: it bounds how much relative noise in the torques can spoil
+the estimate, whatever the parameters' units) on one period, sampled at ``OPTIMISATION_SAMPLES``
+points, by sequential quadratic programming (``scipy.optimize.minimize``, SLSQP) on ``log cond``.
+The constraints are the URDF's limits less a ``margin``: positions and velocities are linear in
+the coefficients, so they are exact linear constraints at every optimisation sample; efforts
+(``inverse_dynamics`` with friction) are nonlinear ones, where the URDF gives them.  The
+returned samples are then checked one by one; should one overshoot between optimisation samples,
+the oscillation is scaled down about ``q0`` until every sample is inside (reported in
+``scaled``).
+"""
+
+from dataclasses import dataclass
+import math
+import time
+
+import numpy as np
+
+from .base_parameters import base_parameters, BaseParameters
+from ..rigid.regressor import regressor
+from ..rigid.rnea import inverse_dynamics
+
+#: Default lowest fundamental frequency in Hz (Swevers et al. use 0.1 Hz with 5 harmonics:
+#: motions up to 0.5 Hz, slow enough for any arm, fast enough to excite inertia and friction).
+FUNDAMENTAL_HZ = 0.1
+
+#: Samples of one period the optimisation evaluates the condition number and the limits on.
+OPTIMISATION_SAMPLES = 120
+
+#: The cost of a motion that leaves a base parameter unexcited (log cond is finite otherwise).
+UNEXCITED = 1e3
+
+
+@dataclass(frozen=True, eq=False)
+class Excitation:
+    """
+    A periodic excitation trajectory, sampled, with how well it excites the base parameters.
+
+    Attributes
+    ----------
+    t : ndarray, shape (N,)
+        Sample times from 0 to ``duration`` inclusive, at ``rate`` Hz.
+    q, qd, qdd : ndarray, shape (N, n)
+        Positions, velocities and accelerations in ``joint_names`` order.
+    joint_names : tuple of str
+        The model's joints.
+    condition : float
+        Condition number of ``W_B`` with unit columns over all the samples.
+    initial_condition : float
+        The same for the seeded starting motion: random coefficients, shrunk into the limits
+        (what a random motion of the same kind gives).
+    frequency : float
+        Fundamental frequency in Hz; the motion repeats ``periods`` times.
+    periods : int
+        Whole periods in the duration.
+    offset : ndarray, shape (n,)
+        ``q0``: the mean position of every joint.
+    a, b : ndarray, shape (n, L)
+        Fourier coefficients (velocities in rad/s or m/s) of harmonics 1..L.
+    base : BaseParameters
+        The base parameters the motion was optimised for.
+    scaled : float
+        Factor applied to the oscillation after the optimisation to keep every sample inside
+        the limits (1 when none was needed).
+    iterations : int
+        SQP iterations.
+    elapsed : float
+        Wall time of the optimisation, seconds.
+    message : str
+        The optimiser's final message.
+
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    joint_names: tuple
+    condition: float
+    initial_condition: float
+    frequency: float
+    periods: int
+    offset: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    base: BaseParameters
+    scaled: float
+    iterations: int
+    elapsed: float
+    message: str
+
+    @property
+    def duration(self):
+        """Length of the motion in seconds."""
+        return float(self.t[-1])
+
+    def sample(self, t):
+        """Return ``(q, qd, qdd)`` of the series at times ``t`` (any shape (N,) array)."""
+        return _series(np.asarray(t, dtype=float), 2 * math.pi * self.frequency,
+                       self.offset, self.a, self.b)
+
+    def to_csv(self, path):
+        """Write ``time`` and ``<joint>.position/.velocity/.acceleration`` columns to ``path``."""
+        names = [f'{j}.{k}' for k in ('position', 'velocity', 'acceleration')
+                 for j in self.joint_names]
+        table = np.column_stack([self.t, self.q, self.qd, self.qdd])
+        np.savetxt(path, table, delimiter=',', header=','.join(['time'] + names), comments='',
+                   fmt='%.10g')
+
+    def summary(self):
+        """Return a few lines saying what the optimisation did."""
+        periods = f'{self.periods} period' + ('s' if self.periods > 1 else '')
+        return (f'{len(self.t)} samples over {self.duration:g} s ({periods} of '
+                f'{1 / self.frequency:g} s, {self.a.shape[1]} harmonics); condition number of '
+                f'W_B {self.condition:.4g} (seeded start {self.initial_condition:.4g}) for '
+                f'{self.base.count} base parameters; optimised in {self.elapsed:.1f} s, '
+                f'{self.iterations} iterations ({self.message})'
+                + (f'; oscillation scaled by {self.scaled:.3f} to stay inside the limits'
+                   if self.scaled < 1 else ''))
+
+
+def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=100.0, seed=0,
+                          friction=True, armature=None, margin=0.05, maxiter=200):
+    """
+    Design a periodic motion that excites every base parameter of ``model`` as well as it can.
+
+    Parameters
+    ----------
+    model : Model
+        The robot; its URDF limits bound the motion (positions where finite, velocities, and
+        efforts where given).
+    duration : float
+        Seconds; a whole number of periods of ``frequency``.
+    harmonics : int
+        ``L``, harmonics per joint (at least 2: resting at both ends takes two).
+    frequency : float, optional
+        Fundamental in Hz; default: the lowest whole number of periods per ``duration`` that is
+        at least 0.1 Hz.
+    rate : float
+        Samples per second of the returned motion.
+    seed : int
+        Seeds the starting coefficients; the optimisation is deterministic from there.
+    friction, armature
+        Which base parameters to excite, as for :func:`identify` (armature None: if the model
+        has rotor inertias).
+    margin : float
+        Fraction of each limit kept free: positions stay ``margin (upper - lower)`` inside their
+        limits, speeds below ``(1 - margin)`` of the velocity limit, efforts below ``(1 - margin)``
+        of the effort limit.
+    maxiter : int
+        SQP iterations at most.
+
+    Returns
+    -------
+    Excitation
+
+    Raises
+    ------
+    ValueError
+        A joint without a velocity limit (the motion would be unbounded), limits that leave no
+        room, or an impossible duration / frequency pair.
+
+    """
+    import scipy.optimize
+
+    f, periods = _fundamental(duration, frequency)
+    L = int(harmonics)
+    if L < 2:
+        raise ValueError('harmonics must be at least 2 (starting and ending at rest takes two), '
+                         f'got {harmonics}')
+    if not rate > 0 or not math.isfinite(rate):
+        raise ValueError(f'rate must be positive, got {rate}')
+    if not 0 <= margin < 0.5:
+        raise ValueError(f'margin must be in [0, 0.5), got {margin}')
+    limits = _Limits(model, margin)
+    base = base_parameters(model, friction=friction, armature=armature)
+    w = 2 * math.pi * f
+    problem = _Problem(model, base, limits, w, L,
+                       np.arange(OPTIMISATION_SAMPLES) / (OPTIMISATION_SAMPLES * f))
+    x0 = problem.start(np.random.default_rng(seed))
+    started = time.perf_counter()
+    result = scipy.optimize.minimize(
+        problem.cost, x0, method='SLSQP', constraints=problem.constraints(),
+        options={'maxiter': int(maxiter), 'ftol': 1e-6})
+    elapsed = time.perf_counter() - started
+    t = np.linspace(0.0, periods / f, int(round(periods / f * rate)) + 1)
+    # every returned sample inside the limits: the optimum scaled down if it overshoots between
+    # the optimisation's samples (or if SLSQP stopped outside them); the seeded start if that
+    # still excites better (an optimisation stopped early, far from the feasible set)
+    designs = []
+    for x in (result.x, x0):
+        offset, a, b = problem.coefficients(x)
+        scale = _fit_inside(model, limits, t, w, offset, a, b)
+        motion = _series(t, w, offset, scale * a, scale * b)
+        designs.append((condition(model, base, *motion), scale, offset, a, b, motion))
+    cond, scale, offset, a, b, (q, qd, qdd) = min(designs, key=lambda d: d[0])
+    return Excitation(
+        t=t, q=q, qd=qd, qdd=qdd, joint_names=tuple(model.joint_names), condition=cond,
+        initial_condition=designs[1][0], frequency=f, periods=periods, offset=offset,
+        a=scale * a, b=scale * b, base=base, scaled=scale, iterations=int(result.nit),
+        elapsed=elapsed, message=str(result.message))
+
+
+def condition(model, base, q, qd, qdd):
+    """Condition number of the base regressor of the states ``(q, qd, qdd)`` with unit columns."""
+    W = _base_rows(model, base, q, qd, qdd)
+    norms = np.linalg.norm(W, axis=0)
+    if not np.all(norms > 0):
+        return math.inf
+    return float(np.linalg.cond(W / norms))
+
+
+def _base_rows(model, base, q, qd, qdd):
+    Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
+    return base.base_regressor(Y).reshape(-1, base.count)
+
+
+def _fundamental(duration, frequency):
+    if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration > 0):
+        raise ValueError(f'duration must be a positive number of seconds, got {duration!r}')
+    if frequency is None:
+        periods = max(1, math.ceil(duration * FUNDAMENTAL_HZ - 1e-9))
+        return periods / duration, periods
+    if not (math.isfinite(frequency) and frequency > 0):
+        raise ValueError(f'frequency must be positive, got {frequency!r}')
+    periods = round(duration * frequency)
+    if periods < 1 or abs(duration * frequency - periods) > 1e-6 * max(periods, 1):
+        raise ValueError(
+            f'duration {duration:g} s is not a whole number of periods of {frequency:g} Hz, so '
+            f'the motion would not end at rest: use a duration of k / {frequency:g} s, or leave '
+            'frequency out')
+    return frequency, periods
+
+
+class _Limits:
+    """The URDF's limits less the margin, with which joints have which."""
+
+    def __init__(self, model, margin):
+        names = model.joint_names
+        bad = [names[j] for j in range(model.n)
+               if not (math.isfinite(model.velocity_limit[j]) and model.velocity_limit[j] > 0)]
+        if bad:
+            raise ValueError(
+                f'joints {", ".join(bad)} have no velocity limit in the URDF '
+                '(<limit velocity=.../>): an excitation motion needs one to know how fast it '
+                'may go')
+        span = model.upper - model.lower
+        self.bounded = np.isfinite(span)
+        narrow = [names[j] for j in np.flatnonzero(self.bounded & ~(span > 0))]
+        if narrow:
+            raise ValueError(f'joints {", ".join(narrow)} have lower >= upper: they cannot '
+                             'move')
+        self.lower = np.where(self.bounded, model.lower + margin * span, -np.inf)
+        self.upper = np.where(self.bounded, model.upper - margin * span, np.inf)
+        self.middle = np.where(self.bounded, 0.5 * (model.lower + model.upper), 0.0)
+        self.velocity = (1 - margin) * model.velocity_limit
+        effort = np.asarray(model.effort_limit, dtype=float)
+        self.effort_given = np.isfinite(effort) & (effort > 0)
+        self.effort = np.where(self.effort_given, (1 - margin) * effort, np.inf)
+
+    def violation(self, q, qd, tau):
+        """Largest excess over the limits, relative to each limit (<= 0 when inside)."""
+        worst = [np.max((np.abs(qd) - self.velocity) / self.velocity)]
+        if self.bounded.any():
+            half = 0.5 * (self.upper - self.lower)[self.bounded]
+            worst.append(np.max((np.abs(q[:, self.bounded] - self.middle[self.bounded])
+                                 - half) / half))
+        if self.effort_given.any():
+            e = self.effort[self.effort_given]
+            worst.append(np.max((np.abs(tau[:, self.effort_given]) - e) / e))
+        return max(worst)
+
+
+def _series(t, w, offset, a, b):
+    """``q, qd, qdd`` of the Fourier series at times ``t``: a, b (n, L), offset (n,)."""
+    lw = w * np.arange(1, a.shape[1] + 1)                         # (L,)
+    s, c = np.sin(np.outer(t, lw)), np.cos(np.outer(t, lw))       # (N, L)
+    q = offset + s @ (a / lw).T - c @ (b / lw).T
+    qd = c @ a.T + s @ b.T
+    qdd = -s @ (a * lw).T + c @ (b * lw).T
+    return q, qd, qdd
+
+
+class _Problem:
+    """
+    The optimisation on one period: free variables, cost and constraints.
+
+    Per joint the variables are ``q0, a_2..a_L, b_2..b_L`` (``p = 2 L - 1``); ``a_1`` and
+    ``b_1`` follow from resting at ``t = 0``.  ``P_q, P_v, P_a`` (samples, p) map one joint's
+    variables to its positions, velocities and accelerations on the samples.
+    """
+
+    def __init__(self, model, base, limits, w, L, t):
+        self.model, self.base, self.limits, self.w, self.L = model, base, limits, w, L
+        n, p = model.n, 2 * L - 1
+        self.n, self.p = n, p
+        # the basis: the series of each free variable alone (a_1, b_1 following), (N, p) each
+        self.Pq, self.Pv, self.Pa = _series(t, w, *self._split(np.eye(p)))
+
+    def _split(self, X):
+        """Rows of X (k, p) as ``offset (k,), a (k, L), b (k, L)`` with a_1, b_1 filled in."""
+        L = self.L
+        offset = X[:, 0]
+        a_rest, b_rest = X[:, 1:L], X[:, L:]
+        a1 = -a_rest.sum(axis=1, keepdims=True)
+        b1 = -(b_rest * np.arange(2, L + 1)).sum(axis=1, keepdims=True)
+        return offset, np.hstack([a1, a_rest]), np.hstack([b1, b_rest])
+
+    def coefficients(self, x):
+        return self._split(x.reshape(self.n, self.p))
+
+    def motion(self, x):
+        X = x.reshape(self.n, self.p).T                          # (p, n)
+        return self.Pq @ X, self.Pv @ X, self.Pa @ X
+
+    def cost(self, x):
+        c = condition(self.model, self.base, *self.motion(x))
+        return math.log(c) if math.isfinite(c) else UNEXCITED
+
+    def constraints(self):
+        """Build the limits as SLSQP inequalities, each >= 0: linear ones, then efforts."""
+        lim, n, p = self.limits, self.n, self.p
+        blocks, bounds = [], []
+        for j in range(n):
+            rows = [(self.Pv, lim.velocity[j], -1.0), (self.Pv, lim.velocity[j], 1.0)]
+            if lim.bounded[j]:
+                rows += [(self.Pq, lim.upper[j], -1.0), (self.Pq, -lim.lower[j], 1.0)]
+            for P, bound, sign in rows:
+                A = np.zeros((len(P), n * p))
+                A[:, j * p:(j + 1) * p] = sign * P
+                blocks.append(A)
+                bounds.append(np.full(len(P), bound))
+        A, c = np.vstack(blocks), np.concatenate(bounds)
+        constraints = [{'type': 'ineq', 'fun': lambda x: c + A @ x, 'jac': lambda x: A}]
+        if lim.effort_given.any():
+            given, e = lim.effort_given, lim.effort[lim.effort_given]
+
+            def effort(x):
+                tau = inverse_dynamics(self.model, *self.motion(x), friction=True)[:, given]
+                return np.concatenate([(e - tau).ravel(), (e + tau).ravel()])
+            constraints.append({'type': 'ineq', 'fun': effort})
+        return constraints
+
+    def start(self, rng):
+        """Seeded random coefficients, shrunk until the motion keeps a tenth of the room free."""
+        lim, L = self.limits, self.L
+        X = np.zeros((self.n, self.p))
+        X[:, 0] = lim.middle
+        X[:, 1:] = rng.normal(size=(self.n, 2 * L - 2)) / np.tile(np.arange(2, L + 1), 2)
+        x = X.ravel()
+        for _ in range(60):
+            q, qd, qdd = self.motion(x)
+            tau = inverse_dynamics(self.model, q, qd, qdd, friction=True)
+            if lim.violation(q, qd, tau) <= -0.1:
+                return x
+            X = x.reshape(self.n, self.p).copy()
+            X[:, 1:] *= 0.9
+            x = X.ravel()
+        raise ValueError(
+            'no motion around the middle of the joint ranges stays inside the limits: the '
+            'effort limits do not let the robot hold itself there (check <limit effort=.../>)')
+
+
+def _fit_inside(model, limits, t, w, offset, a, b, tol=1e-9):
+    """Largest factor <= 1 on the oscillation that keeps every sample of ``t`` inside."""
+    def excess(s):
+        q, qd, qdd = _series(t, w, offset, s * a, s * b)
+        return limits.violation(q, qd, inverse_dynamics(model, q, qd, qdd, friction=True))
+    if excess(1.0) <= tol:
+        return 1.0
+    lo, hi = 0.0, 1.0
+    if excess(lo) > tol:
+        raise ValueError('the effort limits do not let the robot hold itself at the mean '
+                         'position of the motion')
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if excess(mid) <= tol else (lo, mid)
+    return lo
