@@ -414,6 +414,32 @@ def test_an_early_interrupt_cannot_be_caught_or_converted(catcher):
     assert (run.returncode, run.stdout, run.stderr) == (0, '', '')
 
 
+def test_a_stop_signal_inside_a_finaliser_is_honoured_quietly():
+    """
+    SIGINT while the garbage collector runs a ``__del__`` during start-up: no complaint, no loss.
+
+    CI once sent it while a ZipFile was being finalised: Python swallowed the handler's
+    KeyboardInterrupt there and printed "Exception ignored in ... Traceback"; the node must
+    still know it was asked to stop (``requested``) and stop when it would start serving.
+    """
+    import subprocess
+    import sys
+    script = (
+        'import os, signal, rclpy\n'
+        'from manipulator_dynamics.nodes import _common\n'
+        'stop = _common.ros_init()\n'
+        'class Finaliser:\n'
+        '    def __del__(self):\n'
+        '        os.kill(os.getpid(), signal.SIGINT)\n'
+        '        sum(range(10 ** 6))\n'
+        'Finaliser()\n'
+        'print("requested" if stop.requested else "lost")\n'
+        '_common.shut_down(None)\n')
+    run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                         timeout=60)
+    assert (run.returncode, run.stdout, run.stderr) == (0, 'requested\n', '')
+
+
 def test_simulated_arm_held_by_gravity_compensation(client, processes):
     """
     sim_node + dynamics_node over DDS: gravity compensation holds a frictionless arm still.

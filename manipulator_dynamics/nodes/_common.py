@@ -528,15 +528,21 @@ def names_message(names):
     return String(data='[' + ', '.join(names) + ']')
 
 
-def _quiet_half_built_tasks(unraisable, default=sys.unraisablehook):
+def quiet_unraisable(unraisable, default=sys.unraisablehook):
     """
-    Drop rclpy's complaint about a Task a signal interrupted while it was being built.
+    Drop the two complaints a stop signal leaves in finalisers; pass every other one on.
 
-    A SIGINT that lands inside ``rclpy.task.Task.__init__`` leaves an object without
-    ``_exception``; its ``Future.__del__`` then prints "Exception ignored ... AttributeError" at
-    exit.  Harmless (the node has stopped), but it reads as a crash: every other unraisable
-    exception still goes to the default hook.
+    * The node's stop handler (:func:`_quiet_signals`) raises KeyboardInterrupt during start-up;
+      when the signal lands while the garbage collector runs a ``__del__`` (a ``ZipFile``'s, in
+      CI), Python swallows it there and prints "Exception ignored in ... KeyboardInterrupt".
+      Nothing is lost: the handler has set ``requested``, and the node stops as soon as it
+      would start serving.
+    * A SIGINT that lands inside ``rclpy.task.Task.__init__`` leaves an object without
+      ``_exception``; its ``Future.__del__`` then prints "Exception ignored ... AttributeError"
+      at exit.  Harmless (the node has stopped), but it reads as a crash.
     """
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
     obj = getattr(unraisable.object, '__qualname__', '')
     if isinstance(unraisable.exc_value, AttributeError) and obj == 'Future.__del__':
         return
@@ -605,7 +611,7 @@ def shut_down(node):
 
 def ros_init(args=None):
     """``rclpy.init`` for a node's process; return the signal handler (see _quiet_signals)."""
-    sys.unraisablehook = _quiet_half_built_tasks
+    sys.unraisablehook = quiet_unraisable
     handler = _quiet_signals()
     rclpy.init(args=args)
     return handler
