@@ -29,6 +29,7 @@ _WHERE = {
     '._parallel': ('get_threads', 'set_threads'),
     '.identification.base_parameters': ('base_parameters', 'BaseParameters'),
     '.identification.closures': ('ClosedLoops', 'ClosureError', 'load_closures'),
+    '.identification.consistent': ('physical_problems',),
     '.rigid.crba': ('inertia_matrix',),
     '.rigid.energy': ('energy', 'energy_regressor'),
     '.flexible.dynamics': ('closed_loop_inverse_dynamics', 'ClosedLoopDynamics',
@@ -56,7 +57,7 @@ __all__ = [
     'flexible_inverse_dynamics', 'flexible_trajectory', 'forward_dynamics', 'get_threads',
     'gravity_torques', 'identify', 'inertia_matrix', 'inverse_dynamics', 'load_closures',
     'load_model', 'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names',
-    'regressor', 'set_threads', 'standard_parameters', 'udut',
+    'physical_problems', 'regressor', 'set_threads', 'standard_parameters', 'udut',
 ]
 
 

@@ -192,7 +192,8 @@ def cmd_base_params(args):
 def cmd_identify(args):
     model = _load(args)
     estimate = identify(model, args.data, friction=not args.no_friction, armature=args.armature,
-                        cutoff=args.cutoff, topic=args.topic)
+                        cutoff=args.cutoff, topic=args.topic,
+                        physically_consistent=args.physically_consistent)
     rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
             for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
                                                    estimate.values, estimate.std,
@@ -203,6 +204,15 @@ def cmd_identify(args):
     table = _table(['base parameter', 'URDF', 'identified', 'std', 'std %'], rows)
     table += '\n\nresidual RMS per joint: ' + ', '.join(
         f'{j} {r:.3g}' for j, r in zip(model.joint_names, estimate.residual_rms))
+    if estimate.standard is not None:
+        rows = [[name, _fmt(value)] for name, value in zip(estimate.standard_names,
+                                                           estimate.standard)]
+        info = estimate.consistency
+        table += ('\n\nphysically consistent standard parameters '
+                  f"({info['method']}, {info['seconds']:.2f} s):\n"
+                  + _table(['standard parameter', 'value'], rows)
+                  + '\n\nits residual RMS per joint: ' + ', '.join(
+                      f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))
     _emit(args, title, estimate.to_dict(), table)
 
 
@@ -378,6 +388,8 @@ def build_parser():
     p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '
                    f"about 5x the motion's highest frequency (default {CUTOFF_HZ:g})")
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
+    p.add_argument('--physically-consistent', action='store_true', help='also find standard '
+                   'parameters every link of which is physically realisable (URDF as prior)')
     p = command('excitation', cmd_excitation, 'design an excitation trajectory for '
                 'identification: a periodic Fourier series inside the limits that minimises the '
                 'condition number of the base regressor')

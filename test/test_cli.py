@@ -122,6 +122,28 @@ def test_identify_from_csv(capsys, tmp_path):
     assert 'condition number of W_B' in capsys.readouterr().out
 
 
+def test_identify_physically_consistent_from_csv(capsys, tmp_path):
+    """``--physically-consistent``: a realisable standard set, in the table and the YAML."""
+    import yaml
+    from test_identification import measured
+    model = md.load_model(robots.path('demo_arm'))
+    t, _, _, _, tau, q = measured(model, seconds=12.0)
+    header = ['time'] + [f'{j}.position' for j in model.joint_names] + \
+        [f'{j}.effort' for j in model.joint_names]
+    np.savetxt(tmp_path / 'log.csv', np.column_stack([t, q, tau]), delimiter=',',
+               header=','.join(header), comments='')
+    args = ['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'), '--cutoff', '2.5',
+            '--physically-consistent']
+    assert cli.main(args + ['--format', 'yaml']) == 0
+    data = yaml.safe_load(capsys.readouterr().out)
+    names = [p['name'] for p in data['standard']]
+    assert names == list(md.parameter_names(model, friction=True))
+    assert md.physical_problems([p['value'] for p in data['standard']], names) == []
+    assert len(data['consistency']['residual_rms']) == model.n
+    assert cli.main(args) == 0
+    assert 'physically consistent standard parameters' in capsys.readouterr().out
+
+
 @pytest.mark.parametrize('args, message', [
     (['identify', 'nowhere.csv'], 'no such data file or recording: nowhere.csv'),
     (['base-params', '--samples', '5'], 'use at least'),

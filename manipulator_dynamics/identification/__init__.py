@@ -16,5 +16,7 @@
 Base inertial parameters and their identification from measured motion and efforts.
 
 ``base_parameters`` (Khalil's numerical base parameters by QR), ``closures`` (closed kinematic
-loops: constraint solving and the completed motion), ``estimate`` (weighted least squares).
+loops: constraint solving and the completed motion), ``excitation`` (optimised excitation
+trajectories), ``estimate`` (weighted least squares), ``consistent`` (physically consistent
+standard parameters).
 """

@@ -47,12 +47,17 @@ import os
 import numpy as np
 
 from .base_parameters import base_parameters, BaseParameters
-from ..rigid.regressor import regressor
+from .consistent import ConsistentFit
+from ..rigid.regressor import regressor, standard_parameters
 
 #: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
 #: structural resonances above.
 CUTOFF_HZ = 10.0
 FILTER_ORDER = 4
+
+#: Smallest torque noise assumed by the physically consistent fit, relative to each joint's RMS
+#: torque (a very good torque sensor).
+NOISE_FLOOR = 1e-4
 
 
 class IdentificationError(ValueError):
@@ -84,6 +89,15 @@ class Estimate:
         States used (after trimming).
     processing : dict
         What was done to the data: source, rate, filter, trimmed samples.
+    standard : ndarray, shape (p,) or None
+        With ``physically_consistent``: a full set of standard parameters in ``standard_names``
+        order, physically realisable (see :mod:`.consistent`), that reproduces the data.
+    standard_names : tuple of str
+        ``parameter_names(model, armature=..., friction=...)`` of the identified set.
+    consistent_values : ndarray, shape (b,) or None
+        The base parameters of ``standard`` (``K_B`` it implies).
+    consistency : dict
+        How the consistent set was found: method, seconds, evaluations, residual RMS per joint.
 
     """
 
@@ -96,6 +110,14 @@ class Estimate:
     residual_rms: np.ndarray
     samples: int
     processing: dict = field(default_factory=dict)
+    standard: np.ndarray = None
+    consistent_values: np.ndarray = None
+    consistency: dict = field(default_factory=dict)
+
+    @property
+    def standard_names(self):
+        """Names of ``standard``: the standard parameters of the identified set."""
+        return self.base.standard_names
 
     @property
     def names(self):
@@ -117,6 +139,11 @@ class Estimate:
             'residual_rms': self.residual_rms.tolist(),
             'sigma': self.sigma.tolist(),
             'processing': dict(self.processing),
+            **({} if self.standard is None else {
+                'standard': [{'name': n, 'value': float(v)}
+                             for n, v in zip(self.standard_names, self.standard)],
+                'consistency': {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                                for k, v in self.consistency.items()}}),
         }
 
     def to_yaml(self):
@@ -126,7 +153,7 @@ class Estimate:
 
 
 def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
-             topic='/joint_states'):
+             topic='/joint_states', physically_consistent=False, prior_weight=1.0):
     """
     Identify the base parameters of ``model`` from measured data.
 
@@ -148,6 +175,13 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
         Low-pass cutoff in Hz for time series.
     topic : str
         The JointState topic in a rosbag2 recording.
+    physically_consistent : bool
+        Also find ``estimate.standard``: standard parameters every link of which is physically
+        realisable, fitting the same weighted equations, with the URDF's values as the prior
+        for what the data do not determine (:mod:`.consistent`).
+    prior_weight : float
+        Weight of that prior, in units of one equation's noise per unit of its (dimensionless)
+        deviation.
 
     Returns
     -------
@@ -219,9 +253,37 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     with np.errstate(divide='ignore', invalid='ignore'):
         relative = np.where(np.abs(K) > 0, 100.0 * std / np.abs(K), np.inf)
     residual = tau - W @ K
+    standard = consistent = None
+    consistency = {}
+    if physically_consistent:
+        # weights floored at NOISE_FLOOR of each joint's RMS torque: exact (simulated) data
+        # would otherwise weigh 1e26 times the prior, which then cannot decide anything
+        floor = NOISE_FLOOR * np.sqrt((tau ** 2).mean(axis=0))
+        weights = 1.0 / np.maximum(sigma, np.where(floor > 0, floor, 1.0))
+        Gc = (W * weights[None, :, None]).reshape(N * n, b)
+        standard, consistency = _consistent(model, base, Gc, (tau * weights).reshape(-1), K,
+                                            prior_weight)
+        consistent = consistency.pop('T') @ standard
+        consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).mean(axis=0))
     return Estimate(base=base, values=K, std=std, relative_std=relative, condition=condition,
                     sigma=sigma, residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
-                    processing=processing)
+                    processing=processing, standard=standard, consistent_values=consistent,
+                    consistency=consistency)
+
+
+def _consistent(model, base, G, g, K, weight):
+    """Physically consistent standard parameters for the weighted equations ``G K = g``."""
+    if not (math.isfinite(weight) and weight > 0):
+        raise IdentificationError(f'prior_weight must be positive, got {weight}')
+    prior = standard_parameters(model, armature=base.armature, friction=base.friction)
+    if len(prior) != len(base.standard_names):
+        raise IdentificationError('physically_consistent needs the base parameters of this '
+                                  'model (base was computed for another one)')
+    Q, R = np.linalg.qr(G)
+    fit = ConsistentFit(base, prior, K)
+    standard, info = fit.solve(R, Q.T @ g, weight)
+    info['T'] = fit.T
+    return standard, info
 
 
 def _matrix(model, name, x):

@@ -13,7 +13,9 @@
 # limitations under the License.
 
 """
-How much an optimised excitation trajectory buys over a random one of the same kind and length.
+The identification workflow measured: optimised excitation, and physically consistent estimates.
+
+1. How much an optimised excitation trajectory buys over a random one of the same kind and length.
 
 For robots of example-robot-data: the optimised motion (``excitation_trajectory``) and random
 5-harmonic Fourier motions of the same duration inside the same limits (the optimiser's seeded
@@ -22,7 +24,12 @@ identified; printed: condition number of W_B, base parameters below 10 % relativ
 deviation (of those whose URDF value is not zero: a zero has no relative deviation), the
 optimisation's wall time.
 
-    python3 benchmarks/bench_excitation.py [--duration 30] [--rate 100] [--random 3]
+2. Physically consistent estimates (``identify(..., physically_consistent=True)``) from the
+optimised motion's noisy data: the fit's wall time, whether the least-squares set completed by
+the URDF (minimum-norm) is realisable, and RMS torque errors on a validation motion (another
+random motion, its own noise) of the unconstrained and the consistent estimates.
+
+    python3 benchmarks/bench_identification.py [--duration 30] [--rate 100] [--random 3]
 """
 
 import argparse
@@ -32,6 +39,7 @@ import sys
 import time
 
 import manipulator_dynamics as md
+from manipulator_dynamics.identification import consistent
 import numpy as np
 
 ROBOTS = {
@@ -46,6 +54,30 @@ def erd(relpath):
         if os.path.isdir(d):
             return os.path.join(d, relpath)
     sys.exit('example-robot-data is not installed (pip install example-robot-data)')
+
+
+def consistent_row(name, model, motion, friction, duration, rate):
+    """Return one row of the table of part 2."""
+    rng = np.random.default_rng(11)
+    tau = md.inverse_dynamics(model, motion.q, motion.qd, motion.qdd, friction=True)
+    noisy = tau + 0.02 * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
+    estimate = md.identify(model, (motion.q, motion.qd, motion.qdd, noisy), friction=friction,
+                           physically_consistent=True)
+    names = estimate.standard_names
+    prior = md.standard_parameters(model, friction=friction)
+    T = consistent.ConsistentFit(estimate.base, prior, estimate.values).T
+    completed = prior + np.linalg.pinv(T) @ (estimate.values - T @ prior)
+    check = md.excitation_trajectory(model, duration=duration, rate=rate, friction=friction,
+                                     seed=99, maxiter=0)
+    measured = md.inverse_dynamics(model, check.q, check.qd, check.qdd, friction=True)
+    measured = measured + 0.02 * np.sqrt((measured ** 2).mean(axis=0)) * rng.normal(
+        size=measured.shape)
+    Y = md.regressor(model, check.q, check.qd, check.qdd, friction=friction)
+    free = np.sqrt(((estimate.base.base_regressor(Y) @ estimate.values - measured) ** 2).mean())
+    ours = np.sqrt(((Y @ estimate.standard - measured) ** 2).mean())
+    return (f'| {name} | {friction} | {len(consistent.physical_problems(completed, names))} | '
+            f'{len(consistent.physical_problems(estimate.standard, names))} | {free:.4g} | '
+            f'{ours:.4g} | {ours / free:.3f} | {estimate.consistency["seconds"]:.2f} |')
 
 
 def identified(model, motion, friction, seed):
@@ -68,6 +100,7 @@ def main():
     args = parser.parse_args()
     print('| robot | friction | base | motion | cond W_B | rel. std < 10 % | optimisation [s] |')
     print('| --- | --- | ---: | --- | ---: | ---: | ---: |')
+    rows = []
     for name, (path, kw) in ROBOTS.items():
         model = md.load_model(erd(path), **kw)
         for friction in (False, True):
@@ -78,6 +111,7 @@ def main():
             motion = md.excitation_trajectory(model, duration=args.duration, rate=args.rate,
                                               friction=friction)
             wall = time.perf_counter() - started
+            rows.append(consistent_row(name, model, motion, friction, args.duration, args.rate))
             good, of, cond = identified(model, motion, friction, 0)
             print(f'| {name} | {friction} | {motion.base.count} | optimised | {cond:.3g} | '
                   f'{good}/{of} | {motion.elapsed:.1f} ({motion.iterations} it., '
@@ -88,6 +122,10 @@ def main():
                 good, of, cond = identified(model, start, friction, seed)
                 print(f'| {name} | {friction} | {motion.base.count} | random {seed} | '
                       f'{cond:.3g} | {good}/{of} | |')
+    print('\n| robot | friction | problems, least squares | problems, consistent | validation '
+          'RMS, least squares | validation RMS, consistent | ratio | fit [s] |')
+    print('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |')
+    print('\n'.join(rows))
 
 
 if __name__ == '__main__':

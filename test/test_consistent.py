@@ -1,0 +1,174 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Physically consistent estimates: the pseudo-inertia algebra, the checks, the fit."""
+
+import dataclasses
+
+from conftest import erd, needs_erd
+import manipulator_dynamics as md
+from manipulator_dynamics import robots
+from manipulator_dynamics.identification import consistent
+import numpy as np
+import pytest
+
+
+def body(mass, moments, com):
+    """Return the 10 standard parameters, about the frame origin, of principal central moments."""
+    c = np.asarray(com, dtype=float)
+    inertia = np.diag(moments) + mass * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.array([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2],
+                     inertia[2, 2], *(mass * c), mass])
+
+
+def rod(mass, length, radius, com):
+    """Return the 10 standard parameters of a solid cylinder along x, about the frame origin."""
+    side = mass * (3 * radius ** 2 + length ** 2) / 12
+    return body(mass, [0.5 * mass * radius ** 2, side, side], com)
+
+
+def test_pseudo_inertia_is_the_second_moment_of_the_mass():
+    """Point masses: J = sum m [r 1][r 1]^T, and the standard parameters come back from it."""
+    rng = np.random.default_rng(0)
+    r, m = rng.normal(size=(5, 3)), rng.uniform(0.5, 2.0, 5)
+    J = sum(mk * np.outer(np.append(rk, 1), np.append(rk, 1)) for rk, mk in zip(r, m))
+    inertia = sum(mk * (rk @ rk * np.eye(3) - np.outer(rk, rk)) for rk, mk in zip(r, m))
+    phi = np.array([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2],
+                    inertia[2, 2], *(m @ r), m.sum()])
+    assert np.allclose(consistent.pseudo_inertia(phi), J)
+    assert np.allclose(consistent.standard_from_pseudo_inertia(J), phi)
+
+
+def test_log_cholesky_round_trip_and_exact_jacobian():
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        theta = 0.5 * rng.normal(size=10)
+        J = consistent.from_log_cholesky(theta)
+        assert np.linalg.eigvalsh(J).min() > 0
+        assert np.allclose(consistent.log_cholesky(J), theta, atol=1e-12)
+        D, h = consistent.log_cholesky_jacobian(theta), 1e-6
+
+        def phi(t):
+            return consistent.standard_from_pseudo_inertia(consistent.from_log_cholesky(t))
+        numeric = np.column_stack([(phi(theta + h * e) - phi(theta - h * e)) / (2 * h)
+                                   for e in np.eye(10)])
+        assert np.allclose(D, numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_physical_problems_name_the_link_and_the_fault():
+    names = md.parameter_names(md.load_model(robots.path('demo_arm')), friction=True)
+    model = md.load_model(robots.path('demo_arm'))
+    good = md.standard_parameters(model, friction=True)
+    assert consistent.physical_problems(good, names) == []
+    links = model.link_names
+    bad = good.copy()
+    bad[names.index(f'M_{links[2]}')] = -1.0
+    start = names.index(f'XX_{links[4]}')
+    bad[start:start + 10] = body(2.0, [0.01, 0.01, 0.03], [0.25, 0, 0])    # 0.03 > 0.01 + 0.01
+    bad[names.index(f'Fv_{model.joint_names[1]}')] = -0.1
+    problems = consistent.physical_problems(bad, names)
+    assert len(problems) == 3, problems
+    assert f'link {links[2]}: mass -1' in problems[0]
+    assert f'link {links[4]}' in problems[1] and 'centre of mass' in problems[1]
+    assert f'Fv_{model.joint_names[1]}' in problems[2]
+
+
+@pytest.fixture(scope='module')
+def demo_motion():
+    model = md.load_model(robots.path('demo_arm'))
+    return model, md.excitation_trajectory(model, duration=10.0, maxiter=15)
+
+
+def simulate(model, motion, noise=0.0, seed=0):
+    tau = md.inverse_dynamics(model, motion.q, motion.qd, motion.qdd, friction=True)
+    rng = np.random.default_rng(seed)
+    return tau + noise * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
+
+
+def test_a_urdf_that_fits_the_data_is_returned_whole(demo_motion):
+    """
+    Data of the URDF's own robot, no noise: every standard parameter comes back, seen or not.
+
+    The data determine only the base parameters; the prior (the URDF) decides the rest, and
+    since it is realisable and fits, the whole vector is the URDF's.
+    """
+    model, motion = demo_motion
+    tau = simulate(model, motion)
+    estimate = md.identify(model, (motion.q, motion.qd, motion.qdd, tau),
+                           physically_consistent=True)
+    prior = md.standard_parameters(model, friction=True)
+    assert estimate.standard_names == md.parameter_names(model, friction=True)
+    assert np.allclose(estimate.standard, prior, rtol=1e-5, atol=1e-7 * np.abs(prior).max())
+    assert consistent.physical_problems(estimate.standard, estimate.standard_names) == []
+
+
+def test_a_different_robot_is_found_and_stays_physical(demo_motion):
+    """
+    The robot carries 1.5 kg more at its last link than its URDF says; no noise.
+
+    The consistent set reproduces the true base parameters and torques (the prior yields where
+    the data speak), and is realisable.
+    """
+    model, motion = demo_motion
+    inertial = model.inertial.copy()
+    inertial[-1] += rod(1.5, 0.1, 0.03, [0.02, 0.0, 0.08])
+    true = dataclasses.replace(model, inertial=inertial)
+    tau = simulate(true, motion)
+    estimate = md.identify(model, (motion.q, motion.qd, motion.qdd, tau),
+                           physically_consistent=True)
+    truth = md.base_parameters(true, friction=True).values
+    scale = np.abs(truth).max()
+    assert np.allclose(estimate.values, truth, atol=1e-8 * scale)
+    assert np.allclose(estimate.consistent_values, truth, atol=1e-5 * scale)
+    assert estimate.consistency['residual_rms'].max() < 1e-4 * np.sqrt((tau ** 2).mean())
+    assert consistent.physical_problems(estimate.standard, estimate.standard_names) == []
+    M = estimate.standard[estimate.standard_names.index(f'M_{model.link_names[-1]}')]
+    assert M > model.inertial[-1, 9] + 0.5       # the payload's mass went somewhere near it
+
+
+@needs_erd
+def test_noisy_panda_data_consistent_estimate_validates_as_well():
+    """
+    Panda arm, 2 % torque noise: the least-squares set is physically impossible, ours is not.
+
+    The unconstrained base parameters, completed with the URDF where they say nothing (the
+    minimum-norm correction), break triangle inequalities or give negative friction; the
+    consistent set passes every check, and on a validation motion (another seed) its torque
+    error is within 1.5x of the unconstrained fit's.
+    """
+    model = md.load_model(erd('panda_description/urdf/panda.urdf'), tip_links=['panda_link8'])
+    motion = md.excitation_trajectory(model, duration=20.0, maxiter=30)
+    tau = simulate(model, motion, noise=0.02, seed=0)
+    estimate = md.identify(model, (motion.q, motion.qd, motion.qdd, tau),
+                           physically_consistent=True)
+    prior = md.standard_parameters(model, friction=True)
+    T = consistent.ConsistentFit(estimate.base, prior, estimate.values).T
+    completed = prior + np.linalg.pinv(T) @ (estimate.values - T @ prior)
+    assert consistent.physical_problems(completed, estimate.standard_names)
+    assert consistent.physical_problems(estimate.standard, estimate.standard_names) == []
+    check = md.excitation_trajectory(model, duration=10.0, maxiter=0, seed=5)
+    measured = simulate(model, check, noise=0.02, seed=1)
+    Y = md.regressor(model, check.q, check.qd, check.qdd, friction=True)
+    free = np.sqrt(((estimate.base.base_regressor(Y) @ estimate.values - measured) ** 2).mean())
+    ours = np.sqrt(((Y @ estimate.standard - measured) ** 2).mean())
+    assert ours <= 1.5 * free, (ours, free)
+    assert estimate.consistency['seconds'] > 0
+
+
+def test_prior_weight_must_be_positive(demo_motion):
+    model, motion = demo_motion
+    tau = simulate(model, motion)
+    with pytest.raises(md.IdentificationError, match='prior_weight'):
+        md.identify(model, (motion.q, motion.qd, motion.qdd, tau), physically_consistent=True,
+                    prior_weight=0.0)
