@@ -44,7 +44,7 @@ _WHERE = {
     '.rigid.regressor': ('parameter_names', 'regressor', 'standard_parameters'),
     '.rigid.rnea': ('bias_forces', 'gravity_torques', 'inverse_dynamics'),
     '.rigid.udut': ('SingularInertiaError', 'udut'),
-    '.urdf': ('load_model',),
+    '.urdf': ('load_model', 'write_joint_dynamics', 'write_urdf'),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
@@ -58,6 +58,7 @@ __all__ = [
     'gravity_torques', 'identify', 'inertia_matrix', 'inverse_dynamics', 'load_closures',
     'load_model', 'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names',
     'physical_problems', 'regressor', 'set_threads', 'standard_parameters', 'udut',
+    'write_joint_dynamics', 'write_urdf',
 ]
 
 

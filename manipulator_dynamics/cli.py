@@ -193,7 +193,7 @@ def cmd_identify(args):
     model = _load(args)
     estimate = identify(model, args.data, friction=not args.no_friction, armature=args.armature,
                         cutoff=args.cutoff, topic=args.topic,
-                        physically_consistent=args.physically_consistent)
+                        physically_consistent=args.physically_consistent or bool(args.urdf_out))
     rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
             for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
                                                    estimate.values, estimate.std,
@@ -213,6 +213,8 @@ def cmd_identify(args):
                   + _table(['standard parameter', 'value'], rows)
                   + '\n\nits residual RMS per joint: ' + ', '.join(
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))
+    if args.urdf_out:
+        table += '\n\nwritten: ' + ', '.join(estimate.to_urdf(args.urdf_out))
     _emit(args, title, estimate.to_dict(), table)
 
 
@@ -390,6 +392,9 @@ def build_parser():
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
     p.add_argument('--physically-consistent', action='store_true', help='also find standard '
                    'parameters every link of which is physically realisable (URDF as prior)')
+    p.add_argument('--urdf-out', metavar='URDF', help='write the URDF with the physically '
+                   'consistent parameters (implies --physically-consistent; rotor inertias to '
+                   '<stem>.joint_dynamics.yaml)')
     p = command('excitation', cmd_excitation, 'design an excitation trajectory for '
                 'identification: a periodic Fourier series inside the limits that minimises the '
                 'condition number of the base regressor')

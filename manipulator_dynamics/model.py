@@ -46,6 +46,39 @@ JOINT_TYPE_NAMES = ('revolute', 'prismatic')
 PARAMETER_NAMES = ('XX', 'XY', 'XZ', 'YY', 'YZ', 'ZZ', 'MX', 'MY', 'MZ', 'M')
 
 
+def pseudo_inertia(phi):
+    """
+    Return the 4x4 pseudo-inertia ``[[Sigma, h], [h^T, m]]`` of one link's ten parameters.
+
+    ``Sigma = 1/2 tr(I) 1 - I`` is the second moment of the mass, ``h = m c`` (Wensing, Kim &
+    Slotine 2017, eq. 8); the parameters are realisable exactly when it is positive definite.
+    """
+    XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = phi
+    inertia = np.array([[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]])
+    J = np.empty((4, 4))
+    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    J[:3, 3] = J[3, :3] = (MX, MY, MZ)
+    J[3, 3] = M
+    return J
+
+
+def standard_from_pseudo_inertia(J):
+    """Return the ten parameters ``XX XY XZ YY YZ ZZ MX MY MZ M`` of a pseudo-inertia."""
+    sigma = J[:3, :3]
+    inertia = np.trace(sigma) * np.eye(3) - sigma
+    return np.array([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2],
+                     inertia[2, 2], J[0, 3], J[1, 3], J[2, 3], J[3, 3]])
+
+
+def central_inertia(phi):
+    """Return ``(mass, centre of mass, inertia tensor about it)`` of one link's ten parameters."""
+    m = phi[9]
+    c = np.asarray(phi[6:9], dtype=float) / m
+    XX, XY, XZ, YY, YZ, ZZ = phi[:6]
+    inertia = np.array([[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]])
+    return m, c, inertia - m * (c @ c * np.eye(3) - np.outer(c, c))
+
+
 class URDFError(ValueError):
     """The URDF (or a file completing it) does not describe a robot we can compute with."""
 
@@ -124,6 +157,8 @@ class Model:
         URDF mimic relations between joints of the model.  They are documented, not enforced: every
         joint keeps its own coordinate, as /joint_states and Pinocchio's default URDF parser treat
         them.
+    urdf : bytes or None
+        The URDF document the model was loaded from (:func:`write_urdf` edits a copy of it).
 
     """
 
@@ -148,6 +183,7 @@ class Model:
     gravity: np.ndarray
     frames: Mapping = field(default_factory=dict)
     mimic: Mapping = field(default_factory=dict)
+    urdf: bytes = field(default=None, repr=False)
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -193,6 +229,37 @@ class Model:
                   if self.__dataclass_fields__[k].init}
         for key, column in values.items():
             fields[key] = column(fields[key])
+        return Model(**fields)
+
+    def with_parameters(self, values, names) -> 'Model':
+        """
+        Return a copy with standard parameters replaced: identified ones, for instance.
+
+        ``names`` as :func:`parameter_names` makes them (``XX_<link>`` ... ``M_<link>`` for whole
+        links, ``Ia_<joint>``, ``Fv_<joint>``, ``Fc_<joint>``); what is not named keeps its value.
+        A link's ten parameters are its body's, about the body frame, fixed children included.
+        """
+        values = np.asarray(values, dtype=float).reshape(-1)
+        if len(values) != len(names):
+            raise ValueError(f'{len(values)} values for {len(names)} names')
+        fields = {k: getattr(self, k) for k in self.__dataclass_fields__
+                  if self.__dataclass_fields__[k].init}
+        arrays = {key: np.array(fields[key]) for key in ('inertial', 'armature', 'viscous',
+                                                         'coulomb')}
+        links = {name: i for i, name in enumerate(self.link_names)}
+        joints = {name: i for i, name in enumerate(self.joint_names)}
+        columns = {name: k for k, name in enumerate(PARAMETER_NAMES)}
+        where = {'Ia': 'armature', 'Fv': 'viscous', 'Fc': 'coulomb'}
+        for name, value in zip(names, values):
+            kind, _, owner = name.partition('_')
+            if kind in columns and owner in links:
+                arrays['inertial'][links[owner], columns[kind]] = value
+            elif kind in where and owner in joints:
+                arrays[where[kind]][joints[owner]] = value
+            else:
+                raise ValueError(f"parameter '{name}' names no link or joint of model "
+                                 f"'{self.name}' (names look like ZZ_<link>, Fv_<joint>)")
+        fields.update(arrays)
         return Model(**fields)
 
     def __repr__(self):

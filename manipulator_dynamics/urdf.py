@@ -30,8 +30,8 @@ import warnings
 
 import numpy as np
 
-from .model import (Frame, InertiaError, InertiaWarning, Mimic, Model, PRISMATIC, REVOLUTE,
-                    URDFError)
+from .model import (central_inertia, Frame, InertiaError, InertiaWarning, Mimic, Model,
+                    PRISMATIC, pseudo_inertia, REVOLUTE, URDFError)
 
 
 def _read_urdf(urdf) -> bytes:
@@ -155,7 +155,8 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
     g = np.asarray(gravity, dtype=float)
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
-    robot = _parse(_read_urdf(urdf))
+    data = _read_urdf(urdf)
+    robot = _parse(data)
     links, parent_joint, children = _link_tree(robot)
     root_link = _root(links, parent_joint, root_link)
     selected = _selection(links, parent_joint, root_link, tip_links)
@@ -174,7 +175,8 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
         R_parent_joint=np.array([b.R for b in bodies]).reshape(n, 3, 3),
         p_parent_joint=np.array([b.p for b in bodies]).reshape(n, 3),
         inertial=_inertial_parameters(links, frames, n, check_inertia),
-        armature=np.zeros(n), **limits, gravity=g, frames=frames, mimic=_mimic(bodies))
+        armature=np.zeros(n), **limits, gravity=g, frames=frames, mimic=_mimic(bodies),
+        urdf=data)
     if joint_dynamics is not None:
         model = model.with_joint_dynamics(joint_dynamics)
     return model
@@ -290,6 +292,14 @@ def _bodies(root_link, children, selected):
 def _inertial_parameters(links, frames, n, check_inertia):
     """Sum the 10 standard parameters of each body, every link merged into it included."""
     inertial = np.zeros((n, 10))
+    for name, phi in _link_parameters(links, frames, check_inertia).items():
+        inertial[frames[name].body] += phi
+    return inertial
+
+
+def _link_parameters(links, frames, check_inertia):
+    """Return ``{link: its 10 parameters in its body's frame}`` for links with an inertial."""
+    out = {}
     for name, frame in frames.items():
         link = links[name]
         if link.inertial is None or frame.body < 0:
@@ -300,9 +310,8 @@ def _inertial_parameters(links, frames, n, check_inertia):
         _check_inertial(name, mass, inertia, check_inertia)
         T = np.eye(4) if link.inertial.origin is None else np.asarray(link.inertial.origin, float)
         R = frame.R @ T[:3, :3]
-        inertial[frame.body] += _standard_parameters(mass, frame.R @ T[:3, 3] + frame.p,
-                                                     R @ inertia @ R.T)
-    return inertial
+        out[name] = _standard_parameters(mass, frame.R @ T[:3, 3] + frame.p, R @ inertia @ R.T)
+    return out
 
 
 def _joint_limits(bodies):
@@ -355,3 +364,133 @@ def _check_acyclic(links, parent_joint):
             path.append(link)
             link = parent_joint[link].parent
         done.update(path)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Writing a model's parameters back into its URDF
+# ---------------------------------------------------------------------------------------------------
+
+def write_urdf(model, path=None):
+    """
+    Return (and write to ``path``) the model's URDF with the model's inertials and friction.
+
+    Everything else of the document the model was loaded from stays as it was (comments too).
+    Each body's ten parameters go to the inertial of its own link (the joint's child), less what
+    links fixed to it carry in the URDF, so that loading the file gives the model's parameters
+    back.  When that difference is not realisable (the identified body is lighter than its fixed
+    children), the whole body goes to its own link and the fixed children lose their inertials;
+    links merged by a *locked* movable joint (outside ``tip_links``) are never stripped, since
+    another selection would move them.  Friction goes to ``<dynamics damping= friction=>`` of
+    the joints where it differs from the URDF's; rotor inertia has no URDF element (see
+    :func:`write_joint_dynamics`).
+
+    Raises
+    ------
+    URDFError
+        The model has no URDF, or a body cannot be written (names the links).
+
+    """
+    from lxml import etree
+
+    if model.urdf is None:
+        raise URDFError(f"model '{model.name}' was not loaded from a URDF: nothing to write into")
+    robot = _parse(model.urdf)
+    links, parent_joint, _ = _link_tree(robot)
+    frames = model.frames
+    original = _link_parameters(links, frames, 'ignore')
+    root = etree.fromstring(model.urdf)
+    elements = {(e.tag, e.get('name')): e for e in root if e.tag in ('link', 'joint')}
+    for i, own in enumerate(model.link_names):
+        others = [name for name in original if frames[name].body == i and name != own]
+        phi = model.inertial[i] - sum((original[name] for name in others), np.zeros(10))
+        if not _realisable(phi):
+            locked = [name for name in others if not _fixed_to(name, own, parent_joint)]
+            if locked:
+                raise URDFError(
+                    f"body of link '{own}': the identified inertia is less than what links "
+                    f'{", ".join(locked)} (merged by a locked movable joint) carry in the URDF, '
+                    'and they cannot be stripped: load the model with those joints selected')
+            phi = np.array(model.inertial[i])
+            for name in others:
+                _set_inertial(elements[('link', name)], None)
+            if not _realisable(phi):
+                raise URDFError(f"body of link '{own}': its parameters are not physically "
+                                'realisable (identify with physically_consistent=True)')
+        _set_inertial(elements[('link', own)], phi)
+        joint = model.joint_names[i]
+        urdf_joint = next(j for j in robot.joints if j.name == joint)
+        dyn = urdf_joint.dynamics
+        old = (_float_attr(dyn.damping, 'damping') if dyn else 0.0,
+               _float_attr(dyn.friction, 'friction') if dyn else 0.0)
+        new = (float(model.viscous[i]), float(model.coulomb[i]))
+        if not np.allclose(old, new, rtol=1e-12, atol=0.0):
+            element = elements[('joint', joint)]
+            dynamics = element.find('dynamics')
+            if dynamics is None:
+                dynamics = etree.SubElement(element, 'dynamics')
+            dynamics.set('damping', _number(new[0]))
+            dynamics.set('friction', _number(new[1]))
+    text = etree.tostring(root, encoding='unicode')
+    text = '<?xml version="1.0"?>\n' + text + '\n'
+    if path is not None:
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(text)
+    return text
+
+
+def write_joint_dynamics(model, path=None):
+    """Return (and write to ``path``) the joint-dynamics YAML of the model's rotor inertias."""
+    import yaml
+
+    entries = {j: {'armature': float(a)} for j, a in zip(model.joint_names, model.armature)
+               if a != 0}
+    text = yaml.safe_dump({'joint_dynamics': entries}, sort_keys=False)
+    if path is not None:
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(text)
+    return text
+
+
+def _realisable(phi):
+    """Tell whether ten parameters are a mass distribution (or nothing at all)."""
+    if np.all(phi == 0):
+        return True
+    return phi[9] > 0 and np.linalg.eigvalsh(pseudo_inertia(phi))[0] > 0
+
+
+def _fixed_to(link, ancestor, parent_joint):
+    """Tell whether ``link`` hangs from ``ancestor`` through fixed joints only."""
+    while link != ancestor:
+        joint = parent_joint[link]
+        if joint.type != 'fixed':
+            return False
+        link = joint.parent
+    return True
+
+
+def _number(x):
+    return repr(float(x))
+
+
+def _set_inertial(link, phi):
+    """Replace a link element's ``<inertial>`` (in place, where it was) by ``phi``; None: drop."""
+    from lxml import etree
+
+    old = link.find('inertial')
+    if phi is None or np.all(phi == 0):
+        if old is not None:
+            link.remove(old)
+        return
+    m, c, inertia = central_inertia(phi)
+    new = etree.Element('inertial')
+    etree.SubElement(new, 'origin', xyz=' '.join(_number(x) for x in c), rpy='0 0 0')
+    etree.SubElement(new, 'mass', value=_number(m))
+    etree.SubElement(new, 'inertia', **{
+        key: _number(inertia[a, b]) for key, (a, b) in (
+            ('ixx', (0, 0)), ('ixy', (0, 1)), ('ixz', (0, 2)), ('iyy', (1, 1)), ('iyz', (1, 2)),
+            ('izz', (2, 2)))})
+    if old is None:
+        link.insert(0, new)
+    else:
+        new.tail = old.tail
+        link.replace(old, new)

@@ -52,30 +52,13 @@ import time
 
 import numpy as np
 
+from ..model import pseudo_inertia, standard_from_pseudo_inertia
+
 #: Smallest length scale of a link's mass distribution for the prior, metres.
 MIN_LENGTH = 0.01
 
 #: How far the fit may take a link's log coordinates (alpha, d) from the prior's.
 LOG_RANGE = 12.0
-
-
-def pseudo_inertia(phi):
-    """Return the 4x4 pseudo-inertia of ``XX XY XZ YY YZ ZZ MX MY MZ M`` (one link)."""
-    XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = phi
-    inertia = np.array([[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]])
-    J = np.empty((4, 4))
-    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    J[:3, 3] = J[3, :3] = (MX, MY, MZ)
-    J[3, 3] = M
-    return J
-
-
-def standard_from_pseudo_inertia(J):
-    """Return the 10 standard parameters of a pseudo-inertia (the inverse of pseudo_inertia)."""
-    sigma = J[:3, :3]
-    inertia = np.trace(sigma) * np.eye(3) - sigma
-    return np.array([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2],
-                     inertia[2, 2], J[0, 3], J[1, 3], J[2, 3], J[3, 3]])
 
 
 def from_log_cholesky(theta):

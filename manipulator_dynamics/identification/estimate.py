@@ -48,7 +48,9 @@ import numpy as np
 
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit
+from ..model import Model
 from ..rigid.regressor import regressor, standard_parameters
+from ..urdf import write_joint_dynamics, write_urdf
 
 #: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
 #: structural resonances above.
@@ -113,6 +115,33 @@ class Estimate:
     standard: np.ndarray = None
     consistent_values: np.ndarray = None
     consistency: dict = field(default_factory=dict)
+    model: Model = field(default=None, repr=False)
+
+    def identified_model(self):
+        """Return the model with the physically consistent standard parameters in place."""
+        if self.standard is None:
+            raise IdentificationError('no full set of standard parameters: identify with '
+                                      'physically_consistent=True')
+        return self.model.with_parameters(self.standard, self.standard_names)
+
+    def to_urdf(self, path, joint_dynamics=None):
+        """
+        Write the robot's URDF with the identified inertials and friction (:func:`write_urdf`).
+
+        Rotor inertias, which URDF has no element for, go to the joint-dynamics YAML
+        ``joint_dynamics`` (default: next to ``path``, ``<stem>.joint_dynamics.yaml``) when
+        they were identified.  Loading the URDF (with that YAML) gives the identified model's
+        torques.  Returns the paths written.
+        """
+        model = self.identified_model()
+        write_urdf(model, path)
+        written = [os.fspath(path)]
+        if self.base.armature:
+            if joint_dynamics is None:
+                joint_dynamics = os.path.splitext(os.fspath(path))[0] + '.joint_dynamics.yaml'
+            write_joint_dynamics(model, joint_dynamics)
+            written.append(os.fspath(joint_dynamics))
+        return written
 
     @property
     def standard_names(self):
@@ -268,7 +297,7 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     return Estimate(base=base, values=K, std=std, relative_std=relative, condition=condition,
                     sigma=sigma, residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
                     processing=processing, standard=standard, consistent_values=consistent,
-                    consistency=consistency)
+                    consistency=consistency, model=model)
 
 
 def _consistent(model, base, G, g, K, weight):
