@@ -43,6 +43,8 @@ ARGUMENTS = (
     ('command_joints', '', "the effort controller's joints, in its order, e.g. [j1, j2] "
                            "(default: the model's)"),
     ('joint_dynamics', '', 'YAML of armature and friction per joint'),
+    ('identified_parameters', '', "YAML of standard parameters to use instead of the URDF's "
+                                  '(manipulator-dynamics identify --parameters-out)'),
     ('use_sim_time', 'false', 'use the /clock topic (Gazebo)'),
     ('namespace', '', 'namespace of the nodes and of every topic they use'),
 )
@@ -51,7 +53,7 @@ ARGUMENTS = (
 def _nodes(context):
     files = parameter_files(context)
     model = {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
-             'use_sim_time': 'use_sim_time'}
+             'identified_parameters': 'identified_parameters', 'use_sim_time': 'use_sim_time'}
     dynamics = given_parameters(context, dict(model, mode='mode', command_topic='command_topic',
                                               command_joints='command_joints'),
                                 dynamics_node.PARAMS)

@@ -56,7 +56,7 @@ def _vector(text, model, what):
 def _load(args):
     return load_model(args.urdf or robots.path('demo_arm'), root_link=args.root_link,
                       tip_links=args.tip_link, joint_dynamics=args.joint_dynamics,
-                      check_inertia=args.check_inertia)
+                      parameters=args.parameters, check_inertia=args.check_inertia)
 
 
 def _emit(args, title, data, table):
@@ -193,7 +193,8 @@ def cmd_identify(args):
     model = _load(args)
     estimate = identify(model, args.data, friction=not args.no_friction, armature=args.armature,
                         cutoff=args.cutoff, topic=args.topic,
-                        physically_consistent=args.physically_consistent or bool(args.urdf_out))
+                        physically_consistent=(args.physically_consistent or bool(args.urdf_out)
+                                               or bool(args.parameters_out)))
     rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
             for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
                                                    estimate.values, estimate.std,
@@ -215,6 +216,9 @@ def cmd_identify(args):
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))
     if args.urdf_out:
         table += '\n\nwritten: ' + ', '.join(estimate.to_urdf(args.urdf_out))
+    if args.parameters_out:
+        estimate.parameters_yaml(args.parameters_out)
+        table += f'\n\nwritten: {args.parameters_out}'
     _emit(args, title, estimate.to_dict(), table)
 
 
@@ -351,6 +355,8 @@ def build_parser():
         p.add_argument('--tip-link', action='append', help='keep only joints leading to this link '
                        '(repeatable)')
         p.add_argument('--joint-dynamics', metavar='YAML', help='armature / friction overrides')
+        p.add_argument('--parameters', metavar='YAML', help='standard parameters to use instead '
+                       "of the URDF's (identify --parameters-out writes them)")
         p.add_argument('--check-inertia', choices=['raise', 'warn', 'ignore'], default='raise',
                        help='what to do with physically impossible inertias (default: raise)')
         p.add_argument('--format', choices=['table', 'json', 'yaml'], default='table')
@@ -395,6 +401,9 @@ def build_parser():
     p.add_argument('--urdf-out', metavar='URDF', help='write the URDF with the physically '
                    'consistent parameters (implies --physically-consistent; rotor inertias to '
                    '<stem>.joint_dynamics.yaml)')
+    p.add_argument('--parameters-out', metavar='YAML', help='write the physically consistent '
+                   'standard parameters, for --parameters, load_model(parameters=) and the '
+                   "nodes' identified_parameters (implies --physically-consistent)")
     p = command('excitation', cmd_excitation, 'design an excitation trajectory for '
                 'identification: a periodic Fourier series inside the limits that minimises the '
                 'condition number of the base regressor')

@@ -347,3 +347,58 @@ def load_joint_dynamics(source, joint_names: Sequence[str]):
         return apply
 
     return {key: setter(values) for key, values in updates.items()}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Identified standard parameters from YAML
+# ---------------------------------------------------------------------------------------------------
+
+def load_parameters(source):
+    """
+    Read standard parameters (identified ones); return ``(names, values)``.
+
+    ``source`` is a YAML file path, a YAML string, or a mapping, of the form written by
+    ``Estimate.parameters_yaml`` (``manipulator-dynamics identify --parameters-out``)::
+
+        standard_parameters:       # the top-level key is optional
+          XX_link1: 0.0123         # names as parameter_names(): <kind>_<link> or _<joint>
+          Fv_joint1: 0.5
+
+    Other top-level keys (``robot``, ``source``, ...) are ignored.
+    """
+    data = read_yaml(source, 'parameters', URDFError)
+    if isinstance(data, Mapping) and 'standard_parameters' in data:
+        data = data['standard_parameters']
+    if not isinstance(data, Mapping) or not data:
+        raise URDFError('parameters must be a mapping of parameter name to value under '
+                        "'standard_parameters'")
+    names, values = [], []
+    for name, value in data.items():
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise URDFError(f"parameter '{name}' must be a number, got {value!r}") from None
+        if not math.isfinite(value):
+            raise URDFError(f"parameter '{name}' must be finite, got {value}")
+        names.append(str(name))
+        values.append(value)
+    return names, np.array(values)
+
+
+def parameter_problems(model):
+    """List the bodies of ``model`` whose ten parameters are not a mass distribution."""
+    problems = []
+    for i, link in enumerate(model.link_names):
+        phi = model.inertial[i]
+        if np.all(phi == 0):
+            continue
+        if not phi[9] > 0:
+            problems.append(f"body of link '{link}': mass {phi[9]:.6g} kg is not positive")
+        elif np.linalg.eigvalsh(pseudo_inertia(phi))[0] <= 0:
+            problems.append(f"body of link '{link}': inertia about the centre of mass breaks a "
+                            'triangle inequality (pseudo-inertia not positive definite)')
+    for kind, values in (('armature', model.armature), ('viscous', model.viscous),
+                         ('coulomb', model.coulomb)):
+        for j in np.flatnonzero(values < 0):
+            problems.append(f"joint '{model.joint_names[j]}': {kind} {values[j]:.6g} is negative")
+    return problems

@@ -30,8 +30,9 @@ import warnings
 
 import numpy as np
 
-from .model import (central_inertia, Frame, InertiaError, InertiaWarning, Mimic, Model,
-                    PRISMATIC, pseudo_inertia, REVOLUTE, URDFError)
+from .model import (central_inertia, Frame, InertiaError, InertiaWarning, load_parameters,
+                    Mimic, Model, parameter_problems, PRISMATIC, pseudo_inertia, REVOLUTE,
+                    URDFError)
 
 
 def _read_urdf(urdf) -> bytes:
@@ -107,7 +108,7 @@ def _check_inertial(link, mass, inertia, check):
     message = f"link '{link}': inertia tensor {problem}"
     if check == 'raise':
         raise InertiaError(message + "; fix the URDF, or load it with check_inertia='warn'")
-    warnings.warn(message, InertiaWarning, stacklevel=4)     # to load_model's caller
+    warnings.warn(message, InertiaWarning, stacklevel=5)     # to load_model's caller
 
 
 def _standard_parameters(mass, com, inertia_com):
@@ -118,7 +119,7 @@ def _standard_parameters(mass, com, inertia_com):
 
 
 def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] | None = None,
-               gravity=(0.0, 0.0, -9.81), joint_dynamics=None,
+               gravity=(0.0, 0.0, -9.81), joint_dynamics=None, parameters=None,
                check_inertia: str = 'raise') -> Model:
     """
     Build a :class:`Model` from a URDF file path or XML string; meshes are never touched.
@@ -138,6 +139,11 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
         Gravity acceleration in the base frame, m/s^2.
     joint_dynamics : str, path or mapping, optional
         Armature / friction overrides, see :func:`load_joint_dynamics`.
+    parameters : str, path or mapping, optional
+        Standard parameters to use instead of the URDF's (identified ones: a YAML written by
+        ``manipulator-dynamics identify --parameters-out``), see :func:`load_parameters`;
+        applied after ``joint_dynamics``.  Impossible ones are treated as ``check_inertia``
+        says.
     check_inertia : {'raise', 'warn', 'ignore'}
         What to do with an inertia tensor that is not positive semi-definite or violates the
         triangle inequality.  Negative or non-finite masses always raise.
@@ -179,6 +185,17 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
         urdf=data)
     if joint_dynamics is not None:
         model = model.with_joint_dynamics(joint_dynamics)
+    if parameters is not None:
+        names, values = load_parameters(parameters)
+        try:
+            model = model.with_parameters(values, names)
+        except ValueError as e:
+            raise URDFError(f'parameters: {e}') from None
+        problems = parameter_problems(model) if check_inertia != 'ignore' else []
+        if problems and check_inertia == 'raise':
+            raise InertiaError('parameters: ' + '; '.join(problems))
+        for problem in problems:
+            warnings.warn(f'parameters: {problem}', InertiaWarning, stacklevel=2)
     return model
 
 

@@ -75,7 +75,7 @@ def assert_clean_exit(code, output):
 
 @pytest.mark.parametrize('launch_file, expected', [
     ('dynamics.launch.py', ['urdf', 'params_file', 'mode', 'command_topic', 'command_joints',
-                            'use_sim_time', 'namespace']),
+                            'identified_parameters', 'use_sim_time', 'namespace']),
     ('demo.launch.py', ['namespace', 'params_file']),
     ('flexible.launch.py', ['arm_config', 'trajectory_topic', 'dt', 'settle', 'output_rate',
                             'use_sim_time', 'namespace', 'params_file']),
@@ -180,6 +180,35 @@ def test_empty_command_joints_from_the_command_line(ros2, client):
     command = next_command(client, commands, lambda: pub.publish(state(model.joint_names, q)),
                            ros2, launch)
     np.testing.assert_allclose(command, md.gravity_torques(model, q), rtol=1e-12)
+    assert_clean_exit(*ros2.ctrl_c(launch))
+
+
+def test_identified_parameters_from_the_launch_command(ros2, client, tmp_path):
+    """
+    ``dynamics.launch.py identified_parameters:=FILE``: gravity compensation of the file's robot.
+
+    The YAML is the documented format of ``identify --parameters-out`` (a heavier last link:
+    the robot with a payload); the commands are that robot's gravity torques, not the URDF's.
+    """
+    model = md.load_model(DEMO_URDF)
+    names = md.parameter_names(model)[-10:]                 # the last link's ten parameters
+    values = md.standard_parameters(model)[-10:] * 1.5
+    (tmp_path / 'identified.yaml').write_text(
+        'robot: demo_arm\nstandard_parameters:\n'
+        + ''.join(f'  {n}: {float(v)!r}\n' for n, v in zip(names, values)))
+    heavier = model.with_parameters(values, names)
+    launch = ros2.start('launch', 'manipulator_dynamics', 'dynamics.launch.py',
+                        f'urdf:={DEMO_URDF}', 'mode:=gravity_compensation',
+                        f'identified_parameters:={tmp_path / "identified.yaml"}')
+    commands = client.listen(Float64MultiArray, '/effort_controller/commands')
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub, timeout=60)
+    client.wait_for_publisher('/effort_controller/commands', timeout=60)
+    q = np.full(model.n, 0.4)
+    command = next_command(client, commands, lambda: pub.publish(state(model.joint_names, q)),
+                           ros2, launch)
+    np.testing.assert_allclose(command, md.gravity_torques(heavier, q), rtol=1e-12)
+    assert not np.allclose(command, md.gravity_torques(model, q), rtol=1e-3)
     assert_clean_exit(*ros2.ctrl_c(launch))
 
 

@@ -15,6 +15,7 @@
 """Identified parameters back into the URDF: round trips, untouched elements, merged links."""
 
 import dataclasses
+import json
 
 from conftest import erd, needs_erd
 from lxml import etree
@@ -186,3 +187,57 @@ def test_panda_round_trip_keeps_every_other_element(tmp_path):
     assert torques_agree(loaded, new)
     with open(path, 'rb') as f:
         assert stripped(f.read()) == stripped((tmp_path / 'panda.urdf').read_bytes())
+
+
+def test_identified_parameters_yaml_loads_over_the_urdf(tmp_path, identified):
+    """``parameters_yaml`` -> ``load_model(parameters=)``: the identified model, friction too."""
+    model, _, motion, tau, estimate = identified
+    path = tmp_path / 'identified.yaml'
+    estimate.parameters_yaml(path)
+    loaded = md.load_model(robots.path('demo_arm'), parameters=path)
+    assert torques_agree(loaded, estimate.identified_model())
+    assert np.allclose(loaded.armature, estimate.identified_model().armature)
+
+
+@pytest.mark.parametrize('text, words', [
+    ('standard_parameters: {ZZ_nolink: 1.0}', ["'ZZ_nolink' names no link"]),
+    ('standard_parameters: {ZZ_link2: abc}', ["'ZZ_link2' must be a number"]),
+    ('standard_parameters: {ZZ_link2: .nan}', ["'ZZ_link2' must be finite"]),
+    ('[1, 2]', ["under 'standard_parameters'"]),
+    ('standard_parameters: {M_link3: -2.0}', ["link 'link3'", 'mass -2 kg is not positive']),
+])
+def test_bad_parameter_files_say_what_is_wrong(text, words):
+    with pytest.raises(md.URDFError) as e:
+        md.load_model(robots.path('demo_arm'), parameters=text)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_impossible_parameters_warn_when_asked_to():
+    with pytest.warns(md.InertiaWarning, match="link 'link3'"):
+        model = md.load_model(robots.path('demo_arm'), parameters='{M_link3: -2.0}',
+                              check_inertia='warn')
+    assert model.inertial[2, 9] == -2.0
+
+
+def test_cli_parameters_out_then_parameters_in(tmp_path, capsys, identified):
+    """The CLI writes the YAML; every command then takes it with ``--parameters``."""
+    model, true, motion, tau, estimate = identified
+    header = ['time'] + [f'{j}.position' for j in model.joint_names] + \
+        [f'{j}.effort' for j in model.joint_names]
+    np.savetxt(tmp_path / 'log.csv', np.column_stack([motion.t, motion.q, tau]), delimiter=',',
+               header=','.join(header), comments='')
+    out = tmp_path / 'identified.yaml'
+    joint_dynamics = tmp_path / 'rotors.yaml'
+    md.write_joint_dynamics(model, joint_dynamics)
+    assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'),
+                     '--joint-dynamics', str(joint_dynamics), '--cutoff', '4',
+                     '--parameters-out', str(out)]) == 0
+    assert f'written: {out}' in capsys.readouterr().out
+    q = ','.join(['0.3'] * model.n)
+    assert cli.main(['gravity', '--parameters', str(out), '--q', q, '--format', 'json']) == 0
+    printed = json.loads(capsys.readouterr().out)['gravity']
+    loaded = md.load_model(robots.path('demo_arm'), parameters=out)
+    expected = md.gravity_torques(loaded, np.full(model.n, 0.3))
+    assert np.allclose(printed, expected, rtol=1e-12)
+    assert np.allclose(expected, md.gravity_torques(true, np.full(model.n, 0.3)), rtol=0.02)

@@ -124,6 +124,27 @@ class Estimate:
                                       'physically_consistent=True')
         return self.model.with_parameters(self.standard, self.standard_names)
 
+    def parameters_yaml(self, path=None):
+        """
+        Return (and write to ``path``) the consistent standard parameters as YAML.
+
+        ``load_model(urdf, parameters=path)``, the nodes' ``identified_parameters`` and the CLI's
+        ``--parameters`` read it (see :func:`load_parameters`).
+        """
+        import yaml
+
+        model = self.identified_model()
+        values = {n: float(v) for n, v in zip(self.standard_names, self.standard)}
+        document = {'robot': model.name,
+                    'identified': f'{self.samples} states, base parameters {self.base.count}, '
+                                  'physically consistent',
+                    'standard_parameters': values}
+        text = yaml.safe_dump(document, sort_keys=False)
+        if path is not None:
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(text)
+        return text
+
     def to_urdf(self, path, joint_dynamics=None):
         """
         Write the robot's URDF with the identified inertials and friction (:func:`write_urdf`).

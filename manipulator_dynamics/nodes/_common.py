@@ -59,6 +59,9 @@ MODEL_PARAMS = (
           read_only=True),
     Param('joint_dynamics', '', 'YAML file of armature and friction per joint', existing_file,
           read_only=True),
+    Param('identified_parameters', '', 'YAML file of standard parameters to use instead of the '
+          "URDF's (manipulator-dynamics identify --parameters-out)", existing_file,
+          read_only=True),
     Param('check_inertia', 'warn', "physically impossible inertias: 'raise' rejects the URDF, "
           "'warn' loads it and logs (default), 'ignore'", one_of('raise', 'warn', 'ignore'),
           read_only=True),
@@ -247,6 +250,7 @@ class ModelSource:
                 warnings.simplefilter('always')
                 model = load_model(urdf, root_link=p.root_link or None, tip_links=tips or None,
                                    joint_dynamics=p.joint_dynamics or None,
+                                   parameters=p.identified_parameters or None,
                                    check_inertia=p.check_inertia)
             for w in caught:
                 self.log.warning(f'{source}: {w.message}')
