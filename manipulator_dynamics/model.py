@@ -70,6 +70,48 @@ def standard_from_pseudo_inertia(J):
                      inertia[2, 2], J[0, 3], J[1, 3], J[2, 3], J[3, 3]])
 
 
+def link_parameters(mass, com, inertia_com):
+    """Return Khalil's ten parameters about the frame origin of a mass, its CoM, inertia at CoM."""
+    c = np.asarray(com, dtype=float)
+    J = np.asarray(inertia_com, dtype=float) + mass * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.array([J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *(mass * c), mass])
+
+
+def transform_parameters(R, p):
+    """
+    Return ``A`` (10, 10): ten parameters in a frame, to those in a frame where it sits at R, p.
+
+    With ``r' = R r + p``: ``m' = m``, ``h' = R h + m p``, and about the new origin
+    ``I' = R I R^T + 2 (p . R h) 1 - (R h p^T + p (R h)^T) + m (|p|^2 1 - p p^T)``: linear in
+    the parameters (so it maps regressor columns as well as values).
+    """
+    R, p = np.asarray(R, dtype=float), np.asarray(p, dtype=float)
+    A = np.empty((10, 10))
+    for k in range(10):
+        phi = np.zeros(10)
+        phi[k] = 1.0
+        XX, XY, XZ, YY, YZ, ZZ = phi[:6]
+        inertia = np.array([[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]])
+        h, m = R @ phi[6:9], phi[9]
+        new = (R @ inertia @ R.T + 2 * (p @ h) * np.eye(3) - np.outer(h, p) - np.outer(p, h)
+               + m * (p @ p * np.eye(3) - np.outer(p, p)))
+        A[:, k] = [new[0, 0], new[0, 1], new[0, 2], new[1, 1], new[1, 2], new[2, 2],
+                   *(h + m * p), m]
+    return A
+
+
+def inertia_tensor(inertia):
+    """Return a 3x3 inertia tensor from one (3, 3) or six ``ixx ixy ixz iyy iyz izz`` numbers."""
+    a = np.asarray(inertia, dtype=float)
+    if a.shape == (3, 3):
+        return a
+    if a.shape == (6,):
+        xx, xy, xz, yy, yz, zz = a
+        return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    raise ValueError(f'inertia must be a 3x3 tensor or 6 numbers ixx ixy ixz iyy iyz izz, got '
+                     f'shape {a.shape}')
+
+
 def central_inertia(phi):
     """Return ``(mass, centre of mass, inertia tensor about it)`` of one link's ten parameters."""
     m = phi[9]
@@ -260,6 +302,53 @@ class Model:
                 raise ValueError(f"parameter '{name}' names no link or joint of model "
                                  f"'{self.name}' (names look like ZZ_<link>, Fv_<joint>)")
         fields.update(arrays)
+        return Model(**fields)
+
+    def with_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=None) -> 'Model':
+        """
+        Return a copy carrying a rigid payload fixed to ``link`` (any link: a tool frame too).
+
+        ``mass`` in kg, ``com`` its centre of mass in the link's frame, ``inertia`` its inertia
+        about that centre, in the link's frame (3x3, or ``ixx ixy ixz iyy iyz izz``; default
+        zero: a point mass).  Its parameters are added to the body the link is part of.
+
+        Raises
+        ------
+        ValueError
+            An unknown link or one fixed to the base, a negative or non-finite mass, an
+            inertia that is not a mass distribution's (not positive semi-definite or breaking
+            a triangle inequality).
+
+        """
+        if link not in self.frames:
+            raise ValueError(f"payload: '{link}' is not a link of model '{self.name}' (links: "
+                             f'{", ".join(self.frames)})')
+        frame = self.frames[link]
+        if frame.body < 0:
+            raise ValueError(f"payload: link '{link}' is fixed to the base: a payload there "
+                             'loads no joint')
+        mass = float(mass)
+        com = np.asarray(com, dtype=float)
+        inertia = np.zeros((3, 3)) if inertia is None else inertia_tensor(inertia)
+        if not (math.isfinite(mass) and mass >= 0):
+            raise ValueError(f'payload: mass must be finite and >= 0, got {mass}')
+        if com.shape != (3,) or not np.all(np.isfinite(com)):
+            raise ValueError(f'payload: com must be 3 finite numbers, got {com.tolist()}')
+        if not np.all(np.isfinite(inertia)) or not np.allclose(inertia, inertia.T):
+            raise ValueError('payload: inertia must be finite and symmetric')
+        moments = np.linalg.eigvalsh(inertia)
+        tol = 1e-9 * max(abs(moments).max(), 1e-300)
+        if moments[0] < -tol or moments[0] + moments[1] < moments[2] - tol:
+            raise ValueError(f'payload: inertia has principal moments {moments[0]:.6g}, '
+                             f'{moments[1]:.6g}, {moments[2]:.6g}: not those of a mass '
+                             'distribution (each must be >= 0 and at most the sum of the other '
+                             'two)')
+        phi = transform_parameters(frame.R, frame.p) @ link_parameters(mass, com, inertia)
+        inertial = np.array(self.inertial)
+        inertial[frame.body] += phi
+        fields = {k: getattr(self, k) for k in self.__dataclass_fields__
+                  if self.__dataclass_fields__[k].init}
+        fields['inertial'] = inertial
         return Model(**fields)
 
     def __repr__(self):

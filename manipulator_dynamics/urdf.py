@@ -30,9 +30,9 @@ import warnings
 
 import numpy as np
 
-from .model import (central_inertia, Frame, InertiaError, InertiaWarning, load_parameters,
-                    Mimic, Model, parameter_problems, PRISMATIC, pseudo_inertia, REVOLUTE,
-                    URDFError)
+from .model import (central_inertia, Frame, InertiaError, InertiaWarning, link_parameters,
+                    load_parameters, Mimic, Model, parameter_problems, PRISMATIC,
+                    pseudo_inertia, REVOLUTE, URDFError)
 
 
 def _read_urdf(urdf) -> bytes:
@@ -109,13 +109,6 @@ def _check_inertial(link, mass, inertia, check):
     if check == 'raise':
         raise InertiaError(message + "; fix the URDF, or load it with check_inertia='warn'")
     warnings.warn(message, InertiaWarning, stacklevel=5)     # to load_model's caller
-
-
-def _standard_parameters(mass, com, inertia_com):
-    """Khalil's 10 standard parameters about the frame origin from mass, CoM, inertia at CoM."""
-    c = np.asarray(com, dtype=float)
-    J = inertia_com + mass * (c @ c * np.eye(3) - np.outer(c, c))
-    return np.array([J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *(mass * c), mass])
 
 
 def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] | None = None,
@@ -327,7 +320,7 @@ def _link_parameters(links, frames, check_inertia):
         _check_inertial(name, mass, inertia, check_inertia)
         T = np.eye(4) if link.inertial.origin is None else np.asarray(link.inertial.origin, float)
         R = frame.R @ T[:3, :3]
-        out[name] = _standard_parameters(mass, frame.R @ T[:3, 3] + frame.p, R @ inertia @ R.T)
+        out[name] = link_parameters(mass, frame.R @ T[:3, 3] + frame.p, R @ inertia @ R.T)
     return out
 
 

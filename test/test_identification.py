@@ -133,7 +133,7 @@ def test_poor_excitation_names_the_parameters(arm, base):
     t, q, qd, qdd = exciting(arm)
     q[:, 1:], qd[:, 1:], qdd[:, 1:] = 0.0, 0.0, 0.0          # only joint 1 moves
     tau = md.inverse_dynamics(arm, q, qd, qdd, friction=True)
-    with pytest.raises(md.IdentificationError, match='does not excite every base parameter: .*'
+    with pytest.raises(md.IdentificationError, match='does not excite every parameter: .*'
                                                      'Fv_joint2.*move every joint'):
         md.identify(arm, (q, qd, qdd, tau), base=base)
 

@@ -440,6 +440,59 @@ def test_a_stop_signal_inside_a_finaliser_is_honoured_quietly():
     assert (run.returncode, run.stdout, run.stderr) == (0, 'requested\n', '')
 
 
+def test_gravity_compensation_follows_the_payload_set_while_it_runs(client, processes):
+    """
+    ``payload_link`` / ``payload`` set at run time (``ros2 param set``): the commands follow.
+
+    The object the gripper picks up (on the gripper's tool frame: a fixed link), then a bad
+    payload of each kind rejected with its reason and the commands unchanged, then the object
+    put down (mass 0).
+    """
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+    path = robots.path('demo_arm_gripper')
+    model = md.load_model(path)
+    processes('dynamics_node', f'urdf_path:={path}')
+    commands = client.listen(Float64MultiArray, COMMANDS)
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher(COMMANDS)
+    service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
+    q = np.r_[np.linspace(-0.5, 0.5, 7), 0.01, 0.01]
+    clock = client.node.get_clock()
+
+    def command_now():
+        before = len(commands)
+        for _ in range(100):
+            pub.publish(state(model.joint_names, q, qd=np.zeros(model.n), stamp=clock.now()))
+            client.spin(0.05)
+            if len(commands) > before:
+                return np.array(commands[-1].data)
+        raise AssertionError('no command for the joint state')
+
+    def set_param(name, value):
+        param = Parameter(name, value=value).to_parameter_msg()
+        return client.call(service, SetParameters.Request(parameters=[param])).results[0]
+
+    np.testing.assert_allclose(command_now(), md.gravity_torques(model, q), rtol=1e-12)
+    assert set_param('payload_link', 'tool0').successful
+    assert set_param('payload', [1.5, 0.0, 0.02, 0.05]).successful
+    held = model.with_payload('tool0', 1.5, [0.0, 0.02, 0.05])
+    client.spin(0.2)
+    np.testing.assert_allclose(command_now(), md.gravity_torques(held, q), rtol=1e-12)
+    for name, value, reason in [('payload_link', 'nolink', "'nolink' is not a link"),
+                                ('payload', [-1.0, 0.0, 0.0, 0.0], 'mass must be'),
+                                ('payload', [1.0, 0.0], 'needs 1, 4 or 10 numbers'),
+                                ('payload', [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 3.0],
+                                 'principal moments')]:
+        result = set_param(name, value)
+        assert not result.successful and reason in result.reason, (name, value, result.reason)
+        np.testing.assert_allclose(command_now(), md.gravity_torques(held, q), rtol=1e-12)
+    assert set_param('payload', [0.0]).successful
+    client.spin(0.2)
+    np.testing.assert_allclose(command_now(), md.gravity_torques(model, q), rtol=1e-12)
+
+
 def test_simulated_arm_held_by_gravity_compensation(client, processes):
     """
     sim_node + dynamics_node over DDS: gravity compensation holds a frictionless arm still.

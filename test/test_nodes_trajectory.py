@@ -112,6 +112,29 @@ def test_trajectory_with_efforts(client, processes):
     pub.publish(JointTrajectory())                               # empty: stop
 
 
+def test_trajectory_efforts_carry_the_payload_given_at_start(client, processes):
+    """
+    ``payload_link:=link7 payload:=[...]`` at start: the plan's efforts are the held object's.
+
+    The start path of the payload (applied when the model loads); the run-time path is tested
+    on dynamics_node, which shares it.
+    """
+    model = md.load_model(ARM)
+    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false', 'payload_link:=link7',
+              'payload:=[2.0, 0.0, 0.0, 0.1]')
+    efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/trajectory_node/trajectory_with_efforts')
+    msg, t, q, qd, qdd = trajectory(model)
+    pub.publish(msg)
+    client.wait(lambda: efforts, what='trajectory_with_efforts')
+    held = model.with_payload('link7', 2.0, [0.0, 0.0, 0.1])
+    tau = md.inverse_dynamics(held, q, qd, qdd, friction=True)
+    np.testing.assert_allclose([p.effort for p in efforts[0].points], tau, rtol=1e-9, atol=1e-9)
+    pub.publish(JointTrajectory())
+
+
 def test_streamed_commands_follow_time_from_start(client, processes):
     """
     Streamed commands follow time_from_start from the header stamp, then hold.

@@ -243,6 +243,55 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
         With what is wrong and what to do.
 
     """
+    q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic)
+    if base is None:
+        base = base_parameters(model, friction=friction, armature=armature)
+    b = base.count
+    N, n = tau.shape
+    if N * n < 2 * b:
+        raise IdentificationError(f'{N} states give {N * n} equations for {b} base parameters: '
+                                  f'record at least {math.ceil(2 * b / n)} states (many more '
+                                  'for a useful estimate)')
+    Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
+    W = base.base_regressor(Y)                      # (N, n, b)
+    if parallel is not None:
+        W, tau = parallel(W), parallel(tau)
+        N = tau.shape[0]
+    Wf = W.reshape(N * n, b)
+    norms = np.linalg.norm(Wf, axis=0)
+    check_excitation(base.names, Wf, norms)
+    condition = float(np.linalg.cond(Wf / norms))
+    K, cov, sigma, G, g = weighted_least_squares(W, tau)
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    with np.errstate(divide='ignore', invalid='ignore'):
+        relative = np.where(np.abs(K) > 0, 100.0 * std / np.abs(K), np.inf)
+    residual = tau - W @ K
+    standard = consistent = None
+    consistency = {}
+    if physically_consistent:
+        # weights floored at NOISE_FLOOR of each joint's RMS torque: exact (simulated) data
+        # would otherwise weigh 1e26 times the prior, which then cannot decide anything
+        floor = NOISE_FLOOR * np.sqrt((tau ** 2).mean(axis=0))
+        weights = 1.0 / np.maximum(sigma, np.where(floor > 0, floor, 1.0))
+        Gc = (W * weights[None, :, None]).reshape(N * n, b)
+        standard, consistency = _consistent(model, base, Gc, (tau * weights).reshape(-1), K,
+                                            prior_weight)
+        consistent = consistency.pop('T') @ standard
+        consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).mean(axis=0))
+    return Estimate(base=base, values=K, std=std, relative_std=relative, condition=condition,
+                    sigma=sigma, residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
+                    processing=processing, standard=standard, consistent_values=consistent,
+                    consistency=consistency, model=model)
+
+
+def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
+    """
+    Read and condition identification data: ``(q, qd, qdd, tau, parallel, processing)``.
+
+    ``data`` as :func:`identify` takes it.  ``parallel`` is None for ``(q, qd, qdd, tau)``
+    arrays (used as they are), else the parallel filter to apply to both sides of a linear
+    model of ``tau`` (see :func:`differentiate`).
+    """
     processing = {}
     if isinstance(data, (str, os.PathLike)):
         path = os.fspath(data)
@@ -270,55 +319,7 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     else:
         raise IdentificationError('data must be (q, qd, qdd, tau), (t, q, tau), a CSV file or a '
                                   'rosbag2 recording')
-    if base is None:
-        base = base_parameters(model, friction=friction, armature=armature)
-    b = base.count
-    N, n = tau.shape
-    if N * n < 2 * b:
-        raise IdentificationError(f'{N} states give {N * n} equations for {b} base parameters: '
-                                  f'record at least {math.ceil(2 * b / n)} states (many more '
-                                  'for a useful estimate)')
-    Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
-    W = base.base_regressor(Y)                      # (N, n, b)
-    if parallel is not None:
-        W, tau = parallel(W), parallel(tau)
-        N = tau.shape[0]
-    Wf = W.reshape(N * n, b)
-    norms = np.linalg.norm(Wf, axis=0)
-    _check_excitation(base, Wf, norms)
-    condition = float(np.linalg.cond(Wf / norms))
-    # 2. OLS, per-joint noise, WLS
-    K0 = np.linalg.lstsq(Wf, tau.reshape(-1), rcond=None)[0]
-    rho = tau - W @ K0
-    dof = max(N - b / n, 1.0)
-    sigma = np.sqrt((rho ** 2).sum(axis=0) / dof)
-    sigma = np.where(sigma > 0, sigma, max(sigma.max(), 1e-300))
-    G = (W / sigma[None, :, None]).reshape(N * n, b)
-    g = (tau / sigma).reshape(-1)
-    K, *_ = np.linalg.lstsq(G, g, rcond=None)
-    weighted = g - G @ K
-    s2 = float(weighted @ weighted) / max(N * n - b, 1)
-    cov = s2 * np.linalg.inv(G.T @ G)
-    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    with np.errstate(divide='ignore', invalid='ignore'):
-        relative = np.where(np.abs(K) > 0, 100.0 * std / np.abs(K), np.inf)
-    residual = tau - W @ K
-    standard = consistent = None
-    consistency = {}
-    if physically_consistent:
-        # weights floored at NOISE_FLOOR of each joint's RMS torque: exact (simulated) data
-        # would otherwise weigh 1e26 times the prior, which then cannot decide anything
-        floor = NOISE_FLOOR * np.sqrt((tau ** 2).mean(axis=0))
-        weights = 1.0 / np.maximum(sigma, np.where(floor > 0, floor, 1.0))
-        Gc = (W * weights[None, :, None]).reshape(N * n, b)
-        standard, consistency = _consistent(model, base, Gc, (tau * weights).reshape(-1), K,
-                                            prior_weight)
-        consistent = consistency.pop('T') @ standard
-        consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).mean(axis=0))
-    return Estimate(base=base, values=K, std=std, relative_std=relative, condition=condition,
-                    sigma=sigma, residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
-                    processing=processing, standard=standard, consistent_values=consistent,
-                    consistency=consistency, model=model)
+    return q, qd, qdd, tau, parallel, processing
 
 
 def _consistent(model, base, G, g, K, weight):
@@ -334,6 +335,30 @@ def _consistent(model, base, G, g, K, weight):
     standard, info = fit.solve(R, Q.T @ g, weight)
     info['T'] = fit.T
     return standard, info
+
+
+def weighted_least_squares(W, tau):
+    """
+    Solve ``tau = W K`` (``W (N, n, b)``, ``tau (N, n)``) weighting each joint by its noise.
+
+    Ordinary least squares gives each joint's residuals and noise ``sigma_j`` (their RMS with
+    ``b / n`` degrees of freedom spent per joint); rows of joint j are weighted by
+    ``1 / sigma_j`` and solved again.  Returns ``K, cov, sigma, G, g``: the estimate, its
+    covariance ``s^2 (G^T G)^-1`` (``s`` the RMS of the weighted residuals), and the weighted
+    system ``G K = g``.
+    """
+    N, n, b = W.shape
+    K0 = np.linalg.lstsq(W.reshape(N * n, b), tau.reshape(-1), rcond=None)[0]
+    rho = tau - W @ K0
+    dof = max(N - b / n, 1.0)
+    sigma = np.sqrt((rho ** 2).sum(axis=0) / dof)
+    sigma = np.where(sigma > 0, sigma, max(sigma.max(), 1e-300))
+    G = (W / sigma[None, :, None]).reshape(N * n, b)
+    g = (tau / sigma).reshape(-1)
+    K, *_ = np.linalg.lstsq(G, g, rcond=None)
+    weighted = g - G @ K
+    s2 = float(weighted @ weighted) / max(N * n - b, 1)
+    return K, s2 * np.linalg.inv(G.T @ G), sigma, G, g
 
 
 def _matrix(model, name, x):
@@ -353,8 +378,8 @@ def _matrix(model, name, x):
     return a
 
 
-def _check_excitation(base, W, norms):
-    """Raise naming the base parameters that the motion leaves out (W_B rank-deficient)."""
+def check_excitation(names, W, norms):
+    """Raise naming the parameters that the motion leaves out (``W`` rank-deficient)."""
     unit = W / np.where(norms > 0, norms, 1.0)
     s, vt = np.linalg.svd(unit, full_matrices=False)[1:]
     small = s < 1e-8 * s[0]
@@ -364,9 +389,9 @@ def _check_excitation(base, W, norms):
     involved = set(np.flatnonzero(dead))
     for v in vt[small]:
         involved.update(np.flatnonzero(np.abs(v) > 0.1))
-    names = ', '.join(base.names[i] for i in sorted(involved))
+    listed = ', '.join(names[i] for i in sorted(involved))
     raise IdentificationError(
-        f'the motion does not excite every base parameter: {names} cannot be told apart '
+        f'the motion does not excite every parameter: {listed} cannot be told apart '
         f'({int(small.sum())} directions unobserved); move every joint, with varied '
         'velocities and accelerations (e.g. a sum of sines per joint), over a wide range')
 

@@ -67,6 +67,48 @@ MODEL_PARAMS = (
           read_only=True),
 )
 
+#: A payload held by the robot, changeable while the node runs (``ros2 param set``).
+PAYLOAD_PARAMS = (
+    Param('payload_link', '', 'link that holds a payload (a gripper or tool frame too); '
+          'empty: none'),
+    Param('payload', [0.0], "the payload: mass (kg)[, centre of mass x y z (m) in payload_link's "
+          'frame[, inertia about it ixx ixy ixz iyy iyz izz (kg m^2)]]'),
+)
+
+
+def with_payload(model, link, values):
+    """Return ``model`` carrying the payload of the parameters; ValueError naming the fault."""
+    values = [float(v) for v in values]
+    if len(values) not in (1, 4, 10):
+        raise ValueError(f'payload needs 1, 4 or 10 numbers (mass[, x y z[, ixx ixy ixz iyy '
+                         f'iyz izz]]), got {len(values)}')
+    if not link:
+        if values[0] != 0:
+            raise ValueError('payload has a mass but payload_link is empty')
+        return model
+    return model.with_payload(link, values[0], values[1:4] or (0.0, 0.0, 0.0),
+                              values[4:] or None)
+
+
+def payload_check(node, name):
+    """Check ``payload`` or ``payload_link`` against the other one and the node's model."""
+    def check(value):
+        params, source = getattr(node, 'params', None), getattr(node, 'source', None)
+        if params is None or source is None or source.loaded is None:
+            # declaring (the other one is not known yet) or no model: the shape only
+            if name == 'payload' and len(value) not in (1, 4, 10):
+                return f'needs 1, 4 or 10 numbers, got {len(value)}'
+            return None
+        link = value if name == 'payload_link' else params.payload_link
+        values = value if name == 'payload' else params.payload
+        try:
+            with_payload(source.loaded, link, values)
+        except ValueError as e:
+            return str(e)
+        return None
+    return check
+
+
 #: How a node listens to joint_states (see :class:`JointStates` and :func:`joint_states_qos`).
 JOINT_STATE_PARAMS = (
     Param('stale_after', 0.5, 'a joint whose latest state is older than this (s) stops the '
@@ -226,6 +268,7 @@ class ModelSource:
         self.params = params
         self.on_model = on_model
         self.model = None
+        self.loaded = None                    # the model as loaded, without a payload
         self.log = QuickLogger(node)
         self._urdf = None
         if params.robot_description:
@@ -261,10 +304,23 @@ class ModelSource:
         if self._urdf is None:
             with open(urdf, encoding='utf-8') as f:        # loaded: the file exists
                 self._urdf = f.read()
-        self.model = model
+        self.loaded = model
         self.log.info(f'model from {source}: {model!r}')
-        self.on_model(model)
+        self.apply_payload()
         return True
+
+    def apply_payload(self):
+        """Put the payload of the parameters (if the node has them) on the loaded model."""
+        p, model = self.params, self.loaded
+        link, values = getattr(p, 'payload_link', ''), getattr(p, 'payload', [0.0])
+        try:
+            model = with_payload(self.loaded, link, values)
+        except ValueError as e:
+            self.log.error(f'payload ignored, the model carries none: {e}')
+        if model is not self.loaded:
+            self.log.info(f'payload on {link}: {values[0]:g} kg')
+        self.model = model
+        self.on_model(model)
 
 
 class JointStates:

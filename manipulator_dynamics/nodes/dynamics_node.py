@@ -46,8 +46,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_PARAMS,
                       CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates, LATCHED,
-                      matrix_message, MODEL_PARAMS, ModelSource, names_message, spin, Throttled,
-                      vector_message)
+                      matrix_message, MODEL_PARAMS, ModelSource, names_message, payload_check,
+                      PAYLOAD_PARAMS, spin, Throttled, vector_message)
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from ..control import friction_torque
 from ..precompile import warm_up
@@ -65,7 +65,7 @@ def _check_outputs(value):
     return f'unknown: {", ".join(unknown)} (known: {", ".join(OUTPUTS)})' if unknown else None
 
 
-PARAMS = MODEL_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
+PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
     Param('mode', 'gravity_compensation', 'gravity_compensation | inverse_dynamics | none',
           one_of(*MODES)),
     Param('friction_compensation', False, 'add viscous and Coulomb friction Fv qd + Fc sign(qd) '
@@ -90,7 +90,9 @@ class DynamicsNode(Node):
     def __init__(self, node_name='dynamics_node', **kwargs):
         super().__init__(node_name, **kwargs)
         self.params = Parameters(self, PARAMS, self._on_parameters,
-                                 checks={'command_joints': command_joints_check(self)})
+                                 checks={'command_joints': command_joints_check(self),
+                                         'payload': payload_check(self, 'payload'),
+                                         'payload_link': payload_check(self, 'payload_link')})
         self.outputs = set(self.params.outputs) - {''}
         self.command = CommandOutput(self, self.params)
         self.pubs = {
@@ -124,6 +126,8 @@ class DynamicsNode(Node):
             self._set_timer()
         if 'command_joints' in changed and self.source.model is not None:
             self.command.set_model(self.source.model)
+        if changed & {'payload', 'payload_link'} and self.source.loaded is not None:
+            self.source.apply_payload()
 
     def _set_timer(self):
         if self.timer is not None:

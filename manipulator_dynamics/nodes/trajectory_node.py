@@ -53,14 +53,15 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_PARAMS,
                       CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates,
-                      MODEL_PARAMS, ModelSource, Plan, QuickLogger, spin, Throttled)
+                      MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS, Plan,
+                      QuickLogger, spin, Throttled)
 from ._parameters import finite_positive, Param, Parameters
 from ..control import computed_torque
 from ..precompile import warm_up
 from ..rigid.rnea import inverse_dynamics
 
 
-PARAMS = MODEL_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
+PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
     Param('trajectory_topic', 'joint_trajectory', 'trajectory_msgs/JointTrajectory to follow',
           read_only=True),
     Param('rate', 500.0, 'command rate in Hz (feed-forward) and of desired_state',
@@ -82,7 +83,9 @@ class TrajectoryNode(Node):
         self.params = params = Parameters(
             self, PARAMS, self._on_parameters,
             checks={'kp': self._check_gains, 'kd': self._check_gains,
-                    'command_joints': command_joints_check(self)})
+                    'command_joints': command_joints_check(self),
+                    'payload': payload_check(self, 'payload'),
+                    'payload_link': payload_check(self, 'payload_link')})
         self.kp = np.asarray(params.kp, dtype=float)
         self.kd = np.asarray(params.kd, dtype=float)
         self.throttle = Throttled(self)
@@ -119,6 +122,8 @@ class TrajectoryNode(Node):
             self.states.stale_after = self.params.stale_after
         if 'command_joints' in changed and self.source.model is not None:
             self.command.set_model(self.source.model)
+        if changed & {'payload', 'payload_link'} and self.source.loaded is not None:
+            self.source.apply_payload()
 
     # --- model and inputs ---------------------------------------------------------------------
     def _on_model(self, model):
