@@ -89,6 +89,7 @@ setup(
             'base_params_node = manipulator_dynamics.nodes.entry:base_params_node',
             'flexible_trajectory_node = manipulator_dynamics.nodes.entry:flexible_trajectory_node',
             'demo_trajectory = manipulator_dynamics.nodes.demo:demo_trajectory',
+            'send_trajectory = manipulator_dynamics.nodes.demo:demo_trajectory',
         ],
     },
 )

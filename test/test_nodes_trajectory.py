@@ -135,6 +135,41 @@ def test_trajectory_efforts_carry_the_payload_given_at_start(client, processes):
     pub.publish(JointTrajectory())
 
 
+def test_send_trajectory_runs_an_excitation_csv(client, processes, tmp_path):
+    """
+    ``manipulator-dynamics excitation --output`` then ``send_trajectory csv:=``: the user's path.
+
+    trajectory_node takes the CSV's points (positions, velocities, accelerations as written)
+    and echoes them with the inverse dynamics of each.
+    """
+    from manipulator_dynamics import cli
+    csv_path = tmp_path / 'excitation.csv'
+    assert cli.main(['excitation', ARM, '--duration', '5', '--harmonics', '3', '--maxiter', '3',
+                     '--rate', '20', '--output', str(csv_path)]) == 0
+    from manipulator_dynamics.identification.excitation import read_trajectory_csv
+    names, t, q, qd, qdd = read_trajectory_csv(csv_path)
+    model = md.load_model(ARM)
+    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false')
+    efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
+    client.wait_for_publisher('/trajectory_node/trajectory_with_efforts')
+    sender = processes('send_trajectory', f'csv:={csv_path}')
+    client.wait(lambda: efforts, what='trajectory_with_efforts')
+    got = efforts[0]
+    assert list(got.joint_names) == list(model.joint_names) == names
+    assert len(got.points) == len(t) == 101
+    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)
+    np.testing.assert_allclose([p.effort for p in got.points], tau, rtol=1e-9, atol=1e-9)
+    code, output = sender.wait()
+    assert code == 0 and 'sent the' in output, output
+
+
+def test_send_trajectory_names_a_bad_csv(processes, tmp_path):
+    bad = tmp_path / 'bad.csv'
+    bad.write_text('t,joint1.position\n0,0\n')
+    code, output = processes('send_trajectory', f'csv:={bad}').wait()
+    assert code == 2 and 'no time column' in output, output
+
+
 def test_streamed_commands_follow_time_from_start(client, processes):
     """
     Streamed commands follow time_from_start from the header stamp, then hold.

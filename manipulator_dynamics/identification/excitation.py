@@ -229,6 +229,44 @@ def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=
         elapsed=elapsed, message=str(result.message))
 
 
+def read_trajectory_csv(path):
+    """
+    Read a trajectory CSV as :meth:`Excitation.to_csv` writes it.
+
+    Columns ``time`` and ``<joint>.position`` for every joint, and ``<joint>.velocity`` and
+    ``<joint>.acceleration`` where given for every joint.  Returns ``(names, t, q, qd, qdd)``,
+    ``qd`` / ``qdd`` None when absent.  Raises ValueError naming what is wrong.
+    """
+    import csv
+
+    with open(path, newline='', encoding='utf-8') as f:
+        rows = [r for r in csv.reader(f) if r]
+    if not rows:
+        raise ValueError(f'{path} is empty')
+    header = [h.strip() for h in rows[0]]
+    if 'time' not in header:
+        raise ValueError(f'{path} has no time column')
+    names = [h[:-len('.position')] for h in header if h.endswith('.position')]
+    if not names:
+        raise ValueError(f'{path} has no <joint>.position column')
+    try:
+        table = np.array([[float(x) for x in r] for r in rows[1:]])
+    except ValueError as e:
+        raise ValueError(f'{path}: a row is not numbers ({e})') from None
+    if table.ndim != 2 or len(table) < 2 or table.shape[1] != len(header):
+        raise ValueError(f'{path} needs at least two rows of {len(header)} numbers')
+
+    def columns(kind):
+        keys = [f'{j}.{kind}' for j in names]
+        if not all(k in header for k in keys):
+            return None
+        return table[:, [header.index(k) for k in keys]]
+    t = table[:, header.index('time')]
+    if not np.all(np.diff(t) > 0):
+        raise ValueError(f'{path}: time must increase from row to row')
+    return names, t, columns('position'), columns('velocity'), columns('acceleration')
+
+
 def condition(model, base, q, qd, qdd):
     """Condition number of the base regressor of the states ``(q, qd, qdd)`` with unit columns."""
     W = _base_rows(model, base, q, qd, qdd)

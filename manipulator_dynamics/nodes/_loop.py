@@ -1,0 +1,152 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The demo's loop over DDS: nodes started as processes, a trajectory sent, joint states recorded.
+
+Shared by the demo (``demo.run``) and the identification demo, and ``trajectory_message`` by
+``send_trajectory``.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from .. import robots
+from ..urdf import load_model
+
+LEAD = 1.0        # a trajectory starts this long after it is sent
+
+
+def trajectory_message(names, t, q, qd, qdd, start):
+    """Make a JointTrajectory of samples (``qd``, ``qdd`` may be None) starting at ``start``."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    msg = JointTrajectory(joint_names=list(names))
+    msg.header.stamp = start.to_msg()
+    for i, ti in enumerate(t):
+        sec = int(ti)
+        point = JointTrajectoryPoint(positions=q[i].tolist(), time_from_start=Duration(
+            sec=sec, nanosec=int(round((ti - sec) * 1e9))))
+        if qd is not None:
+            point.velocities = qd[i].tolist()
+        if qdd is not None:
+            point.accelerations = qdd[i].tolist()
+        msg.points.append(point)
+    return msg
+
+
+def start_node(name, params):
+    command = [os.path.join(os.path.dirname(sys.executable), name), '--ros-args']
+    for key, value in params.items():
+        command += ['-p', f'{key}:={value}']
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+
+
+class Loop:
+    """
+    sim_node and trajectory_node (and more) on the demo arm over DDS, and a node listening.
+
+    On a DDS domain of its own, localhost only.  ``close(q0)`` holds ``q0`` until the loop is
+    closed (sim_node applies efforts, trajectory_node computes them from its states); ``send``
+    a trajectory; ``states`` are every JointState heard; ``stop()`` ends every process.
+    """
+
+    def __init__(self, nodes):
+        os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
+        os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+        import rclpy
+        from rcl_interfaces.msg import Log
+        from sensor_msgs.msg import JointState
+        from trajectory_msgs.msg import JointTrajectory
+
+        from ._common import ROSOUT
+        self.procs = [start_node(name, params) for name, params in nodes]
+        rclpy.init()
+        self.rclpy = rclpy
+        self.node = rclpy.create_node('demo')
+        self.states, self.echoed, self.logs = [], [], []
+        self.node.create_subscription(JointState, '/joint_states', self.states.append, 1000)
+        self.node.create_subscription(JointTrajectory, '/trajectory_node/trajectory_with_efforts',
+                                      self.echoed.append, 10)
+        self.node.create_subscription(Log, '/rosout', self.logs.append, ROSOUT)
+        self.pub = self.node.create_publisher(JointTrajectory, '/joint_trajectory', 10)
+
+    def wait(self, condition, timeout, what):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not condition():
+            self.rclpy.spin_once(self.node, timeout_sec=0.02)
+        if not condition():
+            raise RuntimeError(f'timed out waiting for {what}')
+
+    def spin(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.rclpy.spin_once(self.node, timeout_sec=0.01)
+
+    def close(self, names, q0, ready=lambda: True):
+        """Hold ``q0`` until the loop is closed (DDS discovery between the nodes can be late)."""
+        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+        self.wait(lambda: self.pub.get_subscription_count() > 0 and len(self.states) > 10
+                  and ready(), 60, 'the nodes to start')
+        hold = JointTrajectory(joint_names=list(names))
+        hold.points = [JointTrajectoryPoint(positions=list(map(float, q0)))]
+        self.pub.publish(hold)
+        self.wait(lambda: any(self.states[-1].effort) and any(
+            'the loop is closed' in m.msg for m in self.logs), 60, 'the loop to close')
+
+    def send(self, make):
+        """Publish ``make(start)`` starting LEAD s from now; return the start (rclpy Time)."""
+        from rclpy.duration import Duration
+        start = self.node.get_clock().now() + Duration(seconds=LEAD)
+        before = len(self.echoed)
+        self.pub.publish(make(start))
+        self.wait(lambda: len(self.echoed) > before, LEAD,
+                  'trajectory_node to accept the trajectory')
+        return start
+
+    def recorded(self, start, seconds):
+        """Return ``t`` (from ``start``), positions, efforts of the states within ``seconds``."""
+        stamp = np.array([(m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec
+                           - start.nanoseconds) * 1e-9 for m in self.states])
+        during = (stamp >= 0) & (stamp <= seconds)
+        picked = [m for m, keep in zip(self.states, during) if keep]
+        return (stamp[during], np.array([m.position for m in picked]),
+                np.array([m.effort for m in picked]))
+
+    def stop(self):
+        self.node.destroy_node()
+        self.rclpy.try_shutdown()
+        for p in self.procs:
+            p.send_signal(signal.SIGINT)
+        for p in self.procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def demo_model():
+    """Return the demo arm with its joint dynamics, and the parameters that load it."""
+    urdf = robots.path('demo_arm')
+    share = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), '..',
+                         'config', 'demo_arm_dynamics.yaml')
+    dynamics = share if os.path.exists(share) else ''
+    params = {'urdf_path': urdf, 'joint_dynamics': dynamics}
+    return load_model(urdf, joint_dynamics=dynamics or None), params

@@ -1,0 +1,150 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The identification demo: the simulated arm identified from its own motion, over DDS.
+
+``python3 -m manipulator_dynamics.nodes.demo --identify`` designs an excitation trajectory for
+the demo arm (:func:`excitation_trajectory`), has trajectory_node run it on sim_node (computed
+torque; the arm simulated with its rotor inertias and friction), then, in the same trajectory, a
+rest-to-rest transfer and a random motion of the same kind for validation.  From the recorded
+``/joint_states`` (positions and applied efforts, as a real driver reports them) it identifies
+the base parameters and a physically consistent set (:func:`identify`), compares them with the
+simulated arm's own, predicts the validation motion's torques with the identified model, and
+plots measured against predicted torques.
+"""
+
+import os
+
+import numpy as np
+
+from ._loop import demo_model, LEAD, Loop, trajectory_message
+from ..identification.base_parameters import base_parameters
+from ..identification.estimate import identify, prepare
+from ..identification.excitation import excitation_trajectory
+from ..model import parameter_problems
+from ..rigid.rnea import inverse_dynamics
+
+#: Seconds of the rest-to-rest transfer between the excitation and the validation motion.
+TRANSFER = 2.0
+#: Low-pass cutoff of the identification, Hz: five times the motion's highest harmonic.
+CUTOFF = 2.5
+#: Speed (rad/s) below which a joint is near a reversal, where Coulomb friction switches.
+REVERSAL = 0.05
+
+
+def transfer(q_a, q_b, seconds, rate):
+    """Return ``t, q, qd, qdd`` of a quintic rest-to-rest move from ``q_a`` to ``q_b``."""
+    t = np.arange(1, int(round(seconds * rate)) + 1) / rate
+    s = (t / seconds)[:, None]
+    d = q_b - q_a
+    q = q_a + d * (10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5)
+    qd = d * (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / seconds
+    qdd = d * (60 * s - 180 * s ** 2 + 120 * s ** 3) / seconds ** 2
+    return t, q, qd, qdd
+
+
+def plan(model, duration):
+    """Return the excitation, the whole motion ``t, q, qd, qdd``, and when validation starts."""
+    excitation = excitation_trajectory(model, duration=duration, maxiter=40)
+    check = excitation_trajectory(model, duration=duration, seed=1, maxiter=0)
+    rate = 1.0 / (excitation.t[1] - excitation.t[0])
+    move = transfer(excitation.q[-1], check.q[0], TRANSFER, rate)
+    parts = [(excitation.t, excitation.q, excitation.qd, excitation.qdd), move,
+             (check.t[1:], check.q[1:], check.qd[1:], check.qdd[1:])]
+    offsets = [0.0, excitation.duration, excitation.duration + TRANSFER]
+    t = np.concatenate([part[0] + offset for part, offset in zip(parts, offsets)])
+    motion = tuple(np.concatenate([part[k] for part in parts]) for k in (1, 2, 3))
+    return excitation, (t,) + motion, offsets[2]
+
+
+def run(plot='identification.png', duration=20.0):
+    """Run the identification demo; return 0 when the identified model predicts the torques."""
+    model, common = demo_model()
+    print(f'manipulator_dynamics identification demo: {model!r}', flush=True)
+    excitation, (t, q, qd, qdd), validation = plan(model, duration)
+    print(f'excitation: {excitation.summary()}', flush=True)
+    loop = Loop([
+        ('sim_node', dict(common, wait_for_command='true',
+                          initial_positions='[' + ', '.join(map(str, q[0])) + ']')),
+        ('trajectory_node', common)])
+    try:
+        loop.close(model.joint_names, q[0])
+        start = loop.send(lambda when: trajectory_message(model.joint_names, t, q, qd, qdd,
+                                                          when))
+        print(f'running it on sim_node: {t[-1]:g} s (excitation {excitation.duration:g} s, '
+              f'transfer {TRANSFER:g} s, validation {t[-1] - validation:g} s)', flush=True)
+        loop.spin(LEAD + t[-1] + 0.5)
+    finally:
+        loop.stop()
+    stamp, measured, applied = loop.recorded(start, t[-1])
+    first = stamp < excitation.duration
+    estimate = identify(model, (stamp[first], measured[first], applied[first]), cutoff=CUTOFF,
+                        physically_consistent=True)
+    truth = base_parameters(model, friction=True).values
+    good = estimate.relative_std < 10
+    error = np.abs(estimate.values - truth) / np.maximum(np.abs(truth), 1e-12)
+    worst = np.flatnonzero(good)[np.argmax(error[good])]
+    print(f'\nidentified {estimate.base.count} base parameters from {estimate.samples} states '
+          f'(condition number {estimate.condition:.3g}); {good.sum()} with relative std '
+          f'< 10 %, their largest error against the simulated arm: {error[worst]:.2%} '
+          f'({estimate.names[worst]}: {truth[worst]:.4g} simulated, identified '
+          f'{estimate.values[worst]:.4g} +- {estimate.std[worst]:.2g})')
+    order = np.argsort(-np.abs(truth))[:8]
+    for i in order:
+        print(f'  {estimate.names[i]:22s} simulated {truth[i]: .5g}   identified '
+              f'{estimate.values[i]: .5g} (std {estimate.relative_std[i]:.2g} %)')
+    identified = estimate.identified_model()
+    problems = parameter_problems(identified)
+    print(f'physically consistent set: {"every check passed" if not problems else problems}; '
+          f"fitted in {estimate.consistency['seconds']:.2f} s")
+    later = stamp >= validation
+    qv, qdv, qddv, tau, _, _ = prepare(model, (stamp[later], measured[later], applied[later]),
+                                       cutoff=CUTOFF)
+    keep = slice(int(3 * len(qv) / (stamp[later][-1] - stamp[later][0]) / CUTOFF), None)
+    keep = slice(keep.start, len(qv) - keep.start)           # the filter's ends left out
+    predicted = inverse_dynamics(identified, qv, qdv, qddv, friction=True)[keep]
+    tau = tau[keep]
+    # Coulomb friction switches with the sign of the velocity: the filtered velocity crosses
+    # zero a few ms from the simulated one, a spike of 2 Fc at each reversal that says nothing
+    # of the parameters; the error is measured away from reversals
+    moving = np.abs(qdv[keep]) > REVERSAL
+    relative = np.array([np.sqrt(((predicted - tau)[moving[:, j], j] ** 2).mean()
+                                 / (tau[moving[:, j], j] ** 2).mean())
+                         for j in range(model.n)])
+    print(f'validation motion: RMS torque error of the identified model (|qd| > {REVERSAL:g} '
+          'rad/s), per joint: '
+          + ', '.join(f'{j} {r:.2%}' for j, r in zip(model.joint_names, relative)))
+    if plot:
+        _plot(plot, model, stamp[later][keep] - validation, tau, predicted)
+        print(f'\nplot: {os.path.abspath(plot)}')
+    return 0 if relative.max() < 0.05 and not problems else 1
+
+
+def _plot(path, model, t, measured, predicted):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(model.n, 1, figsize=(9, 1.6 * model.n + 1), sharex=True)
+    for j, (ax, name) in enumerate(zip(axes, model.joint_names)):
+        ax.plot(t, measured[:, j], lw=1.5, label='measured (sim_node)')
+        ax.plot(t, predicted[:, j], '--', lw=1, label='predicted (identified model)')
+        ax.set_ylabel(f'{name}\n[N m]')
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8, ncol=2)
+    axes[0].set_title(f'{model.name}: torques of a validation motion, measured and predicted')
+    axes[-1].set_xlabel('time [s]')
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
