@@ -102,6 +102,36 @@ def test_binding_limits_are_met_not_ignored():
         assert 0.9 < use <= 1 + 1e-9, (position, velocity, effort)
 
 
+def test_a_robot_that_cannot_hold_mid_range_moves_about_a_posture_it_can_hold():
+    """
+    Joint 2 needs 51 N m at the middle of its range [0.3, 2.0] and may give 40: start elsewhere.
+
+    (A Baxter's shoulder is such a joint in its URDF: its spring is not modelled.)  The motion
+    is designed about a posture found to hold, and every sample stays inside every limit.
+    """
+    model = md.load_model(demo_urdf(joint2={'lower': 0.3, 'upper': 2.0, 'effort': 40}))
+    motion = md.excitation_trajectory(model, duration=5.0, harmonics=3, maxiter=5)
+    for use in inside(model, motion):
+        assert use.max() <= 1 + 1e-9, use
+    assert abs(motion.offset[1] - 1.15) > 0.2                 # not about the middle
+
+
+def test_a_robot_that_holds_itself_nowhere_is_told_which_joints():
+    weak = demo_urdf(joint2={'lower': 0.3, 'upper': 2.0, 'effort': 0.01})
+    with pytest.raises(ValueError, match=r'no posture found.*joint2 \(\d+%\) of the limit'):
+        md.excitation_trajectory(md.load_model(weak), duration=5.0)
+
+
+def test_a_robot_whose_friction_takes_its_whole_effort_is_told_which_joints():
+    """Upright it holds itself with no effort at all; moving needs more than 0.01 N m."""
+    weak = demo_urdf(**{f'joint{j}': {'effort': 0.01} for j in range(1, 8)})
+    model = md.load_model(weak)
+    stuck = [j for j, c in zip(model.joint_names, model.coulomb) if c >= 0.0095]
+    assert stuck
+    with pytest.raises(ValueError, match='cannot move.*Coulomb friction of ' + ', '.join(stuck)):
+        md.excitation_trajectory(model, duration=5.0)
+
+
 def test_optimised_motion_excites_better_than_its_random_start(demo):
     """
     The condition number falls well below the seeded random motion's; it is the one identify sees.

@@ -205,7 +205,7 @@ def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=
     w = 2 * math.pi * f
     problem = _Problem(model, base, limits, w, L,
                        np.arange(OPTIMISATION_SAMPLES) / (OPTIMISATION_SAMPLES * f))
-    x0 = problem.start(np.random.default_rng(seed))
+    x0 = problem.start(np.random.default_rng(seed), np.random.default_rng([seed, 1]))
     started = time.perf_counter()
     result = scipy.optimize.minimize(
         problem.cost, x0, method='SLSQP', constraints=problem.constraints(),
@@ -316,9 +316,12 @@ class _Limits:
         if narrow:
             raise ValueError(f'joints {", ".join(narrow)} have lower >= upper: they cannot '
                              'move')
-        self.lower = np.where(self.bounded, model.lower + margin * span, -np.inf)
-        self.upper = np.where(self.bounded, model.upper - margin * span, np.inf)
-        self.middle = np.where(self.bounded, 0.5 * (model.lower + model.upper), 0.0)
+        lower = np.where(self.bounded, model.lower, 0.0)         # continuous joints: no
+        upper = np.where(self.bounded, model.upper, 0.0)         # inf - inf on the way
+        width = upper - lower
+        self.lower = np.where(self.bounded, lower + margin * width, -np.inf)
+        self.upper = np.where(self.bounded, upper - margin * width, np.inf)
+        self.middle = 0.5 * (lower + upper)
         self.velocity = (1 - margin) * model.velocity_limit
         effort = np.asarray(model.effort_limit, dtype=float)
         self.effort_given = np.isfinite(effort) & (effort > 0)
@@ -407,24 +410,61 @@ class _Problem:
             constraints.append({'type': 'ineq', 'fun': effort})
         return constraints
 
-    def start(self, rng):
-        """Seeded random coefficients, shrunk until the motion keeps a tenth of the room free."""
+    def start(self, rng, search):
+        """
+        Seeded random coefficients about a posture the robot can hold, shrunk into the limits.
+
+        The posture is the middle of the ranges where holding it there takes at most half of
+        every effort limit; else, of the middle and of random postures (``search``, in the
+        ranges less the margin), the one that takes the least (a Baxter's shoulder needs 95 %
+        of its limit at mid-range: its real one has a spring).  The oscillation shrinks until a
+        tenth of the room is free, or at least until the motion is inside.
+        """
         lim, L = self.limits, self.L
+        posture, use = self._posture(search)
         X = np.zeros((self.n, self.p))
-        X[:, 0] = lim.middle
+        X[:, 0] = posture
         X[:, 1:] = rng.normal(size=(self.n, 2 * L - 2)) / np.tile(np.arange(2, L + 1), 2)
-        x = X.ravel()
-        for _ in range(60):
+        x, inside = X.ravel(), None
+        for _ in range(80):
             q, qd, qdd = self.motion(x)
-            tau = inverse_dynamics(self.model, q, qd, qdd, friction=True)
-            if lim.violation(q, qd, tau) <= -0.1:
+            excess = lim.violation(q, qd, inverse_dynamics(self.model, q, qd, qdd,
+                                                           friction=True))
+            if excess <= -0.1:
                 return x
+            if excess <= 0 and inside is None:
+                inside = x
             X = x.reshape(self.n, self.p).copy()
             X[:, 1:] *= 0.9
             x = X.ravel()
+        if inside is not None:
+            return inside
+        names = self.model.joint_names
+        over = [f'{names[j]} ({u:.0%})' for j, u in enumerate(use) if u > 1]
+        if over:
+            raise ValueError(
+                'no posture found where the robot holds itself within its effort limits less '
+                f'the margin: at the best one, {", ".join(over)} of the limit (check <limit '
+                'effort=.../>, or lower margin)')
+        stuck = [names[j] for j in np.flatnonzero(self.model.coulomb >= lim.effort)]
         raise ValueError(
-            'no motion around the middle of the joint ranges stays inside the limits: the '
-            'effort limits do not let the robot hold itself there (check <limit effort=.../>)')
+            'the robot holds itself but cannot move inside its limits less the margin'
+            + (f': the Coulomb friction of {", ".join(stuck)} takes more than the effort limit '
+               '(check <dynamics friction=.../> and <limit effort=.../>)' if stuck else ''))
+
+    def _posture(self, rng, tries=256):
+        """Return the posture (and its effort use per joint) that holds with the least effort."""
+        lim = self.limits
+        lo = np.where(lim.bounded, lim.lower, -math.pi)
+        hi = np.where(lim.bounded, lim.upper, math.pi)
+        candidates = np.vstack([lim.middle, lo + (hi - lo) * rng.uniform(size=(tries, self.n))])
+        if not lim.effort_given.any():
+            return candidates[0], np.zeros(self.n)
+        zero = np.zeros_like(candidates)
+        tau = inverse_dynamics(self.model, candidates, zero, zero)
+        use = np.where(lim.effort_given, np.abs(tau) / lim.effort, 0.0)
+        best = 0 if use[0].max() <= 0.5 else int(np.argmin(use.max(axis=1)))
+        return candidates[best], use[best]
 
 
 def _fit_inside(model, limits, t, w, offset, a, b, tol=1e-9):
