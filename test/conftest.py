@@ -59,6 +59,14 @@ def erd_urdfs():
     return sorted(glob.glob(os.path.join(ERD, '**', '*.urdf'), recursive=True)) if ERD else []
 
 
+def write_log_csv(path, joint_names, t, q, tau):
+    """Write a log as ``identify`` reads it: ``time``, ``<joint>.position``, ``<joint>.effort``."""
+    header = ['time'] + [f'{j}.position' for j in joint_names] + \
+        [f'{j}.effort' for j in joint_names]
+    np.savetxt(path, np.column_stack([t, q, tau]), delimiter=',', header=','.join(header),
+               comments='')
+
+
 # Robots compared with Pinocchio: chains and trees, prismatic, continuous and mimic joints.
 PIN_ROBOTS = {
     'panda': 'panda_description/urdf/panda.urdf',                 # tree (two fingers), prismatic

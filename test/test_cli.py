@@ -19,6 +19,7 @@ import os
 import subprocess
 import sys
 
+from conftest import write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 import numpy as np
@@ -107,10 +108,7 @@ def test_identify_from_csv(capsys, tmp_path):
     from test_identification import measured
     model = md.load_model(robots.path('demo_arm'))
     t, _, _, _, tau, q = measured(model, seconds=12.0)
-    header = ['time'] + [f'{j}.position' for j in model.joint_names] + \
-        [f'{j}.effort' for j in model.joint_names]
-    np.savetxt(tmp_path / 'log.csv', np.column_stack([t, q, tau]), delimiter=',',
-               header=','.join(header), comments='')
+    write_log_csv(tmp_path / 'log.csv', model.joint_names, t, q, tau)
     urdf = robots.path('demo_arm')
     assert cli.main(['identify', urdf, str(tmp_path / 'log.csv'), '--cutoff', '2.5',
                      '--format', 'json']) == 0
@@ -128,10 +126,7 @@ def test_identify_physically_consistent_from_csv(capsys, tmp_path):
     from test_identification import measured
     model = md.load_model(robots.path('demo_arm'))
     t, _, _, _, tau, q = measured(model, seconds=12.0)
-    header = ['time'] + [f'{j}.position' for j in model.joint_names] + \
-        [f'{j}.effort' for j in model.joint_names]
-    np.savetxt(tmp_path / 'log.csv', np.column_stack([t, q, tau]), delimiter=',',
-               header=','.join(header), comments='')
+    write_log_csv(tmp_path / 'log.csv', model.joint_names, t, q, tau)
     args = ['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'), '--cutoff', '2.5',
             '--physically-consistent']
     assert cli.main(args + ['--format', 'yaml']) == 0

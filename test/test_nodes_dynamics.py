@@ -46,6 +46,30 @@ def state(names, q, qd=None, effort=None, stamp=None):
 
 
 @pytest.mark.skipif(ERD is None, reason='example-robot-data is not installed')
+def commands_for(client, model, q):
+    """
+    Listen to the commands and publish joint states at ``q``: ``(command_now, commands, pub)``.
+
+    ``command_now()`` publishes the state (stamped now, at rest) until a command answers it, and
+    returns that command.
+    """
+    commands = client.listen(Float64MultiArray, COMMANDS)
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher(COMMANDS)
+    clock = client.node.get_clock()
+
+    def command_now():
+        before = len(commands)
+        for _ in range(100):          # best effort: again until one is answered
+            pub.publish(state(model.joint_names, q, qd=np.zeros(model.n), stamp=clock.now()))
+            client.spin(0.05)
+            if len(commands) > before:
+                return np.array(commands[-1].data)
+        raise AssertionError('no command for the joint state')
+    return command_now, commands, pub
+
+
 def test_gravity_compensation_equals_pinocchio(client, processes):
     """
     Gravity compensation of a real robot equals Pinocchio's gravity torques.
@@ -243,22 +267,10 @@ def test_rejected_parameters_change_nothing(client, processes):
     from rclpy.parameter import Parameter
     model = md.load_model(robots.path('demo_arm'))
     processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
-    commands = client.listen(Float64MultiArray, COMMANDS)
-    pub = client.publisher(JointState, '/joint_states')
-    client.wait_for_subscriber(pub)
-    client.wait_for_publisher(COMMANDS)
-    service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
     q = np.linspace(-0.5, 0.5, model.n)
+    command_now, commands, pub = commands_for(client, model, q)
+    service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
     clock = client.node.get_clock()
-
-    def command_now():
-        before = len(commands)
-        for _ in range(100):          # best effort: again until one is answered
-            pub.publish(state(model.joint_names, q, qd=np.zeros(model.n), stamp=clock.now()))
-            client.spin(0.05)
-            if len(commands) > before:
-                return np.array(commands[-1].data)
-        raise AssertionError('no command for the joint state')
 
     first = command_now()
     np.testing.assert_allclose(first, md.gravity_torques(model, q), rtol=1e-12)
@@ -453,22 +465,9 @@ def test_gravity_compensation_follows_the_payload_set_while_it_runs(client, proc
     path = robots.path('demo_arm_gripper')
     model = md.load_model(path)
     processes('dynamics_node', f'urdf_path:={path}')
-    commands = client.listen(Float64MultiArray, COMMANDS)
-    pub = client.publisher(JointState, '/joint_states')
-    client.wait_for_subscriber(pub)
-    client.wait_for_publisher(COMMANDS)
-    service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
     q = np.r_[np.linspace(-0.5, 0.5, 7), 0.01, 0.01]
-    clock = client.node.get_clock()
-
-    def command_now():
-        before = len(commands)
-        for _ in range(100):
-            pub.publish(state(model.joint_names, q, qd=np.zeros(model.n), stamp=clock.now()))
-            client.spin(0.05)
-            if len(commands) > before:
-                return np.array(commands[-1].data)
-        raise AssertionError('no command for the joint state')
+    command_now = commands_for(client, model, q)[0]
+    service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
 
     def set_param(name, value):
         param = Parameter(name, value=value).to_parameter_msg()

@@ -14,7 +14,7 @@
 
 """Payloads: attached to any link of a model, and identified from a short motion."""
 
-from conftest import erd, needs_erd
+from conftest import erd, needs_erd, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np
@@ -131,10 +131,7 @@ def test_identify_payload_from_a_csv_time_series(motion, tmp_path):
     model, mo = motion
     held = model.with_payload('tool0', *BOX)
     tau = md.inverse_dynamics(held, mo.q, mo.qd, mo.qdd, friction=True)
-    header = ['time'] + [f'{j}.position' for j in model.joint_names] + \
-        [f'{j}.effort' for j in model.joint_names]
-    np.savetxt(tmp_path / 'log.csv', np.column_stack([mo.t, mo.q, tau]), delimiter=',',
-               header=','.join(header), comments='')
+    write_log_csv(tmp_path / 'log.csv', model.joint_names, mo.t, mo.q, tau)
     payload = md.identify_payload(model, tmp_path / 'log.csv', 'tool0', cutoff=4.0)
     assert payload.mass == pytest.approx(BOX[0], rel=0.01)
     assert np.allclose(payload.com, BOX[1], atol=2e-3)

@@ -65,6 +65,16 @@ def next_command(client, commands, publish, ros2, process):
     raise AssertionError('no command: ' + ros2.ctrl_c(process)[1][-3000:])
 
 
+def command_at(ros2, client, process, names, q, joint_states='/joint_states',
+               commands='/effort_controller/commands'):
+    """Publish joint states at ``q`` until ``process`` sends a command; return that command."""
+    heard = client.listen(Float64MultiArray, commands)
+    pub = client.publisher(JointState, joint_states)
+    client.wait_for_subscriber(pub, timeout=60)
+    client.wait_for_publisher(commands, timeout=60)
+    return next_command(client, heard, lambda: pub.publish(state(names, q)), ros2, process)
+
+
 def assert_clean_exit(code, output):
     """Exit code 0 from launch, and from every process it started; no traceback anywhere."""
     assert code == 0, output[-4000:]
@@ -153,14 +163,10 @@ def test_ros2_run_with_remapped_names(ros2, client):
                       '-p', f'urdf_path:={DEMO_URDF}',
                       '-r', 'joint_states:=/arm/joint_states',
                       '-r', 'effort_controller/commands:=/arm_controller/commands')
-    commands = client.listen(Float64MultiArray, '/arm_controller/commands')
     default = client.listen(Float64MultiArray, '/effort_controller/commands')
-    pub = client.publisher(JointState, '/arm/joint_states')
-    client.wait_for_subscriber(pub, timeout=60)
-    client.wait_for_publisher('/arm_controller/commands', timeout=60)
     q = np.full(model.n, -0.2)
-    command = next_command(client, commands, lambda: pub.publish(state(model.joint_names, q)),
-                           ros2, node)
+    command = command_at(ros2, client, node, model.joint_names, q, '/arm/joint_states',
+                         '/arm_controller/commands')
     np.testing.assert_allclose(command, md.gravity_torques(model, q), rtol=1e-12)
     assert not default
     assert_clean_exit(*ros2.ctrl_c(node))
@@ -172,13 +178,8 @@ def test_empty_command_joints_from_the_command_line(ros2, client):
     launch = ros2.start('launch', 'manipulator_dynamics', 'dynamics.launch.py',
                         f'urdf:={DEMO_URDF}', 'mode:=gravity_compensation',
                         'command_joints:=[]')
-    commands = client.listen(Float64MultiArray, '/effort_controller/commands')
-    pub = client.publisher(JointState, '/joint_states')
-    client.wait_for_subscriber(pub, timeout=60)
-    client.wait_for_publisher('/effort_controller/commands', timeout=60)
     q = np.full(model.n, 0.3)
-    command = next_command(client, commands, lambda: pub.publish(state(model.joint_names, q)),
-                           ros2, launch)
+    command = command_at(ros2, client, launch, model.joint_names, q)
     np.testing.assert_allclose(command, md.gravity_torques(model, q), rtol=1e-12)
     assert_clean_exit(*ros2.ctrl_c(launch))
 
@@ -200,13 +201,8 @@ def test_identified_parameters_from_the_launch_command(ros2, client, tmp_path):
     launch = ros2.start('launch', 'manipulator_dynamics', 'dynamics.launch.py',
                         f'urdf:={DEMO_URDF}', 'mode:=gravity_compensation',
                         f'identified_parameters:={tmp_path / "identified.yaml"}')
-    commands = client.listen(Float64MultiArray, '/effort_controller/commands')
-    pub = client.publisher(JointState, '/joint_states')
-    client.wait_for_subscriber(pub, timeout=60)
-    client.wait_for_publisher('/effort_controller/commands', timeout=60)
     q = np.full(model.n, 0.4)
-    command = next_command(client, commands, lambda: pub.publish(state(model.joint_names, q)),
-                           ros2, launch)
+    command = command_at(ros2, client, launch, model.joint_names, q)
     np.testing.assert_allclose(command, md.gravity_torques(heavier, q), rtol=1e-12)
     assert not np.allclose(command, md.gravity_torques(model, q), rtol=1e-3)
     assert_clean_exit(*ros2.ctrl_c(launch))

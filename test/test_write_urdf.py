@@ -17,7 +17,7 @@
 import dataclasses
 import json
 
-from conftest import erd, needs_erd
+from conftest import erd, needs_erd, write_log_csv
 from lxml import etree
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
@@ -161,10 +161,7 @@ def test_cli_urdf_out(tmp_path, capsys):
     true = changed(model, seed=3)
     motion = md.excitation_trajectory(model, duration=10.0, maxiter=10, rate=200.0)
     tau = md.inverse_dynamics(true, motion.q, motion.qd, motion.qdd, friction=True)
-    header = ['time'] + [f'{j}.position' for j in model.joint_names] + \
-        [f'{j}.effort' for j in model.joint_names]
-    np.savetxt(tmp_path / 'log.csv', np.column_stack([motion.t, motion.q, tau]), delimiter=',',
-               header=','.join(header), comments='')
+    write_log_csv(tmp_path / 'log.csv', model.joint_names, motion.t, motion.q, tau)
     out = tmp_path / 'identified.urdf'
     assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'),
                      '--cutoff', '4', '--urdf-out', str(out)]) == 0
@@ -223,10 +220,7 @@ def test_impossible_parameters_warn_when_asked_to():
 def test_cli_parameters_out_then_parameters_in(tmp_path, capsys, identified):
     """The CLI writes the YAML; every command then takes it with ``--parameters``."""
     model, true, motion, tau, estimate = identified
-    header = ['time'] + [f'{j}.position' for j in model.joint_names] + \
-        [f'{j}.effort' for j in model.joint_names]
-    np.savetxt(tmp_path / 'log.csv', np.column_stack([motion.t, motion.q, tau]), delimiter=',',
-               header=','.join(header), comments='')
+    write_log_csv(tmp_path / 'log.csv', model.joint_names, motion.t, motion.q, tau)
     out = tmp_path / 'identified.yaml'
     joint_dynamics = tmp_path / 'rotors.yaml'
     md.write_joint_dynamics(model, joint_dynamics)
