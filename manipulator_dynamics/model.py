@@ -53,28 +53,25 @@ def pseudo_inertia(phi):
     ``Sigma = 1/2 tr(I) 1 - I`` is the second moment of the mass, ``h = m c`` (Wensing, Kim &
     Slotine 2017, eq. 8); the parameters are realisable exactly when it is positive definite.
     """
-    XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = phi
-    inertia = np.array([[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]])
+    inertia = inertia_tensor(phi[:6])
     J = np.empty((4, 4))
     J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    J[:3, 3] = J[3, :3] = (MX, MY, MZ)
-    J[3, 3] = M
+    J[:3, 3] = J[3, :3] = phi[6:9]
+    J[3, 3] = phi[9]
     return J
 
 
 def standard_from_pseudo_inertia(J):
     """Return the ten parameters ``XX XY XZ YY YZ ZZ MX MY MZ M`` of a pseudo-inertia."""
     sigma = J[:3, :3]
-    inertia = np.trace(sigma) * np.eye(3) - sigma
-    return np.array([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2],
-                     inertia[2, 2], J[0, 3], J[1, 3], J[2, 3], J[3, 3]])
+    return np.array([*inertia_six(np.trace(sigma) * np.eye(3) - sigma), *J[:3, 3], J[3, 3]])
 
 
 def link_parameters(mass, com, inertia_com):
     """Return Khalil's ten parameters about the frame origin of a mass, its CoM, inertia at CoM."""
     c = np.asarray(com, dtype=float)
     J = np.asarray(inertia_com, dtype=float) + mass * (c @ c * np.eye(3) - np.outer(c, c))
-    return np.array([J[0, 0], J[0, 1], J[0, 2], J[1, 1], J[1, 2], J[2, 2], *(mass * c), mass])
+    return np.array([*inertia_six(J), *(mass * c), mass])
 
 
 def transform_parameters(R, p):
@@ -90,13 +87,11 @@ def transform_parameters(R, p):
     for k in range(10):
         phi = np.zeros(10)
         phi[k] = 1.0
-        XX, XY, XZ, YY, YZ, ZZ = phi[:6]
-        inertia = np.array([[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]])
+        inertia = inertia_tensor(phi[:6])
         h, m = R @ phi[6:9], phi[9]
         new = (R @ inertia @ R.T + 2 * (p @ h) * np.eye(3) - np.outer(h, p) - np.outer(p, h)
                + m * (p @ p * np.eye(3) - np.outer(p, p)))
-        A[:, k] = [new[0, 0], new[0, 1], new[0, 2], new[1, 1], new[1, 2], new[2, 2],
-                   *(h + m * p), m]
+        A[:, k] = [*inertia_six(new), *(h + m * p), m]
     return A
 
 
@@ -112,13 +107,34 @@ def inertia_tensor(inertia):
                      f'shape {a.shape}')
 
 
+def inertia_six(inertia):
+    """Return ``ixx ixy ixz iyy iyz izz`` of a 3x3 inertia tensor (its upper triangle)."""
+    return np.asarray(inertia, dtype=float)[np.triu_indices(3)]
+
+
 def central_inertia(phi):
     """Return ``(mass, centre of mass, inertia tensor about it)`` of one link's ten parameters."""
     m = phi[9]
     c = np.asarray(phi[6:9], dtype=float) / m
-    XX, XY, XZ, YY, YZ, ZZ = phi[:6]
-    inertia = np.array([[XX, XY, XZ], [XY, YY, YZ], [XZ, YZ, ZZ]])
-    return m, c, inertia - m * (c @ c * np.eye(3) - np.outer(c, c))
+    return m, c, inertia_tensor(phi[:6]) - m * (c @ c * np.eye(3) - np.outer(c, c))
+
+
+def body_fault(phi):
+    """
+    Say why one link's ten parameters are not a mass distribution; None when they are.
+
+    They are exactly when the pseudo-inertia is positive definite: the mass positive, and the
+    inertia about the centre of mass positive definite with the triangle inequalities.
+    """
+    m = phi[9]
+    if not m > 0:
+        return f'mass {m:.6g} kg is not positive'
+    if np.linalg.eigvalsh(pseudo_inertia(phi))[0] > 0:
+        return None
+    principal = np.linalg.eigvalsh(central_inertia(phi)[2])
+    return ('inertia about the centre of mass is impossible (principal moments '
+            f'{", ".join(f"{x:.4g}" for x in principal)} kg m^2: each must be less than the '
+            'sum of the other two, i.e. the pseudo-inertia positive definite)')
 
 
 class URDFError(ValueError):
@@ -461,17 +477,20 @@ def load_parameters(source):
     if not isinstance(data, Mapping) or not data:
         raise URDFError('parameters must be a mapping of parameter name to value under '
                         "'standard_parameters'")
-    names, values = [], []
-    for name, value in data.items():
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise URDFError(f"parameter '{name}' must be a number, got {value!r}") from None
-        if not math.isfinite(value):
-            raise URDFError(f"parameter '{name}' must be finite, got {value}")
-        names.append(str(name))
-        values.append(value)
+    names = [str(name) for name in data]
+    values = [finite_number(value, f"parameter '{name}'") for name, value in data.items()]
     return names, np.array(values)
+
+
+def finite_number(value, what):
+    """Return ``value`` as a finite float; URDFError saying ``what`` must be one otherwise."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise URDFError(f'{what} must be a number, got {value!r}') from None
+    if not math.isfinite(v):
+        raise URDFError(f'{what} must be finite, got {v}')
+    return v
 
 
 def parameter_problems(model):
@@ -479,13 +498,9 @@ def parameter_problems(model):
     problems = []
     for i, link in enumerate(model.link_names):
         phi = model.inertial[i]
-        if np.all(phi == 0):
-            continue
-        if not phi[9] > 0:
-            problems.append(f"body of link '{link}': mass {phi[9]:.6g} kg is not positive")
-        elif np.linalg.eigvalsh(pseudo_inertia(phi))[0] <= 0:
-            problems.append(f"body of link '{link}': inertia about the centre of mass breaks a "
-                            'triangle inequality (pseudo-inertia not positive definite)')
+        fault = None if np.all(phi == 0) else body_fault(phi)
+        if fault:
+            problems.append(f"body of link '{link}': {fault}")
     for kind, values in (('armature', model.armature), ('viscous', model.viscous),
                          ('coulomb', model.coulomb)):
         for j in np.flatnonzero(values < 0):

@@ -30,9 +30,9 @@ import warnings
 
 import numpy as np
 
-from .model import (central_inertia, Frame, InertiaError, InertiaWarning, link_parameters,
-                    load_parameters, Mimic, Model, parameter_problems, PRISMATIC,
-                    pseudo_inertia, REVOLUTE, URDFError)
+from .model import (body_fault, central_inertia, finite_number, Frame, InertiaError,
+                    InertiaWarning, link_parameters, load_parameters, Mimic, Model,
+                    parameter_problems, PRISMATIC, REVOLUTE, URDFError)
 
 
 def _read_urdf(urdf) -> bytes:
@@ -70,15 +70,7 @@ def _parse(data: bytes):
 
 
 def _float_attr(value, what):
-    if value is None:
-        return 0.0
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise URDFError(f'{what} must be a number, got {value!r}') from None
-    if not math.isfinite(v):
-        raise URDFError(f'{what} must be finite, got {v}')
-    return v
+    return 0.0 if value is None else finite_number(value, what)
 
 
 def _check_inertial(link, mass, inertia, check):
@@ -463,9 +455,7 @@ def write_joint_dynamics(model, path=None):
 
 def _realisable(phi):
     """Tell whether ten parameters are a mass distribution (or nothing at all)."""
-    if np.all(phi == 0):
-        return True
-    return phi[9] > 0 and np.linalg.eigvalsh(pseudo_inertia(phi))[0] > 0
+    return bool(np.all(phi == 0)) or body_fault(phi) is None
 
 
 def _fixed_to(link, ancestor, parent_joint):

@@ -52,7 +52,7 @@ import time
 
 import numpy as np
 
-from ..model import pseudo_inertia, standard_from_pseudo_inertia
+from ..model import body_fault, pseudo_inertia, standard_from_pseudo_inertia
 
 #: Smallest length scale of a link's mass distribution for the prior, metres.
 MIN_LENGTH = 0.01
@@ -113,22 +113,9 @@ def physical_problems(standard, names):
     standard = np.asarray(standard, dtype=float)
     problems = []
     for link, idx in _links(names):
-        phi = standard[idx]
-        m = phi[9]
-        if not m > 0:
-            problems.append(f'link {link}: mass {m:.6g} kg is not positive')
-            continue
-        inertia = pseudo_inertia(phi)
-        c = inertia[:3, 3] / m
-        sigma_c = inertia[:3, :3] - m * np.outer(c, c)
-        central = np.trace(sigma_c) * np.eye(3) - sigma_c
-        eig = np.linalg.eigvalsh(sigma_c)
-        if eig[0] <= 0:
-            principal = np.linalg.eigvalsh(central)
-            problems.append(
-                f'link {link}: inertia about the centre of mass is impossible (principal moments '
-                f'{", ".join(f"{x:.4g}" for x in principal)} kg m^2: each must be less than the '
-                'sum of the other two, i.e. the pseudo-inertia positive definite)')
+        fault = body_fault(standard[idx])
+        if fault:
+            problems.append(f'link {link}: {fault}')
     for i, name in enumerate(names):
         if name.split('_', 1)[0] in ('Ia', 'Fv', 'Fc') and standard[i] < 0:
             problems.append(f'{name} = {standard[i]:.6g} is negative')
