@@ -320,6 +320,17 @@ class Model:
         fields.update(arrays)
         return Model(**fields)
 
+    def payload_frame(self, link) -> Frame:
+        """Return where ``link`` sits on its body; ValueError if unknown or fixed to the base."""
+        if link not in self.frames:
+            raise ValueError(f"payload: '{link}' is not a link of model '{self.name}' (links: "
+                             f'{", ".join(self.frames)})')
+        frame = self.frames[link]
+        if frame.body < 0:
+            raise ValueError(f"payload: link '{link}' is fixed to the base: a payload there "
+                             'loads no joint')
+        return frame
+
     def with_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=None) -> 'Model':
         """
         Return a copy carrying a rigid payload fixed to ``link`` (any link: a tool frame too).
@@ -336,13 +347,7 @@ class Model:
             a triangle inequality).
 
         """
-        if link not in self.frames:
-            raise ValueError(f"payload: '{link}' is not a link of model '{self.name}' (links: "
-                             f'{", ".join(self.frames)})')
-        frame = self.frames[link]
-        if frame.body < 0:
-            raise ValueError(f"payload: link '{link}' is fixed to the base: a payload there "
-                             'loads no joint')
+        frame = self.payload_frame(link)
         mass = float(mass)
         com = np.asarray(com, dtype=float)
         inertia = np.zeros((3, 3)) if inertia is None else inertia_tensor(inertia)

@@ -118,11 +118,7 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
         An unknown link, or one fixed to the base.
 
     """
-    if link not in model.frames:
-        raise ValueError(f"payload: '{link}' is not a link of model '{model.name}'")
-    frame = model.frames[link]
-    if frame.body < 0:
-        raise ValueError(f"payload: link '{link}' is fixed to the base: it loads no joint")
+    frame = model.payload_frame(link)
     q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic)
     arm = inverse_dynamics(model, q, qd, qdd, friction=True)
     Y = regressor(model, q, qd, qdd, armature=False, friction=False)
