@@ -44,7 +44,12 @@ from ..urdf import load_model
 
 #: Beam properties of a link, as YAML keys and :meth:`FlexibleArm.planar` arguments.
 BEAM_FIELDS = ('flexural_rigidity', 'shear_rigidity', 'axial_rigidity', 'torsional_rigidity',
-               'mass', 'elements', 'damping')
+               'mass', 'elements', 'damping', 'mass_at')
+
+#: Where a link's mass may sit (``mass_at``): spread along it (the default), all of it at the node
+#: of its centre of gravity (Isobe & Imaizumi's pin-joint rigid-bar link), or a list of nodes.
+DISTRIBUTED = 'distributed'
+COG = 'cog'
 
 # Shear, axial and torsional rigidity default to "stiff" relative to bending: a shear flexibility
 # 12 EI / (GA l^2) of 1e-4 per element (a slender beam; Euler-Bernoulli behaviour), axial stretch
@@ -114,6 +119,8 @@ class Link:
     axial_rigidity: float           # E A, N
     torsional_rigidity: float       # G J, N m^2
     damping: tuple                  # Rayleigh (alpha 1/s, beta s)
+    mass_at: object = DISTRIBUTED   # DISTRIBUTED, COG, or a tuple of the link's node numbers
+    centre: float = 0.5             # its centre of gravity along it, a fraction of its length
 
     @property
     def rigid(self) -> bool:
@@ -140,7 +147,8 @@ class FlexibleArm:
     node_r : ndarray, shape (N, 3)
         Node position in that body's frame.
     node_mass : ndarray, shape (N,)
-        Lumped mass of each node (half of each adjacent element, plus motor and payload masses).
+        Lumped mass of each node: half of each adjacent element (or the link's mass where its
+        ``mass_at`` puts it), plus motor and payload masses.
     joint_node : ndarray of int, shape (n,)
         The node at each joint.  Nodes are numbered outwards: node 0 is the first joint, and the
         nodes outboard of joint ``i`` are exactly those numbered ``joint_node[i]`` and above.
@@ -156,6 +164,8 @@ class FlexibleArm:
         Element stiffness in element axes (:func:`timoshenko_stiffness`).
     element_damping : ndarray, shape (E, 2)
         Rayleigh coefficients (alpha, beta) of each element: ``C_e = alpha M_e + beta K_e``.
+    damping_mass : ndarray, shape (N,)
+        ``alpha M`` lumped at the nodes: each link's mass where it sits times its ``alpha``.
 
     """
 
@@ -171,6 +181,7 @@ class FlexibleArm:
     element_axes: np.ndarray
     element_stiffness: np.ndarray
     element_damping: np.ndarray
+    damping_mass: np.ndarray
     element_length: np.ndarray = field(repr=False)
     motor_masses: np.ndarray = field(repr=False)
     payload: float = field(repr=False)
@@ -203,7 +214,7 @@ class FlexibleArm:
     @classmethod
     def planar(cls, lengths, masses, flexural_rigidity, elements_per_link=4, *,
                shear_rigidity=None, axial_rigidity=None, torsional_rigidity=None,
-               damping=(0.0, 0.0), motor_masses=None, payload=0.0,
+               damping=(0.0, 0.0), mass_at=None, motor_masses=None, payload=0.0,
                gravity=(0.0, -9.81, 0.0), base=(0.0, 0.0, 0.0), joint_names=None,
                name='planar_arm'):
         """
@@ -226,6 +237,12 @@ class FlexibleArm:
             ``kappa G A`` (N), ``E A`` (N), ``G J`` (N m^2); default: stiff relative to bending.
         damping : pair or sequence of pairs
             Rayleigh ``(alpha, beta)`` per link: ``C = alpha M + beta K``.
+        mass_at : str, sequence of int, or sequence of those, optional
+            Where each link's mass sits: ``'distributed'`` (default: half of every element's to
+            each of its nodes), ``'cog'`` (all of it at the node of the link's centre of
+            gravity, mid-link here: Isobe & Imaizumi's pin-joint rigid-bar link; needs an even
+            number of elements), or the link's node numbers (0 its joint, ``elements`` its far
+            end) sharing it equally.  One value for all links or one per link.
         motor_masses : sequence of float, length n, optional
             Point masses at the joint nodes (``motor_masses[0]`` sits on the base: no effect).
         payload : float
@@ -247,7 +264,7 @@ class FlexibleArm:
             _positive(lengths[i], f'link {i + 1}', 'length')
         props = {'flexural_rigidity': flexural_rigidity, 'shear_rigidity': shear_rigidity,
                  'axial_rigidity': axial_rigidity, 'torsional_rigidity': torsional_rigidity,
-                 'damping': damping, 'elements': elements_per_link}
+                 'damping': damping, 'elements': elements_per_link, 'mass_at': mass_at}
         beams = {}
         if joint_names is None:
             names = [f'joint{i + 1}' for i in range(n)]
@@ -300,10 +317,12 @@ class FlexibleArm:
             A serial chain (``model.is_chain()``).
         beams : mapping or str
             ``{link_name: {flexural_rigidity, shear_rigidity, axial_rigidity,
-            torsional_rigidity, mass, elements, damping}}``, or a YAML file / text holding it
-            (optionally under a top-level ``links:`` key, with ``tip``, ``motor_masses`` and
-            ``payload`` beside it).  Every link needs ``flexural_rigidity`` (a number, a pair
-            ``[EI_y, EI_z]``, or ``.inf``); the rest is optional.
+            torsional_rigidity, mass, elements, damping, mass_at}}``, or a YAML file / text
+            holding it (optionally under a top-level ``links:`` key, with ``tip``,
+            ``motor_masses`` and ``payload`` beside it).  Every link needs
+            ``flexural_rigidity`` (a number, a pair ``[EI_y, EI_z]``, or ``.inf``); the rest is
+            optional.  ``mass_at: cog`` puts the link's mass at the node of its URDF centre of
+            gravity (projected on the beam), which must be a node.
         tip : array-like, shape (3,), optional
             The end of the last link in its frame; default: twice its centre of mass.
         motor_masses : sequence of float, length n, optional
@@ -347,7 +366,8 @@ class FlexibleArm:
                 raise FlexibleArmError(f"link '{model.link_names[-1]}': its centre of mass is on "
                                        'its joint, so the beam end cannot be guessed; give tip')
             tip = 2.0 * com
-        return cls._build(model, entries, tip, motor_masses, payload)
+        return cls._build(model, entries, tip, motor_masses, payload,
+                          _centres(model, tip))
 
     @classmethod
     def from_yaml(cls, source):
@@ -390,9 +410,16 @@ class FlexibleArm:
         raise FlexibleArmError('a flexible arm YAML needs a planar: or a urdf: key')
 
     @classmethod
-    def _build(cls, model, beams, tip, motor_masses, payload):
+    def _build(cls, model, beams, tip, motor_masses, payload, centres=None):
+        """
+        Build the arm from checked beam entries.
+
+        ``centres`` is where each link's centre of gravity lies along it, a fraction of its
+        length (default mid-link: a uniform link).
+        """
         n = model.n
         links = tuple(_link(name, beams[name]) for name in model.link_names)
+        centres = [0.5] * n if centres is None else centres
         # The end of each link in its own frame: the next joint's origin, or the tip.
         ends = [np.asarray(model.p_parent_joint[i + 1], float) for i in range(n - 1)]
         try:
@@ -400,7 +427,8 @@ class FlexibleArm:
         except (TypeError, ValueError):
             raise FlexibleArmError(f'tip must be 3 numbers, got {tip!r}') from None
         lengths = [float(np.linalg.norm(e)) for e in ends]
-        links = tuple(_with_length(link, length) for link, length in zip(links, lengths))
+        links = tuple(_with_length(link, length, centre)
+                      for link, length, centre in zip(links, lengths, centres))
         motors = np.zeros(n) if motor_masses is None else np.asarray(
             _per_link(motor_masses, n, 'motor_masses'), float)
         for i, m in enumerate(motors):
@@ -409,6 +437,7 @@ class FlexibleArm:
         ref = _reference_stiffness(links, lengths)
 
         node_body, node_r, node_mass = [-1], [np.asarray(model.p_parent_joint[0], float)], [0.0]
+        damping_mass = [0.0]
         joint_node, tip_node = [], []
         e_nodes, e_link, e_axes, e_k, e_c, e_len = [], [], [], [], [], []
         for i, link in enumerate(links):
@@ -418,6 +447,7 @@ class FlexibleArm:
             if link.length < 1e-9 * max(1.0, max(lengths)):
                 # zero length: no element, the link's mass sits on its joint node
                 node_mass[-1] += link.mass
+                damping_mass[-1] += link.damping[0] * link.mass
                 tip_node.append(len(node_mass) - 1)
                 continue
             x = end / link.length
@@ -427,24 +457,28 @@ class FlexibleArm:
             le = link.length / ne
             k = _element_stiffness(link, le, ref)
             start = len(node_mass) - 1
+            shares = _mass_shares(link)
             for j in range(ne):
                 node_body.append(i)
                 node_r.append(end * (j + 1) / ne)
                 node_mass.append(0.0)
+                damping_mass.append(0.0)
                 a = start + j
-                node_mass[a] += link.mass / ne / 2
-                node_mass[a + 1] += link.mass / ne / 2
                 e_nodes.append((a, a + 1))
                 e_link.append(i)
                 e_axes.append(axes)
                 e_k.append(k)
                 e_c.append(link.damping)
                 e_len.append(le)
+            for j, share in enumerate(shares):
+                node_mass[start + j] += share
+                damping_mass[start + j] += link.damping[0] * share
             tip_node.append(len(node_mass) - 1)
         node_mass[-1] += float(payload)
         if not e_nodes:
             raise FlexibleArmError(f"arm '{model.name}' has no link of non-zero length")
         node_mass[0] = 0.0          # the base node is clamped: its mass is carried by the base
+        damping_mass[0] = 0.0
         return cls(model=model, links=links, node_body=_frozen(node_body, np.int64),
                    node_r=_frozen(node_r), node_mass=_frozen(node_mass),
                    joint_node=_frozen(joint_node, np.int64),
@@ -452,6 +486,7 @@ class FlexibleArm:
                    element_nodes=_frozen(e_nodes, np.int64).reshape(-1, 2),
                    element_link=_frozen(e_link, np.int64), element_axes=_frozen(e_axes),
                    element_stiffness=_frozen(e_k), element_damping=_frozen(e_c),
+                   damping_mass=_frozen(damping_mass),
                    element_length=_frozen(e_len), motor_masses=_frozen(motors),
                    payload=float(payload), tip=_frozen(ends[-1]))
 
@@ -487,7 +522,7 @@ class FlexibleArm:
         beams = {}
         for link in self.links:
             beams[link.name] = {'mass': link.mass, 'elements': link.elements,
-                                'flexural_rigidity': math.inf}
+                                'flexural_rigidity': math.inf, 'mass_at': link.mass_at}
         return _rebuild(self, beams)
 
     def natural_frequencies(self, q=None, count=None):
@@ -503,12 +538,52 @@ class FlexibleArm:
 
 
 _PLANAR_ARGS = ('lengths', 'masses', 'flexural_rigidity', 'elements_per_link', 'shear_rigidity',
-                'axial_rigidity', 'torsional_rigidity', 'damping', 'motor_masses', 'payload',
+                'axial_rigidity', 'torsional_rigidity', 'damping', 'mass_at', 'motor_masses',
+                'payload',
                 'gravity', 'base', 'joint_names', 'name')
 
 
 def _rebuild(arm, beams):
-    return FlexibleArm._build(arm.model, beams, arm.tip, arm.motor_masses, arm.payload)
+    return FlexibleArm._build(arm.model, beams, arm.tip, arm.motor_masses, arm.payload,
+                              [link.centre for link in arm.links])
+
+
+def _centres(model, tip):
+    """Where each link's URDF centre of gravity lies along its beam, as a fraction of it."""
+    centres = []
+    for i in range(model.n):
+        end = np.asarray(model.p_parent_joint[i + 1] if i + 1 < model.n else tip, float)
+        m = model.inertial[i]
+        length2 = float(end @ end)
+        centres.append(float(m[6:9] @ end / m[9] / length2) if m[9] > 0 and length2 > 0
+                       else 0.5)
+    return centres
+
+
+def _mass_shares(link):
+    """Share the link's mass among its ``elements + 1`` nodes as its ``mass_at`` says."""
+    ne = link.elements
+    shares = np.zeros(ne + 1)
+    if link.mass_at == DISTRIBUTED:
+        shares[:-1] += link.mass / ne / 2
+        shares[1:] += link.mass / ne / 2
+        return shares
+    if link.mass_at == COG:
+        j = round(link.centre * ne)
+        if not 0 <= j <= ne or abs(link.centre * ne - j) > 1e-6:
+            nodes = ', '.join(f'{k / ne:.3g}' for k in range(ne + 1))
+            raise FlexibleArmError(
+                f"link '{link.name}': mass_at cog needs a node at its centre of gravity, "
+                f'{link.centre:.4g} of its length, but its {ne} elements put nodes at {nodes}; '
+                'choose elements to place one there, or list the nodes (mass_at: [..])')
+        shares[j] = link.mass
+        return shares
+    for j in link.mass_at:
+        if not 0 <= j <= ne:
+            raise FlexibleArmError(f"link '{link.name}': mass_at names node {j}, but its nodes "
+                                   f'are 0 (its joint) to {ne} (its far end)')
+        shares[j] += link.mass / len(link.mass_at)
+    return shares
 
 
 def _frozen(a, dtype=np.float64):
@@ -533,11 +608,15 @@ def _pick(value, i, n, key):
     """
     Link ``i``'s value of a property given for all links or as a sequence of one per link.
 
-    ``damping`` is a pair ``(alpha, beta)`` for all links or a sequence of pairs; other
-    properties are one number for all links or a sequence of ``n`` (each ``flexural_rigidity``
-    may itself be a pair ``(EI_y, EI_z)``).
+    ``damping`` is a pair ``(alpha, beta)`` for all links or a sequence of pairs; ``mass_at`` a
+    word or a list of node numbers for all links, or a sequence of those; other properties are
+    one number for all links or a sequence of ``n`` (each ``flexural_rigidity`` may itself be a
+    pair ``(EI_y, EI_z)``).
     """
-    if isinstance(value, (str, bytes)):
+    if key == 'mass_at':
+        if isinstance(value, str) or all(isinstance(v, (int, np.integer)) for v in value):
+            return value
+    elif isinstance(value, (str, bytes)):
         raise FlexibleArmError(f'{key} must be numbers, got {value!r}')
     if not isinstance(value, (Sequence, np.ndarray)):
         return value
@@ -608,11 +687,25 @@ def _link(name, entry):
     return Link(name=name, length=0.0, mass=mass, elements=int(elements), flexural_rigidity=ei,
                 shear_rigidity=optional.get('shear_rigidity', math.nan),
                 axial_rigidity=optional.get('axial_rigidity', math.nan),
-                torsional_rigidity=optional.get('torsional_rigidity', math.nan), damping=damping)
+                torsional_rigidity=optional.get('torsional_rigidity', math.nan), damping=damping,
+                mass_at=_mass_at(name, entry.get('mass_at')))
 
 
-def _with_length(link, length):
-    return Link(**{**link.__dict__, 'length': length})
+def _mass_at(name, value):
+    """Check a link's ``mass_at``: DISTRIBUTED, COG, or a non-empty list of node numbers."""
+    if value is None or value == DISTRIBUTED:
+        return DISTRIBUTED
+    if value == COG:
+        return COG
+    if isinstance(value, (Sequence, np.ndarray)) and not isinstance(value, str) and len(value) \
+            and all(isinstance(j, (int, np.integer)) and not isinstance(j, bool) for j in value):
+        return tuple(int(j) for j in value)
+    raise FlexibleArmError(f"link '{name}': mass_at must be '{DISTRIBUTED}', '{COG}' or a list "
+                           f'of node numbers along the link, got {value!r}')
+
+
+def _with_length(link, length, centre):
+    return Link(**{**link.__dict__, 'length': length, 'centre': centre})
 
 
 def _reference_stiffness(links, lengths):

@@ -98,12 +98,16 @@ def natural_frequencies(arm, q, count):
         element_global(Q[0, e], arm.element_stiffness[e], kg)
         K[6 * a:6 * a + 12, 6 * a:6 * a + 12] += kg
     K = K[6:, 6:]
-    t = np.array([6 * k + j for k in range(nn - 1) for j in range(3)])
-    r = np.array([6 * k + j for k in range(nn - 1) for j in range(3, 6)])
+    # lumped masses carry no rotary inertia, and a node may carry no mass (a rigid-bar link):
+    # the degrees of freedom without mass are condensed out statically
+    mass = np.zeros((nn - 1, 6))
+    mass[:, :3] = arm.node_mass[1:, None]
+    mass = mass.reshape(-1)
+    t = np.flatnonzero(mass > 0)
+    r = np.flatnonzero(mass == 0)
     condensed = K[np.ix_(t, t)] - K[np.ix_(t, r)] @ np.linalg.solve(K[np.ix_(r, r)],
                                                                     K[np.ix_(r, t)])
-    m = np.repeat(arm.node_mass[1:], 3)
-    w2 = eigh(condensed, np.diag(m), eigvals_only=True)
+    w2 = eigh(condensed, np.diag(mass[t]), eigvals_only=True)
     f = np.sqrt(np.clip(w2, 0.0, None)) / (2 * np.pi)
     rigid = [link for link in arm.links if link.rigid]
     if rigid and not arm.rigid:

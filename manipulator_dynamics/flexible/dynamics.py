@@ -170,13 +170,7 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
     _check_step(arm, t, q)
     model = arm.model
     xm, vm, am, Q, axes = rigid_motion(arm, q, qd, qdd)
-    nn = len(arm.node_mass)
-    alpha_mass = np.zeros(nn)
-    for (a, b), link, (alpha, _) in zip(arm.element_nodes, arm.element_link, arm.element_damping):
-        m = arm.links[link].mass / arm.links[link].elements / 2
-        alpha_mass[a] += alpha * m
-        alpha_mass[b] += alpha * m
-    ud, vd, ad, strain = newmark(t, am, Q, arm.node_mass, alpha_mass, arm.element_nodes,
+    ud, vd, ad, strain = newmark(t, am, Q, arm.node_mass, arm.damping_mass, arm.element_nodes,
                                  arm.element_stiffness,
                                  np.ascontiguousarray(arm.element_damping[:, 1]),
                                  model.gravity, arm.rigid)
