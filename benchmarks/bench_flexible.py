@@ -15,13 +15,20 @@
 """
 Speed of the flexible-arm schemes (Isobe & Imaizumi): steps per second, against real time.
 
-    python3 benchmarks/bench_flexible.py [--seconds 2.0] [--dt 0.001]
+    python3 benchmarks/bench_flexible.py [--seconds 2.0] [--dt 0.001] [--fig3c doc/fig3c.png]
 
 For each arm, the steps per second of the kinematics scheme (Newmark on the FEM) plus the
 parallel inverse-dynamics scheme, run together by ``flexible_inverse_dynamics``, and the ratio
-to real time at a 1 kHz step (above 1: faster than real time).  For scale, the cost of one step
-is also given in Pinocchio RNEA calls of the same arm made rigid (``arm.rigid_model()``),
-measured in the same run when ``pin`` is installed.  Best of several repeats.
+to real time at a 1 kHz step (above 1: faster than real time); and the cost of one step of the
+streamed scheme (``FlexibleStream.step``: what a controller pays per sample).  For scale, the
+cost of one step is also given in Pinocchio RNEA calls of the same arm made rigid
+(``arm.rigid_model()``), measured in the same run when ``pin`` is installed.  Best of several
+repeats.
+
+Then Isobe & Imaizumi's Fig. 4 and Fig. 3(c) on their rigid 3-link arm (rigid-bar links): the
+cost of one streamed step against one call of Newton-Euler (theirs: about 3 times), and the RMS
+torque error of the streamed scheme against Newton-Euler for 10 to 400 steps per second of
+motion (``--fig3c PATH`` also draws the torque curves).
 """
 
 import argparse
@@ -43,6 +50,61 @@ def arms():
         beams = {name: {'flexural_rigidity': 1.0e4, 'elements': elements}
                  for name in model.link_names}
         yield f'7-link demo arm ({elements} el.)', FlexibleArm.from_model(model, beams)
+
+
+def quintic(t, duration, q0, q1):
+    """Rest-to-rest quintic from ``q0`` to ``q1`` in ``duration`` s: ``q, qd, qdd`` (T, n)."""
+    s = np.clip(t / duration, 0.0, 1.0)[:, None]
+    d = np.asarray(q1, float) - np.asarray(q0, float)
+    return (q0 + d * (10 * s**3 - 15 * s**4 + 6 * s**5),
+            d * (30 * s**2 - 60 * s**3 + 30 * s**4) / duration,
+            d * (60 * s - 180 * s**2 + 120 * s**3) / duration**2)
+
+
+def stream_us(arm, q, dt):
+    """Microseconds per ``FlexibleStream.step`` along ``q`` (positions only), best of 3."""
+    def run():
+        stream = md.FlexibleStream(arm, q[0], dt)
+        for k in range(1, len(q)):
+            stream.step(q[k])
+    run()
+    return best_of(run, 3) / (len(q) - 1) * 1e6
+
+
+def three_link_figures(fig3c):
+    """Print Fig. 4's and Fig. 3(c)'s numbers for the paper's rigid 3-link arm; draw Fig. 3(c)."""
+    arm = FlexibleArm.planar([0.4] * 3, [0.215] * 3, math.inf, mass_at='cog')
+    reference = arm.rigid_model()
+    move = (1.0, [-math.pi / 2, 0.0, 0.0], [0.3, math.pi / 2, -math.pi / 2])
+    t = np.linspace(0.0, 1.0, 101)
+    q, qd, qdd = quintic(t, *move)
+    step = stream_us(arm, q, 0.01)
+    calls = 20000
+    newton_euler = best_of(lambda: [md.inverse_dynamics(reference, q[50], qd[50], qdd[50])
+                                    for _ in range(calls)], 3) / calls * 1e6
+    print(f"\nIsobe & Imaizumi's Fig. 4, their rigid 3-link arm: one streamed step "
+          f'{step:.1f} us, one call of Newton-Euler (inverse_dynamics) {newton_euler:.2f} us: '
+          f'{step / newton_euler:.0f} times (theirs: about 3)')
+    print('\nFig. 3(c): RMS torque error of the streamed scheme (positions only) vs Newton-Euler')
+    print(f'{"steps per 1.0 s":>16s} {"RMS error":>10s} {"largest error":>14s}')
+    fine = np.linspace(0.0, 1.0, 1001)
+    exact = md.inverse_dynamics(reference, *quintic(fine, *move))
+    runs = {}
+    for steps in (10, 25, 50, 100, 200, 400):
+        tk = np.linspace(0.0, 1.0, steps + 1)
+        qk, qdk, qddk = quintic(tk, *move)
+        stream = md.FlexibleStream(arm, qk[0], 1.0 / steps)
+        tau = np.array([stream.sample.tau] + [stream.step(x).tau for x in qk[1:]])
+        ref = md.inverse_dynamics(reference, qk, qdk, qddk)
+        rms = np.sqrt(np.mean((tau - ref) ** 2) / np.mean(ref ** 2))
+        worst = np.abs(tau - ref).max() / np.abs(ref).max()
+        print(f'{steps:16d} {rms:10.2%} {worst:14.2%}')
+        if steps <= 100:
+            runs[steps] = (tk, tau)
+    if fig3c:
+        from manipulator_dynamics.flexible.plot import plot_step_accuracy
+        plot_step_accuracy(fine, exact, runs, fig3c, arm.joint_names)
+        print(f'wrote {fig3c}')
 
 
 def best_of(fn, repeats):
@@ -88,12 +150,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--seconds', type=float, default=2.0, help='simulated time per run')
     parser.add_argument('--dt', type=float, default=1e-3, help='time step (s)')
+    parser.add_argument('--fig3c', metavar='PNG', help="draw Isobe & Imaizumi's Fig. 3(c) here")
     args = parser.parse_args()
     t = np.arange(0.0, args.seconds, args.dt)
     print(f'{len(t)} steps of {args.dt * 1e3:g} ms; a rest-to-rest move in the first quarter, '
           'then free vibration\n')
     header = (f'{"arm":28s} {"nodes":>5s} {"dof":>5s} {"steps/s":>10s} {"x real time":>11s} '
-              f'{"us/step":>8s} {"= Pinocchio RNEA calls":>23s}')
+              f'{"us/step":>8s} {"= Pinocchio RNEA calls":>23s} {"stream us/step":>15s}')
     print(header)
     print('-' * len(header))
     for label, arm in arms():
@@ -104,8 +167,11 @@ def main():
         per_step = elapsed / len(t)
         rnea = pinocchio_rnea_us(arm, q[len(t) // 8], np.full(arm.n, 0.5), np.full(arm.n, 1.0))
         calls = f'{per_step * 1e6 / rnea:23.0f}' if rnea else f'{"(pin not installed)":>23s}'
+        streamed = stream_us(arm, q[:500], args.dt)
         print(f'{label:28s} {len(arm.node_mass):5d} {6 * (len(arm.node_mass) - 1):5d} '
-              f'{1 / per_step:10.0f} {args.dt / per_step:11.1f} {per_step * 1e6:8.1f} {calls}')
+              f'{1 / per_step:10.0f} {args.dt / per_step:11.1f} {per_step * 1e6:8.1f} {calls} '
+              f'{streamed:15.1f}')
+    three_link_figures(args.fig3c)
 
 
 if __name__ == '__main__':

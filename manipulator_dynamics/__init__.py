@@ -37,6 +37,7 @@ _WHERE = {
                            'FlexibleTrajectory', 'parallel_inverse_dynamics',
                            'parallel_matrices'),
     '.flexible.arm': ('FlexibleArm', 'FlexibleArmError'),
+    '.flexible.stream': ('FlexibleSample', 'FlexibleStream'),
     '.rigid.forward': ('choose_method', 'forward_dynamics'),
     '.identification.estimate': ('Estimate', 'IdentificationError', 'identify'),
     '.identification.excitation': ('Excitation', 'excitation_trajectory'),
@@ -51,7 +52,8 @@ _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names
 
 __all__ = [
     'BaseParameters', 'ClosedLoopDynamics', 'ClosedLoops', 'ClosureError', 'Estimate',
-    'Excitation', 'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics', 'FlexibleTrajectory',
+    'Excitation', 'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics', 'FlexibleSample',
+    'FlexibleStream', 'FlexibleTrajectory',
     'IdentificationError', 'InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES',
     'PayloadEstimate', 'SingularInertiaError', 'URDFError', 'base_parameters', 'bias_forces',
     'choose_method', 'closed_loop_inverse_dynamics', 'energy', 'energy_regressor',

@@ -16,7 +16,8 @@
 Flexible-link manipulators: Isobe & Imaizumi's finite-element schemes.
 
 ``arm`` (the finite-element model), ``beam`` (elements, band solve, natural frequencies),
-``motion`` (the rigid target at the nodes), ``newmark`` (the kinematics scheme),
+``motion`` (the rigid target at the nodes), ``newmark`` (the kinematics scheme), ``stream``
+(the scheme one control sample at a time),
 ``parallel_scheme`` (joint torques from nodal forces), ``dynamics`` (the public functions),
 ``plot``.
 """

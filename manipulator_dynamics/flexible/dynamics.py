@@ -49,7 +49,7 @@ import numpy as np
 from .arm import FlexibleArm
 from .beam import natural_frequencies
 from .motion import rigid_motion
-from .newmark import newmark
+from .newmark import newmark, work_arrays
 from .parallel_scheme import deformed_axes, joint_torques, reached_angles, section_forces
 from ..model import PRISMATIC
 
@@ -167,13 +167,13 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
     if not isinstance(arm, FlexibleArm):
         raise TypeError(f'arm must be a FlexibleArm, got {type(arm).__name__}')
     t, q, qd, qdd = _target(arm, t, q, dt)
-    _check_step(arm, t, q)
+    check_step(arm, float(np.max(np.diff(t))), q[0])
     model = arm.model
     xm, vm, am, Q, axes = rigid_motion(arm, q, qd, qdd)
     ud, vd, ad, strain = newmark(t, am, Q, arm.node_mass, arm.damping_mass, arm.element_nodes,
                                  arm.element_stiffness,
                                  np.ascontiguousarray(arm.element_damping[:, 1]),
-                                 model.gravity, arm.rigid)
+                                 model.gravity, arm.rigid, *work_arrays(arm))
     v = vm + vd[:, :, :3]
     acc = am + ad
     nodes = xm + ud[:, :, :3]
@@ -419,14 +419,14 @@ def _target(arm, t, q, dt):
     return t, q, spline(t, 1), spline(t, 2)
 
 
-def _check_step(arm, t, q):
+def check_step(arm, step, q0):
+    """Refuse a ``step`` (s) under :data:`MIN_STEPS_PER_PERIOD` per first-mode period at ``q0``."""
     if arm.rigid:
         return
-    f1 = natural_frequencies(arm, q[0], 1)[0]
-    worst = float(np.max(np.diff(t)))
-    if worst * f1 * MIN_STEPS_PER_PERIOD > 1.0 + 1e-9:
+    f1 = natural_frequencies(arm, q0, 1)[0]
+    if step * f1 * MIN_STEPS_PER_PERIOD > 1.0 + 1e-9:
         raise ValueError(
-            f'time step {worst:g} s is too coarse for the first bending mode of the arm '
+            f'time step {step:g} s is too coarse for the first bending mode of the arm '
             f'({f1:.4g} Hz at the start): Newmark needs at least {MIN_STEPS_PER_PERIOD} steps '
             f'per period for a period error under 3 %; use steps of at most '
             f'{1.0 / (f1 * MIN_STEPS_PER_PERIOD):.3g} s (argument dt)')
