@@ -17,11 +17,15 @@ Flexible-link arm: flexible_trajectory_node on a flexible arm config.
 
     ros2 launch manipulator_dynamics flexible.launch.py arm_config:=/path/to/arm.yaml
 
+    ros2 launch manipulator_dynamics flexible.launch.py mode:=stream target_topic:=/reference
+
 For each rigid target on ``trajectory_topic`` it publishes the flexible trajectory, the joint
-torques of the parallel scheme and the link-tip deflections.  Arguments: arm_config (default:
-the package's config/flexible_arm.yaml), trajectory_topic, dt, settle, output_rate,
-use_sim_time, namespace, params_file (read first; the arguments given here win, those left
-empty do not apply).
+torques of the parallel scheme and the link-tip deflections; with ``mode:=stream`` it takes one
+sensor_msgs/JointState target per step of ``dt`` on ``target_topic`` and publishes that step's
+torques and reached angles on ``~/flexible_state``.  Arguments: arm_config (default: the
+package's config/flexible_arm.yaml), mode, trajectory_topic, target_topic, dt, settle,
+output_rate, use_sim_time, namespace, params_file (read first; the arguments given here win,
+those left empty do not apply).
 """
 
 from launch import LaunchDescription
@@ -35,8 +39,11 @@ from manipulator_dynamics.nodes.launch_support import given_parameters, paramete
 ARGUMENTS = (
     ('arm_config', '', "flexible arm YAML: a URDF plus beam properties (default: the package's "
                        'config/flexible_arm.yaml)'),
+    ('mode', '', 'trajectory (whole targets, the default) or stream (one target per step)'),
     ('trajectory_topic', '', 'rigid target trajectory_msgs/JointTrajectory (default '
                              'joint_trajectory)'),
+    ('target_topic', '', 'in mode stream: the target of each step, sensor_msgs/JointState '
+                         '(default target_joint_states)'),
     ('dt', '', 'integration step, s (default 0.001)'),
     ('settle', '', 'integration time after the last point, s (default 0.5)'),
     ('output_rate', '', 'points per second in the published results (default 100)'),

@@ -24,7 +24,9 @@ pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .
                     'test installs the PyPI wheels)')
 from builtin_interfaces.msg import Duration  # noqa: E402, I100
 from manipulator_dynamics.nodes._common import Plan  # noqa: E402, I100
+from sensor_msgs.msg import JointState  # noqa: E402, I100
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402, I100
+from std_srvs.srv import Trigger  # noqa: E402, I100
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402, I100
 
 CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two_link.yaml')
@@ -128,4 +130,78 @@ def test_a_missing_arm_config_stops_the_node_with_a_reason(processes):
     code, output = node.wait()
     assert code == 2, output
     assert 'not started: parameter arm_config: no such file' in output
+    assert 'Traceback' not in output
+
+
+# ---------------------------------------------------------------------------------------------
+# mode stream: one JointState target per step
+# ---------------------------------------------------------------------------------------------
+
+STATE = '/flexible_trajectory_node/flexible_state'
+
+
+def stream_targets(steps=120):
+    """Sample the paper's 2-link move (0.1 s) every 1 ms: ``q (steps, 2)`` and stamps (ns)."""
+    t = 1e-3 * np.arange(steps)
+    s = np.clip(t / 0.1, 0.0, 1.0)[:, None]
+    return np.array([0.5, 1.0]) * (10 * s**3 - 15 * s**4 + 6 * s**5), (1e9 * t).astype(int) + 7
+
+
+def send_target(client, pub, replies, q, stamp, order=('joint2', 'joint1')):
+    """Publish one target (joints in ``order``) and wait for the node's answer to it."""
+    msg = JointState(name=list(order), position=[float(q[int(j[-1]) - 1]) for j in order])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp), 10**9)
+    before = len(replies)
+    pub.publish(msg)
+    client.wait(lambda: len(replies) > before, timeout=10, what=f'the answer to stamp {stamp}')
+    return replies[-1]
+
+
+def test_stream_mode_steps_once_per_target_as_the_library(client, processes):
+    node = processes('flexible_trajectory_node', f'arm_config:={CONFIG}', 'mode:=stream',
+                     'target_topic:=/reference')
+    names = client.listen(String, LATCHED_NAMES, _latched())
+    client.wait(lambda: names, what='the node to start', timeout=60)
+    replies = client.listen(JointState, STATE)
+    deflections = client.listen(Float64MultiArray, DEFLECTIONS)
+    pub = client.publisher(JointState, '/reference')
+    client.wait_for_subscriber(pub)
+    q, stamps = stream_targets()
+    arm = md.FlexibleArm.from_yaml(CONFIG)
+    library = md.FlexibleStream(arm, q[0], 1e-3)
+    expected = [library.sample] + [library.step(x) for x in q[1:]]
+    got = [send_target(client, pub, replies, q[k], stamps[k]) for k in range(60)]
+    # a target the stream cannot take is rejected; the stream goes on as if it never came
+    bad = JointState(name=['joint1', 'joint2'], position=[0.1, float('nan')])
+    pub.publish(bad)
+    client.spin(0.3)
+    assert len(replies) == 60
+    got += [send_target(client, pub, replies, q[k], stamps[k]) for k in range(60, len(q))]
+    for reply, sample, stamp in zip(got, expected, stamps):
+        assert reply.name == ['joint1', 'joint2']
+        assert reply.header.stamp.sec * 10**9 + reply.header.stamp.nanosec == stamp
+        np.testing.assert_allclose(reply.effort, sample.tau, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(reply.position, sample.q, rtol=1e-12, atol=1e-15)
+    client.wait(lambda: len(deflections) == len(q), what='every tip deflection')
+    np.testing.assert_allclose(np.reshape(deflections[-1].data, (2, 3)),
+                               expected[-1].tip_deflection, rtol=1e-12, atol=1e-15)
+    assert np.abs(expected[-1].tip_deflection).max() > 1e-4                 # it bends
+    # ~/reset: the next target starts a new stream, at rest where it is
+    answer = client.call(client.node.create_client(Trigger, '/flexible_trajectory_node/reset'),
+                         Trigger.Request())
+    assert answer.success and 'after 119 steps' in answer.message
+    fresh = send_target(client, pub, replies, q[-1], stamps[-1] + 10**6)
+    np.testing.assert_allclose(fresh.effort, md.FlexibleStream(arm, q[-1], 1e-3).sample.tau,
+                               rtol=1e-12, atol=1e-15)
+    code, output = node.stop()
+    assert code == 0 and 'Traceback' not in output, output
+    assert "target rejected: target position of 'joint2' is nan" in output, output
+
+
+def test_stream_mode_refuses_a_step_too_coarse_for_the_arm(processes):
+    node = processes('flexible_trajectory_node', f'arm_config:={CONFIG}', 'mode:=stream',
+                     'dt:=0.02')
+    code, output = node.wait()
+    assert code == 2, output
+    assert 'not started: dt:' in output and 'use steps of at most' in output, output
     assert 'Traceback' not in output

@@ -87,8 +87,9 @@ def assert_clean_exit(code, output):
     ('dynamics.launch.py', ['urdf', 'params_file', 'mode', 'command_topic', 'command_joints',
                             'identified_parameters', 'use_sim_time', 'namespace']),
     ('demo.launch.py', ['namespace', 'params_file']),
-    ('flexible.launch.py', ['arm_config', 'trajectory_topic', 'dt', 'settle', 'output_rate',
-                            'use_sim_time', 'namespace', 'params_file']),
+    ('flexible.launch.py', ['arm_config', 'mode', 'trajectory_topic', 'target_topic', 'dt',
+                            'settle', 'output_rate', 'use_sim_time', 'namespace',
+                            'params_file']),
     # Gazebo cannot run here: that the bringup parses and lists its arguments is what is checked
     ('gazebo.launch.py', ['world', 'mode', 'namespace']),
 ])
@@ -205,6 +206,33 @@ def test_identified_parameters_from_the_launch_command(ros2, client, tmp_path):
     command = command_at(ros2, client, launch, model.joint_names, q)
     np.testing.assert_allclose(command, md.gravity_torques(heavier, q), rtol=1e-12)
     assert not np.allclose(command, md.gravity_torques(model, q), rtol=1e-3)
+    assert_clean_exit(*ros2.ctrl_c(launch))
+
+
+def test_flexible_launch_streams_one_step_per_target(ros2, client):
+    """
+    ``flexible.launch.py mode:=stream target_topic:=/reference``: a controller's loop.
+
+    Each JointState target is one step of ``dt``; the answers are the library's stream, step
+    for step, and Ctrl-C ends the launch cleanly.
+    """
+    config = os.path.join(ROOT, 'config', 'flexible_two_link.yaml')
+    launch = ros2.start('launch', 'manipulator_dynamics', 'flexible.launch.py',
+                        f'arm_config:={config}', 'mode:=stream', 'target_topic:=/reference',
+                        'dt:=0.002')
+    replies = client.listen(JointState, '/flexible_trajectory_node/flexible_state')
+    pub = client.publisher(JointState, '/reference')
+    client.wait_for_subscriber(pub, timeout=60)
+    arm = md.FlexibleArm.from_yaml(config)
+    t = 0.002 * np.arange(40)
+    q = np.column_stack([0.5 * t / t[-1], -t / t[-1]])
+    stream = md.FlexibleStream(arm, q[0], 0.002)
+    expected = [stream.sample.tau] + [stream.step(x).tau for x in q[1:]]
+    for k, x in enumerate(q):
+        before = len(replies)
+        pub.publish(JointState(name=['joint1', 'joint2'], position=x.tolist()))
+        client.wait(lambda: len(replies) > before, timeout=30, what=f'the answer to target {k}')
+    np.testing.assert_allclose([r.effort for r in replies], expected, rtol=1e-12, atol=1e-15)
     assert_clean_exit(*ros2.ctrl_c(launch))
 
 

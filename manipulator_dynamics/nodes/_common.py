@@ -333,9 +333,10 @@ class JointStates:
     the model has been heard and none is older than ``stale_after`` (s, 0: never stale).
     """
 
-    def __init__(self, model, stale_after=0.0):
+    def __init__(self, model, stale_after=0.0, topic='joint_states'):
         n = model.n
         self.model = model
+        self.topic = topic                  # what the messages are called in the errors
         self.stale_after = stale_after
         self.q, self.qd, self.effort = np.zeros(n), np.zeros(n), np.zeros(n)
         self.stamp = np.zeros(n, dtype=np.int64)          # ns: header stamp, else receipt
@@ -352,7 +353,7 @@ class JointStates:
             if len(set(key)) != len(key):
                 dup = sorted({n for n in key if key.count(n) > 1})
                 raise BadMessage(
-                    'duplicated', f'joint_states names {", ".join(dup)} more than once')
+                    'duplicated', f'{self.topic} names {", ".join(dup)} more than once')
             pairs = [(i, self.model.joint_index(n)) for i, n in enumerate(key)
                      if n in self.model.joint_names]
             found = (np.array([i for i, _ in pairs], dtype=np.int64),
@@ -385,7 +386,7 @@ class JointStates:
         if stamp and np.any(self.heard[joints] & (self.stamp[joints] > stamp)):
             last = int(self.stamp[joints].max())
             raise BadMessage('out of order',
-                             f'joint_states stamp {stamp * 1e-9:.6f} s is older than the '
+                             f'{self.topic} stamp {stamp * 1e-9:.6f} s is older than the '
                              f'last one ({last * 1e-9:.6f} s): out of order')
         self.q[joints] = q
         if qd is not None:
@@ -398,14 +399,14 @@ class JointStates:
         self.heard[joints] = True
         if not self.heard.all():
             missing = [self.model.joint_names[j] for j in np.flatnonzero(~self.heard)]
-            raise BadMessage('missing', f'no joint_states yet for joints {", ".join(missing)}: '
+            raise BadMessage('missing', f'no {self.topic} yet for joints {", ".join(missing)}: '
                              'no command until every joint is heard')
         if self.stale_after > 0:
             age = now_ns - self.stamp
             old = np.flatnonzero(age > self.stale_after * 1e9)
             if len(old):
                 names = ', '.join(self.model.joint_names[j] for j in old)
-                raise BadMessage('stale', f'joint_states of {names} is '
+                raise BadMessage('stale', f'{self.topic} of {names} is '
                                  f'{age[old].max() * 1e-9:.3f} s old, more than stale_after '
                                  f'({self.stale_after} s)')
         return (self.q.copy(), self.qd.copy() if self.has_qd.all() else None,
@@ -415,13 +416,13 @@ class JointStates:
         if len(values) == 0 and not required:
             return None
         if len(values) != len(names):
-            raise BadMessage('lengths', f'joint_states has {len(names)} names but '
+            raise BadMessage('lengths', f'{self.topic} has {len(names)} names but '
                              f'{len(values)} {what} values')
         a = np.asarray(values, dtype=float)[rows]
         bad = np.flatnonzero(~np.isfinite(a))
         if len(bad):
             joint = self.model.joint_names[joints[bad[0]]]
-            raise BadMessage('non-finite', f"joint_states {what} of '{joint}' is {a[bad[0]]}")
+            raise BadMessage('non-finite', f"{self.topic} {what} of '{joint}' is {a[bad[0]]}")
         return a
 
 

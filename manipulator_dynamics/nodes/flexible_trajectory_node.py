@@ -16,7 +16,9 @@
 ``flexible_trajectory_node``: the flexible arm's trajectory and torques for a rigid target.
 
 The arm comes from ``arm_config``, a flexible arm YAML (``config/flexible_arm.yaml``: a URDF plus
-beam properties per link, or a planar arm).  On every rigid target trajectory_msgs/JointTrajectory
+beam properties per link, or a planar arm).  Two modes:
+
+``mode: trajectory`` (the default).  On every rigid target trajectory_msgs/JointTrajectory
 on ``trajectory_topic`` (every joint of the arm, by name; ``time_from_start`` strictly
 increasing), it samples the target every ``dt`` s (cubic Hermite through the points, holding the
 last point for ``settle`` s more so the vibration after the motion shows), runs Isobe & Imaizumi's
@@ -33,6 +35,22 @@ kinematics scheme and parallel inverse-dynamics scheme (one library call), and p
 
 A trajectory the arm cannot take (missing joints, times not increasing, NaN, a step too coarse
 for the arm's first bending mode) is rejected with a throttled warning naming what is wrong.
+
+``mode: stream``.  Isobe & Imaizumi's scheme one control sample at a time
+(:class:`~manipulator_dynamics.FlexibleStream`): every sensor_msgs/JointState on
+``target_topic`` is the target of the next step of ``dt`` s (positions of every joint of the arm,
+by name; velocities used where every joint has one, else taken from the samples so far).  The
+publisher sends one target per ``dt``: the node steps once per message and never looks ahead.
+Per target it publishes
+
+* ``~/flexible_state`` (sensor_msgs/JointState, the target's stamp, the arm's joint order):
+  ``position`` the angles the flexible arm reaches, ``effort`` the step's joint torques;
+* ``~/tip_deflections`` (Float64MultiArray, 2-D ``link x xyz``), m.
+
+The first target starts the stream at rest there; ``~/reset`` (std_srvs/Trigger) forgets it, so
+that the next target starts a new one.  A target that cannot be used (a missing joint, NaN,
+stamps out of order) is rejected with a throttled warning and the stream keeps its state;
+targets whose stamps are not ``dt`` apart are used, with a throttled warning.
 """
 
 import os
@@ -40,14 +58,18 @@ import os
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (array_message, BadMessage, existing_file, names_message, Plan, spin,
-                      Throttled)
-from ._parameters import ConfigurationError, finite_positive, Param, Parameters, zero_or_positive
+from ._common import (array_message, BadMessage, existing_file, JointStates, names_message,
+                      Plan, spin, Throttled)
+from ._parameters import (ConfigurationError, finite_positive, one_of, Param, Parameters,
+                          zero_or_positive)
 from ..flexible.arm import FlexibleArm
-from ..flexible.dynamics import flexible_inverse_dynamics
+from ..flexible.dynamics import check_step, flexible_inverse_dynamics
+from ..flexible.stream import FlexibleStream
 
 
 def default_arm_config():
@@ -67,6 +89,10 @@ def default_arm_config():
 PARAMS = (
     Param('arm_config', '', 'flexible arm YAML (empty: the bundled config/flexible_arm.yaml)',
           existing_file, read_only=True),
+    Param('mode', 'trajectory', 'trajectory (whole targets) | stream (one JointState per step)',
+          one_of('trajectory', 'stream'), read_only=True),
+    Param('target_topic', 'target_joint_states', 'in mode stream: the target of each step '
+          '(sensor_msgs/JointState, one per dt)', read_only=True),
     Param('trajectory_topic', 'joint_trajectory', 'rigid target trajectory_msgs/JointTrajectory',
           read_only=True),
     Param('dt', 0.001, 'integration step, s', finite_positive, low=0.0, high=1.0),
@@ -89,19 +115,75 @@ class FlexibleTrajectoryNode(Node):
         except (ValueError, OSError) as e:
             raise ConfigurationError(f'arm_config: {e}') from None
         self.throttle = Throttled(self)
-        self.flexible_pub = self.create_publisher(JointTrajectory, '~/flexible_trajectory', 10)
         self.deflection_pub = self.create_publisher(Float64MultiArray, '~/tip_deflections', 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         names = self.create_publisher(String, '~/link_names', latched)
         names.publish(names_message([link.name for link in self.arm.links]))
-        # compile (or load) the kernels before the first trajectory needs them
-        # (with a step short enough for any arm: the parameter's step is checked per target)
-        flexible_inverse_dynamics(self.arm, np.arange(3) * 1e-6, np.zeros((3, self.arm.n)))
-        self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory,
-                                 10)
+        if params.mode == 'stream':
+            try:
+                check_step(self.arm, params.dt, np.zeros(self.arm.n))
+            except ValueError as e:
+                raise ConfigurationError(f'dt: {e}') from None
+            self.stream = None
+            self.targets = JointStates(self.arm.model, topic='target')
+            self.last_stamp = 0
+            self.state_pub = self.create_publisher(JointState, '~/flexible_state', 10)
+            # compile (or load) the kernels before the first target needs them
+            FlexibleStream(self.arm, np.zeros(self.arm.n), params.dt).step(np.zeros(self.arm.n))
+            self.create_service(Trigger, '~/reset', self._on_reset)
+            self.create_subscription(JointState, params.target_topic, self._on_target, 10)
+            what = f'streaming one step of {params.dt:g} s per target on {params.target_topic}'
+        else:
+            self.flexible_pub = self.create_publisher(JointTrajectory, '~/flexible_trajectory',
+                                                      10)
+            # compile (or load) the kernels before the first trajectory needs them
+            # (with a step short enough for any arm: the parameter's step is checked per target)
+            flexible_inverse_dynamics(self.arm, np.arange(3) * 1e-6, np.zeros((3, self.arm.n)))
+            self.create_subscription(JointTrajectory, params.trajectory_topic,
+                                     self._on_trajectory, 10)
+            what = f'targets on {params.trajectory_topic}'
         self.get_logger().info(f'ready: {self.arm!r}; first modes '
                                + ', '.join(f'{f:.4g} Hz'
-                                           for f in self.arm.natural_frequencies(count=2)))
+                                           for f in self.arm.natural_frequencies(count=2))
+                               + f'; {what}')
+
+    def _on_target(self, msg):
+        arm, dt = self.arm, self.params.dt
+        try:
+            state = self.targets.read(msg, self.get_clock().now().nanoseconds)
+            if state is None:
+                return
+            q, qd, _, stamp = state
+            if self.stream is None:
+                self.stream = FlexibleStream(arm, q, dt, qd0=qd)
+                sample = self.stream.sample
+            else:
+                sample = self.stream.step(q, qd)
+        except BadMessage as e:
+            self.throttle.warn('target ' + e.kind, f'target rejected: {e}')
+            return
+        except ValueError as e:
+            self.throttle.warn('target', f'target rejected: {e}')
+            return
+        if stamp and self.last_stamp and abs((stamp - self.last_stamp) * 1e-9 - dt) > 0.5 * dt:
+            self.throttle.warn('period', f'targets arrive {(stamp - self.last_stamp) * 1e-9:.4g}'
+                               f' s apart but each is one step of dt = {dt:g} s')
+        self.last_stamp = stamp
+        out = JointState(name=list(arm.joint_names), position=sample.q.tolist(),
+                         effort=sample.tau.tolist())
+        out.header.stamp = msg.header.stamp
+        self.state_pub.publish(out)
+        self.deflection_pub.publish(array_message(sample.tip_deflection, ('link', 'xyz')))
+
+    def _on_reset(self, request, response):
+        steps = 0 if self.stream is None else self.stream.steps
+        self.stream = None
+        self.last_stamp = 0
+        response.success = True
+        response.message = (f'stream reset after {steps} steps: the next target starts a new '
+                            'one at rest')
+        self.get_logger().info(response.message)
+        return response
 
     def _on_trajectory(self, msg):
         if not msg.points:
