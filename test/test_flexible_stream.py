@@ -87,7 +87,7 @@ def test_stream_and_batch_agree_on_a_flexible_arm():
     np.testing.assert_allclose([s.tau for s in samples], batch.tau, atol=1e-9 * scale)
     np.testing.assert_allclose([s.q for s in samples], batch.trajectory.q, atol=1e-10)
     np.testing.assert_allclose([s.tip_deflection for s in samples], batch.tip_deflection,
-                               atol=1e-12)
+                               atol=1e-9 * np.abs(batch.tip_deflection).max())
     # the stream's nodal forces are summed from increments (eq. 14), the batch's are not: the
     # roundoff of 600 increments of the stiff axial modes' accelerations is left
     np.testing.assert_allclose([s.axial_force for s in samples], batch.axial_force,

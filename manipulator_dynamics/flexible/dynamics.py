@@ -19,8 +19,10 @@ Two schemes on one finite-element model (:class:`~manipulator_dynamics.FlexibleA
 
 * the kinematics solution scheme (Isobe & Imaizumi, section 3): the rigid target motion gives the
   operation displacements ``u_m`` of every node; the incremental equation of motion (eq. 15)
-  ``[M]{u''} + [C]{u_d'} + [K]{du_d} = {F} - {R}`` is integrated by Newmark's beta method
-  (delta = 1/2, beta = 1/4) for the deformations ``u_d``; the flexible trajectory is
+  ``[M]{u''} + [C]{u_d'} + [K]{du_d} = {F} - {R}`` is integrated by a Newmark-family method
+  (the paper's delta = 1/2, beta = 1/4 at ``spectral_radius=1``; generalized-alpha by default,
+  :mod:`~manipulator_dynamics.flexible.newmark`) for the deformations ``u_d``; the flexible
+  trajectory is
   ``u = u_m + u_d`` (eq. 16);
 * the parallel solution scheme of inverse dynamics (Isobe & Imaizumi, section 2): the nodal forces
   ``{P}`` (updated incrementally, eqs. 13-14) become joint torques through
@@ -49,7 +51,7 @@ import numpy as np
 from .arm import FlexibleArm
 from .beam import natural_frequencies
 from .motion import rigid_motion
-from .newmark import newmark, work_arrays
+from .newmark import generalized_alpha, newmark, SPECTRAL_RADIUS, work_arrays
 from .parallel_scheme import deformed_axes, joint_torques, reached_angles, section_forces
 from ..model import PRISMATIC
 
@@ -138,7 +140,8 @@ class FlexibleDynamics:
     trajectory: FlexibleTrajectory
 
 
-def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
+def flexible_trajectory(arm, t, q, *, dt=None,
+                        spectral_radius=SPECTRAL_RADIUS) -> FlexibleTrajectory:
     """
     Integrate the flexible arm along a rigid target trajectory (the kinematics scheme).
 
@@ -155,6 +158,12 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
     dt : float, optional
         Resample the target on a uniform grid of this step (the spline above) before integrating;
         default: integrate on the samples ``t`` themselves.
+    spectral_radius : float
+        Generalized-alpha's ``rho_inf`` in [0, 1]: how much of a mode far above the step's
+        resolution (axial, shear) survives a step.  1 is Isobe & Imaizumi's trapezoidal rule,
+        which conserves energy exactly and lets those modes ring, aliased, for ever; the default
+        0.8 damps them within tens of steps and the bending modes hardly at all
+        (:mod:`~manipulator_dynamics.flexible.newmark`).
 
     Raises
     ------
@@ -170,12 +179,13 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
     check_step(arm, float(np.max(np.diff(t))), q[0])
     model = arm.model
     xm, vm, am, Q, axes = rigid_motion(arm, q, qd, qdd)
-    ud, vd, ad, strain = newmark(t, am, Q, arm.node_mass, arm.damping_mass, arm.element_nodes,
-                                 arm.element_stiffness,
+    coef = generalized_alpha(spectral_radius)
+    ud, vd, ad, strain = newmark(t, coef, am, Q, arm.node_mass, arm.damping_mass,
+                                 arm.element_nodes, arm.element_stiffness,
                                  np.ascontiguousarray(arm.element_damping[:, 1]),
                                  model.gravity, arm.rigid, *work_arrays(arm))
     v = vm + vd[:, :, :3]
-    acc = am + ad
+    acc = am + ad[:, :, :3]
     nodes = xm + ud[:, :, :3]
     forces = arm.node_mass[None, :, None] * (acc - model.gravity)
     axial, shear = section_forces(nodes, forces, Q, arm.element_nodes)
@@ -188,7 +198,8 @@ def flexible_trajectory(arm, t, q, *, dt=None) -> FlexibleTrajectory:
         energy=np.stack([kinetic, potential, strain], axis=1), element_axes=Q, joint_axes=axes)
 
 
-def flexible_inverse_dynamics(arm, t, q, *, dt=None) -> FlexibleDynamics:
+def flexible_inverse_dynamics(arm, t, q, *, dt=None,
+                              spectral_radius=SPECTRAL_RADIUS) -> FlexibleDynamics:
     """
     Joint torques that move a flexible arm along a target: Isobe & Imaizumi's two schemes in one.
 
@@ -197,7 +208,7 @@ def flexible_inverse_dynamics(arm, t, q, *, dt=None) -> FlexibleDynamics:
     updated by increments (eqs. 13-14).  For an arm with every link rigid this is Isobe &
     Imaizumi's rigid-body inverse dynamics.  Parameters and errors as :func:`flexible_trajectory`.
     """
-    traj = flexible_trajectory(arm, t, q, dt=dt)
+    traj = flexible_trajectory(arm, t, q, dt=dt, spectral_radius=spectral_radius)
     return parallel_inverse_dynamics(traj)
 
 
@@ -300,7 +311,8 @@ class ClosedLoopDynamics:
 
 
 def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=None,
-                                 tolerance=1e-6) -> ClosedLoopDynamics:
+                                 tolerance=1e-6,
+                                 spectral_radius=SPECTRAL_RADIUS) -> ClosedLoopDynamics:
     """
     Joint torques of a closed loop cut at a pin into two open chains (Isobe & Imaizumi, eq. 12).
 
@@ -329,6 +341,8 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=No
         :func:`flexible_trajectory`).
     tolerance : float
         Largest tip-to-tip distance (m) accepted as closed.
+    spectral_radius : float
+        As in :func:`flexible_trajectory`.
 
     Raises
     ------
@@ -347,8 +361,10 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=No
     passive = [i for i, j in enumerate(names) if j not in active]
     if not passive:
         raise ValueError('every joint is active: nothing decides the cut force')
-    a = parallel_inverse_dynamics(flexible_trajectory(chain_a, t, q_a, dt=dt))
-    b = parallel_inverse_dynamics(flexible_trajectory(chain_b, t, q_b, dt=dt))
+    a = parallel_inverse_dynamics(flexible_trajectory(chain_a, t, q_a, dt=dt,
+                                                      spectral_radius=spectral_radius))
+    b = parallel_inverse_dynamics(flexible_trajectory(chain_b, t, q_b, dt=dt,
+                                                      spectral_radius=spectral_radius))
     tips = a.nodes[:, -1] - b.nodes[:, -1]
     gaps = np.linalg.norm(tips, axis=1)
     if gaps.max() > tolerance:

@@ -16,7 +16,7 @@
 Isobe & Imaizumi's incremental scheme as a controller runs it: one target sample per step.
 
 Their section 3 and Fig. 4: at every control sample the scheme takes the next target, advances
-the deformation by one step of Newmark's beta method (eq. 15), adds the increments of the nodal
+the deformation by one step of the Newmark-family method (eq. 15), adds the increments of the nodal
 forces (eqs. 13-14) to the previous step's, and returns the joint torques (eqs. 1-11) of that
 step.  Nothing looks ahead.  A sample may carry the target's velocities and accelerations (a
 trajectory generator has them); then the rigid part is exact, and a rigid arm's torques are
@@ -37,7 +37,8 @@ import numpy as np
 from .arm import FlexibleArm
 from .dynamics import check_step
 from .motion import node_motion
-from .newmark import newmark_step, static_start, work_arrays
+from .newmark import (generalized_alpha, newmark_step, SPECTRAL_RADIUS, static_start,
+                      work_arrays)
 from .parallel_scheme import add_force_increments, reached_angles, section_forces, torques_at
 from ..rigid.kinematics import kernel_model
 
@@ -93,10 +94,14 @@ class FlexibleStream:
         bending mode (as :func:`~manipulator_dynamics.flexible_trajectory`).
     qd0, qdd0 : array-like, shape (n,), optional
         Joint velocities and accelerations at the start (default zero).
+    spectral_radius : float
+        Generalized-alpha's damping of the unresolved modes, as in
+        :func:`~manipulator_dynamics.flexible_trajectory`.
 
     """
 
-    def __init__(self, arm, q0, dt, *, qd0=None, qdd0=None):
+    def __init__(self, arm, q0, dt, *, qd0=None, qdd0=None,
+                 spectral_radius=SPECTRAL_RADIUS):
         if not isinstance(arm, FlexibleArm):
             raise TypeError(f'arm must be a FlexibleArm, got {type(arm).__name__}')
         self.arm = arm
@@ -110,6 +115,7 @@ class FlexibleStream:
         self.dt = dt
         nn, ne = len(arm.node_mass), len(arm.element_nodes)
         self._m = kernel_model(arm.model)
+        self._coef = generalized_alpha(spectral_radius)
         self._beta = np.ascontiguousarray(arm.element_damping[:, 1])
         self._work = work_arrays(arm)
         # the rigid target at one step: node positions, velocities, accelerations, frames
@@ -121,7 +127,7 @@ class FlexibleStream:
         # (the samples before the start continue its state backwards: at rest, they are q0)
         self._history = [q0 - j * dt * qd0 + 0.5 * (j * dt) ** 2 * qdd0 for j in (2, 1, 0)]
         self._a = self._am[0].copy()
-        self._ud, self._vd, self._ad = np.zeros((nn, 6)), np.zeros((nn, 6)), np.zeros((nn, 3))
+        self._ud, self._vd, self._ad = np.zeros((nn, 6)), np.zeros((nn, 6)), np.zeros((nn, 6))
         if not arm.rigid:
             static_start(self._a, self._Q[0], arm.node_mass, arm.element_nodes,
                          arm.element_stiffness, self._beta, arm.model.gravity, *self._work,
@@ -152,10 +158,12 @@ class FlexibleStream:
         a1 = self._am[0].copy()
         ud1, vd1, ad1 = np.zeros_like(self._ud), np.zeros_like(self._vd), np.zeros_like(self._ad)
         if not arm.rigid:
-            newmark_step(h, a1, self._Q[0], arm.node_mass, arm.damping_mass, arm.element_nodes,
-                         arm.element_stiffness, self._beta, arm.model.gravity, self._ud,
-                         self._vd, self._ad, *self._work, ud1, vd1, ad1)
-        add_force_increments(arm.node_mass, a1 + ad1, self._a + self._ad, self._F)   # eq. 14
+            newmark_step(h, self._coef, self._a, a1, self._Q[0], arm.node_mass,
+                         arm.damping_mass, arm.element_nodes, arm.element_stiffness, self._beta,
+                         arm.model.gravity, self._ud, self._vd, self._ad, *self._work, ud1, vd1,
+                         ad1)
+        add_force_increments(arm.node_mass, a1 + ad1[:, :3], self._a + self._ad[:, :3],
+                             self._F)                                             # eq. 14
         self._history = [q2, q1, q]
         self._a = a1
         self._ud, self._vd, self._ad = ud1, vd1, ad1
