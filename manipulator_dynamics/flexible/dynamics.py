@@ -39,7 +39,8 @@ Modelling choices (documented, not hidden):
   clamped-free beam).
 * Deformations are small relative to the rigid motion: element stiffness follows the link's frame
   (co-rotational), and the internal force ``{R}_t`` is evaluated in the frame at ``t + dt``.
-  Geometric (centrifugal) stiffening is not modelled.
+  The rigid motion's axial forces stiffen the elements (geometric stiffness: centrifugal
+  stiffening), unless ``geometric_stiffening=False``.
 * Lumped masses carry no rotary inertia, so nodal moments ``F_phi`` are zero.
 * The arm starts in static equilibrium under gravity and the target's initial acceleration.
 """
@@ -51,7 +52,7 @@ import numpy as np
 from .arm import FlexibleArm
 from .beam import natural_frequencies
 from .motion import rigid_motion
-from .newmark import generalized_alpha, newmark, SPECTRAL_RADIUS, work_arrays
+from .newmark import fem_arrays, generalized_alpha, newmark, SPECTRAL_RADIUS, work_arrays
 from .parallel_scheme import deformed_axes, joint_torques, reached_angles, section_forces
 from ..model import PRISMATIC
 
@@ -140,8 +141,8 @@ class FlexibleDynamics:
     trajectory: FlexibleTrajectory
 
 
-def flexible_trajectory(arm, t, q, *, dt=None,
-                        spectral_radius=SPECTRAL_RADIUS) -> FlexibleTrajectory:
+def flexible_trajectory(arm, t, q, *, dt=None, spectral_radius=SPECTRAL_RADIUS,
+                        geometric_stiffening=True) -> FlexibleTrajectory:
     """
     Integrate the flexible arm along a rigid target trajectory (the kinematics scheme).
 
@@ -164,6 +165,9 @@ def flexible_trajectory(arm, t, q, *, dt=None,
         which conserves energy exactly and lets those modes ring, aliased, for ever; the default
         0.8 damps them within tens of steps and the bending modes hardly at all
         (:mod:`~manipulator_dynamics.flexible.newmark`).
+    geometric_stiffening : bool
+        Add each element's geometric stiffness from its axial force (centrifugal stiffening of
+        a spinning link; softening under compression).  False: the linear co-rotational model.
 
     Raises
     ------
@@ -179,11 +183,8 @@ def flexible_trajectory(arm, t, q, *, dt=None,
     check_step(arm, float(np.max(np.diff(t))), q[0])
     model = arm.model
     xm, vm, am, Q, axes = rigid_motion(arm, q, qd, qdd)
-    coef = generalized_alpha(spectral_radius)
-    ud, vd, ad, strain = newmark(t, coef, am, Q, arm.node_mass, arm.damping_mass,
-                                 arm.element_nodes, arm.element_stiffness,
-                                 np.ascontiguousarray(arm.element_damping[:, 1]),
-                                 model.gravity, arm.rigid, *work_arrays(arm))
+    ud, vd, ad, strain = newmark(fem_arrays(arm, geometric_stiffening), work_arrays(arm), t,
+                                 generalized_alpha(spectral_radius), am, Q, arm.rigid)
     v = vm + vd[:, :, :3]
     acc = am + ad[:, :, :3]
     nodes = xm + ud[:, :, :3]
@@ -198,8 +199,8 @@ def flexible_trajectory(arm, t, q, *, dt=None,
         energy=np.stack([kinetic, potential, strain], axis=1), element_axes=Q, joint_axes=axes)
 
 
-def flexible_inverse_dynamics(arm, t, q, *, dt=None,
-                              spectral_radius=SPECTRAL_RADIUS) -> FlexibleDynamics:
+def flexible_inverse_dynamics(arm, t, q, *, dt=None, spectral_radius=SPECTRAL_RADIUS,
+                              geometric_stiffening=True) -> FlexibleDynamics:
     """
     Joint torques that move a flexible arm along a target: Isobe & Imaizumi's two schemes in one.
 
@@ -208,7 +209,8 @@ def flexible_inverse_dynamics(arm, t, q, *, dt=None,
     updated by increments (eqs. 13-14).  For an arm with every link rigid this is Isobe &
     Imaizumi's rigid-body inverse dynamics.  Parameters and errors as :func:`flexible_trajectory`.
     """
-    traj = flexible_trajectory(arm, t, q, dt=dt, spectral_radius=spectral_radius)
+    traj = flexible_trajectory(arm, t, q, dt=dt, spectral_radius=spectral_radius,
+                               geometric_stiffening=geometric_stiffening)
     return parallel_inverse_dynamics(traj)
 
 
@@ -311,8 +313,8 @@ class ClosedLoopDynamics:
 
 
 def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=None,
-                                 tolerance=1e-6,
-                                 spectral_radius=SPECTRAL_RADIUS) -> ClosedLoopDynamics:
+                                 tolerance=1e-6, spectral_radius=SPECTRAL_RADIUS,
+                                 geometric_stiffening=True) -> ClosedLoopDynamics:
     """
     Joint torques of a closed loop cut at a pin into two open chains (Isobe & Imaizumi, eq. 12).
 
@@ -341,7 +343,7 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=No
         :func:`flexible_trajectory`).
     tolerance : float
         Largest tip-to-tip distance (m) accepted as closed.
-    spectral_radius : float
+    spectral_radius, geometric_stiffening
         As in :func:`flexible_trajectory`.
 
     Raises
@@ -361,10 +363,10 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, dt=No
     passive = [i for i, j in enumerate(names) if j not in active]
     if not passive:
         raise ValueError('every joint is active: nothing decides the cut force')
-    a = parallel_inverse_dynamics(flexible_trajectory(chain_a, t, q_a, dt=dt,
-                                                      spectral_radius=spectral_radius))
-    b = parallel_inverse_dynamics(flexible_trajectory(chain_b, t, q_b, dt=dt,
-                                                      spectral_radius=spectral_radius))
+    options = {'dt': dt, 'spectral_radius': spectral_radius,
+               'geometric_stiffening': geometric_stiffening}
+    a = parallel_inverse_dynamics(flexible_trajectory(chain_a, t, q_a, **options))
+    b = parallel_inverse_dynamics(flexible_trajectory(chain_b, t, q_b, **options))
     tips = a.nodes[:, -1] - b.nodes[:, -1]
     gaps = np.linalg.norm(tips, axis=1)
     if gaps.max() > tolerance:

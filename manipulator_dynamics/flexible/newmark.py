@@ -27,7 +27,24 @@ aliased near the Nyquist frequency, and that noise dominated the axial force of 
 Imaizumi's 1-link arm (Fig. 7: a ~480 Hz ringing of 8.8e-3 N peak to peak over the real 20 Hz
 one).  With ``spectral_radius = 0.8`` a mode of 3 kHz loses 10 % of its amplitude per 1 ms step
 and the 10 Hz bending mode 2e-5 of its energy per second.
+
+The elastic and damping forces of the old step are kept as it ended them, in its own frame.
+Evaluated with the new frame's stiffness, an element stretched along its old axis would read as
+sheared by the frame's rotation: a spurious force ``EA * stretch * rotation`` every step, which
+made a spinning beam lag by an amount proportional to the step.
+
+Geometric stiffening: each element's axial force ``N`` in the rigid target motion (tension
+positive: centrifugal, gravity and inertial loads of the nodes beyond it) adds the geometric
+stiffness ``N / l (1 - x x^T)`` on the transverse motion of its two nodes (``x`` its axis): the
+string stiffness of a tensioned element, consistent with its linear interpolation.  A beam spun
+about its root is stiffened by its centrifugal tension; the co-rotational linear model without
+it softens without bound (Kane, Ryan & Banerjee 1987).
+
+The kernels take the arm's finite-element arrays as one :class:`Fem` and their scratch arrays as
+one :class:`Work`, both built once per arm (:func:`fem_arrays`, :func:`work_arrays`).
 """
+
+from typing import NamedTuple
 
 from numba import njit
 import numpy as np
@@ -35,9 +52,46 @@ import numpy as np
 from .beam import BAND, band_solve, element_global
 from .._jit import JIT
 
-
 #: Default amplification of the modes far above the step's resolution (see the module text).
 SPECTRAL_RADIUS = 0.8
+
+
+class Fem(NamedTuple):
+    """The finite-element arrays of an arm that the integration reads, as one kernel argument."""
+
+    mass: np.ndarray            # (N,) lumped node masses, kg
+    damping_mass: np.ndarray    # (N,) Rayleigh alpha times the node masses, kg/s
+    nodes: np.ndarray           # (E, 2) the two nodes of each element
+    stiffness: np.ndarray       # (E, 12, 12) element stiffness in element axes
+    beta: np.ndarray            # (E,) Rayleigh beta of each element, s
+    length: np.ndarray          # (E,) element lengths, m
+    gravity: np.ndarray         # (3,) base frame, m/s^2
+    stiffening: bool            # add the geometric stiffness of the axial forces
+
+
+class Work(NamedTuple):
+    """Scratch arrays of one integration (band, right-hand side, element matrices, axial)."""
+
+    band: np.ndarray            # (12, 6 (N - 1)) lower band of the effective stiffness
+    rhs: np.ndarray             # (6 (N - 1),)
+    kg: np.ndarray              # (E, 12, 12) element stiffness in the base frame
+    axial: np.ndarray           # (E,) axial force of each element, tension positive, N
+    internal: np.ndarray        # (6 (N - 1),) the last step's elastic and damping forces
+
+
+def fem_arrays(arm, geometric_stiffening=True):
+    """Make the :class:`Fem` of ``arm``."""
+    return Fem(arm.node_mass, arm.damping_mass, arm.element_nodes, arm.element_stiffness,
+               np.ascontiguousarray(arm.element_damping[:, 1]), arm.element_length,
+               np.ascontiguousarray(arm.model.gravity, dtype=float), bool(geometric_stiffening))
+
+
+def work_arrays(arm):
+    """Make the :class:`Work` arrays of ``arm``."""
+    ndof = 6 * (len(arm.node_mass) - 1)
+    E = len(arm.element_nodes)
+    return Work(np.zeros((BAND + 1, ndof)), np.zeros(ndof), np.empty((E, 12, 12)), np.zeros(E),
+                np.zeros(ndof))
 
 
 def generalized_alpha(spectral_radius):
@@ -58,34 +112,109 @@ def generalized_alpha(spectral_radius):
 
 
 @njit(**JIT)
-def assemble(Qs, nodes, kloc, beta, k_coef, c_coef, c_v, c_a, B, ud, vd, ad, force, kg):
+def axial_forces(fem, am, Q, axial):
     """
-    Add ``(k_coef + c_coef beta_e) K_e`` into band ``B``; take the old state's from ``force``.
+    Fill ``axial (E,)``: each element's axial force in the rigid target motion, tension positive.
 
-    The old state's forces are ``K_e (ud - beta_e (c_v vd + c_a ad))``: the element's stiffness
-    and its Rayleigh damping ``beta_e K_e``.
-
-    Node ``k >= 1`` owns degrees of freedom ``6 (k - 1) .. 6 k - 1``; node 0 is clamped.  Each
-    element's stiffness in the base frame is left in ``kg (E, 12, 12)`` for :func:`strain_energy`.
+    The force an element passes outwards is the sum of ``m (u_m'' - g)`` over the nodes beyond
+    it; its part along the element axis ``Q[e][:, 0]`` is the axial force.  These are the
+    zeroth-order stresses of the linearisation about the rigid motion, the ones whose geometric
+    stiffness is first order in the deformation (Padilla & von Flotow 1992); the deformation's
+    own contribution would be second order.  They are known functions of the target, smooth,
+    and do not feed back on the deformation.  Nodes are numbered outwards along the chain.
     """
-    for e in range(nodes.shape[0]):
-        element_global(Qs[e], kloc[e], kg[e])
-        a = nodes[e, 0]
-        scale = k_coef + c_coef * beta[e]
+    nn = am.shape[0]
+    s0 = s1 = s2 = 0.0
+    k = nn
+    for e in range(fem.nodes.shape[0] - 1, -1, -1):
+        b = fem.nodes[e, 1]
+        while k > b:                    # add the nodes at and beyond b not yet summed
+            k -= 1
+            m = fem.mass[k]
+            s0 += m * (am[k, 0] - fem.gravity[0])
+            s1 += m * (am[k, 1] - fem.gravity[1])
+            s2 += m * (am[k, 2] - fem.gravity[2])
+        axial[e] = -(Q[e, 0, 0] * s0 + Q[e, 1, 0] * s1 + Q[e, 2, 0] * s2)
+
+
+@njit(**JIT)
+def _geometric(Qs, e, r, c):
+    """Entry ``(r, c)`` of ``1 - x x^T`` for element ``e``'s axis ``x``."""
+    return (1.0 if r == c else 0.0) - Qs[e, r, 0] * Qs[e, c, 0]
+
+
+@njit(**JIT)
+def assemble(fem, work, Qs, scale_k, scale_c):
+    """
+    Put ``scale_k K + scale_c C_K`` of the new frame into the band, and its ``K_e`` in ``kg``.
+
+    ``C_K = beta_e K_e`` is the stiffness-proportional damping; ``K`` includes the geometric
+    stiffness of ``work.axial`` when ``fem.stiffening``.  Node ``k >= 1`` owns degrees of freedom
+    ``6 (k - 1) .. 6 k - 1``; node 0 is clamped.
+    """
+    B, kg = work.band, work.kg
+    for e in range(fem.nodes.shape[0]):
+        element_global(Qs[e], fem.stiffness[e], kg[e])
+        a = fem.nodes[e, 0]
+        scale = scale_k + scale_c * fem.beta[e]
         for r in range(12):
             nr = a + r // 6
+            if nr < 1:
+                continue
             dr = 6 * (nr - 1) + r % 6
-            kr = 0.0
             for c in range(12):
                 nc = a + c // 6
-                j = c % 6
-                kr += kg[e, r, c] * (ud[nc, j] - beta[e] * (c_v * vd[nc, j] + c_a * ad[nc, j]))
-                if nr >= 1 and nc >= 1:
-                    dc = 6 * (nc - 1) + j
-                    if dr >= dc:
-                        B[dr - dc, dc] += scale * kg[e, r, c]
-            if nr >= 1:
-                force[dr] -= kr
+                dc = 6 * (nc - 1) + c % 6
+                if nc >= 1 and dr >= dc:
+                    B[dr - dc, dc] += scale * kg[e, r, c]
+        if fem.stiffening:
+            # K_G = N / l [[P, -P], [-P, P]] on the translations, P = 1 - x x^T
+            g = scale_k * work.axial[e] / fem.length[e]
+            for p in range(2):
+                for q in range(2):
+                    if a + p < 1 or a + q < 1:
+                        continue
+                    sign = g if p == q else -g
+                    for r in range(3):
+                        dr = 6 * (a + p - 1) + r
+                        for c in range(3):
+                            dc = 6 * (a + q - 1) + c
+                            if dr >= dc:
+                                B[dr - dc, dc] += sign * _geometric(Qs, e, r, c)
+
+
+@njit(**JIT)
+def element_forces(fem, work, Qs, u, v, out):
+    """
+    Subtract ``K u + C_K v`` (with ``kg`` and ``work.axial`` of the new frame) from ``out``.
+
+    The elastic and stiffness-damping forces of the state ``u``, ``v`` ``(N, 6)``, base frame.
+    """
+    kg = work.kg
+    for e in range(fem.nodes.shape[0]):
+        a = fem.nodes[e, 0]
+        beta = fem.beta[e]
+        for r in range(12):
+            nr = a + r // 6
+            if nr < 1:
+                continue
+            f = 0.0
+            for c in range(12):
+                nc = a + c // 6
+                f += kg[e, r, c] * (u[nc, c % 6] + beta * v[nc, c % 6])
+            out[6 * (nr - 1) + r % 6] -= f
+        if fem.stiffening:
+            g = work.axial[e] / fem.length[e]
+            for p in range(2):
+                if a + p < 1:
+                    continue
+                for r in range(3):
+                    f = 0.0
+                    for q in range(2):
+                        sign = g if p == q else -g
+                        for c in range(3):
+                            f += sign * _geometric(Qs, e, r, c) * u[a + q, c]
+                    out[6 * (a + p - 1) + r] -= f
 
 
 @njit(**JIT)
@@ -102,64 +231,87 @@ def strain_energy(kg, nodes, ud):
 
 
 @njit(**JIT)
-def static_start(am, Q, mass, nodes, kloc, beta, gravity, B, rhs, kg, ud):
+def static_start(fem, work, am, Q, ud):
     """
     Deformations ``ud (N, 6)`` in static equilibrium, ``K ud = m (g - u_m'')``; the strain energy.
 
     The arm starts so: at rest in its deformed shape under gravity and the target's first
-    acceleration ``am (N, 3)``, element axes ``Q (E, 3, 3)``.  ``B``, ``rhs``, ``kg`` are work
-    arrays (band, right-hand side, element stiffnesses).
+    acceleration ``am (N, 3)``, element axes ``Q (E, 3, 3)``.  ``work.internal`` is left with
+    its elastic forces, ``K ud``.
     """
     nn = am.shape[0]
-    B[:] = 0.0
-    rhs[:] = 0.0
+    work.band[:] = 0.0
     ud[:] = 0.0
+    rhs = work.rhs
+    rhs[:] = 0.0
     for k in range(1, nn):
         for j in range(3):
-            rhs[6 * (k - 1) + j] = mass[k] * (gravity[j] - am[k, j])
-    assemble(Q, nodes, kloc, beta, 1.0, 0.0, 0.0, 0.0, B, ud, ud, ud, rhs, kg)
-    if not band_solve(B, rhs):
+            rhs[6 * (k - 1) + j] = fem.mass[k] * (fem.gravity[j] - am[k, j])
+    axial_forces(fem, am, Q, work.axial)
+    assemble(fem, work, Q, 1.0, 0.0)
+    if not band_solve(work.band, rhs):
         raise ValueError('the stiffness matrix is not positive definite')
     for k in range(1, nn):
         for j in range(6):
             ud[k, j] = rhs[6 * (k - 1) + j]
-    return strain_energy(kg, nodes, ud)
+    work.internal[:] = 0.0
+    element_forces(fem, work, Q, ud, np.zeros_like(ud), work.internal)    # at rest: K ud
+    work.internal[:] = -work.internal
+    return strain_energy(work.kg, fem.nodes, ud)
 
 
 @njit(**JIT)
-def newmark_step(h, coef, am0, am1, Q, mass, alpha_mass, nodes, kloc, beta, gravity, ud, vd, ad,
-                 B, rhs, kg, ud1, vd1, ad1):
+def newmark_step(fem, work, h, coef, am0, am1, Q, ud, vd, ad, ud1, vd1, ad1):
     """
     One step of ``h`` s: from ``ud, vd, ad`` to ``ud1, vd1, ad1`` (all ``(N, 6)``); new strain.
 
     Generalized-alpha (``coef`` from :func:`generalized_alpha`) on eq. 15,
-    ``M (u_m'' + u_d'')_(n+1-alpha_m) + C u_d'_(n+1-alpha_f) + K u_d_(n+1-alpha_f) = F``, the
-    rigid accelerations ``am0`` (old step) and ``am1`` (new) given, the element axes ``Q`` of the
-    new step (``R_t`` in the new frame).  The effective stiffness of the increment,
-    ``(1 - alpha_f) K + (1 - alpha_f) gamma / (beta h) C + (1 - alpha_m) / (beta h^2) M``, is a
-    band matrix (nodes numbered along the chain): Cholesky in O(N).
+    ``M u_d''_(n+1-alpha_m) + (1 - alpha_f) (C u_d' + K u_d)_(n+1) + alpha_f (C u_d' + K u_d)_n
+    = F - M u_m''_(n+1-alpha_f)``, the rigid accelerations ``am0`` (old step) and ``am1`` (new)
+    given, the element axes ``Q`` of the new step.  The old step's elastic and damping
+    forces are those it ended with (``work.internal``, in its own frame): evaluating the old
+    deformation with the new frame's stiffness would read the rotation of a stretched element
+    as shear, a force of order ``EA * stretch * rotation`` per step (the paper's ``R_t`` in the
+    new frame is the ``alpha_f = 0`` case, the trapezoidal rule's total form).  The effective
+    stiffness of the increment, ``(1 - alpha_f) K + (1 - alpha_f) gamma / (beta h) C +
+    (1 - alpha_m) / (beta h^2) M``, is a band matrix (nodes numbered along the chain): Cholesky
+    in O(N).  ``K`` includes the geometric stiffness of the new step's rigid axial forces when
+    ``fem.stiffening``.
     """
     alpha_m, alpha_f, gamma, nb = coef[0], coef[1], coef[2], coef[3]
     nn = am1.shape[0]
-    # the increment's coefficients, and the old state's in the right-hand side
-    on_m = (1.0 - alpha_m) / (nb * h * h)
+    mass, damping_mass, rhs, B = fem.mass, fem.damping_mass, work.rhs, work.band
+    on_m = (1.0 - alpha_m) / (nb * h * h)       # the increment's coefficients
     on_c = (1.0 - alpha_f) * gamma / (nb * h)
     on_k = 1.0 - alpha_f
-    m_v = (1.0 - alpha_m) / (nb * h)
+    m_v = (1.0 - alpha_m) / (nb * h)            # the old state's, through a and v of the new
     m_a = (1.0 - alpha_m) * (0.5 - nb) / nb - alpha_m
-    c_v = -((1.0 - alpha_f) * (1.0 - gamma / nb) + alpha_f)
-    c_a = -(1.0 - alpha_f) * h * (1.0 - 0.5 * gamma / nb)
+    v_v = 1.0 - gamma / nb
+    v_a = h * (1.0 - 0.5 * gamma / nb)
     B[:] = 0.0
     for k in range(1, nn):
         base = 6 * (k - 1)
+        for j in range(6):
+            rhs[base + j] = -alpha_f * work.internal[base + j]
         for j in range(3):
-            rigid = (1.0 - alpha_m) * am1[k, j] + alpha_m * am0[k, j]
-            rhs[base + j] = mass[k] * (gravity[j] - rigid + m_v * vd[k, j] + m_a * ad[k, j]) \
-                + alpha_mass[k] * (c_v * vd[k, j] + c_a * ad[k, j])
-            B[0, base + j] += on_m * mass[k] + on_c * alpha_mass[k]
-        for j in range(3, 6):
-            rhs[base + j] = 0.0
-    assemble(Q, nodes, kloc, beta, on_k, on_c, c_v, c_a, B, ud, vd, ad, rhs, kg)
+            # the rigid motion's inertial load is an applied force: at the alpha_f point, with
+            # the elastic forces it balances (at the alpha_m point a spinning link's centrifugal
+            # load and its stretch would point apart by (alpha_f - alpha_m) Omega h: a lag)
+            rigid = (1.0 - alpha_f) * am1[k, j] + alpha_f * am0[k, j]
+            vn = (1.0 - alpha_f) * (v_v * vd[k, j] + v_a * ad[k, j]) + alpha_f * vd[k, j]
+            rhs[base + j] += mass[k] * (fem.gravity[j] - rigid + m_v * vd[k, j]
+                                        + m_a * ad[k, j]) - damping_mass[k] * vn
+            B[0, base + j] += on_m * mass[k] + on_c * damping_mass[k]
+    if fem.stiffening:
+        axial_forces(fem, am1, Q, work.axial)
+    assemble(fem, work, Q, on_k, on_c)
+    # - (1 - alpha_f) (K ud + C_K (v_v vd + v_a ad)): the new frame's forces of the old state
+    # carried to the new step without increment (v_v vd + v_a ad is vd1 at zero increment)
+    for k in range(nn):
+        for j in range(6):
+            vd1[k, j] = on_k * (v_v * vd[k, j] + v_a * ad[k, j])
+            ud1[k, j] = on_k * ud[k, j]
+    element_forces(fem, work, Q, ud1, vd1, rhs)
     if not band_solve(B, rhs):
         raise ValueError('the effective stiffness matrix is not positive definite')
     for j in range(6):
@@ -172,18 +324,14 @@ def newmark_step(h, coef, am0, am1, Q, mass, alpha_mass, nodes, kloc, beta, grav
             ud1[k, j] = ud[k, j] + du
             ad1[k, j] = du / (nb * h * h) - vd[k, j] / (nb * h) - (0.5 - nb) / nb * ad[k, j]
             vd1[k, j] = vd[k, j] + h * ((1.0 - gamma) * ad[k, j] + gamma * ad1[k, j])
-    return strain_energy(kg, nodes, ud1)
-
-
-def work_arrays(arm):
-    """Make the band, right-hand side and element stiffnesses :func:`newmark_step` works in."""
-    ndof = 6 * (len(arm.node_mass) - 1)
-    return (np.zeros((BAND + 1, ndof)), np.zeros(ndof),
-            np.empty((len(arm.element_nodes), 12, 12)))
+    work.internal[:] = 0.0
+    element_forces(fem, work, Q, ud1, vd1, work.internal)           # for the next step
+    work.internal[:] = -work.internal
+    return strain_energy(work.kg, fem.nodes, ud1)
 
 
 @njit(**JIT)
-def newmark(t, coef, am, Q, mass, alpha_mass, nodes, kloc, beta, gravity, rigid, B, rhs, kg):
+def newmark(fem, work, t, coef, am, Q, rigid):
     """
     Deformations ``u_d (T, N, 6)``, their rates and accelerations, and the strain energy.
 
@@ -197,9 +345,9 @@ def newmark(t, coef, am, Q, mass, alpha_mass, nodes, kloc, beta, gravity, rigid,
     strain = np.zeros(T)
     if rigid:
         return ud, vd, ad, strain
-    strain[0] = static_start(am[0], Q[0], mass, nodes, kloc, beta, gravity, B, rhs, kg, ud[0])
+    strain[0] = static_start(fem, work, am[0], Q[0], ud[0])
     for s in range(T - 1):
-        strain[s + 1] = newmark_step(t[s + 1] - t[s], coef, am[s], am[s + 1], Q[s + 1], mass,
-                                     alpha_mass, nodes, kloc, beta, gravity, ud[s], vd[s], ad[s],
-                                     B, rhs, kg, ud[s + 1], vd[s + 1], ad[s + 1])
+        strain[s + 1] = newmark_step(fem, work, t[s + 1] - t[s], coef, am[s], am[s + 1],
+                                     Q[s + 1], ud[s], vd[s], ad[s], ud[s + 1], vd[s + 1],
+                                     ad[s + 1])
     return ud, vd, ad, strain

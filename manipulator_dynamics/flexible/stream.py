@@ -37,8 +37,8 @@ import numpy as np
 from .arm import FlexibleArm
 from .dynamics import check_step
 from .motion import node_motion
-from .newmark import (generalized_alpha, newmark_step, SPECTRAL_RADIUS, static_start,
-                      work_arrays)
+from .newmark import (fem_arrays, generalized_alpha, newmark_step, SPECTRAL_RADIUS,
+                      static_start, work_arrays)
 from .parallel_scheme import add_force_increments, reached_angles, section_forces, torques_at
 from ..rigid.kinematics import kernel_model
 
@@ -94,14 +94,14 @@ class FlexibleStream:
         bending mode (as :func:`~manipulator_dynamics.flexible_trajectory`).
     qd0, qdd0 : array-like, shape (n,), optional
         Joint velocities and accelerations at the start (default zero).
-    spectral_radius : float
-        Generalized-alpha's damping of the unresolved modes, as in
-        :func:`~manipulator_dynamics.flexible_trajectory`.
+    spectral_radius, geometric_stiffening
+        Generalized-alpha's damping of the unresolved modes and the axial forces' geometric
+        stiffness, as in :func:`~manipulator_dynamics.flexible_trajectory`.
 
     """
 
-    def __init__(self, arm, q0, dt, *, qd0=None, qdd0=None,
-                 spectral_radius=SPECTRAL_RADIUS):
+    def __init__(self, arm, q0, dt, *, qd0=None, qdd0=None, spectral_radius=SPECTRAL_RADIUS,
+                 geometric_stiffening=True):
         if not isinstance(arm, FlexibleArm):
             raise TypeError(f'arm must be a FlexibleArm, got {type(arm).__name__}')
         self.arm = arm
@@ -116,7 +116,7 @@ class FlexibleStream:
         nn, ne = len(arm.node_mass), len(arm.element_nodes)
         self._m = kernel_model(arm.model)
         self._coef = generalized_alpha(spectral_radius)
-        self._beta = np.ascontiguousarray(arm.element_damping[:, 1])
+        self._fem = fem_arrays(arm, geometric_stiffening)
         self._work = work_arrays(arm)
         # the rigid target at one step: node positions, velocities, accelerations, frames
         self._xm, self._vm, self._am = (np.empty((1, nn, 3)) for _ in range(3))
@@ -129,9 +129,7 @@ class FlexibleStream:
         self._a = self._am[0].copy()
         self._ud, self._vd, self._ad = np.zeros((nn, 6)), np.zeros((nn, 6)), np.zeros((nn, 6))
         if not arm.rigid:
-            static_start(self._a, self._Q[0], arm.node_mass, arm.element_nodes,
-                         arm.element_stiffness, self._beta, arm.model.gravity, *self._work,
-                         self._ud)
+            static_start(self._fem, self._work, self._a, self._Q[0], self._ud)
         self._F = arm.node_mass[:, None] * (self._a - arm.model.gravity)
         self.steps = 0
         self.sample = self._sample(q0, self._xm[0] + self._ud[:, :3])
@@ -158,10 +156,8 @@ class FlexibleStream:
         a1 = self._am[0].copy()
         ud1, vd1, ad1 = np.zeros_like(self._ud), np.zeros_like(self._vd), np.zeros_like(self._ad)
         if not arm.rigid:
-            newmark_step(h, self._coef, self._a, a1, self._Q[0], arm.node_mass,
-                         arm.damping_mass, arm.element_nodes, arm.element_stiffness, self._beta,
-                         arm.model.gravity, self._ud, self._vd, self._ad, *self._work, ud1, vd1,
-                         ad1)
+            newmark_step(self._fem, self._work, h, self._coef, self._a, a1, self._Q[0],
+                         self._ud, self._vd, self._ad, ud1, vd1, ad1)
         add_force_increments(arm.node_mass, a1 + ad1[:, :3], self._a + self._ad[:, :3],
                              self._F)                                             # eq. 14
         self._history = [q2, q1, q]
