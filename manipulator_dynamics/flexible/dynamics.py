@@ -38,7 +38,8 @@ Modelling choices (documented, not hidden):
   deformation every joint is locked and the first joint clamped (a one-link arm vibrates as a
   clamped-free beam).
 * Deformations are small relative to the rigid motion: element stiffness follows the link's frame
-  (co-rotational), and the internal force ``{R}_t`` is evaluated in the frame at ``t + dt``.
+  (co-rotational); the new step's internal force is evaluated in the frame at ``t + dt``, the
+  old step's kept as it was (:mod:`~manipulator_dynamics.flexible.newmark`).
   The rigid motion's axial forces stiffen the elements (geometric stiffness: centrifugal
   stiffening), unless ``geometric_stiffening=False``.
 * Lumped masses carry no rotary inertia, so nodal moments ``F_phi`` are zero.
