@@ -53,7 +53,8 @@ import numpy as np
 from .arm import FlexibleArm
 from .beam import natural_frequencies
 from .motion import rigid_motion
-from .newmark import fem_arrays, generalized_alpha, newmark, SPECTRAL_RADIUS, work_arrays
+from .newmark import (chain_dofs, fem_arrays, generalized_alpha, newmark, SPECTRAL_RADIUS,
+                      work_arrays)
 from .parallel_scheme import deformed_axes, joint_torques, reached_angles, section_forces
 from ..model import PRISMATIC
 
@@ -184,7 +185,9 @@ def flexible_trajectory(arm, t, q, *, dt=None, spectral_radius=SPECTRAL_RADIUS,
     check_step(arm, float(np.max(np.diff(t))), q[0])
     model = arm.model
     xm, vm, am, Q, axes = rigid_motion(arm, q, qd, qdd)
-    ud, vd, ad, strain = newmark(fem_arrays(arm, geometric_stiffening), work_arrays(arm), t,
+    fem = fem_arrays(arm, geometric_stiffening)
+    dof = chain_dofs(len(arm.node_mass))
+    ud, vd, ad, strain = newmark(fem, work_arrays(fem, 6 * (len(arm.node_mass) - 1)), dof, t,
                                  generalized_alpha(spectral_radius), am, Q, arm.rigid)
     v = vm + vd[:, :, :3]
     acc = am + ad[:, :, :3]

@@ -40,8 +40,11 @@ string stiffness of a tensioned element, consistent with its linear interpolatio
 about its root is stiffened by its centrifugal tension; the co-rotational linear model without
 it softens without bound (Kane, Ryan & Banerjee 1987).
 
-The kernels take the arm's finite-element arrays as one :class:`Fem` and their scratch arrays as
-one :class:`Work`, both built once per arm (:func:`fem_arrays`, :func:`work_arrays`).
+The kernels take the finite-element arrays as one :class:`Fem` and their scratch arrays as one
+:class:`Work` (:func:`fem_arrays`, :func:`work_arrays`), and a map ``dof (N, 6)`` from each
+node's six degrees of freedom to the equations (-1: held; :func:`chain_dofs`).  One chain's map
+numbers the nodes along it, so its effective stiffness is a band matrix (Cholesky in O(N)); the
+chains of a closed loop share their cut node's translations, and their system is solved dense.
 """
 
 from typing import NamedTuple
@@ -50,14 +53,14 @@ from numba import njit
 import numpy as np
 
 from .beam import BAND, band_solve, element_global
-from .._jit import JIT
+from .._jit import INLINE, JIT
 
 #: Default amplification of the modes far above the step's resolution (see the module text).
 SPECTRAL_RADIUS = 0.8
 
 
 class Fem(NamedTuple):
-    """The finite-element arrays of an arm that the integration reads, as one kernel argument."""
+    """The finite-element arrays of an arm (or of the chains of a loop), as one kernel argument."""
 
     mass: np.ndarray            # (N,) lumped node masses, kg
     damping_mass: np.ndarray    # (N,) Rayleigh alpha times the node masses, kg/s
@@ -66,32 +69,44 @@ class Fem(NamedTuple):
     beta: np.ndarray            # (E,) Rayleigh beta of each element, s
     length: np.ndarray          # (E,) element lengths, m
     gravity: np.ndarray         # (3,) base frame, m/s^2
+    chain_last: np.ndarray      # (E,) the last node of the element's chain
     stiffening: bool            # add the geometric stiffness of the axial forces
+    dense: bool                 # solve dense (a loop), not as one chain's band
 
 
 class Work(NamedTuple):
-    """Scratch arrays of one integration (band, right-hand side, element matrices, axial)."""
+    """Scratch arrays of one integration (matrix, right-hand side, element matrices, axial)."""
 
-    band: np.ndarray            # (12, 6 (N - 1)) lower band of the effective stiffness
-    rhs: np.ndarray             # (6 (N - 1),)
+    matrix: np.ndarray          # (12, D) lower band, or (D, D) dense: the effective stiffness
+    rhs: np.ndarray             # (D,)
     kg: np.ndarray              # (E, 12, 12) element stiffness in the base frame
     axial: np.ndarray           # (E,) axial force of each element, tension positive, N
-    internal: np.ndarray        # (6 (N - 1),) the last step's elastic and damping forces
+    internal: np.ndarray        # (D,) the last step's elastic and damping forces
 
 
-def fem_arrays(arm, geometric_stiffening=True):
-    """Make the :class:`Fem` of ``arm``."""
-    return Fem(arm.node_mass, arm.damping_mass, arm.element_nodes, arm.element_stiffness,
-               np.ascontiguousarray(arm.element_damping[:, 1]), arm.element_length,
-               np.ascontiguousarray(arm.model.gravity, dtype=float), bool(geometric_stiffening))
-
-
-def work_arrays(arm):
-    """Make the :class:`Work` arrays of ``arm``."""
-    ndof = 6 * (len(arm.node_mass) - 1)
+def fem_arrays(arm, geometric_stiffening=True, stiffness=None):
+    """Make the :class:`Fem` of ``arm`` (``stiffness``: its element stiffness, if not its own)."""
     E = len(arm.element_nodes)
-    return Work(np.zeros((BAND + 1, ndof)), np.zeros(ndof), np.empty((E, 12, 12)), np.zeros(E),
-                np.zeros(ndof))
+    return Fem(arm.node_mass, arm.damping_mass, arm.element_nodes,
+               arm.element_stiffness if stiffness is None else stiffness,
+               np.ascontiguousarray(arm.element_damping[:, 1]), arm.element_length,
+               np.ascontiguousarray(arm.model.gravity, dtype=float),
+               np.full(E, len(arm.node_mass) - 1, dtype=np.int64), bool(geometric_stiffening),
+               False)
+
+
+def chain_dofs(nodes):
+    """Map one chain's degrees of freedom, clamped at node 0: node ``k`` owns ``6 (k - 1) ..``."""
+    dof = np.arange(-6, 6 * (nodes - 1), dtype=np.int64).reshape(nodes, 6)
+    dof[0] = -1
+    return dof
+
+
+def work_arrays(fem, ndof):
+    """Make the :class:`Work` arrays for ``ndof`` equations of ``fem``."""
+    E = fem.nodes.shape[0]
+    matrix = np.zeros((ndof, ndof)) if fem.dense else np.zeros((BAND + 1, ndof))
+    return Work(matrix, np.zeros(ndof), np.empty((E, 12, 12)), np.zeros(E), np.zeros(ndof))
 
 
 def generalized_alpha(spectral_radius):
@@ -117,17 +132,22 @@ def axial_forces(fem, am, Q, axial):
     Fill ``axial (E,)``: each element's axial force in the rigid target motion, tension positive.
 
     The force an element passes outwards is the sum of ``m (u_m'' - g)`` over the nodes beyond
-    it; its part along the element axis ``Q[e][:, 0]`` is the axial force.  These are the
-    zeroth-order stresses of the linearisation about the rigid motion, the ones whose geometric
-    stiffness is first order in the deformation (Padilla & von Flotow 1992); the deformation's
-    own contribution would be second order.  They are known functions of the target, smooth,
-    and do not feed back on the deformation.  Nodes are numbered outwards along the chain.
+    it in its chain; its part along the element axis ``Q[e][:, 0]`` is the axial force.  These
+    are the zeroth-order stresses of the linearisation about the rigid motion, the ones whose
+    geometric stiffness is first order in the deformation (Padilla & von Flotow 1992); the
+    deformation's own contribution would be second order.  They are known functions of the
+    target, smooth, and do not feed back on the deformation.  (In a loop, each chain's own: the
+    cut force's share is left out.)  Nodes are numbered outwards along each chain.
     """
-    nn = am.shape[0]
     s0 = s1 = s2 = 0.0
-    k = nn
+    k = -1
+    last = -1
     for e in range(fem.nodes.shape[0] - 1, -1, -1):
         b = fem.nodes[e, 1]
+        if fem.chain_last[e] != last:           # the last element of a chain: start its sum
+            last = fem.chain_last[e]
+            k = last + 1
+            s0 = s1 = s2 = 0.0
         while k > b:                    # add the nodes at and beyond b not yet summed
             k -= 1
             m = fem.mass[k]
@@ -137,54 +157,54 @@ def axial_forces(fem, am, Q, axial):
         axial[e] = -(Q[e, 0, 0] * s0 + Q[e, 1, 0] * s1 + Q[e, 2, 0] * s2)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _geometric(Qs, e, r, c):
     """Entry ``(r, c)`` of ``1 - x x^T`` for element ``e``'s axis ``x``."""
     return (1.0 if r == c else 0.0) - Qs[e, r, 0] * Qs[e, c, 0]
 
 
+@njit(**INLINE)
+def _add(matrix, dense, dr, dc, value):
+    """Add ``value`` at equation ``dr``, unknown ``dc`` (lower band, or both dense triangles)."""
+    if dr < 0 or dc < 0:
+        return
+    if dense:
+        matrix[dr, dc] += value
+    elif dr >= dc:
+        matrix[dr - dc, dc] += value
+
+
 @njit(**JIT)
-def assemble(fem, work, Qs, scale_k, scale_c):
+def assemble(fem, work, dof, Qs, scale_k, scale_c):
     """
-    Put ``scale_k K + scale_c C_K`` of the new frame into the band, and its ``K_e`` in ``kg``.
+    Add ``scale_k K + scale_c C_K`` of the new frame to the matrix, and leave ``K_e`` in ``kg``.
 
     ``C_K = beta_e K_e`` is the stiffness-proportional damping; ``K`` includes the geometric
-    stiffness of ``work.axial`` when ``fem.stiffening``.  Node ``k >= 1`` owns degrees of freedom
-    ``6 (k - 1) .. 6 k - 1``; node 0 is clamped.
+    stiffness of ``work.axial`` when ``fem.stiffening``.
     """
-    B, kg = work.band, work.kg
+    kg, matrix, dense = work.kg, work.matrix, fem.dense
     for e in range(fem.nodes.shape[0]):
         element_global(Qs[e], fem.stiffness[e], kg[e])
         a = fem.nodes[e, 0]
         scale = scale_k + scale_c * fem.beta[e]
         for r in range(12):
-            nr = a + r // 6
-            if nr < 1:
-                continue
-            dr = 6 * (nr - 1) + r % 6
+            dr = dof[a + r // 6, r % 6]
             for c in range(12):
-                nc = a + c // 6
-                dc = 6 * (nc - 1) + c % 6
-                if nc >= 1 and dr >= dc:
-                    B[dr - dc, dc] += scale * kg[e, r, c]
+                _add(matrix, dense, dr, dof[a + c // 6, c % 6], scale * kg[e, r, c])
         if fem.stiffening:
             # K_G = N / l [[P, -P], [-P, P]] on the translations, P = 1 - x x^T
             g = scale_k * work.axial[e] / fem.length[e]
             for p in range(2):
                 for q in range(2):
-                    if a + p < 1 or a + q < 1:
-                        continue
                     sign = g if p == q else -g
                     for r in range(3):
-                        dr = 6 * (a + p - 1) + r
                         for c in range(3):
-                            dc = 6 * (a + q - 1) + c
-                            if dr >= dc:
-                                B[dr - dc, dc] += sign * _geometric(Qs, e, r, c)
+                            _add(matrix, dense, dof[a + p, r], dof[a + q, c],
+                                 sign * _geometric(Qs, e, r, c))
 
 
 @njit(**JIT)
-def element_forces(fem, work, Qs, u, v, out):
+def element_forces(fem, work, dof, Qs, u, v, out):
     """
     Subtract ``K u + C_K v`` (with ``kg`` and ``work.axial`` of the new frame) from ``out``.
 
@@ -195,26 +215,27 @@ def element_forces(fem, work, Qs, u, v, out):
         a = fem.nodes[e, 0]
         beta = fem.beta[e]
         for r in range(12):
-            nr = a + r // 6
-            if nr < 1:
+            dr = dof[a + r // 6, r % 6]
+            if dr < 0:
                 continue
             f = 0.0
             for c in range(12):
                 nc = a + c // 6
                 f += kg[e, r, c] * (u[nc, c % 6] + beta * v[nc, c % 6])
-            out[6 * (nr - 1) + r % 6] -= f
+            out[dr] -= f
         if fem.stiffening:
             g = work.axial[e] / fem.length[e]
             for p in range(2):
-                if a + p < 1:
-                    continue
                 for r in range(3):
+                    dr = dof[a + p, r]
+                    if dr < 0:
+                        continue
                     f = 0.0
                     for q in range(2):
                         sign = g if p == q else -g
                         for c in range(3):
                             f += sign * _geometric(Qs, e, r, c) * u[a + q, c]
-                    out[6 * (a + p - 1) + r] -= f
+                    out[dr] -= f
 
 
 @njit(**JIT)
@@ -231,7 +252,29 @@ def strain_energy(kg, nodes, ud):
 
 
 @njit(**JIT)
-def static_start(fem, work, am, Q, ud):
+def _solve(fem, work, ndof):
+    """Solve the assembled system in place of ``work.rhs[:ndof]``; False if not definite."""
+    if fem.dense:
+        A = work.matrix[:ndof, :ndof]
+        L = np.linalg.cholesky(A) if np.all(np.diag(A) > 0) else np.zeros((0, 0))
+        if L.shape[0] == 0 or not np.all(np.isfinite(L)):
+            return False
+        work.rhs[:ndof] = np.linalg.solve(L.T, np.linalg.solve(L, work.rhs[:ndof]))
+        return True
+    return band_solve(work.matrix, work.rhs)
+
+
+@njit(**INLINE)
+def _unknowns(dof):
+    n = -1
+    for k in range(dof.shape[0]):
+        for j in range(6):
+            n = max(n, dof[k, j])
+    return n + 1
+
+
+@njit(**JIT)
+def static_start(fem, work, dof, am, Q, ud):
     """
     Deformations ``ud (N, 6)`` in static equilibrium, ``K ud = m (g - u_m'')``; the strain energy.
 
@@ -239,48 +282,52 @@ def static_start(fem, work, am, Q, ud):
     acceleration ``am (N, 3)``, element axes ``Q (E, 3, 3)``.  ``work.internal`` is left with
     its elastic forces, ``K ud``.
     """
-    nn = am.shape[0]
-    work.band[:] = 0.0
+    ndof = _unknowns(dof)
+    work.matrix[:] = 0.0
     ud[:] = 0.0
     rhs = work.rhs
     rhs[:] = 0.0
-    for k in range(1, nn):
+    for k in range(am.shape[0]):
         for j in range(3):
-            rhs[6 * (k - 1) + j] = fem.mass[k] * (fem.gravity[j] - am[k, j])
+            if dof[k, j] >= 0:
+                rhs[dof[k, j]] += fem.mass[k] * (fem.gravity[j] - am[k, j])
     axial_forces(fem, am, Q, work.axial)
-    assemble(fem, work, Q, 1.0, 0.0)
-    if not band_solve(work.band, rhs):
+    assemble(fem, work, dof, Q, 1.0, 0.0)
+    if not _solve(fem, work, ndof):
         raise ValueError('the stiffness matrix is not positive definite')
-    for k in range(1, nn):
+    for k in range(am.shape[0]):
         for j in range(6):
-            ud[k, j] = rhs[6 * (k - 1) + j]
+            if dof[k, j] >= 0:
+                ud[k, j] = rhs[dof[k, j]]
     work.internal[:] = 0.0
-    element_forces(fem, work, Q, ud, np.zeros_like(ud), work.internal)    # at rest: K ud
+    element_forces(fem, work, dof, Q, ud, np.zeros_like(ud), work.internal)    # at rest: K ud
     work.internal[:] = -work.internal
     return strain_energy(work.kg, fem.nodes, ud)
 
 
 @njit(**JIT)
-def newmark_step(fem, work, h, coef, am0, am1, Q, ud, vd, ad, ud1, vd1, ad1):
+def newmark_step(fem, work, dof, h, coef, am0, am1, Q, ud, vd, ad, ud1, vd1, ad1):
     """
     One step of ``h`` s: from ``ud, vd, ad`` to ``ud1, vd1, ad1`` (all ``(N, 6)``); new strain.
 
     Generalized-alpha (``coef`` from :func:`generalized_alpha`) on eq. 15,
     ``M u_d''_(n+1-alpha_m) + (1 - alpha_f) (C u_d' + K u_d)_(n+1) + alpha_f (C u_d' + K u_d)_n
     = F - M u_m''_(n+1-alpha_f)``, the rigid accelerations ``am0`` (old step) and ``am1`` (new)
-    given, the element axes ``Q`` of the new step.  The old step's elastic and damping
-    forces are those it ended with (``work.internal``, in its own frame): evaluating the old
-    deformation with the new frame's stiffness would read the rotation of a stretched element
-    as shear, a force of order ``EA * stretch * rotation`` per step (the paper's ``R_t`` in the
-    new frame is the ``alpha_f = 0`` case, the trapezoidal rule's total form).  The effective
-    stiffness of the increment, ``(1 - alpha_f) K + (1 - alpha_f) gamma / (beta h) C +
-    (1 - alpha_m) / (beta h^2) M``, is a band matrix (nodes numbered along the chain): Cholesky
-    in O(N).  ``K`` includes the geometric stiffness of the new step's rigid axial forces when
+    given, the element axes ``Q`` of the new step.  The old step's elastic and damping forces
+    are those it ended with (``work.internal``, in its own frame): evaluating the old deformation
+    with the new frame's stiffness would read the rotation of a stretched element as shear, a
+    force of order ``EA * stretch * rotation`` per step (the paper's ``R_t`` in the new frame is
+    the ``alpha_f = 0`` case, the trapezoidal rule's total form).  The unknowns are the
+    increments of the degrees of freedom ``dof`` maps (nodes sharing an unknown move together
+    from here on); the effective stiffness of the increment is
+    ``(1 - alpha_f) K + (1 - alpha_f) gamma / (beta h) C + (1 - alpha_m) / (beta h^2) M``.
+    ``K`` includes the geometric stiffness of the new step's rigid axial forces when
     ``fem.stiffening``.
     """
     alpha_m, alpha_f, gamma, nb = coef[0], coef[1], coef[2], coef[3]
     nn = am1.shape[0]
-    mass, damping_mass, rhs, B = fem.mass, fem.damping_mass, work.rhs, work.band
+    ndof = _unknowns(dof)
+    mass, damping_mass, rhs = fem.mass, fem.damping_mass, work.rhs
     on_m = (1.0 - alpha_m) / (nb * h * h)       # the increment's coefficients
     on_c = (1.0 - alpha_f) * gamma / (nb * h)
     on_k = 1.0 - alpha_f
@@ -288,50 +335,54 @@ def newmark_step(fem, work, h, coef, am0, am1, Q, ud, vd, ad, ud1, vd1, ad1):
     m_a = (1.0 - alpha_m) * (0.5 - nb) / nb - alpha_m
     v_v = 1.0 - gamma / nb
     v_a = h * (1.0 - 0.5 * gamma / nb)
-    B[:] = 0.0
-    for k in range(1, nn):
-        base = 6 * (k - 1)
-        for j in range(6):
-            rhs[base + j] = -alpha_f * work.internal[base + j]
+    work.matrix[:] = 0.0
+    for i in range(ndof):
+        rhs[i] = -alpha_f * work.internal[i]
+    for k in range(nn):
         for j in range(3):
+            d = dof[k, j]
+            if d < 0:
+                continue
             # the rigid motion's inertial load is an applied force: at the alpha_f point, with
             # the elastic forces it balances (at the alpha_m point a spinning link's centrifugal
             # load and its stretch would point apart by (alpha_f - alpha_m) Omega h: a lag)
             rigid = (1.0 - alpha_f) * am1[k, j] + alpha_f * am0[k, j]
             vn = (1.0 - alpha_f) * (v_v * vd[k, j] + v_a * ad[k, j]) + alpha_f * vd[k, j]
-            rhs[base + j] += mass[k] * (fem.gravity[j] - rigid + m_v * vd[k, j]
-                                        + m_a * ad[k, j]) - damping_mass[k] * vn
-            B[0, base + j] += on_m * mass[k] + on_c * damping_mass[k]
+            rhs[d] += mass[k] * (fem.gravity[j] - rigid + m_v * vd[k, j] + m_a * ad[k, j]) \
+                - damping_mass[k] * vn
+            _add(work.matrix, fem.dense, d, d, on_m * mass[k] + on_c * damping_mass[k])
     if fem.stiffening:
         axial_forces(fem, am1, Q, work.axial)
-    assemble(fem, work, Q, on_k, on_c)
+    assemble(fem, work, dof, Q, on_k, on_c)
     # - (1 - alpha_f) (K ud + C_K (v_v vd + v_a ad)): the new frame's forces of the old state
     # carried to the new step without increment (v_v vd + v_a ad is vd1 at zero increment)
     for k in range(nn):
         for j in range(6):
             vd1[k, j] = on_k * (v_v * vd[k, j] + v_a * ad[k, j])
             ud1[k, j] = on_k * ud[k, j]
-    element_forces(fem, work, Q, ud1, vd1, rhs)
-    if not band_solve(B, rhs):
+    element_forces(fem, work, dof, Q, ud1, vd1, rhs)
+    if not _solve(fem, work, ndof):
         raise ValueError('the effective stiffness matrix is not positive definite')
-    for j in range(6):
-        ud1[0, j] = 0.0
-        vd1[0, j] = 0.0
-        ad1[0, j] = 0.0
-    for k in range(1, nn):
+    for k in range(nn):
         for j in range(6):
-            du = rhs[6 * (k - 1) + j]
+            d = dof[k, j]
+            du = rhs[d] if d >= 0 else 0.0
+            if d < 0:
+                ud1[k, j] = ud[k, j]            # held where it is (zero at a clamped base)
+                vd1[k, j] = 0.0
+                ad1[k, j] = 0.0
+                continue
             ud1[k, j] = ud[k, j] + du
             ad1[k, j] = du / (nb * h * h) - vd[k, j] / (nb * h) - (0.5 - nb) / nb * ad[k, j]
             vd1[k, j] = vd[k, j] + h * ((1.0 - gamma) * ad[k, j] + gamma * ad1[k, j])
     work.internal[:] = 0.0
-    element_forces(fem, work, Q, ud1, vd1, work.internal)           # for the next step
+    element_forces(fem, work, dof, Q, ud1, vd1, work.internal)      # for the next step
     work.internal[:] = -work.internal
     return strain_energy(work.kg, fem.nodes, ud1)
 
 
 @njit(**JIT)
-def newmark(fem, work, t, coef, am, Q, rigid):
+def newmark(fem, work, dof, t, coef, am, Q, rigid):
     """
     Deformations ``u_d (T, N, 6)``, their rates and accelerations, and the strain energy.
 
@@ -345,9 +396,9 @@ def newmark(fem, work, t, coef, am, Q, rigid):
     strain = np.zeros(T)
     if rigid:
         return ud, vd, ad, strain
-    strain[0] = static_start(fem, work, am[0], Q[0], ud[0])
+    strain[0] = static_start(fem, work, dof, am[0], Q[0], ud[0])
     for s in range(T - 1):
-        strain[s + 1] = newmark_step(fem, work, t[s + 1] - t[s], coef, am[s], am[s + 1],
+        strain[s + 1] = newmark_step(fem, work, dof, t[s + 1] - t[s], coef, am[s], am[s + 1],
                                      Q[s + 1], ud[s], vd[s], ad[s], ud[s + 1], vd[s + 1],
                                      ad[s + 1])
     return ud, vd, ad, strain

@@ -37,8 +37,8 @@ import numpy as np
 from .arm import FlexibleArm
 from .dynamics import check_step
 from .motion import node_motion
-from .newmark import (fem_arrays, generalized_alpha, newmark_step, SPECTRAL_RADIUS,
-                      static_start, work_arrays)
+from .newmark import (chain_dofs, fem_arrays, generalized_alpha, newmark_step,
+                      SPECTRAL_RADIUS, static_start, work_arrays)
 from .parallel_scheme import add_force_increments, reached_angles, section_forces, torques_at
 from ..rigid.kinematics import kernel_model
 
@@ -117,7 +117,8 @@ class FlexibleStream:
         self._m = kernel_model(arm.model)
         self._coef = generalized_alpha(spectral_radius)
         self._fem = fem_arrays(arm, geometric_stiffening)
-        self._work = work_arrays(arm)
+        self._dof = chain_dofs(nn)
+        self._work = work_arrays(self._fem, 6 * (nn - 1))
         # the rigid target at one step: node positions, velocities, accelerations, frames
         self._xm, self._vm, self._am = (np.empty((1, nn, 3)) for _ in range(3))
         self._Q = np.empty((1, ne, 3, 3))
@@ -129,7 +130,7 @@ class FlexibleStream:
         self._a = self._am[0].copy()
         self._ud, self._vd, self._ad = np.zeros((nn, 6)), np.zeros((nn, 6)), np.zeros((nn, 6))
         if not arm.rigid:
-            static_start(self._fem, self._work, self._a, self._Q[0], self._ud)
+            static_start(self._fem, self._work, self._dof, self._a, self._Q[0], self._ud)
         self._F = arm.node_mass[:, None] * (self._a - arm.model.gravity)
         self.steps = 0
         self.sample = self._sample(q0, self._xm[0] + self._ud[:, :3])
@@ -156,7 +157,7 @@ class FlexibleStream:
         a1 = self._am[0].copy()
         ud1, vd1, ad1 = np.zeros_like(self._ud), np.zeros_like(self._vd), np.zeros_like(self._ad)
         if not arm.rigid:
-            newmark_step(self._fem, self._work, h, self._coef, self._a, a1, self._Q[0],
+            newmark_step(self._fem, self._work, self._dof, h, self._coef, self._a, a1, self._Q[0],
                          self._ud, self._vd, self._ad, ud1, vd1, ad1)
         add_force_increments(arm.node_mass, a1 + ad1[:, :3], self._a + self._ad[:, :3],
                              self._F)                                             # eq. 14
