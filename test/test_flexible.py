@@ -22,9 +22,9 @@ spectrum, and conservation of energy / the work-energy balance for the flexible 
 
 import math
 
-from manipulator_dynamics import (closed_loop_inverse_dynamics, flexible_inverse_dynamics,
-                                  flexible_trajectory, FlexibleArm, FlexibleArmError,
-                                  inverse_dynamics, load_model, parallel_matrices, robots)
+from manipulator_dynamics import (flexible_inverse_dynamics, flexible_trajectory, FlexibleArm,
+                                  FlexibleArmError, inverse_dynamics, load_model,
+                                  parallel_matrices, robots)
 from manipulator_dynamics.robots import random_urdf
 import numpy as np
 import pytest
@@ -432,60 +432,6 @@ def test_a_step_too_coarse_for_the_first_mode_is_refused_with_the_step_to_use():
         flexible_trajectory(arm, t, q)
     result = flexible_trajectory(arm, t, q, dt=0.005)          # resampled: accepted
     assert result.t[1] - result.t[0] == pytest.approx(0.005)
-
-
-# ---------------------------------------------------------------------------------------------
-# A closed loop: the planar four-bar, [L] split in blocks (eq. 12)
-# ---------------------------------------------------------------------------------------------
-
-def four_bar(t, ground=0.4, crank=0.1, coupler=0.35, rocker=0.3):
-    """Make a crank-rocker driven through 2 rad: chain a (crank, coupler), chain b (rocker)."""
-    theta, theta_dot, _ = quintic(t, 1.0, [0.3], [2.3])
-    theta = theta[:, 0]
-    B = crank * np.column_stack([np.cos(theta), np.sin(theta)])
-    d = np.array([ground, 0.0]) - B
-    r = np.linalg.norm(d, axis=1)
-    # C: the intersection of the circles about B (coupler) and D (rocker), upper branch
-    along = (coupler**2 - rocker**2 + r**2) / (2 * r)
-    across = np.sqrt(coupler**2 - along**2)
-    u = d / r[:, None]
-    C = B + along[:, None] * u + across[:, None] * np.column_stack([-u[:, 1], u[:, 0]])
-    phi = np.arctan2(C[:, 1] - B[:, 1], C[:, 0] - B[:, 0])
-    psi = np.arctan2(C[:, 1], C[:, 0] - ground)
-    a = FlexibleArm.planar([crank, coupler], [0.3, 0.6], math.inf, name='crank_coupler')
-    b = FlexibleArm.planar([rocker], [0.5], math.inf, base=(ground, 0.0, 0.0),
-                           joint_names=['rocker_joint'])
-    return a, b, np.column_stack([theta, phi - theta]), psi[:, None], theta_dot[:, 0]
-
-
-def test_four_bar_torque_does_the_work_of_the_whole_loop():
-    """Virtual power: the crank's torque times its speed is the rate of the loop's energy."""
-    t = np.arange(0.0, 1.0, 1e-3)
-    a, b, q_a, q_b, crank_speed = four_bar(t)
-    result = closed_loop_inverse_dynamics(a, b, t, q_a, q_b, active=['joint1'])
-    assert result.joint_names == ('joint1', 'joint2', 'rocker_joint')
-    assert result.residual < 1e-12 and result.gap < 1e-9
-    power = 0.0
-    for chain in (result.chain_a, result.chain_b):
-        traj = chain.trajectory
-        g = traj.arm.model.gravity
-        power = power + np.einsum('k,tkj,tkj->t', traj.arm.node_mass, traj.velocity,
-                                  traj.acceleration - g)
-    err = np.abs(result.tau[:, 0] * crank_speed - power).max() / np.abs(power).max()
-    # the node velocities come from a spline through 1 ms samples (error ~1e-8 here)
-    assert err < 1e-6
-    # the loop carries load: the cut force is not zero, and stays in the plane
-    assert np.abs(result.cut_force[:, :2]).max() > 1.0
-    assert np.abs(result.cut_force[:, 2]).max() < 1e-9
-
-
-def test_four_bar_that_does_not_close_is_named():
-    t = np.arange(0.0, 1.0, 1e-2)
-    a, b, q_a, q_b, _ = four_bar(t)
-    with pytest.raises(ValueError, match='do not close: their tips are .* apart at step'):
-        closed_loop_inverse_dynamics(a, b, t, q_a, q_b + 0.01, active=['joint1'])
-    with pytest.raises(ValueError, match='active joint.*crank'):
-        closed_loop_inverse_dynamics(a, b, t, q_a, q_b, active=['crank'])
 
 
 def test_rigid_links_are_the_limit_of_stiff_ones_in_a_mixed_3d_arm():

@@ -81,7 +81,8 @@ class Work(NamedTuple):
     rhs: np.ndarray             # (D,)
     kg: np.ndarray              # (E, 12, 12) element stiffness in the base frame
     axial: np.ndarray           # (E,) axial force of each element, tension positive, N
-    internal: np.ndarray        # (D,) the last step's elastic and damping forces
+    internal: np.ndarray        # (N, 6) the last step's elastic and damping forces, per node
+    nodal: np.ndarray           # (N, 6) scratch forces per node
 
 
 def fem_arrays(arm, geometric_stiffening=True, stiffness=None):
@@ -104,9 +105,10 @@ def chain_dofs(nodes):
 
 def work_arrays(fem, ndof):
     """Make the :class:`Work` arrays for ``ndof`` equations of ``fem``."""
-    E = fem.nodes.shape[0]
+    E, nn = fem.nodes.shape[0], fem.mass.shape[0]
     matrix = np.zeros((ndof, ndof)) if fem.dense else np.zeros((BAND + 1, ndof))
-    return Work(matrix, np.zeros(ndof), np.empty((E, 12, 12)), np.zeros(E), np.zeros(ndof))
+    return Work(matrix, np.zeros(ndof), np.empty((E, 12, 12)), np.zeros(E), np.zeros((nn, 6)),
+                np.zeros((nn, 6)))
 
 
 def generalized_alpha(spectral_radius):
@@ -204,38 +206,34 @@ def assemble(fem, work, dof, Qs, scale_k, scale_c):
 
 
 @njit(**JIT)
-def element_forces(fem, work, dof, Qs, u, v, out):
+def element_forces(fem, work, Qs, u, v, out):
     """
-    Subtract ``K u + C_K v`` (with ``kg`` and ``work.axial`` of the new frame) from ``out``.
+    Fill ``out (N, 6)`` with ``K u + C_K v`` per node (``kg`` and ``work.axial`` of the frame).
 
-    The elastic and stiffness-damping forces of the state ``u``, ``v`` ``(N, 6)``, base frame.
+    The elastic and stiffness-damping forces of the state ``u``, ``v`` ``(N, 6)``: each node
+    feels their opposite.  Base frame.
     """
     kg = work.kg
+    out[:] = 0.0
     for e in range(fem.nodes.shape[0]):
         a = fem.nodes[e, 0]
         beta = fem.beta[e]
         for r in range(12):
-            dr = dof[a + r // 6, r % 6]
-            if dr < 0:
-                continue
             f = 0.0
             for c in range(12):
                 nc = a + c // 6
                 f += kg[e, r, c] * (u[nc, c % 6] + beta * v[nc, c % 6])
-            out[dr] -= f
+            out[a + r // 6, r % 6] += f
         if fem.stiffening:
             g = work.axial[e] / fem.length[e]
             for p in range(2):
                 for r in range(3):
-                    dr = dof[a + p, r]
-                    if dr < 0:
-                        continue
                     f = 0.0
                     for q in range(2):
                         sign = g if p == q else -g
                         for c in range(3):
                             f += sign * _geometric(Qs, e, r, c) * u[a + q, c]
-                    out[dr] -= f
+                    out[a + p, r] += f
 
 
 @njit(**JIT)
@@ -299,9 +297,7 @@ def static_start(fem, work, dof, am, Q, ud):
         for j in range(6):
             if dof[k, j] >= 0:
                 ud[k, j] = rhs[dof[k, j]]
-    work.internal[:] = 0.0
-    element_forces(fem, work, dof, Q, ud, np.zeros_like(ud), work.internal)    # at rest: K ud
-    work.internal[:] = -work.internal
+    element_forces(fem, work, Q, ud, np.zeros_like(ud), work.internal)    # at rest: K ud
     return strain_energy(work.kg, fem.nodes, ud)
 
 
@@ -336,9 +332,11 @@ def newmark_step(fem, work, dof, h, coef, am0, am1, Q, ud, vd, ad, ud1, vd1, ad1
     v_v = 1.0 - gamma / nb
     v_a = h * (1.0 - 0.5 * gamma / nb)
     work.matrix[:] = 0.0
-    for i in range(ndof):
-        rhs[i] = -alpha_f * work.internal[i]
+    rhs[:ndof] = 0.0
     for k in range(nn):
+        for j in range(6):
+            if dof[k, j] >= 0:
+                rhs[dof[k, j]] -= alpha_f * work.internal[k, j]
         for j in range(3):
             d = dof[k, j]
             if d < 0:
@@ -360,7 +358,11 @@ def newmark_step(fem, work, dof, h, coef, am0, am1, Q, ud, vd, ad, ud1, vd1, ad1
         for j in range(6):
             vd1[k, j] = on_k * (v_v * vd[k, j] + v_a * ad[k, j])
             ud1[k, j] = on_k * ud[k, j]
-    element_forces(fem, work, dof, Q, ud1, vd1, rhs)
+    element_forces(fem, work, Q, ud1, vd1, work.nodal)
+    for k in range(nn):
+        for j in range(6):
+            if dof[k, j] >= 0:
+                rhs[dof[k, j]] -= work.nodal[k, j]
     if not _solve(fem, work, ndof):
         raise ValueError('the effective stiffness matrix is not positive definite')
     for k in range(nn):
@@ -375,9 +377,7 @@ def newmark_step(fem, work, dof, h, coef, am0, am1, Q, ud, vd, ad, ud1, vd1, ad1
             ud1[k, j] = ud[k, j] + du
             ad1[k, j] = du / (nb * h * h) - vd[k, j] / (nb * h) - (0.5 - nb) / nb * ad[k, j]
             vd1[k, j] = vd[k, j] + h * ((1.0 - gamma) * ad[k, j] + gamma * ad1[k, j])
-    work.internal[:] = 0.0
-    element_forces(fem, work, dof, Q, ud1, vd1, work.internal)      # for the next step
-    work.internal[:] = -work.internal
+    element_forces(fem, work, Q, ud1, vd1, work.internal)            # for the next step
     return strain_energy(work.kg, fem.nodes, ud1)
 
 
