@@ -143,7 +143,7 @@ SPATIAL_B = """<robot name="b"><link name="base"/>
 
 def spatial_loop(t, coupler_ei):
     """
-    A spatial loop: axes z, y, x on chain a (crank, coupler, a short link), one tilted rocker.
+    Build a spatial loop: axes z, y, x on chain a (crank, coupler, short link), a tilted rocker.
 
     The pin (a force, no moment: a spherical joint) joins the tips; the crank turns 0.2 rad and
     the three passive joints follow the closure (solved per sample).  Returns both chains,
