@@ -165,7 +165,7 @@ def loop_fem(chain_a, chain_b, stiffness_a, stiffness_b, geometric_stiffening):
 @njit(**JIT)
 def integrate_loop(fem, work, open_dof, closed_dof, closed, t, coef, am, Q, tip_a, tip_b):
     """
-    Deformations ``(T, N, 6)``, rates, accelerations, strain energy, pin force, grasp losses.
+    Deformations ``(T, N, 6)``, their rates and accelerations, the pin force, grasp losses.
 
     The steps of :func:`~manipulator_dynamics.flexible.newmark.newmark_step` with the map of
     each step (``closed[s]``); on engaging, the two tips get their momentum-weighted velocity
@@ -177,12 +177,10 @@ def integrate_loop(fem, work, open_dof, closed_dof, closed, t, coef, am, Q, tip_
     ud = np.zeros((T, nn, 6))
     vd = np.zeros((T, nn, 6))
     ad = np.zeros((T, nn, 6))
-    strain = np.zeros(T)
     pin = np.zeros((T, 3))
     loss = np.zeros(T)
     ma, mb = fem.mass[tip_a], fem.mass[tip_b]
-    strain[0] = static_start(fem, work, closed_dof if closed[0] else open_dof, am[0], Q[0],
-                             ud[0])
+    static_start(fem, work, closed_dof if closed[0] else open_dof, am[0], Q[0], ud[0])
     for s in range(T):
         if s > 0:
             old = s - 1
@@ -197,15 +195,14 @@ def integrate_loop(fem, work, open_dof, closed_dof, closed, t, coef, am, Q, tip_
                     loss[s] += 0.5 * ma * wb * dv * dv
                     v0[tip_a, j] = v0[tip_b, j] = wa * v0[tip_a, j] + wb * v0[tip_b, j]
                     a0[tip_a, j] = a0[tip_b, j] = wa * a0[tip_a, j] + wb * a0[tip_b, j]
-            strain[s] = newmark_step(fem, work, closed_dof if closed[s] else open_dof,
-                                     t[s] - t[old], coef, am[old], am[s], Q[s], ud[old], v0, a0,
-                                     ud[s], vd[s], ad[s])
+            newmark_step(fem, work, closed_dof if closed[s] else open_dof, t[s] - t[old], coef,
+                         am[old], am[s], Q[s], ud[old], v0, a0, ud[s], vd[s], ad[s])
         if closed[s]:
             # m (a - g) = -(K u + C v) + pin  on b's tip; work.internal holds K u + C v
             for j in range(3):
                 pin[s, j] = mb * (am[s, tip_b, j] + ad[s, tip_b, j] - fem.gravity[j]) \
                     + work.internal[tip_b, j]
-    return ud, vd, ad, strain, pin, loss
+    return ud, vd, ad, pin, loss
 
 
 def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, closed=None,
@@ -297,11 +294,11 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, close
     nn = len(fem.mass)
     if rigid:
         ud = vd = ad = np.zeros((len(ta), nn, 6))
-        strain, pin, loss = np.zeros(len(ta)), np.zeros((len(ta), 3)), np.zeros(len(ta))
+        pin, loss = np.zeros((len(ta), 3)), np.zeros(len(ta))
     else:
         open_dof = loop_dofs(len(chain_a.node_mass), len(chain_b.node_mass), False)
         closed_dof = loop_dofs(len(chain_a.node_mass), len(chain_b.node_mass), True)
-        ud, vd, ad, strain, pin, loss = integrate_loop(
+        ud, vd, ad, pin, loss = integrate_loop(
             fem, work_arrays(fem, int(open_dof.max()) + 1), open_dof, closed_dof, closed, ta,
             generalized_alpha(spectral_radius), am, Q, tip_a, tip_b)
     nodes = xm + ud[:, :, :3]
