@@ -55,9 +55,11 @@ def numba_cache_dir():
     Numba's cache folder for this exact source of the package.
 
     The base is ``$NUMBA_CACHE_DIR`` when set, else the user's cache folder.  Where the install
-    step compiled the kernels (``_prebuilt/`` beside this file, see ``precompile.py``) and this
-    folder does not exist yet, it starts as a copy of that: the first node after ``colcon build``
-    loads machine code instead of compiling for 20 s.
+    step compiled the kernels (``_prebuilt/`` beside this file, see ``precompile.py``), the
+    machine code of this copy of the package is taken from there: the first node after
+    ``colcon build`` loads it instead of compiling for 20 s.  Numba files a kernel under the
+    path of its source, so the same sources run from a checkout have entries of their own in
+    the same folder; those already there do not stop the installed copy's from being added.
     """
     here = os.path.dirname(os.path.abspath(__file__))
     name = _source_digest()
@@ -66,16 +68,35 @@ def numba_cache_dir():
         'manipulator_dynamics')
     target = os.path.join(base, name)
     prebuilt = os.path.join(here, '_prebuilt', name)
-    if not os.path.isdir(target) and os.path.isdir(prebuilt) and \
-            os.path.abspath(base) != os.path.join(here, '_prebuilt'):
-        # copied aside, then renamed into place: nodes starting together never see half a copy
-        scratch = f'{target}.{os.getpid()}.tmp'
-        try:
-            shutil.copytree(prebuilt, scratch)
-            os.rename(scratch, target)
-        except OSError:                 # another process was first, or no room: compile
-            shutil.rmtree(scratch, ignore_errors=True)
+    if os.path.isdir(prebuilt) and os.path.abspath(base) != os.path.join(here, '_prebuilt'):
+        _add_missing(prebuilt, target)
     return target
+
+
+def _add_missing(source, target):
+    """
+    Copy into ``target`` the files of ``source`` it lacks, each renamed into place.
+
+    Nodes starting together may copy the same file: a rename is atomic, so none ever reads half
+    a file.  Without room or rights nothing is copied, and numba compiles instead.
+    """
+    for folder, _, files in os.walk(source):
+        into = os.path.join(target, os.path.relpath(folder, source))
+        for name in files:
+            dest = os.path.join(into, name)
+            if os.path.exists(dest):
+                continue
+            scratch = f'{dest}.{os.getpid()}.tmp'
+            try:
+                os.makedirs(into, exist_ok=True)
+                shutil.copyfile(os.path.join(folder, name), scratch)
+                os.replace(scratch, dest)
+            except OSError:
+                try:
+                    os.remove(scratch)
+                except OSError:
+                    pass
+                return
 
 
 numba.config.CACHE_DIR = numba_cache_dir()

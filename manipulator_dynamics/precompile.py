@@ -62,6 +62,7 @@ def precompile():
     from . import robots
     from .flexible.arm import FlexibleArm
     from .flexible.dynamics import flexible_inverse_dynamics
+    from .flexible.stream import FlexibleStream
     from .identification.base_parameters import base_parameters
     from .urdf import load_model
     model = load_model(robots.path('demo_arm'))
@@ -70,6 +71,7 @@ def precompile():
         base_parameters(model, method=method, friction=True, armature=True)
     arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046])
     flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
+    FlexibleStream(arm, np.zeros(arm.n), 1e-6).step(np.zeros(arm.n))  # mode:=stream's kernels
     arm.natural_frequencies(count=2)
 
 

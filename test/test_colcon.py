@@ -33,7 +33,21 @@ pytestmark = pytest.mark.skipif(COLCON is None, reason='colcon is not installed 
 
 
 @pytest.fixture(scope='module')
-def install(tmp_path_factory):
+def install(request, tmp_path_factory):
+    """
+    Give the installed package of a ``colcon build`` (the ROS 2 workspace's, where it is).
+
+    That build (``rosutil.ros2_workspace``, session-wide) is the one ``ros2 launch`` runs; a
+    second build of the same sources here would double the minute a build takes.  Without
+    ROS 2's tools, a workspace with the package in ``src/`` is built here.
+    """
+    try:
+        from rosutil import ros2_tools_missing
+    except ImportError:                 # no rclpy: no ROS 2 fixtures either
+        ros2_tools_missing = None
+    if ros2_tools_missing is not None and ros2_tools_missing() is None:
+        ws, _ = request.getfixturevalue('ros2_workspace')
+        return ws / 'install' / 'manipulator_dynamics'
     ws = tmp_path_factory.mktemp('ws')
     shutil.copytree(ROOT, ws / 'src' / 'manipulator_dynamics',
                     ignore=shutil.ignore_patterns('.venv', '.git', 'build', 'install', 'log',
