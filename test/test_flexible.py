@@ -164,6 +164,16 @@ def paper_one_link(elements=4):
                               gravity=(0.0, 0.0, -9.81))
 
 
+def paper_two_link(gravity=(0.0, 0.0, -9.81)):
+    """Build Isobe & Imaizumi's 2-link arm (Fig. 8): 0.2 m, 11.2 g, EI 0.46 and 0.046 N m^2."""
+    return FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046], gravity=gravity)
+
+
+def paper_two_link_move(t):
+    """Joint 1 by 0.5 rad, joint 2 by 1.0 rad in 0.2 s (Fig. 8): positions ``(T, 2)``."""
+    return quintic(t, 0.2, [0.0, 0.0], [0.5, 1.0])[0]
+
+
 def test_one_link_residual_vibration_is_the_first_bending_mode():
     """Isobe & Imaizumi's 1-link arm: a 0.2 s move; what rings after it is the cantilever mode."""
     arm = paper_one_link()
@@ -189,11 +199,9 @@ def test_first_mode_converges_with_elements_per_link():
 
 def test_two_link_torque_spectrum_shows_two_modes():
     """Check the paper's 2-link arm (EI 0.46, 0.046): its torques ring at its two lowest modes."""
-    arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046],
-                             gravity=(0.0, 0.0, -9.81))
+    arm = paper_two_link()
     t = np.arange(0.0, 4.2, 1e-3)
-    q, _, _ = quintic(t, 0.2, [0.0, 0.0], [0.5, 1.0])
-    result = flexible_inverse_dynamics(arm, t, q)
+    result = flexible_inverse_dynamics(arm, t, paper_two_link_move(t))
     after = t >= 0.2
     freq = np.fft.rfftfreq(int(after.sum()), 1e-3)
     spectrum = 0.0
@@ -217,9 +225,9 @@ def test_two_link_torque_spectrum_shows_two_modes():
 
 
 def test_energy_is_conserved_once_the_motion_stops():
-    arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046])
+    arm = paper_two_link(gravity=(0.0, -9.81, 0.0))
     t = np.arange(0.0, 1.5, 1e-3)
-    q, _, _ = quintic(t, 0.2, [0.0, 0.0], [0.5, 1.0])
+    q = paper_two_link_move(t)
     energy = flexible_trajectory(arm, t, q, spectral_radius=1.0,
                                  geometric_stiffening=False).energy
     total = energy.sum(axis=1)[t > 0.2]
@@ -476,7 +484,7 @@ def test_bad_beam_yaml_is_named():
      "q of joint 'joint2' is not finite at sample 4"),
 ])
 def test_bad_trajectories_are_named(t, q, message):
-    arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046])
+    arm = paper_two_link()
     with pytest.raises(ValueError, match=message):
         flexible_trajectory(arm, t, q)
 

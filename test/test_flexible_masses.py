@@ -26,7 +26,8 @@ from manipulator_dynamics import (flexible_inverse_dynamics, flexible_trajectory
 import numpy as np
 import pytest
 from scipy.optimize import brentq
-from test_flexible import quintic, rms_error, THREE_LINK_MOVE
+from test_flexible import (paper_two_link, paper_two_link_move, quintic, rms_error,
+                           THREE_LINK_MOVE)
 
 
 def point_mass_chain(masses, centres, lengths, motors=()):
@@ -178,10 +179,9 @@ def test_motor_masses_ride_on_the_links_as_point_masses():
 
 def test_fig8_link_two_deforms_much_more_than_link_one():
     """Joint 1 turns 0.5 rad, joint 2 1.0 rad in 0.2 s; EI 0.46 and 0.046 N m^2."""
-    arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046],
-                             gravity=(0.0, 0.0, -9.81))
+    arm = paper_two_link()
     t = np.arange(0.0, 1.0, 1e-3)
-    q, _, _ = quintic(t, 0.2, [0.0, 0.0], [0.5, 1.0])
+    q = paper_two_link_move(t)
     result = flexible_trajectory(arm, t, q)
     # each link's bending: its chord's rotation from its rigid target, less the rotation of its
     # root (link 2's root turns with link 1's tip); in the plane, about z

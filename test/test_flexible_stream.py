@@ -25,7 +25,8 @@ from manipulator_dynamics import (flexible_inverse_dynamics, FlexibleArm, Flexib
                                   inverse_dynamics, load_model)
 import numpy as np
 import pytest
-from test_flexible import quintic, rms_error, THREE_LINK_MOVE
+from test_flexible import (paper_two_link, paper_two_link_move, quintic, rms_error,
+                           THREE_LINK_MOVE)
 from test_flexible_masses import point_mass_chain
 
 
@@ -73,10 +74,9 @@ def test_fig3c_positions_only_converge_with_steps_per_second():
 
 def test_stream_and_batch_agree_on_a_flexible_arm():
     """Fed the batch's own target derivatives, the stream is the batch, step for step."""
-    arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046],
-                             gravity=(0.0, 0.0, -9.81))
+    arm = paper_two_link()
     t = np.arange(0.0, 0.6, 1e-3)
-    q, _, _ = quintic(t, 0.2, [0.0, 0.0], [0.5, 1.0])
+    q = paper_two_link_move(t)
     batch = flexible_inverse_dynamics(arm, t, q)
     from scipy.interpolate import CubicSpline
     spline = CubicSpline(t, q, axis=0)                       # the batch's derivatives

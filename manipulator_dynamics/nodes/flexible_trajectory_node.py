@@ -159,11 +159,8 @@ class FlexibleTrajectoryNode(Node):
                 sample = self.stream.sample
             else:
                 sample = self.stream.step(q, qd)
-        except BadMessage as e:
-            self.throttle.warn('target ' + e.kind, f'target rejected: {e}')
-            return
         except ValueError as e:
-            self.throttle.warn('target', f'target rejected: {e}')
+            self._reject('target', e)
             return
         if stamp and self.last_stamp and abs((stamp - self.last_stamp) * 1e-9 - dt) > 0.5 * dt:
             self.throttle.warn('period', f'targets arrive {(stamp - self.last_stamp) * 1e-9:.4g}'
@@ -174,6 +171,11 @@ class FlexibleTrajectoryNode(Node):
         out.header.stamp = msg.header.stamp
         self.state_pub.publish(out)
         self.deflection_pub.publish(array_message(sample.tip_deflection, ('link', 'xyz')))
+
+    def _reject(self, what, error):
+        """Log (throttled, per kind of fault) why a target was not used; nothing else changes."""
+        kind = f'{what} {error.kind}' if isinstance(error, BadMessage) else what
+        self.throttle.warn(kind, f'target rejected: {error}')
 
     def _on_reset(self, request, response):
         steps = 0 if self.stream is None else self.stream.steps
@@ -197,11 +199,8 @@ class FlexibleTrajectoryNode(Node):
             grid = plan.t[0] + dt * np.arange(steps + 1)
             q = plan.hermite(np.minimum(grid, plan.t[-1]))
             result = flexible_inverse_dynamics(self.arm, grid, q)
-        except BadMessage as e:
-            self.throttle.warn('trajectory ' + e.kind, f'target rejected: {e}')
-            return
         except ValueError as e:
-            self.throttle.warn('trajectory', f'target rejected: {e}')
+            self._reject('trajectory', e)
             return
         traj = result.trajectory
         every = max(1, int(round(1.0 / (self.params.output_rate * dt))))
