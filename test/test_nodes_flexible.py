@@ -51,11 +51,16 @@ def target(order=('joint2', 'joint1'), times=(0.0, 0.05, 0.1, 0.15, 0.2), nan=Fa
     return msg
 
 
-def start(client, processes, *params):
-    node = processes('flexible_trajectory_node', f'arm_config:={CONFIG}', 'settle:=0.3',
-                     'output_rate:=100.0', *params)
+def started(client, processes, *params):
+    """Start the node on the 2-link config; return it and its link names once it has them."""
+    node = processes('flexible_trajectory_node', f'arm_config:={CONFIG}', *params)
     names = client.listen(String, LATCHED_NAMES, _latched())
     client.wait(lambda: names, what='the node to start', timeout=60)
+    return node, names
+
+
+def start(client, processes, *params):
+    node, names = started(client, processes, 'settle:=0.3', 'output_rate:=100.0', *params)
     out = client.listen(JointTrajectory, OUT)
     deflections = client.listen(Float64MultiArray, DEFLECTIONS)
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
@@ -158,10 +163,7 @@ def send_target(client, pub, replies, q, stamp, order=('joint2', 'joint1')):
 
 
 def test_stream_mode_steps_once_per_target_as_the_library(client, processes):
-    node = processes('flexible_trajectory_node', f'arm_config:={CONFIG}', 'mode:=stream',
-                     'target_topic:=/reference')
-    names = client.listen(String, LATCHED_NAMES, _latched())
-    client.wait(lambda: names, what='the node to start', timeout=60)
+    node, _ = started(client, processes, 'mode:=stream', 'target_topic:=/reference')
     replies = client.listen(JointState, STATE)
     deflections = client.listen(Float64MultiArray, DEFLECTIONS)
     pub = client.publisher(JointState, '/reference')
