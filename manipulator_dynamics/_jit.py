@@ -121,9 +121,10 @@ class Signature:
     loads it from the cache) and then call it directly.
 
     The entry point converts its arguments to the declared types without checking them: the
-    caller must pass exactly those (the public functions check with :func:`_inputs.vectors` and
-    take the general path otherwise).  1-D inputs are declared with any layout (``'A'``), so a
-    strided view is read correctly.
+    caller must pass exactly those (the public functions check dtype and ndim and take the
+    general path otherwise).  1-D inputs are declared with any layout (``'A'``), so a strided
+    view is read correctly.  The model is passed as its address (``rigid.kinematics.model_at``),
+    an integer, which converts 0.07 us faster than the structure itself.
     """
 
     def __init__(self, kernel, *argtypes):

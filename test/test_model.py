@@ -146,3 +146,36 @@ def test_model_with_no_joints():
     model = md.load_model('<robot name="r"><link name="only"/></robot>')
     assert model.n == 0
     assert md.inverse_dynamics(model, np.zeros(0), np.zeros(0), np.zeros(0)).shape == (0,)
+
+
+def test_single_state_calls_follow_the_model_they_are_given():
+    """
+    One-state calls reach the compiled model by its address (``kernel_model``).
+
+    The address must stay the model's own while any copy of it lives, and a new model must never
+    read a freed one's.
+    """
+    import copy
+    import gc
+
+    def one_state_and_batch(model, seed):
+        q, qd, qdd = random_state(model, np.random.default_rng(seed))
+        tau = md.inverse_dynamics(model, q, qd, qdd)
+        single = (tau, md.inertia_matrix(model, q), md.forward_dynamics(model, q, qd, tau))
+        batch = (md.inverse_dynamics(model, q[None], qd[None], qdd[None])[0],
+                 md.inertia_matrix(model, q[None])[0],
+                 md.forward_dynamics(model, q[None], qd[None], tau[None])[0])
+        return single, batch
+
+    first = md.load_model(robots.random_urdf(21, n=5))
+    md.inertia_matrix(first, np.zeros(first.n))          # builds its compiled model
+    kept = copy.copy(first)
+    del first
+    for seed in range(20):                               # freed memory is reused by new models
+        other = md.load_model(robots.random_urdf(100 + seed, n=3 + seed % 5))
+        for single, batch in zip(*one_state_and_batch(other, seed)):
+            np.testing.assert_array_equal(single, batch)
+        del other
+        gc.collect()
+    for single, batch in zip(*one_state_and_batch(kept, 0)):
+        np.testing.assert_array_equal(single, batch)

@@ -33,12 +33,14 @@ product. Cost: composite parameters O(n); columns O(sum of depths).
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, all_finite, ARMATURE, joint_poses, KERNEL_MODEL, kernel_model,
+from .kinematics import (_row, all_finite, ARMATURE, joint_poses, kernel_model, model_at,
                          rotate_symmetric, vectors_ok)
 from .. import _parallel as parallel
-from .._inputs import raise_nonfinite, states, vector
+from .._inputs import raise_nonfinite, states
 from .._jit import INLINE, INT, JIT, OUT_MATRIX, Signature, VECTOR
 from ..model import PRISMATIC
+
+_F64 = np.dtype(np.float64)
 
 
 @njit(**INLINE)
@@ -148,8 +150,9 @@ def crba_kernel(m, q, flags, out):
 
 
 @njit(**JIT)
-def crba_vector(m, q, flags, out):
+def crba_vector(address, q, flags, out):
     """M(q) for one state given as a vector (the control-loop path); False if ``q`` is bad."""
+    m = model_at(address)
     n = m.parent.shape[0]
     if not vectors_ok(n, q, q, q):
         return False
@@ -162,7 +165,7 @@ def crba_vector(m, q, flags, out):
     return True
 
 
-_crba_vector = Signature(crba_vector, KERNEL_MODEL, VECTOR, INT, OUT_MATRIX)
+_crba_vector = Signature(crba_vector, INT, VECTOR, INT, OUT_MATRIX)
 
 
 def inertia_matrix(model, q, *, armature=True):
@@ -184,14 +187,17 @@ def inertia_matrix(model, q, *, armature=True):
 
     """
     flags = ARMATURE if armature else 0
-    m = kernel_model(model)
-    if vector(q):
-        out = np.empty(m.matrix_shape)
-        try:
-            if _crba_vector.call(m, q, flags, out):
+    # The control loop's path, written out (no helper calls): M's kernel is the cheapest of the
+    # three, so the call's own overhead is most of its time (see bench_dynamics.py).
+    try:
+        m = model._kernel_model
+        if q.dtype is _F64 and q.ndim == 1:
+            out = np.empty(m.matrix_shape)
+            if _crba_vector.call(m.address, q, flags, out):
                 return out
-        except TypeError:               # array-like, not an array: converted below
-            pass
+    except (AttributeError, TypeError):  # no kernel model yet, or q not an array: below
+        pass
+    m = kernel_model(model)
     (q,), N, single = states(model, ('q',), q)
     out = np.empty((N, model.n, model.n))
     if not all(parallel.run(crba_kernel, N, {'q': q, 'out': out}, m=m, flags=flags)):

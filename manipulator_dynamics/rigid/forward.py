@@ -35,8 +35,8 @@ from numba import njit
 import numpy as np
 
 from .crba import composite_inertia, inertia_columns
-from .kinematics import (_row, all_finite, ARMATURE, FRICTION, joint_poses, KERNEL_MODEL,
-                         kernel_model, vectors_ok)
+from .kinematics import (_row, all_finite, ARMATURE, FRICTION, joint_poses, kernel_model,
+                         model_at, vectors_ok)
 from .rnea import rnea_sample, rnea_workspace
 from .udut import articulated, articulated_workspace, raise_singular
 from .. import _parallel as parallel
@@ -207,8 +207,9 @@ def fd_kernel(m, cholesky, q, qd, tau, fext, flags, out):
 
 
 @njit(**JIT)
-def fd_vector(m, cholesky, q, qd, tau, flags, out):
+def fd_vector(address, cholesky, q, qd, tau, flags, out):
     """One state given as vectors (the control-loop path); -3 for a bad length, else as above."""
+    m = model_at(address)
     n = m.parent.shape[0]
     if not vectors_ok(n, q, qd, tau):
         return -3
@@ -218,7 +219,7 @@ def fd_vector(m, cholesky, q, qd, tau, flags, out):
     return udut_fd_sample(m, q, qd, tau, fext, 0, flags, udut_workspace(n), out)
 
 
-_fd_vector = Signature(fd_vector, KERNEL_MODEL, BOOL, VECTOR, VECTOR, VECTOR, INT, OUT_VECTOR)
+_fd_vector = Signature(fd_vector, INT, BOOL, VECTOR, VECTOR, VECTOR, INT, OUT_VECTOR)
 _NAMES = ('q', 'qd', 'tau')
 _CHOICE = weakref.WeakKeyDictionary()
 
@@ -295,7 +296,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
     if f_ext is None and vectors(q, qd, tau):
         out = np.empty(m.vector_shape)
         try:
-            status = _fd_vector.call(m, cholesky, q, qd, tau, flags, out)
+            status = _fd_vector.call(m.address, cholesky, q, qd, tau, flags, out)
         except TypeError:               # array-like, not an array: converted below
             status = -3
         if status == -1:

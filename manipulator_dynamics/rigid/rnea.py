@@ -29,7 +29,7 @@ from numba import njit
 import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, force_to_parent, FRICTION, joint_poses,
-                         KERNEL_MODEL, kernel_model, motion_pass, vectors_ok)
+                         kernel_model, model_at, motion_pass, vectors_ok)
 from .. import _parallel as parallel
 from .._inputs import external_wrenches, raise_nonfinite, states, vectors
 from .._jit import INLINE, INT, JIT, OUT_VECTOR, Signature, VECTOR
@@ -112,8 +112,9 @@ def rnea_kernel(m, q, qd, qdd, fext, flags, out):
 
 
 @njit(**JIT)
-def rnea_vector(m, q, qd, qdd, flags, out):
+def rnea_vector(address, q, qd, qdd, flags, out):
     """One state given as vectors (the control-loop path); False if a length or value is bad."""
+    m = model_at(address)
     n = m.parent.shape[0]
     if not vectors_ok(n, q, qd, qdd):
         return False
@@ -123,7 +124,7 @@ def rnea_vector(m, q, qd, qdd, flags, out):
     return True
 
 
-_rnea_vector = Signature(rnea_vector, KERNEL_MODEL, VECTOR, VECTOR, VECTOR, INT, OUT_VECTOR)
+_rnea_vector = Signature(rnea_vector, INT, VECTOR, VECTOR, VECTOR, INT, OUT_VECTOR)
 _ZERO = {}
 _NAMES = ('q', 'qd', 'qdd')
 
@@ -166,7 +167,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=F
     if f_ext is None and vectors(q, qd, qdd):
         out = np.empty(m.vector_shape)
         try:
-            if _rnea_vector.call(m, q, qd, qdd, flags, out):
+            if _rnea_vector.call(m.address, q, qd, qdd, flags, out):
                 return out
         except TypeError:               # array-like, not an array: converted below
             pass
