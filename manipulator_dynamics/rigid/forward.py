@@ -17,12 +17,13 @@ Forward dynamics: joint accelerations from efforts, ``qdd = M(q)^-1 (tau - h(q, 
 
 Two methods, same result:
 
-* ``"udut"``: Saha's O(n) algorithm (Saha, ICRA 1995, section 5): ``h`` by Newton-Euler, then
-  three sweeps over the UDU^T factors without forming them -- ``tau^ = U^-1 (tau - h)`` backward
-  (eq. 36, fused with the articulated-inertia recursion), ``tau~ = D^-1 tau^`` (eq. 37),
+* ``"udut"``: Saha's O(n) algorithm (Saha, ICRA 1995, section 5): three sweeps over the UDU^T
+  factors without forming them -- ``tau^ = U^-1 (tau - h)`` backward (eq. 36, fused with the
+  articulated-inertia recursion), ``tau~ = D^-1 tau^`` (eq. 37, in the same pass),
   ``qdd = U^-T tau~`` forward (eq. 38): ``qdd_k = tau~_k - psi_k . mu_k / D_k`` with ``mu_k`` the
-  acceleration that the ancestors'
-  ``qdd`` give body k.  Works for trees.
+  acceleration that the ancestors' ``qdd`` give body k.  ``h`` is Newton-Euler's: its outward
+  pass first, its inward pass carried in the backward sweep's ``eta`` (by linearity), so one
+  backward pass serves both, as in the articulated-body method.  Works for trees.
 * ``"cholesky"``: ``M`` by Khalil's composite links, factorised as ``M = L^T L`` along the parent
   array (Featherstone's LTL: no fill-in outside the root paths, so trees stay cheap), two
   triangular solves.  O(n d^2) for depth d.
@@ -37,7 +38,7 @@ import numpy as np
 from .crba import composite_inertia, inertia_columns
 from .kinematics import (_row, all_finite, ARMATURE, FRICTION, joint_poses, kernel_model,
                          model_at, vectors_ok)
-from .rnea import rnea_sample, rnea_workspace
+from .rnea import body_wrenches, joint_friction, rnea_sample, rnea_workspace
 from .udut import articulated, articulated_workspace, raise_singular
 from .. import _parallel as parallel
 from .._inputs import external_wrenches, raise_nonfinite, states, vectors
@@ -67,45 +68,65 @@ def _rhs(m, qs, qds, taus, fext, s, flags, work, t):
 def udut_workspace(n):
     """Scratch arrays of :func:`udut_fd_sample` for n bodies."""
     return (rnea_workspace(n), articulated_workspace(n), np.empty(n), np.empty((n, 6)),
-            np.empty((n, 6)), np.empty(6))
+            np.empty((n, 6)))
 
 
 @njit(**INLINE)
 def udut_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
     """Saha's three sweeps for one state into ``qdd (n,)``; -1, or the index of a zero pivot."""
-    rnea_work, art_work, D, eta, mu, acc6 = work
+    rnea_work, art_work, D, eta, mu = work
     R, p = rnea_work[0], rnea_work[1]
-    psi = art_work[1]
+    phi = art_work[1]                                   # psi_k / D_k
     n = m.parent.shape[0]
-    _rhs(m, qs, qds, taus, fext, s, flags, rnea_work, qdd)
-    # sweep 1: qdd <- U^-1 (tau - h), backward, with the articulated inertias
+    joint_poses(m, qs, R, p)
+    zero = rnea_work[2][5].reshape(3 * n)[:n]
+    zero[:] = 0.0
+    body_wrenches(m, qs, qds, zero, fext, s, rnea_work)
+    f, mom = rnea_work[2][3], rnea_work[2][4]
+    for k in range(n):
+        for r in range(3):
+            eta[k, r] = mom[k, r]
+            eta[k, 3 + r] = f[k, r]
+        qdd[k] = taus[k] - joint_friction(m, k, qds[k]) if flags & FRICTION else taus[k]
+    # sweeps 1 and 2: qdd <- D^-1 U^-1 (tau - h), backward, with the articulated inertias; h,
+    # Newton-Euler's inward pass at qdd = 0, rides along in eta (one backward pass, not two)
     k = articulated(m, flags, R, p, art_work, D, qdd, eta)
     if k >= 0:
         return k
+    parent, axis = m.parent, m.axis
     for k in range(n):
-        a = m.parent[k]
-        # mu_k, the acceleration of body k from its ancestors' qdd: X_k (mu_a + S_a qdd_a)
+        a = parent[k]
+        acc = qdd[k]
         if a < 0:
             mu[k, :] = 0.0
         else:
-            oa = 3 if m.joint_type[a] == PRISMATIC else 0
-            acc6[:] = mu[a]
-            acc6[oa] += m.axis[a, 0] * qdd[a]
-            acc6[oa + 1] += m.axis[a, 1] * qdd[a]
-            acc6[oa + 2] += m.axis[a, 2] * qdd[a]
+            # mu_k, the acceleration of body k from its ancestors' qdd: X_k (mu_a + S_a qdd_a)
+            u = mu[a]
+            w0, w1, w2, v0, v1, v2 = u[0], u[1], u[2], u[3], u[4], u[5]
+            qa = qdd[a]
+            if m.joint_type[a] == PRISMATIC:
+                v0 += axis[a, 0] * qa
+                v1 += axis[a, 1] * qa
+                v2 += axis[a, 2] * qa
+            else:
+                w0 += axis[a, 0] * qa
+                w1 += axis[a, 1] * qa
+                w2 += axis[a, 2] * qa
             Rk, pk = R[k], p[k]
             # w_k = R^T w_a ; v_k = R^T (v_a + w_a x p)
-            v0 = acc6[3] + acc6[1] * pk[2] - acc6[2] * pk[1]
-            v1 = acc6[4] + acc6[2] * pk[0] - acc6[0] * pk[2]
-            v2 = acc6[5] + acc6[0] * pk[1] - acc6[1] * pk[0]
+            c0 = v0 + w1 * pk[2] - w2 * pk[1]
+            c1 = v1 + w2 * pk[0] - w0 * pk[2]
+            c2 = v2 + w0 * pk[1] - w1 * pk[0]
+            uk = mu[k]
             for r in range(3):
-                mu[k, r] = Rk[0, r] * acc6[0] + Rk[1, r] * acc6[1] + Rk[2, r] * acc6[2]
-                mu[k, 3 + r] = Rk[0, r] * v0 + Rk[1, r] * v1 + Rk[2, r] * v2
-        # sweeps 2 and 3: qdd_k = (t_k - psi_k . mu_k) / D_k, t_k from sweep 1
-        acc = qdd[k]
-        for r in range(6):
-            acc -= psi[k, r] * mu[k, r]
-        qdd[k] = acc / D[k]
+                uk[r] = Rk[0, r] * w0 + Rk[1, r] * w1 + Rk[2, r] * w2
+                uk[3 + r] = Rk[0, r] * c0 + Rk[1, r] * c1 + Rk[2, r] * c2
+            # sweep 3: qdd_k = t_k / D_k - (psi_k / D_k) . mu_k, summed in pairs (a shorter
+            # chain of dependent additions: every body waits for its parent's qdd)
+            g = phi[k]
+            acc -= ((g[0] * uk[0] + g[1] * uk[1]) + (g[2] * uk[2] + g[3] * uk[3])
+                    + (g[4] * uk[4] + g[5] * uk[5]))
+        qdd[k] = acc
     return -1
 
 

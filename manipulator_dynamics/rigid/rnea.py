@@ -47,12 +47,19 @@ def rnea_workspace(n):
 
 
 @njit(**INLINE)
-def rnea_sample(m, qs, qds, qdds, fext, s, flags, work, tau):
-    """
-    Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` of ``work`` must be filled.
+def joint_friction(m, i, rate):
+    """Friction effort of joint ``i`` at velocity ``rate``: ``Fv qd + Fc sign(qd)``."""
+    return m.viscous[i] * rate + m.coulomb[i] * np.sign(rate)
 
-    ``fext (Nf, n, 6)`` holds body-frame wrenches, row ``s`` (or the only row) is used when
-    Nf > 0.  ``flags``: :data:`ARMATURE` adds ``Ia qdd``, :data:`FRICTION` ``Fv qd + Fc sign(qd)``.
+
+@njit(**INLINE)
+def body_wrenches(m, qs, qds, qdds, fext, s, work):
+    """
+    Newton-Euler's outward pass for one state: the wrench each body needs for its own motion.
+
+    Fills the planes ``f, mom`` of ``work`` (body frames, less the external wrench); poses
+    ``R, p`` of ``work`` must be filled.  ``fext (Nf, n, 6)`` holds body-frame wrenches, row ``s``
+    (or the only row) is used when Nf > 0.
     """
     R, p, vectors = work
     w, dw, dv, f, mom = vectors[0], vectors[1], vectors[2], vectors[3], vectors[4]
@@ -85,14 +92,26 @@ def rnea_sample(m, qs, qds, qdds, fext, s, flags, work, tau):
             mom[i, 0] -= x[3]
             mom[i, 1] -= x[4]
             mom[i, 2] -= x[5]
-    for i in range(n - 1, -1, -1):
+
+
+@njit(**INLINE)
+def rnea_sample(m, qs, qds, qdds, fext, s, flags, work, tau):
+    """
+    Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` of ``work`` must be filled.
+
+    ``fext`` as :func:`body_wrenches`.  ``flags``: :data:`ARMATURE` adds ``Ia qdd``,
+    :data:`FRICTION` ``Fv qd + Fc sign(qd)``.
+    """
+    body_wrenches(m, qs, qds, qdds, fext, s, work)
+    R, p, vectors = work
+    f, mom = vectors[3], vectors[4]
+    for i in range(m.parent.shape[0] - 1, -1, -1):
         src = f[i] if m.joint_type[i] == PRISMATIC else mom[i]
         t = m.axis[i, 0] * src[0] + m.axis[i, 1] * src[1] + m.axis[i, 2] * src[2]
         if flags & ARMATURE:
             t += m.armature[i] * qdds[i]
         if flags & FRICTION:
-            rate = qds[i]
-            t += m.viscous[i] * rate + m.coulomb[i] * np.sign(rate)
+            t += joint_friction(m, i, qds[i])
         tau[i] = t
         a = m.parent[i]
         if a >= 0:

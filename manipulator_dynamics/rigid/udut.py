@@ -140,11 +140,16 @@ def articulated_workspace(n):
 @njit(**INLINE)
 def articulated(m, flags, R, p, work, D, tau, eta):
     """
-    Backward sweep: articulated inertias ``IA``, ``psi_k = IA_k S_k``, pivots ``D``.
+    Backward sweep: articulated inertias ``IA``, pivots ``D`` and ``psi_k / D_k``.
 
-    When ``tau (n,)`` is given (non-empty), also Saha's first solution sweep ``tau <- U^-1 tau``
-    (eq. 36), with ``eta (n, 6)`` the force each body's descendants pass up.  ``work`` is
-    :func:`articulated_workspace`'s; ``psi`` is left in ``work[1]``.  ``flags`` with
+    ``psi_k = IA_k S_k``; ``psi_k / D_k`` is left in ``work[1]``: both of its users want it so.
+    When ``tau (n,)`` is given (non-empty), also Saha's first two solution sweeps
+    ``tau <- D^-1 U^-1 tau`` (eq. 36 and the diagonal), with ``eta (n, 6)`` the force each body's
+    descendants pass up (moment first).
+    ``eta`` holds on entry a wrench of each body's own, carried up with the rest: zero for
+    ``U^-1 tau`` alone; Newton-Euler's body wrenches at ``qdd = 0`` make it
+    ``U^-1 (tau - h)`` with ``h`` in the same sweep, as the articulated-body method does.
+    ``work`` is :func:`articulated_workspace`'s.  ``flags`` with
     :data:`ARMATURE` adds the rotor inertias to ``D``.  Returns the index of the first joint
     with a zero pivot, or -1.
     """
@@ -154,8 +159,6 @@ def articulated(m, flags, R, p, work, D, tau, eta):
     solve = tau.shape[0] > 0
     for k in range(n):
         _load_inertia(m.inertial[k], IA[k])
-        if solve:
-            eta[k, :] = 0.0
     for k in range(n - 1, -1, -1):
         ax, ay, az = axis[k, 0], axis[k, 1], axis[k, 2]
         A = IA[k]
@@ -181,21 +184,21 @@ def articulated(m, flags, R, p, work, D, tau, eta):
             s5 = H02 * ax + H12 * ay + H22 * az
             d = s0 * ax + s1 * ay + s2 * az
             o = 0
-        psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5] = s0, s1, s2, s3, s4, s5
         armature = m.armature[k] if flags & ARMATURE else 0.0
         d += armature
         size = max(armature, abs(J00), abs(J11), abs(J22), abs(K00), abs(K11), abs(K22))
         if not d > ZERO_PIVOT * size:
             return k
         D[k] = d
-        if solve:  # tau_k <- tau_k - S_k . eta_k  (eq. 36)
-            tau[k] -= eta[k, o] * ax + eta[k, o + 1] * ay + eta[k, o + 2] * az
+        inv = 1.0 / d
+        t0, t1, t2, t3, t4, t5 = s0 * inv, s1 * inv, s2 * inv, s3 * inv, s4 * inv, s5 * inv
+        psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5] = t0, t1, t2, t3, t4, t5
+        if solve:  # tau_k <- (tau_k - S_k . eta_k) / D_k  (eq. 36, then the diagonal)
+            tau[k] = (tau[k] - (eta[k, o] * ax + eta[k, o + 1] * ay + eta[k, o + 2] * az)) * inv
         a = parent[k]
         if a < 0:
             continue
         # what joint k cannot resist: IA_k - psi_k psi_k^T / D_k  (eq. 35)
-        inv = 1.0 / d
-        t0, t1, t2, t3, t4, t5 = s0 * inv, s1 * inv, s2 * inv, s3 * inv, s4 * inv, s5 * inv
         Z[0], Z[1], Z[2] = J00 - t0 * s0, J01 - t0 * s1, J02 - t0 * s2
         Z[3], Z[4], Z[5] = J11 - t1 * s1, J12 - t1 * s2, J22 - t2 * s2
         Z[6], Z[7], Z[8] = H00 - t0 * s3, H01 - t0 * s4, H02 - t0 * s5
@@ -205,10 +208,10 @@ def articulated(m, flags, R, p, work, D, tau, eta):
         Z[18], Z[19], Z[20] = K11 - t4 * s4, K12 - t4 * s5, K22 - t5 * s5
         add_transformed_inertia(R[k], p[k], Z, scratch, IA[a])
         if solve:  # the parent receives eta_k + psi_k tau_k / D_k
-            t = tau[k] * inv
+            t = tau[k]
             e = eta[k]
-            for r in range(6):
-                scratch[r] = e[r] + psi[k, r] * t
+            scratch[0], scratch[1], scratch[2] = e[0] + s0 * t, e[1] + s1 * t, e[2] + s2 * t
+            scratch[3], scratch[4], scratch[5] = e[3] + s3 * t, e[4] + s4 * t, e[5] + s5 * t
             force_to_parent(R[k], p[k], scratch[:3], scratch[3:6], eta[a, :3], eta[a, 3:])
     return -1
 
@@ -236,7 +239,7 @@ def udut_kernel(m, q, flags, U, D):
         Us[:, :] = 0.0
         for k in range(n):
             Us[k, k] = 1.0
-            w[:] = psi[k] / D[s, k]
+            w[:] = psi[k]
             j = k
             while m.parent[j] >= 0:        # carry psi_k / D_k to each ancestor i, project on S_i
                 carried[:] = 0.0
