@@ -191,13 +191,14 @@ def main(argv=None):
         mark = '' if pick == faster or abs(u - c) < 0.05 * min(u, c) else ' (slower one)'
         print(f'| {label} | {n} | {d1} | {d2} | {u:.2f} | {c:.2f} | {pick}{mark} |', flush=True)
     if args.fit:
-        data = np.array([r[1:6] for r in rows], dtype=float)
-        per_body = np.linalg.lstsq(data[:, :1], data[:, 3], rcond=None)[0][0]
-        A = data[:, :3] / data[:, 4:5]
-        chol = np.linalg.lstsq(A, np.ones(len(data)), rcond=None)[0]
-        print(f'\nfit: _UDUT_PER_BODY = {per_body:.3g}; _CHOLESKY_PER_BODY = {chol[0]:.3g}; '
-              f'_CHOLESKY_PER_PATH_ELEMENT = {chol[1]:.3g}; '
-              f'_CHOLESKY_PER_FACTOR_OP = {chol[2]:.3g}')
+        n, d1, d2, udut, cholesky = np.array([r[1:6] for r in rows], dtype=float).T
+        one = np.ones_like(n)
+        # relative least squares: every row weighs the same, however large its cost
+        u = np.linalg.lstsq(np.c_[one, n] / udut[:, None], one, rcond=None)[0]
+        c = np.linalg.lstsq(np.c_[one, n, d1, d2] / cholesky[:, None], one, rcond=None)[0]
+        print(f'\nfit: _UDUT_PER_SAMPLE = {u[0]:.3g}; _UDUT_PER_BODY = {u[1]:.3g}; '
+              f'_CHOLESKY_PER_SAMPLE = {c[0]:.3g}; _CHOLESKY_PER_BODY = {c[1]:.3g}; '
+              f'_CHOLESKY_PER_PATH_ELEMENT = {c[2]:.3g}; _CHOLESKY_PER_FACTOR_OP = {c[3]:.3g}')
 
 
 if __name__ == '__main__':

@@ -244,16 +244,18 @@ _fd_vector = Signature(fd_vector, INT, BOOL, VECTOR, VECTOR, VECTOR, INT, OUT_VE
 _NAMES = ('q', 'qd', 'tau')
 _CHOICE = weakref.WeakKeyDictionary()
 
-# Cost model for "auto": batched microseconds per sample on one thread, least-squares fits to
-# measurements of both kernels on chains of 6-96 joints and random trees of 24-48 joints
+# Cost model for "auto": batched microseconds per sample on one thread, relative least-squares fits
+# to measurements of both kernels on chains of 6-96 joints and random trees of 24-48 joints
 # (`benchmarks/bench_dynamics.py --fit`, see the README).  Only the ratio matters, so the machine's
-# speed cancels out.  On chains the crossover is near 10 joints, close to Saha's own estimate of 12
-# against an O(n^3) method (with the helpers inlined, the 6x6 articulated-inertia sweep costs about
-# 0.13 us per body, against 0.27 before).
-_UDUT_PER_BODY = 0.127
-_CHOLESKY_PER_BODY = 0.105
-_CHOLESKY_PER_PATH_ELEMENT = 0.000301
-_CHOLESKY_PER_FACTOR_OP = 0.00136
+# speed cancels out.  Each has a fixed cost per sample (poses, Newton-Euler's outward pass, the
+# loop), which the fit needs to place the crossover: on chains it lies between 6 and 9 joints,
+# below Saha's own estimate of 12 against an O(n^3) method.
+_UDUT_PER_SAMPLE = 0.400
+_UDUT_PER_BODY = 0.0939
+_CHOLESKY_PER_SAMPLE = 0.420
+_CHOLESKY_PER_BODY = 0.0695
+_CHOLESKY_PER_PATH_ELEMENT = 0.00173
+_CHOLESKY_PER_FACTOR_OP = 0.00129
 
 
 def choose_method(model):
@@ -261,17 +263,17 @@ def choose_method(model):
     ``"udut"`` or ``"cholesky"``: the one the cost model predicts is faster for this model.
 
     Saha's sweeps cost a fixed amount per body (6x6 articulated inertias); the composite-link M
-    costs
-    one step per (body, ancestor) pair and its LTL factorisation one per (body, ancestor, ancestor)
-    triple, so deep chains favour UDU^T and short or bushy trees favour Cholesky.
+    costs one step per (body, ancestor) pair and its LTL factorisation one per (body, ancestor,
+    ancestor) triple, so deep chains favour UDU^T and short or bushy trees favour Cholesky.
     """
     method = _CHOICE.get(model)
     if method is None:
         depth = np.zeros(model.n, dtype=np.int64)
         for i, a in enumerate(model.parent):
             depth[i] = 1 if a < 0 else depth[a] + 1
-        udut_cost = _UDUT_PER_BODY * model.n
-        cholesky_cost = (_CHOLESKY_PER_BODY * model.n + _CHOLESKY_PER_PATH_ELEMENT * depth.sum()
+        udut_cost = _UDUT_PER_SAMPLE + _UDUT_PER_BODY * model.n
+        cholesky_cost = (_CHOLESKY_PER_SAMPLE + _CHOLESKY_PER_BODY * model.n
+                         + _CHOLESKY_PER_PATH_ELEMENT * depth.sum()
                          + _CHOLESKY_PER_FACTOR_OP * (depth * (depth + 1) // 2).sum())
         method = _CHOICE[model] = 'udut' if udut_cost < cholesky_cost else 'cholesky'
     return method
