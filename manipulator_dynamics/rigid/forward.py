@@ -47,6 +47,14 @@ from ..model import PRISMATIC
 
 
 @njit(**INLINE)
+def _at_rest(work, n):
+    """Zero accelerations ``(n,)`` in the spare plane of :func:`rnea.rnea_workspace`'s ``work``."""
+    zero = work[2][5].reshape(3 * n)[:n]
+    zero[:] = 0.0
+    return zero
+
+
+@njit(**INLINE)
 def _rhs(m, qs, qds, taus, fext, s, flags, work, t):
     """
     Poses of state ``qs`` (into ``work[0], work[1]``) and ``t = tau - h(q, qd)``.
@@ -57,9 +65,7 @@ def _rhs(m, qs, qds, taus, fext, s, flags, work, t):
     """
     n = qs.shape[0]
     joint_poses(m, qs, work[0], work[1])
-    zero = work[2][5].reshape(3 * n)[:n]
-    zero[:] = 0.0
-    rnea_sample(m, qs, qds, zero, fext, s, flags & ~ARMATURE, work, t)
+    rnea_sample(m, qs, qds, _at_rest(work, n), fext, s, flags & ~ARMATURE, work, t)
     for i in range(n):
         t[i] = taus[i] - t[i]
 
@@ -79,9 +85,7 @@ def udut_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
     phi = art_work[1]                                   # psi_k / D_k
     n = m.parent.shape[0]
     joint_poses(m, qs, R, p)
-    zero = rnea_work[2][5].reshape(3 * n)[:n]
-    zero[:] = 0.0
-    body_wrenches(m, qs, qds, zero, fext, s, rnea_work)
+    body_wrenches(m, qs, qds, _at_rest(rnea_work, n), fext, s, rnea_work)
     f, mom = rnea_work[2][3], rnea_work[2][4]
     for k in range(n):
         for r in range(3):
