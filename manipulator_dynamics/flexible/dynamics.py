@@ -53,8 +53,8 @@ import numpy as np
 from .arm import FlexibleArm
 from .beam import natural_frequencies
 from .motion import rigid_motion
-from .newmark import (chain_dofs, fem_arrays, generalized_alpha, newmark, SPECTRAL_RADIUS,
-                      work_arrays)
+from .newmark import (accelerations_at_steps, chain_dofs, fem_arrays, generalized_alpha, newmark,
+                      SPECTRAL_RADIUS, work_arrays)
 from .parallel_scheme import deformed_axes, joint_torques, reached_angles, section_forces
 from ..model import PRISMATIC
 
@@ -187,10 +187,11 @@ def flexible_trajectory(arm, t, q, *, dt=None, spectral_radius=SPECTRAL_RADIUS,
     xm, vm, am, Q, axes = rigid_motion(arm, q, qd, qdd)
     fem = fem_arrays(arm, geometric_stiffening)
     dof = chain_dofs(len(arm.node_mass))
+    coef = generalized_alpha(spectral_radius)
     ud, vd, ad, strain = newmark(fem, work_arrays(fem, 6 * (len(arm.node_mass) - 1)), dof, t,
-                                 generalized_alpha(spectral_radius), am, Q, arm.rigid)
+                                 coef, am, Q, arm.rigid)
     v = vm + vd[:, :, :3]
-    acc = am + ad[:, :, :3]
+    acc = am + accelerations_at_steps(ad, coef)[:, :, :3]
     nodes = xm + ud[:, :, :3]
     forces = arm.node_mass[None, :, None] * (acc - model.gravity)
     axial, shear = section_forces(nodes, forces, Q, arm.element_nodes)

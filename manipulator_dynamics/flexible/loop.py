@@ -44,8 +44,8 @@ import numpy as np
 from .arm import _RIGID_FACTOR, FlexibleArm
 from .dynamics import (_target, check_step, FlexibleDynamics, FlexibleTrajectory)
 from .motion import rigid_motion
-from .newmark import (Fem, generalized_alpha, newmark_step, SPECTRAL_RADIUS, static_start,
-                      work_arrays)
+from .newmark import (acceleration_at_step, accelerations_at_steps, Fem, generalized_alpha,
+                      newmark_step, SPECTRAL_RADIUS, static_start, work_arrays)
 from .parallel_scheme import reached_angles, section_forces, torques_at
 from .._jit import JIT
 from ..model import PRISMATIC
@@ -182,6 +182,7 @@ def integrate_loop(fem, work, open_dof, closed_dof, closed, t, coef, am, Q, tip_
     ma, mb = fem.mass[tip_a], fem.mass[tip_b]
     static_start(fem, work, closed_dof if closed[0] else open_dof, am[0], Q[0], ud[0])
     for s in range(T):
+        a_tip = ad[s, tip_b]
         if s > 0:
             old = s - 1
             v0, a0 = vd[old], ad[old]
@@ -197,10 +198,11 @@ def integrate_loop(fem, work, open_dof, closed_dof, closed, t, coef, am, Q, tip_
                     a0[tip_a, j] = a0[tip_b, j] = wa * a0[tip_a, j] + wb * a0[tip_b, j]
             newmark_step(fem, work, closed_dof if closed[s] else open_dof, t[s] - t[old], coef,
                          am[old], am[s], Q[s], ud[old], v0, a0, ud[s], vd[s], ad[s])
+            a_tip = acceleration_at_step(ad[s, tip_b], a0[tip_b], coef)
         if closed[s]:
             # m (a - g) = -(K u + C v) + pin  on b's tip; work.internal holds K u + C v
             for j in range(3):
-                pin[s, j] = mb * (am[s, tip_b, j] + ad[s, tip_b, j] - fem.gravity[j]) \
+                pin[s, j] = mb * (am[s, tip_b, j] + a_tip[j] - fem.gravity[j]) \
                     + work.internal[tip_b, j]
     return ud, vd, ad, pin, loss
 
@@ -292,6 +294,7 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, close
                            released_stiffness(chain_b, [i - na for i in passive if i >= na]))
     fem = loop_fem(chain_a, chain_b, *stiffness, geometric_stiffening)
     nn = len(fem.mass)
+    coef = generalized_alpha(spectral_radius)
     if rigid:
         ud = vd = ad = np.zeros((len(ta), nn, 6))
         pin, loss = np.zeros((len(ta), 3)), np.zeros(len(ta))
@@ -300,9 +303,9 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, close
         closed_dof = loop_dofs(len(chain_a.node_mass), len(chain_b.node_mass), True)
         ud, vd, ad, pin, loss = integrate_loop(
             fem, work_arrays(fem, int(open_dof.max()) + 1), open_dof, closed_dof, closed, ta,
-            generalized_alpha(spectral_radius), am, Q, tip_a, tip_b)
+            coef, am, Q, tip_a, tip_b)
     nodes = xm + ud[:, :, :3]
-    acc = am + ad[:, :, :3]
+    acc = am + accelerations_at_steps(ad, coef)[:, :, :3]
     velocity = vm + vd[:, :, :3]
     forces = fem.mass[None, :, None] * (acc - fem.gravity)
     split = len(chain_a.node_mass)

@@ -37,8 +37,8 @@ import numpy as np
 from .arm import FlexibleArm
 from .dynamics import check_step
 from .motion import node_motion
-from .newmark import (chain_dofs, fem_arrays, generalized_alpha, newmark_step,
-                      SPECTRAL_RADIUS, static_start, work_arrays)
+from .newmark import (acceleration_at_step, chain_dofs, fem_arrays, generalized_alpha,
+                      newmark_step, SPECTRAL_RADIUS, static_start, work_arrays)
 from .parallel_scheme import add_force_increments, reached_angles, section_forces, torques_at
 from ..rigid.kinematics import kernel_model
 
@@ -129,6 +129,7 @@ class FlexibleStream:
         self._history = [q0 - j * dt * qd0 + 0.5 * (j * dt) ** 2 * qdd0 for j in (2, 1, 0)]
         self._a = self._am[0].copy()
         self._ud, self._vd, self._ad = np.zeros((nn, 6)), np.zeros((nn, 6)), np.zeros((nn, 6))
+        self._at = self._a.copy()          # the nodes' accelerations at the last step's time
         if not arm.rigid:
             static_start(self._fem, self._work, self._dof, self._a, self._Q[0], self._ud)
         self._F = arm.node_mass[:, None] * (self._a - arm.model.gravity)
@@ -159,10 +160,10 @@ class FlexibleStream:
         if not arm.rigid:
             newmark_step(self._fem, self._work, self._dof, h, self._coef, self._a, a1, self._Q[0],
                          self._ud, self._vd, self._ad, ud1, vd1, ad1)
-        add_force_increments(arm.node_mass, a1 + ad1[:, :3], self._a + self._ad[:, :3],
-                             self._F)                                             # eq. 14
+        at = a1 + acceleration_at_step(ad1[:, :3], self._ad[:, :3], self._coef)
+        add_force_increments(arm.node_mass, at, self._at, self._F)                # eq. 14
         self._history = [q2, q1, q]
-        self._a = a1
+        self._a, self._at = a1, at
         self._ud, self._vd, self._ad = ud1, vd1, ad1
         self.steps += 1
         self.sample = self._sample(q, self._xm[0] + ud1[:, :3])
