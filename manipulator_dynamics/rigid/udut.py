@@ -133,7 +133,7 @@ def _load_inertia(k, out):
 
 @njit(**INLINE)
 def articulated_workspace(n):
-    """Scratch of :func:`articulated`: ``IA (n, 21)``, ``psi (n, 6)``, ``Z (21,)``, 9 more."""
+    """Scratch of :func:`articulated`: ``IA (n, 21)``, ``phi (n, 6)``, ``Z (21,)``, 9 more."""
     return np.empty((n, INERTIA_SIZE)), np.empty((n, 6)), np.empty(INERTIA_SIZE), np.empty(9)
 
 
@@ -142,18 +142,17 @@ def articulated(m, flags, R, p, work, D, tau, eta):
     """
     Backward sweep: articulated inertias ``IA``, pivots ``D`` and ``psi_k / D_k``.
 
-    ``psi_k = IA_k S_k``; ``psi_k / D_k`` is left in ``work[1]``: both of its users want it so.
-    When ``tau (n,)`` is given (non-empty), also Saha's first two solution sweeps
+    ``psi_k = IA_k S_k``; ``phi_k = psi_k / D_k`` is left in ``work[1]`` (both of its users want
+    it so).  When ``tau (n,)`` is given (non-empty), also Saha's first two solution sweeps
     ``tau <- D^-1 U^-1 tau`` (eq. 36 and the diagonal), with ``eta (n, 6)`` the force each body's
-    descendants pass up (moment first).
-    ``eta`` holds on entry a wrench of each body's own, carried up with the rest: zero for
-    ``U^-1 tau`` alone; Newton-Euler's body wrenches at ``qdd = 0`` make it
-    ``U^-1 (tau - h)`` with ``h`` in the same sweep, as the articulated-body method does.
-    ``work`` is :func:`articulated_workspace`'s.  ``flags`` with
+    descendants pass up (moment first).  ``eta`` holds on entry a wrench of each body's own,
+    carried up with the rest: zero for ``D^-1 U^-1 tau`` alone; Newton-Euler's body wrenches at
+    ``qdd = 0`` make it ``D^-1 U^-1 (tau - h)`` with ``h`` in the same sweep, as the
+    articulated-body method does.  ``work`` is :func:`articulated_workspace`'s.  ``flags`` with
     :data:`ARMATURE` adds the rotor inertias to ``D``.  Returns the index of the first joint
     with a zero pivot, or -1.
     """
-    IA, psi, Z, scratch = work
+    IA, phi, Z, scratch = work
     parent, axis = m.parent, m.axis
     n = parent.shape[0]
     solve = tau.shape[0] > 0
@@ -192,7 +191,7 @@ def articulated(m, flags, R, p, work, D, tau, eta):
         D[k] = d
         inv = 1.0 / d
         t0, t1, t2, t3, t4, t5 = s0 * inv, s1 * inv, s2 * inv, s3 * inv, s4 * inv, s5 * inv
-        psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5] = t0, t1, t2, t3, t4, t5
+        phi[k, 0], phi[k, 1], phi[k, 2], phi[k, 3], phi[k, 4], phi[k, 5] = t0, t1, t2, t3, t4, t5
         if solve:  # tau_k <- (tau_k - S_k . eta_k) / D_k  (eq. 36, then the diagonal)
             tau[k] = (tau[k] - (eta[k, o] * ax + eta[k, o + 1] * ay + eta[k, o + 2] * az)) * inv
         a = parent[k]
@@ -225,7 +224,7 @@ def udut_kernel(m, q, flags, U, D):
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     work = articulated_workspace(n)
-    psi = work[1]
+    phi = work[1]                   # psi_k / D_k
     none = np.empty(0)
     eta = np.empty((0, 6))
     w = np.empty(6)
@@ -239,7 +238,7 @@ def udut_kernel(m, q, flags, U, D):
         Us[:, :] = 0.0
         for k in range(n):
             Us[k, k] = 1.0
-            w[:] = psi[k]
+            w[:] = phi[k]
             j = k
             while m.parent[j] >= 0:        # carry psi_k / D_k to each ancestor i, project on S_i
                 carried[:] = 0.0
