@@ -17,34 +17,46 @@ The identification workflow measured: optimised excitation, and physically consi
 
 1. How much an optimised excitation trajectory buys over a random one of the same kind and length.
 
-For robots of example-robot-data: the optimised motion (``excitation_trajectory``) and random
-5-harmonic Fourier motions of the same duration inside the same limits (the optimiser's seeded
-starts, seeds 1..R); torques simulated with 2 % Gaussian noise (of each joint's RMS torque) and
-identified; printed: condition number of W_B, base parameters below 10 % relative standard
-deviation (of those whose URDF value is not zero: a zero has no relative deviation), the
-optimisation's wall time.
+For robots of example-robot-data: the optimised motions (``excitation_trajectory``, its default
+criterion and the condition number alone) and random 5-harmonic Fourier motions of the same
+duration inside the same limits (the optimiser's seeded starts, seeds 1..R); torques simulated
+with 2 % Gaussian noise (of each joint's RMS torque) and identified; printed: condition number of
+W_B, base parameters below 10 % relative standard deviation (of those whose URDF value is not
+zero: a zero has no relative deviation) as identified and as the design predicted, the
+optimisation's wall time, and the parameters the default design leaves above 10 %.
 
 2. Physically consistent estimates (``identify(..., physically_consistent=True)``) from the
 optimised motion's noisy data: the fit's wall time, whether the least-squares set completed by
 the URDF (minimum-norm) is realisable, and RMS torque errors on a validation motion (another
 random motion, its own noise) of the unconstrained and the consistent estimates.
 
+3. With ``--bound``: for each base parameter the default design leaves above 10 %, the best
+relative standard deviation any motion of the same family could give it if every other
+parameter were known exactly (``100 / (|K| sqrt(F_ii))``, F the information matrix): SLSQP
+maximises ``F_ii`` alone under the same limits, from the design and from random starts, with
+each joint's noise held at its level on the condition-number design.  Knowing the others can
+only help, so a parameter whose bound stays above 10 % is above 10 % whatever the motion.
+
     python3 benchmarks/bench_identification.py [--duration 30] [--rate 100] [--random 3]
+        [--robots ...] [--bound]
 """
 
 import argparse
+import math
 import os
 import site
 import sys
 import time
 
 import manipulator_dynamics as md
-from manipulator_dynamics.identification import consistent
+from manipulator_dynamics.identification import consistent, excitation
+from manipulator_dynamics.identification.excitation import WELL_IDENTIFIED, ZERO
 import numpy as np
 
 ROBOTS = {
     'panda arm': ('panda_description/urdf/panda.urdf', {'tip_links': ['panda_link8']}),
     'ur5': ('ur_description/urdf/ur5_robot.urdf', {}),
+    'so100': ('so_arm_description/urdf/so100.urdf', {}),
 }
 
 
@@ -87,9 +99,48 @@ def identified(model, motion, friction, seed):
     noisy = tau + 0.02 * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
     estimate = md.identify(model, (motion.q, motion.qd, motion.qdd, noisy), friction=friction)
     values = np.abs(estimate.base.values)
-    nonzero = values > 1e-6 * values.max()
+    nonzero = values > ZERO * values.max()
     return int((estimate.relative_std[nonzero] < 10).sum()), int(nonzero.sum()), \
         estimate.condition
+
+
+def alone(model, motion, friction, noise=0.02, starts=3):
+    """
+    Return ``{name: best relative std}`` for the parameters ``motion`` predicts above 10 %.
+
+    Uses the optimiser's private problem class: this is a measurement, not an API.
+    """
+    import scipy.optimize
+
+    base, L = motion.base, motion.a.shape[1]
+    limits = excitation._Limits(model, 0.05)
+    f = motion.frequency
+    times = np.arange(excitation.OPTIMISATION_SAMPLES) / (excitation.OPTIMISATION_SAMPLES * f)
+    problem = excitation._Problem(model, base, limits, 2 * np.pi * f, L, times)
+    first = md.excitation_trajectory(model, duration=motion.duration, rate=1 / motion.t[1],
+                                     friction=friction, criterion='condition')
+    tau = md.inverse_dynamics(model, first.q, first.qd, first.qdd, friction=True)
+    sigma = noise * np.sqrt((tau ** 2).mean(axis=0))
+    samples = len(motion.t) / excitation.OPTIMISATION_SAMPLES
+    constraints = problem.constraints()
+    xs = [problem.variables(motion.offset, motion.a, motion.b)] + [
+        problem.start(np.random.default_rng(seed), np.random.default_rng([seed, 1]))
+        for seed in range(1, starts)]
+    best = {}
+    for i in np.flatnonzero(np.isfinite(motion.predicted_relative_std)
+                            & (motion.predicted_relative_std >= WELL_IDENTIFIED)):
+        def information(x):
+            W = excitation._base_rows(model, base, *problem.motion(x))
+            W = W.reshape(-1, model.n, base.count)
+            return samples * float(((W[:, :, i] / sigma) ** 2).sum())
+        top = 0.0
+        for x0 in xs:
+            r = scipy.optimize.minimize(lambda x: -np.log(information(x)), x0, method='SLSQP',
+                                        constraints=constraints, options={'maxiter': 80})
+            inside = min(float(np.min(c['fun'](r.x))) for c in constraints) > -1e-6
+            top = max(top, information(r.x) if inside else 0.0, information(x0))
+        best[base.names[i]] = 100 / (abs(base.values[i]) * np.sqrt(top))
+    return best
 
 
 def main():
@@ -97,31 +148,51 @@ def main():
     parser.add_argument('--duration', type=float, default=30.0)
     parser.add_argument('--rate', type=float, default=100.0)
     parser.add_argument('--random', type=int, default=3, help='random motions per robot')
+    parser.add_argument('--robots', nargs='+', default=list(ROBOTS), choices=list(ROBOTS))
+    parser.add_argument('--bound', action='store_true', help='best relative std of each '
+                        'parameter left above 10 %%, every other one known (slow)')
     args = parser.parse_args()
-    print('| robot | friction | base | motion | cond W_B | rel. std < 10 % | optimisation [s] |')
+    print('| robot | friction | base | motion | cond W_B | rel. std < 10 % (predicted) | '
+          'optimisation [s] |')
     print('| --- | --- | ---: | --- | ---: | ---: | ---: |')
-    rows = []
-    for name, (path, kw) in ROBOTS.items():
+    rows, above = [], []
+    for name in args.robots:
+        path, kw = ROBOTS[name]
         model = md.load_model(erd(path), **kw)
         for friction in (False, True):
             if friction:        # a realistic friction, so that Fv and Fc are not zero
                 joints = {j: {'viscous': 0.5, 'coulomb': 1.0} for j in model.joint_names}
                 model = md.load_model(erd(path), joint_dynamics=joints, **kw)
-            started = time.perf_counter()
-            motion = md.excitation_trajectory(model, duration=args.duration, rate=args.rate,
-                                              friction=friction)
-            wall = time.perf_counter() - started
-            rows.append(consistent_row(name, model, motion, friction, args.duration, args.rate))
-            good, of, cond = identified(model, motion, friction, 0)
-            print(f'| {name} | {friction} | {motion.base.count} | optimised | {cond:.3g} | '
-                  f'{good}/{of} | {motion.elapsed:.1f} ({motion.iterations} it., '
-                  f'{wall:.1f} with set-up) |')
+            for criterion in ('relative_std', 'condition'):
+                started = time.perf_counter()
+                motion = md.excitation_trajectory(model, duration=args.duration,
+                                                  rate=args.rate, friction=friction,
+                                                  criterion=criterion)
+                wall = time.perf_counter() - started
+                if criterion == 'relative_std':
+                    rows.append(consistent_row(name, model, motion, friction, args.duration,
+                                               args.rate))
+                    bound = alone(model, motion, friction) if args.bound else {}
+                    above += [f'| {name} | {friction} | {p} | {v:.3g} | {r:.3g} | '
+                              f'{bound.get(p, math.nan):.3g} |' for p, v, r in
+                              zip(motion.base.names, motion.base.values,
+                                  motion.predicted_relative_std)
+                              if np.isfinite(r) and r >= WELL_IDENTIFIED]
+                good, of, cond = identified(model, motion, friction, 0)
+                print(f'| {name} | {friction} | {motion.base.count} | optimised ({criterion}) | '
+                      f'{cond:.3g} | {good}/{of} ({motion.well_identified[0]}) | '
+                      f'{motion.elapsed:.1f} ({motion.iterations} it., {wall:.1f} with set-up) |',
+                      flush=True)
             for seed in range(1, args.random + 1):
                 start = md.excitation_trajectory(model, duration=args.duration, rate=args.rate,
                                                  friction=friction, seed=seed, maxiter=0)
                 good, of, cond = identified(model, start, friction, seed)
                 print(f'| {name} | {friction} | {motion.base.count} | random {seed} | '
-                      f'{cond:.3g} | {good}/{of} | |')
+                      f'{cond:.3g} | {good}/{of} ({start.well_identified[0]}) | |', flush=True)
+    print('\n| robot | friction | base parameter predicted above 10 % | URDF value | '
+          'predicted relative std [%] | best alone [%] |')
+    print('| --- | --- | --- | ---: | ---: | ---: |')
+    print('\n'.join(above))
     print('\n| robot | friction | problems, least squares | problems, consistent | validation '
           'RMS, least squares | validation RMS, consistent | ratio | fit [s] |')
     print('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |')

@@ -30,7 +30,7 @@ import numpy as np
 from . import robots
 from .identification.base_parameters import base_parameters
 from .identification.estimate import CUTOFF_HZ, identify
-from .identification.excitation import excitation_trajectory
+from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
 from .rigid.forward import choose_method, forward_dynamics
@@ -227,19 +227,31 @@ def cmd_excitation(args):
     motion = excitation_trajectory(
         model, duration=args.duration, harmonics=args.harmonics, frequency=args.frequency,
         rate=args.rate, seed=args.seed, friction=not args.no_friction, armature=args.armature,
-        margin=args.margin, maxiter=args.maxiter)
+        margin=args.margin, maxiter=args.maxiter, criterion=args.criterion, noise=args.noise)
     if args.output:
         motion.to_csv(args.output)
     rows = [[j, _fmt(q0), _fmt(lo), _fmt(hi), _fmt(v)]
             for j, q0, lo, hi, v in zip(model.joint_names, motion.offset, motion.q.min(axis=0),
                                         motion.q.max(axis=0), np.abs(motion.qd).max(axis=0))]
     table = _table(['joint', 'mean position', 'lowest', 'highest', 'fastest'], rows)
+    above = [f'{name} {r:.3g} %' for name, r in zip(motion.base.names,
+                                                    motion.predicted_relative_std)
+             if np.isfinite(r) and r >= WELL_IDENTIFIED]
+    if above:
+        table += (f'\n\npredicted above {WELL_IDENTIFIED:g} % relative std: '
+                  + ', '.join(above))
     if args.output:
         table += f'\n\nwritten to {args.output}'
     data = {'samples': len(motion.t), 'duration': motion.duration,
             'frequency': motion.frequency, 'harmonics': args.harmonics,
             'condition': motion.condition, 'initial_condition': motion.initial_condition,
-            'base_parameters': motion.base.count, 'scaled': motion.scaled,
+            'base_parameters': motion.base.count, 'criterion': motion.criterion,
+            'noise': motion.noise, 'predicted_well_identified': motion.well_identified[0],
+            'nonzero_in_urdf': motion.well_identified[1],
+            'predicted_relative_std_percent': {
+                name: (float(r) if np.isfinite(r) else None)
+                for name, r in zip(motion.base.names, motion.predicted_relative_std)},
+            'scaled': motion.scaled,
             'iterations': motion.iterations, 'elapsed': motion.elapsed,
             'message': motion.message, 'output': args.output}
     _emit(args, f'excitation trajectory for {model.name}: {motion.summary()}', data, table)
@@ -406,7 +418,8 @@ def build_parser():
                    "nodes' identified_parameters (implies --physically-consistent)")
     p = command('excitation', cmd_excitation, 'design an excitation trajectory for '
                 'identification: a periodic Fourier series inside the limits that minimises the '
-                'condition number of the base regressor')
+                'condition number of the base regressor, then the base parameters predicted '
+                'above 10 %% relative standard deviation')
     p.add_argument('--duration', type=float, required=True, help='seconds (whole periods)')
     p.add_argument('--harmonics', type=int, default=5, help='harmonics per joint (default 5)')
     p.add_argument('--frequency', type=float, help='fundamental in Hz (default: about 0.1 Hz, '
@@ -416,8 +429,14 @@ def build_parser():
     p.add_argument('--seed', type=int, default=0, help='seed of the starting motion (default 0)')
     p.add_argument('--margin', type=float, default=0.05, help='fraction of every limit kept '
                    'free (default 0.05)')
-    p.add_argument('--maxiter', type=int, default=200, help='optimiser iterations at most '
-                   '(default 200)')
+    p.add_argument('--maxiter', type=int, default=200, help='optimiser iterations at most, '
+                   'per stage (default 200)')
+    p.add_argument('--criterion', choices=CRITERIA, default=CRITERIA[0], help='relative_std '
+                   '(default): the condition number, then the count of base parameters above '
+                   '10 %% relative std; condition: the condition number alone')
+    p.add_argument('--noise', type=float, default=0.02, help='torque noise the relative '
+                   "deviations are predicted for, a fraction of each joint's RMS torque "
+                   '(default 0.02)')
     p.add_argument('--no-friction', action='store_true', help='do not excite Fv, Fc')
     p.add_argument('--armature', action='store_true', default=None, help='excite the rotor '
                    'inertia Ia (default: if the robot has any)')

@@ -30,6 +30,22 @@ The coefficients minimise the condition number of the base regressor ``W_B`` wit
 (the criterion of Gautier & Khalil: it bounds how much relative noise in the torques can spoil
 the estimate, whatever the parameters' units) on one period, sampled at ``OPTIMISATION_SAMPLES``
 points, by sequential quadratic programming (``scipy.optimize.minimize``, SLSQP) on ``log cond``.
+
+The condition number weighs every unit column alike, so it spends the motion on parameters that
+a few per cent of torque noise hides anyway as much as on those it could make certain.  With
+``criterion='relative_std'`` (the default) a second SQP starts from that optimum and minimises
+what an identification engineer counts: the base parameters whose relative standard deviation
+``100 sigma_K / |K|`` stays above ``WELL_IDENTIFIED`` per cent.  It predicts those deviations
+from the covariance of weighted least squares, ``(sum_j W_j^T W_j / sigma_j^2)^-1`` scaled to
+the returned samples, with the URDF's values as ``K`` (a prior the robot's CAD model gives; base
+parameters it puts at zero have no relative deviation and are left out) and torque noise
+``sigma_j = noise * RMS(tau_j)``, never below its value on the condition-number optimum: a
+sensor's noise does not fall when a motion loads its joint less, so a design cannot win by
+idling a joint.  The count is smoothed as ``sum z / (1 + z)``, ``z = (relative std / 10 %)^2``
+(near 1 for a parameter far above the line, near 0 far below), and the condition number is kept
+within ``CONDITION_SLACK`` times the first optimum's.  ``predicted_relative_std`` reports the
+deviations the returned motion should give at that noise.
+
 The constraints are the URDF's limits less a ``margin``: positions and velocities are linear in
 the coefficients, so they are exact linear constraints at every optimisation sample; efforts
 (``inverse_dynamics`` with friction) are nonlinear ones, where the URDF gives them.  The
@@ -57,6 +73,19 @@ OPTIMISATION_SAMPLES = 120
 
 #: The cost of a motion that leaves a base parameter unexcited (log cond is finite otherwise).
 UNEXCITED = 1e3
+
+#: Relative standard deviation, percent, below which a base parameter counts as well identified.
+WELL_IDENTIFIED = 10.0
+
+#: How far ``criterion='relative_std'`` may let the condition number rise over the first stage's
+#: optimum (it keeps the base parameters the URDF puts at zero excited).
+CONDITION_SLACK = 2.0
+
+#: Base parameters whose URDF value is below this fraction of the largest one count as zero.
+ZERO = 1e-6
+
+#: Design criteria: the condition number alone, or that first and then the relative deviations.
+CRITERIA = ('relative_std', 'condition')
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,11 +116,19 @@ class Excitation:
         Fourier coefficients (velocities in rad/s or m/s) of harmonics 1..L.
     base : BaseParameters
         The base parameters the motion was optimised for.
+    criterion : str
+        ``'relative_std'`` or ``'condition'``: what the coefficients minimise.
+    noise : float
+        Torque noise assumed by the prediction, a fraction of each joint's RMS torque.
+    predicted_relative_std : ndarray, shape (b,)
+        Relative standard deviation, percent, of each base parameter that weighted least
+        squares should give on this motion's samples at that noise, about the URDF's values
+        (inf where the URDF's value is zero).
     scaled : float
         Factor applied to the oscillation after the optimisation to keep every sample inside
         the limits (1 when none was needed).
     iterations : int
-        SQP iterations.
+        SQP iterations (of both stages).
     elapsed : float
         Wall time of the optimisation, seconds.
     message : str
@@ -112,6 +149,9 @@ class Excitation:
     a: np.ndarray
     b: np.ndarray
     base: BaseParameters
+    criterion: str
+    noise: float
+    predicted_relative_std: np.ndarray
     scaled: float
     iterations: int
     elapsed: float
@@ -135,20 +175,31 @@ class Excitation:
         np.savetxt(path, table, delimiter=',', header=','.join(['time'] + names), comments='',
                    fmt='%.10g')
 
+    @property
+    def well_identified(self):
+        """``(predicted below WELL_IDENTIFIED, of how many)`` of those the URDF makes nonzero."""
+        known = np.isfinite(self.predicted_relative_std)
+        return (int((self.predicted_relative_std[known] < WELL_IDENTIFIED).sum()),
+                int(known.sum()))
+
     def summary(self):
         """Return a few lines saying what the optimisation did."""
         periods = f'{self.periods} period' + ('s' if self.periods > 1 else '')
+        good, of = self.well_identified
         return (f'{len(self.t)} samples over {self.duration:g} s ({periods} of '
                 f'{1 / self.frequency:g} s, {self.a.shape[1]} harmonics); condition number of '
                 f'W_B {self.condition:.4g} (seeded start {self.initial_condition:.4g}) for '
-                f'{self.base.count} base parameters; optimised in {self.elapsed:.1f} s, '
-                f'{self.iterations} iterations ({self.message})'
+                f'{self.base.count} base parameters; predicted: {good} of the {of} the URDF '
+                f'makes nonzero below {WELL_IDENTIFIED:g} % relative std at {self.noise:.3g} of '
+                f"each joint's RMS torque as noise; optimised ({self.criterion}) in "
+                f'{self.elapsed:.1f} s, {self.iterations} iterations ({self.message})'
                 + (f'; oscillation scaled by {self.scaled:.3f} to stay inside the limits'
                    if self.scaled < 1 else ''))
 
 
 def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=100.0, seed=0,
-                          friction=True, armature=None, margin=0.05, maxiter=200):
+                          friction=True, armature=None, margin=0.05, maxiter=200,
+                          criterion='relative_std', noise=0.02):
     """
     Design a periodic motion that excites every base parameter of ``model`` as well as it can.
 
@@ -165,7 +216,7 @@ def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=
         Fundamental in Hz; default: the lowest whole number of periods per ``duration`` that is
         at least 0.1 Hz.
     rate : float
-        Samples per second of the returned motion.
+        Samples per second of the returned motion (the prediction counts them: record at it).
     seed : int
         Seeds the starting coefficients; the optimisation is deterministic from there.
     friction, armature
@@ -176,7 +227,14 @@ def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=
         limits, speeds below ``(1 - margin)`` of the velocity limit, efforts below ``(1 - margin)``
         of the effort limit.
     maxiter : int
-        SQP iterations at most.
+        SQP iterations at most, per stage (0: the seeded start, as a random motion).
+    criterion : {'relative_std', 'condition'}
+        Minimise the condition number, then the number of base parameters above
+        ``WELL_IDENTIFIED`` per cent relative standard deviation (default); or the condition
+        number alone.
+    noise : float
+        Torque noise the relative deviations are predicted for, a fraction of each joint's RMS
+        torque.
 
     Returns
     -------
@@ -200,33 +258,75 @@ def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=
         raise ValueError(f'rate must be positive, got {rate}')
     if not 0 <= margin < 0.5:
         raise ValueError(f'margin must be in [0, 0.5), got {margin}')
+    if criterion not in CRITERIA:
+        raise ValueError(f'criterion must be one of {", ".join(CRITERIA)}, got {criterion!r}')
+    if not (isinstance(noise, (int, float)) and math.isfinite(noise) and noise > 0):
+        raise ValueError(f'noise must be a positive fraction of the RMS torque, got {noise!r}')
     limits = _Limits(model, margin)
     base = base_parameters(model, friction=friction, armature=armature)
     w = 2 * math.pi * f
     problem = _Problem(model, base, limits, w, L,
                        np.arange(OPTIMISATION_SAMPLES) / (OPTIMISATION_SAMPLES * f))
     x0 = problem.start(np.random.default_rng(seed), np.random.default_rng([seed, 1]))
-    started = time.perf_counter()
-    result = scipy.optimize.minimize(
-        problem.cost, x0, method='SLSQP', constraints=problem.constraints(),
-        options={'maxiter': int(maxiter), 'ftol': 1e-6})
-    elapsed = time.perf_counter() - started
     t = np.linspace(0.0, periods / f, int(round(periods / f * rate)) + 1)
+    started = time.perf_counter()
+    constraints = problem.constraints()
+    options = {'maxiter': int(maxiter), 'ftol': 1e-6}
+    result = scipy.optimize.minimize(problem.cost, x0, method='SLSQP', constraints=constraints,
+                                     options=options)
+    iterations, messages = int(result.nit), [str(result.message)]
     # every returned sample inside the limits: the optimum scaled down if it overshoots between
     # the optimisation's samples (or if SLSQP stopped outside them); the seeded start if that
     # still excites better (an optimisation stopped early, far from the feasible set)
-    designs = []
-    for x in (result.x, x0):
-        offset, a, b = problem.coefficients(x)
-        scale = _fit_inside(model, limits, t, w, offset, a, b)
-        motion = _series(t, w, offset, scale * a, scale * b)
-        designs.append((condition(model, base, *motion), scale, offset, a, b, motion))
-    cond, scale, offset, a, b, (q, qd, qdd) = min(designs, key=lambda d: d[0])
+    designs = [_Design(problem, limits, t, x) for x in (result.x, x0)]
+    first = min(designs, key=lambda d: d.condition)
+    floor = np.zeros(model.n)
+    if criterion == 'relative_std' and maxiter > 0:
+        floor = noise * _rms(problem.torques(first.x))
+        problem.aim(noise, floor, len(t) / OPTIMISATION_SAMPLES, CONDITION_SLACK * first.condition)
+        result = scipy.optimize.minimize(problem.count, first.x, method='SLSQP',
+                                         constraints=constraints, options=options)
+        iterations += int(result.nit)
+        messages.append(str(result.message))
+        designs.insert(0, _Design(problem, limits, t, result.x))
+    for d in designs:
+        d.predict(problem, noise, floor)
+    chosen = min(designs, key=(lambda d: d.score) if criterion == 'relative_std' else (
+        lambda d: d.condition))
     return Excitation(
-        t=t, q=q, qd=qd, qdd=qdd, joint_names=tuple(model.joint_names), condition=cond,
-        initial_condition=designs[1][0], frequency=f, periods=periods, offset=offset,
-        a=scale * a, b=scale * b, base=base, scaled=scale, iterations=int(result.nit),
-        elapsed=elapsed, message=str(result.message))
+        t=t, q=chosen.q, qd=chosen.qd, qdd=chosen.qdd, joint_names=tuple(model.joint_names),
+        condition=chosen.condition, initial_condition=designs[-1].condition, frequency=f,
+        periods=periods, offset=chosen.offset, a=chosen.a, b=chosen.b, base=base,
+        criterion=criterion, noise=float(noise), predicted_relative_std=chosen.relative,
+        scaled=chosen.scale, iterations=iterations, elapsed=time.perf_counter() - started,
+        message='; '.join(messages))
+
+
+class _Design:
+    """One candidate's coefficients fitted inside the limits, sampled at the returned times."""
+
+    def __init__(self, problem, limits, t, x):
+        offset, a, b = problem.coefficients(x)
+        self.scale = _fit_inside(problem.model, limits, t, problem.w, offset, a, b)
+        self.offset, self.a, self.b = offset, self.scale * a, self.scale * b
+        self.x = problem.variables(self.offset, self.a, self.b)
+        self.q, self.qd, self.qdd = _series(t, problem.w, self.offset, self.a, self.b)
+        self.condition = condition(problem.model, problem.base, self.q, self.qd, self.qdd)
+
+    def predict(self, problem, noise, floor):
+        """Set ``relative`` (predicted deviations, percent), ``score`` (their smoothed count)."""
+        self.relative = problem.deviations(self.q, self.qd, self.qdd, noise, floor, 1.0)
+        self.score = _smoothed_count(self.relative)
+
+
+def _rms(tau):
+    return np.sqrt((tau ** 2).mean(axis=0))
+
+
+def _smoothed_count(relative):
+    """``sum z / (1 + z)``, ``z = (relative / WELL_IDENTIFIED)^2``, over the finite deviations."""
+    z = (relative[np.isfinite(relative)] / WELL_IDENTIFIED) ** 2
+    return float((z / (1 + z)).sum()) if np.all(np.isfinite(z)) else math.inf
 
 
 def read_trajectory_csv(path):
@@ -274,6 +374,22 @@ def condition(model, base, q, qd, qdd):
     if not np.all(norms > 0):
         return math.inf
     return float(np.linalg.cond(W / norms))
+
+
+def _log_condition(W):
+    """
+    ``log cond`` of ``W`` with unit columns, None if a column is unexcited, for the optimiser.
+
+    From the eigenvalues of the Gram matrix (accurate to cond ~1e7, far past any useful
+    design): an SVD of the tall matrix, right after numba's kernels, ran ten times slower on a
+    two-core machine with multithreaded BLAS.
+    """
+    norms = np.linalg.norm(W, axis=0)
+    if not np.all(norms > 0):
+        return None
+    Wn = W / norms
+    eig = np.linalg.eigvalsh(Wn.T @ Wn)
+    return 0.5 * math.log(eig[-1] / eig[0]) if eig[0] > 0 else None
 
 
 def _base_rows(model, base, q, qd, qdd):
@@ -363,6 +479,9 @@ class _Problem:
         self.model, self.base, self.limits, self.w, self.L = model, base, limits, w, L
         n, p = model.n, 2 * L - 1
         self.n, self.p = n, p
+        # the URDF's base parameters, the magnitudes relative deviations are taken of (0: none)
+        K = np.abs(base.values)
+        self.prior = np.where(K > ZERO * K.max(), K, 0.0)
         # the basis: the series of each free variable alone (a_1, b_1 following), (N, p) each
         self.Pq, self.Pv, self.Pa = _series(t, w, *self._split(np.eye(p)))
 
@@ -378,13 +497,64 @@ class _Problem:
     def coefficients(self, x):
         return self._split(x.reshape(self.n, self.p))
 
+    def variables(self, offset, a, b):
+        """Return the free variables of ``offset (n,), a, b (n, L)`` (inverse of the above)."""
+        return np.hstack([offset[:, None], a[:, 1:], b[:, 1:]]).ravel()
+
     def motion(self, x):
         X = x.reshape(self.n, self.p).T                          # (p, n)
         return self.Pq @ X, self.Pv @ X, self.Pa @ X
 
     def cost(self, x):
-        c = condition(self.model, self.base, *self.motion(x))
-        return math.log(c) if math.isfinite(c) else UNEXCITED
+        c = _log_condition(_base_rows(self.model, self.base, *self.motion(x)))
+        return UNEXCITED if c is None else c
+
+    def torques(self, x):
+        return inverse_dynamics(self.model, *self.motion(x), friction=True)
+
+    def aim(self, noise, floor, samples, cap):
+        """Set the second stage: noise, its floor (n,), returned samples per one here, cap."""
+        self.noise, self.floor, self.samples, self.cap = noise, floor, samples, cap
+
+    def count(self, x):
+        """Return the second stage's cost: the smoothed count, a penalty over the cap on cond."""
+        q, qd, qdd = self.motion(x)
+        W = _base_rows(self.model, self.base, q, qd, qdd)
+        c = _log_condition(W)
+        if c is None:
+            return UNEXCITED
+        over = max(0.0, c - math.log(self.cap))
+        relative = self.deviations(q, qd, qdd, self.noise, self.floor, self.samples, W)
+        return min(_smoothed_count(relative) + 100.0 * over ** 2, UNEXCITED)
+
+    def deviations(self, q, qd, qdd, noise, floor, samples, W=None):
+        """
+        Relative standard deviations, percent, weighted least squares would give on the samples.
+
+        Torque noise ``max(noise * RMS(tau_j), floor_j)`` on joint j, information multiplied
+        by ``samples``; inf for base parameters the URDF puts at zero, and for all of them when
+        the motion leaves one unexcited.  The covariance comes from the Cholesky factor of the
+        information matrix with unit columns, not from a QR of the tall matrix (as in
+        :func:`_log_condition`).
+        """
+        if W is None:
+            W = _base_rows(self.model, self.base, q, qd, qdd)
+        n, b = self.n, self.base.count
+        tau = inverse_dynamics(self.model, q, qd, qdd, friction=True)
+        sigma = np.maximum(noise * _rms(tau), floor)
+        sigma = np.where(sigma > 0, sigma, max(sigma.max(), 1e-300))
+        G = (W.reshape(-1, n, b) / sigma[None, :, None]).reshape(-1, b)
+        scale = np.linalg.norm(G, axis=0)
+        if not np.all(scale > 0):
+            return np.full(b, math.inf)
+        G = G / scale
+        try:
+            Linv = np.linalg.inv(np.linalg.cholesky(G.T @ G))
+        except np.linalg.LinAlgError:
+            return np.full(b, math.inf)
+        std = np.sqrt((Linv ** 2).sum(axis=0) / samples) / scale
+        with np.errstate(divide='ignore'):
+            return np.where(self.prior > 0, 100.0 * std / np.maximum(self.prior, 1e-300), np.inf)
 
     def constraints(self):
         """Build the limits as SLSQP inequalities, each >= 0: linear ones, then efforts."""
