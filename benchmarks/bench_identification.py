@@ -100,15 +100,16 @@ def identified(model, motion, friction, seed):
     estimate = md.identify(model, (motion.q, motion.qd, motion.qdd, noisy), friction=friction)
     values = np.abs(estimate.base.values)
     nonzero = values > ZERO * values.max()
-    return int((estimate.relative_std[nonzero] < 10).sum()), int(nonzero.sum()), \
+    return int((estimate.relative_std[nonzero] < WELL_IDENTIFIED).sum()), int(nonzero.sum()), \
         estimate.condition
 
 
-def alone(model, motion, friction, noise=0.02, starts=3):
+def alone(model, motion, first, noise=0.02, starts=3):
     """
     Return ``{name: best relative std}`` for the parameters ``motion`` predicts above 10 %.
 
-    Uses the optimiser's private problem class: this is a measurement, not an API.
+    ``first`` is the condition-number design, whose torques set each joint's noise.  Uses the
+    optimiser's private problem class: this is a measurement, not an API.
     """
     import scipy.optimize
 
@@ -117,8 +118,6 @@ def alone(model, motion, friction, noise=0.02, starts=3):
     f = motion.frequency
     times = np.arange(excitation.OPTIMISATION_SAMPLES) / (excitation.OPTIMISATION_SAMPLES * f)
     problem = excitation._Problem(model, base, limits, 2 * np.pi * f, L, times)
-    first = md.excitation_trajectory(model, duration=motion.duration, rate=1 / motion.t[1],
-                                     friction=friction, criterion='condition')
     tau = md.inverse_dynamics(model, first.q, first.qd, first.qdd, friction=True)
     sigma = noise * np.sqrt((tau ** 2).mean(axis=0))
     samples = len(motion.t) / excitation.OPTIMISATION_SAMPLES
@@ -127,8 +126,9 @@ def alone(model, motion, friction, noise=0.02, starts=3):
         problem.start(np.random.default_rng(seed), np.random.default_rng([seed, 1]))
         for seed in range(1, starts)]
     best = {}
-    for i in np.flatnonzero(np.isfinite(motion.predicted_relative_std)
-                            & (motion.predicted_relative_std >= WELL_IDENTIFIED)):
+    for name, value, _ in motion.poorly_identified:
+        i = base.names.index(name)
+
         def information(x):
             W = excitation._base_rows(model, base, *problem.motion(x))
             W = W.reshape(-1, model.n, base.count)
@@ -139,7 +139,7 @@ def alone(model, motion, friction, noise=0.02, starts=3):
                                         constraints=constraints, options={'maxiter': 80})
             inside = min(float(np.min(c['fun'](r.x))) for c in constraints) > -1e-6
             top = max(top, information(r.x) if inside else 0.0, information(x0))
-        best[base.names[i]] = 100 / (abs(base.values[i]) * np.sqrt(top))
+        best[name] = 100 / (abs(value) * np.sqrt(top))
     return best
 
 
@@ -163,26 +163,24 @@ def main():
             if friction:        # a realistic friction, so that Fv and Fc are not zero
                 joints = {j: {'viscous': 0.5, 'coulomb': 1.0} for j in model.joint_names}
                 model = md.load_model(erd(path), joint_dynamics=joints, **kw)
+            motions, walls = {}, {}
             for criterion in ('relative_std', 'condition'):
                 started = time.perf_counter()
-                motion = md.excitation_trajectory(model, duration=args.duration,
-                                                  rate=args.rate, friction=friction,
-                                                  criterion=criterion)
-                wall = time.perf_counter() - started
-                if criterion == 'relative_std':
-                    rows.append(consistent_row(name, model, motion, friction, args.duration,
-                                               args.rate))
-                    bound = alone(model, motion, friction) if args.bound else {}
-                    above += [f'| {name} | {friction} | {p} | {v:.3g} | {r:.3g} | '
-                              f'{bound.get(p, math.nan):.3g} |' for p, v, r in
-                              zip(motion.base.names, motion.base.values,
-                                  motion.predicted_relative_std)
-                              if np.isfinite(r) and r >= WELL_IDENTIFIED]
-                good, of, cond = identified(model, motion, friction, 0)
-                print(f'| {name} | {friction} | {motion.base.count} | optimised ({criterion}) | '
-                      f'{cond:.3g} | {good}/{of} ({motion.well_identified[0]}) | '
-                      f'{motion.elapsed:.1f} ({motion.iterations} it., {wall:.1f} with set-up) |',
-                      flush=True)
+                motions[criterion] = md.excitation_trajectory(
+                    model, duration=args.duration, rate=args.rate, friction=friction,
+                    criterion=criterion)
+                walls[criterion] = time.perf_counter() - started
+            motion = motions['relative_std']
+            rows.append(consistent_row(name, model, motion, friction, args.duration, args.rate))
+            bound = alone(model, motion, motions['condition']) if args.bound else {}
+            above += [f'| {name} | {friction} | {p} | {v:.3g} | {r:.3g} | '
+                      f'{bound.get(p, math.nan):.3g} |' for p, v, r in motion.poorly_identified]
+            for criterion, design in motions.items():
+                good, of, cond = identified(model, design, friction, 0)
+                print(f'| {name} | {friction} | {design.base.count} | optimised ({criterion}) | '
+                      f'{cond:.3g} | {good}/{of} ({design.well_identified[0]}) | '
+                      f'{design.elapsed:.1f} ({design.iterations} it., '
+                      f'{walls[criterion]:.1f} with set-up) |', flush=True)
             for seed in range(1, args.random + 1):
                 start = md.excitation_trajectory(model, duration=args.duration, rate=args.rate,
                                                  friction=friction, seed=seed, maxiter=0)

@@ -234,9 +234,7 @@ def cmd_excitation(args):
             for j, q0, lo, hi, v in zip(model.joint_names, motion.offset, motion.q.min(axis=0),
                                         motion.q.max(axis=0), np.abs(motion.qd).max(axis=0))]
     table = _table(['joint', 'mean position', 'lowest', 'highest', 'fastest'], rows)
-    above = [f'{name} {r:.3g} %' for name, r in zip(motion.base.names,
-                                                    motion.predicted_relative_std)
-             if np.isfinite(r) and r >= WELL_IDENTIFIED]
+    above = [f'{name} {r:.3g} %' for name, _, r in motion.poorly_identified]
     if above:
         table += (f'\n\npredicted above {WELL_IDENTIFIED:g} % relative std: '
                   + ', '.join(above))

@@ -345,7 +345,7 @@ def weighted_least_squares(W, tau, passes=5):
     ``b / n`` degrees of freedom spent per joint); rows of joint j are weighted by
     ``1 / sigma_j`` and solved again.  The first ``sigma`` over-rates the quiet joints' noise:
     ordinary least squares lets the loud joints' noise into the shared parameters, and so into
-    every joint's residuals (a wrist's by 60 % on a 7-joint arm).  So ``sigma`` is estimated
+    every joint's residuals (a wrist's by up to 70 % on a 7-joint arm).  So ``sigma`` is estimated
     again from the weighted fit's residuals, up to ``passes`` times, until it settles to 0.1 %.
     Returns ``K, cov, sigma, G, g``: the estimate, its covariance ``s^2 (G^T G)^-1`` (``s`` the
     RMS of the weighted residuals), and the weighted system ``G K = g``.

@@ -182,6 +182,13 @@ class Excitation:
         return (int((self.predicted_relative_std[known] < WELL_IDENTIFIED).sum()),
                 int(known.sum()))
 
+    @property
+    def poorly_identified(self):
+        """``[(name, URDF value, predicted relative std %)]`` of those predicted at or above."""
+        return [(name, float(value), float(r)) for name, value, r in
+                zip(self.base.names, self.base.values, self.predicted_relative_std)
+                if np.isfinite(r) and r >= WELL_IDENTIFIED]
+
     def summary(self):
         """Return a few lines saying what the optimisation did."""
         periods = f'{self.periods} period' + ('s' if self.periods > 1 else '')
