@@ -27,11 +27,16 @@ import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from manipulator_dynamics.nodes.launch_support import parameter_files
+from manipulator_dynamics.nodes.launch_support import declared, parameter_files
+
+ARGUMENTS = (
+    ('namespace', '', 'namespace of the nodes and every topic they use'),
+    ('params_file', '', 'YAML of node parameters (/**/<node>: ...)'),
+)
 
 
 def _nodes(context):
@@ -55,10 +60,4 @@ def _nodes(context):
 
 
 def generate_launch_description():
-    return LaunchDescription([
-        DeclareLaunchArgument('namespace', default_value='',
-                              description='namespace of the nodes and every topic they use'),
-        DeclareLaunchArgument('params_file', default_value='',
-                              description='YAML of node parameters (/**/<node>: ...)'),
-        OpaqueFunction(function=_nodes),
-    ])
+    return LaunchDescription(declared(ARGUMENTS) + [OpaqueFunction(function=_nodes)])

@@ -28,12 +28,12 @@ read first; the arguments given here win over it, those left empty do not apply.
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from manipulator_dynamics.nodes import base_params_node, dynamics_node
-from manipulator_dynamics.nodes.launch_support import given_parameters, parameter_files
+from manipulator_dynamics.nodes.launch_support import declared, given_parameters, parameter_files
 
 ARGUMENTS = (
     ('urdf', '', 'URDF file; empty: listen to the robot_description topic'),
@@ -50,25 +50,26 @@ ARGUMENTS = (
 )
 
 
+#: node -> {its parameter: the launch argument that sets it}
+PARAMETERS = {
+    'dynamics_node': {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
+                      'identified_parameters': 'identified_parameters',
+                      'use_sim_time': 'use_sim_time', 'mode': 'mode',
+                      'command_topic': 'command_topic', 'command_joints': 'command_joints'},
+    'base_params_node': {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
+                         'identified_parameters': 'identified_parameters',
+                         'use_sim_time': 'use_sim_time'},
+}
+TABLES = {'dynamics_node': dynamics_node.PARAMS, 'base_params_node': base_params_node.PARAMS}
+
+
 def _nodes(context):
     files = parameter_files(context)
-    model = {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
-             'identified_parameters': 'identified_parameters', 'use_sim_time': 'use_sim_time'}
-    dynamics = given_parameters(context, dict(model, mode='mode', command_topic='command_topic',
-                                              command_joints='command_joints'),
-                                dynamics_node.PARAMS)
-    base = given_parameters(context, model, base_params_node.PARAMS)
-    namespace = LaunchConfiguration('namespace')
-    return [
-        Node(package='manipulator_dynamics', executable='dynamics_node', name='dynamics_node',
-             namespace=namespace, output='screen', parameters=files + [dynamics]),
-        Node(package='manipulator_dynamics', executable='base_params_node',
-             name='base_params_node', namespace=namespace, output='screen',
-             parameters=files + [base]),
-    ]
+    return [Node(package='manipulator_dynamics', executable=name, name=name,
+                 namespace=LaunchConfiguration('namespace'), output='screen',
+                 parameters=files + [given_parameters(context, names, TABLES[name])])
+            for name, names in PARAMETERS.items()]
 
 
 def generate_launch_description():
-    return LaunchDescription(
-        [DeclareLaunchArgument(name, default_value=default, description=text)
-         for name, default, text in ARGUMENTS] + [OpaqueFunction(function=_nodes)])
+    return LaunchDescription(declared(ARGUMENTS) + [OpaqueFunction(function=_nodes)])

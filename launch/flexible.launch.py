@@ -29,12 +29,12 @@ those left empty do not apply).
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from manipulator_dynamics.nodes import flexible_trajectory_node
-from manipulator_dynamics.nodes.launch_support import given_parameters, parameter_files
+from manipulator_dynamics.nodes.launch_support import declared, given_parameters, parameter_files
 
 ARGUMENTS = (
     ('arm_config', '', "flexible arm YAML: a URDF plus beam properties (default: the package's "
@@ -53,15 +53,22 @@ ARGUMENTS = (
 )
 
 
+#: node -> {its parameter: the launch argument that sets it}
+PARAMETERS = {
+    'flexible_trajectory_node': {
+        'arm_config': 'arm_config', 'mode': 'mode', 'trajectory_topic': 'trajectory_topic',
+        'target_topic': 'target_topic', 'dt': 'dt', 'settle': 'settle',
+        'output_rate': 'output_rate', 'use_sim_time': 'use_sim_time'},
+}
+
+
 def _nodes(context):
-    names = {name: name for name, _, _ in ARGUMENTS if name not in ('namespace', 'params_file')}
-    params = given_parameters(context, names, flexible_trajectory_node.PARAMS)
+    params = given_parameters(context, PARAMETERS['flexible_trajectory_node'],
+                              flexible_trajectory_node.PARAMS)
     return [Node(package='manipulator_dynamics', executable='flexible_trajectory_node',
                  name='flexible_trajectory_node', namespace=LaunchConfiguration('namespace'),
                  output='screen', parameters=parameter_files(context) + [params])]
 
 
 def generate_launch_description():
-    return LaunchDescription(
-        [DeclareLaunchArgument(name, default_value=default, description=text)
-         for name, default, text in ARGUMENTS] + [OpaqueFunction(function=_nodes)])
+    return LaunchDescription(declared(ARGUMENTS) + [OpaqueFunction(function=_nodes)])

@@ -30,18 +30,21 @@ import os
 
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
+from launch.actions import IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 from manipulator_dynamics import load_model, robots
+from manipulator_dynamics.nodes.launch_support import declared
 
 ARGUMENTS = (
     ('world', 'empty.sdf', 'Gazebo world'),
     ('mode', 'none', 'dynamics_node mode: gravity_compensation | inverse_dynamics | none'),
     ('namespace', '', 'namespace of the dynamics nodes'),
 )
+#: included launch file -> {its argument: the argument of this file that sets it}
+FORWARDED = {'dynamics.launch.py': {'mode': 'mode', 'namespace': 'namespace'}}
 
 
 def _robot(context):
@@ -64,10 +67,11 @@ def _robot(context):
              arguments=['effort_controller']),
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(os.path.join(share, 'launch', 'dynamics.launch.py')),
-            launch_arguments={'mode': LaunchConfiguration('mode'), 'use_sim_time': 'true',
-                              'command_topic': 'effort_controller/commands',
-                              'command_joints': '[' + ', '.join(joints) + ']',
-                              'namespace': LaunchConfiguration('namespace')}.items()),
+            launch_arguments=dict(
+                {name: LaunchConfiguration(ours)
+                 for name, ours in FORWARDED['dynamics.launch.py'].items()},
+                use_sim_time='true', command_topic='effort_controller/commands',
+                command_joints='[' + ', '.join(joints) + ']').items()),
     ]
 
 
@@ -76,6 +80,4 @@ def generate_launch_description():
         PythonLaunchDescriptionSource(PathJoinSubstitution(
             [FindPackageShare('ros_gz_sim'), 'launch', 'gz_sim.launch.py'])),
         launch_arguments={'gz_args': ['-r ', LaunchConfiguration('world')]}.items())
-    return LaunchDescription(
-        [DeclareLaunchArgument(name, default_value=default, description=text)
-         for name, default, text in ARGUMENTS] + [gazebo, OpaqueFunction(function=_robot)])
+    return LaunchDescription(declared(ARGUMENTS) + [gazebo, OpaqueFunction(function=_robot)])

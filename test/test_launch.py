@@ -106,3 +106,123 @@ def test_ros2_control_description_loads_in_our_model():
     for joint in system.findall('joint'):
         assert [c.get('name') for c in joint.findall('command_interface')] == ['effort']
     assert root.find('gazebo/plugin/parameters').text == '/share/ros2_controllers.yaml'
+
+
+# What each launch file declares, read as data: the checks below need neither ``launch`` nor a
+# ROS 2 installation, only the nodes' parameter tables (rclpy, from PyPI here).
+
+#: Launch arguments that set no node parameter, and where they go instead.
+LAUNCH_LEVEL = {'namespace': "the nodes' namespace", 'params_file': 'parameter files, read first',
+                'world': "Gazebo's world (gz_sim.launch.py)"}
+
+
+def launch_data(path):
+    """Read a launch file's literals ``ARGUMENTS``, ``PARAMETERS``, ``FORWARDED`` (or empty)."""
+    found = {'ARGUMENTS': (), 'PARAMETERS': {}, 'FORWARDED': {}}
+    for node in ast.parse(open(path).read()).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                getattr(node.targets[0], 'id', None) in found:
+            found[node.targets[0].id] = ast.literal_eval(node.value)
+    return found['ARGUMENTS'], found['PARAMETERS'], found['FORWARDED']
+
+
+def parameter_table(node):
+    """Return the ``PARAMS`` table of the node called ``node``, by parameter name."""
+    import importlib
+    pytest.importorskip('rclpy', reason="the nodes' tables import rclpy (pip install .[ros]; "
+                        'python3 dev.py test installs the PyPI wheels)')
+    module = importlib.import_module(f'manipulator_dynamics.nodes.{node}')
+    return {p.name: p for p in module.PARAMS}
+
+
+def markdown_rows(heading):
+    """Return the cells of the first table under ``heading`` in README.md (escaped bars kept)."""
+    import re
+    text = open(os.path.join(ROOT, 'README.md')).read()
+    table = '| ' + text[text.index(heading + '\n'):].split('\n\n| ', 1)[1].split('\n\n')[0]
+    rows = [re.split(r'(?<!\\)\|', line)[1:-1] for line in table.splitlines()]
+    return [[cell.strip() for cell in row] for row in rows[2:]]
+
+
+def code_names(cell):
+    """Return the names in backticks of a README cell, leaving out what stands in parentheses."""
+    import re
+    while re.search(r'\([^()]*\)', cell):
+        cell = re.sub(r'\([^()]*\)', '', cell)
+    return cell.split('`')[1::2]
+
+
+@pytest.mark.parametrize('path', LAUNCH_FILES, ids=os.path.basename)
+def test_every_launch_argument_sets_a_node_parameter_of_its_type(path):
+    """
+    Each argument a launch file declares reaches a parameter that its node's table has.
+
+    Its default, where it has one, is read as that parameter's type (as ``ros2 launch`` does,
+    through ``launch_support.typed``) and passes the table's own check; an argument forwarded to
+    an included launch file is one that file declares.
+    """
+    from manipulator_dynamics.nodes.launch_support import typed
+
+    arguments, parameters, forwarded = launch_data(path)
+    declared = {name for name, _, _ in arguments}
+    defaults = {name: default for name, default, _ in arguments}
+    assert len(declared) == len(arguments), 'an argument declared twice'
+    reached = set()
+    for node, names in parameters.items():
+        table = parameter_table(node)
+        for parameter, argument in names.items():
+            assert argument in declared, f'{argument} sets {node}.{parameter} but is not declared'
+            reached.add(argument)
+            if parameter == 'use_sim_time':        # every node has it: rclpy declares it
+                continue
+            assert parameter in table, f'{argument}: {node} has no parameter {parameter}'
+            if defaults[argument]:
+                row = table[parameter]
+                value = typed(defaults[argument], row.default, argument)
+                reason = row.check(value) if row.check else None
+                assert reason is None, f'default {argument}:={defaults[argument]}: {reason}'
+    for included, names in forwarded.items():
+        target, _, _ = launch_data(os.path.join(ROOT, 'launch', included))
+        for theirs, ours in names.items():
+            assert ours in declared and theirs in {a for a, _, _ in target}, (included, theirs)
+            reached.add(ours)
+    assert declared - set(LAUNCH_LEVEL) <= reached, \
+        f'declared but reaching no node: {sorted(declared - set(LAUNCH_LEVEL) - reached)}'
+
+
+def test_readme_launch_table_lists_what_each_file_declares():
+    rows = markdown_rows('### Launch files')
+    documented = {code_names(row[0])[0]: set(code_names(row[2])) for row in rows}
+    assert set(documented) == {os.path.basename(p) for p in LAUNCH_FILES}
+    for path in LAUNCH_FILES:
+        arguments, _, _ = launch_data(path)
+        assert documented[os.path.basename(path)] == {name for name, _, _ in arguments}, path
+
+
+def test_every_parameter_the_readme_documents_is_in_its_nodes_table():
+    rows = markdown_rows('## ROS 2 nodes')
+    nodes = {code_names(row[0])[0]: code_names(row[3]) for row in rows}
+    assert set(nodes) == {'dynamics_node', 'trajectory_node', 'base_params_node',
+                          'flexible_trajectory_node', 'sim_node'}
+    for node, names in nodes.items():
+        unknown = set(names) - set(parameter_table(node))
+        assert names and not unknown, f'README documents {node} parameters it lacks: {unknown}'
+
+
+def test_launch_arguments_take_the_type_of_the_parameter_they_set():
+    import re
+
+    from manipulator_dynamics.nodes.launch_support import typed
+
+    assert typed('[j1, j2]', [''], 'command_joints') == ['j1', 'j2']
+    assert typed('[]', [''], 'command_joints') == ['']         # the nodes' "none given"
+    assert typed('500', 0.0, 'rate') == 500.0 and isinstance(typed('500', 0.0, 'rate'), float)
+    assert typed('true', False, 'use_sim_time') is True
+    assert typed('on', '', 'payload_link') == 'on'              # a joint called "on" is a name
+    assert typed('[1, 2]', [0.5], 'initial_positions') == [1.0, 2.0]
+    for text, default, why in (('fast', 0.0, 'could not convert'),
+                               ('maybe', False, 'true or false'),
+                               ('j1', [''], 'a list such as'), ('[]', [0.5], 'at least one')):
+        message = re.escape(f'launch argument arg:={text}: ') + '.*' + why
+        with pytest.raises(ValueError, match=message):
+            typed(text, default, 'arg')

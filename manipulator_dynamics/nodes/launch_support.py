@@ -20,10 +20,22 @@ A launch argument left empty is not passed at all, so that the node's default, o
 parameter it sets (the node's table decides, not a guess from the text):
 ``command_joints:="[joint1, joint2]"`` is a list of strings (``"[]"``: an empty one), ``rate:=500``
 a float, ``use_sim_time:=true`` a bool, a joint called ``on`` a string.
+
+Each launch file keeps what it declares as data: ``ARGUMENTS`` (name, default, description) and
+``PARAMETERS`` (node -> {parameter: argument}), literals that the tests read without ``launch``
+(which only a ROS 2 installation brings) and check against the nodes' tables.  ``launch`` itself
+is imported only by the functions that run inside a launch.
 """
 
-from launch.substitutions import LaunchConfiguration
 import yaml
+
+
+def declared(arguments):
+    """``DeclareLaunchArgument`` of each ``(name, default, description)`` of ``arguments``."""
+    from launch.actions import DeclareLaunchArgument
+
+    return [DeclareLaunchArgument(name, default_value=default, description=text)
+            for name, default, text in arguments]
 
 
 def given_parameters(context, names, table=()):
@@ -33,6 +45,8 @@ def given_parameters(context, names, table=()):
     ``names`` maps a parameter name to the launch argument that sets it; ``table`` is the node's
     parameter table (:class:`~manipulator_dynamics.nodes._parameters.Param` rows).
     """
+    from launch.substitutions import LaunchConfiguration
+
     defaults = {p.name: p.default for p in table}
     defaults.setdefault('use_sim_time', False)
     params = {}
@@ -72,5 +86,7 @@ def typed(text, default, argument):
 
 def parameter_files(context, argument='params_file'):
     """Return the ``params_file`` launch argument as a list of zero or one file."""
+    from launch.substitutions import LaunchConfiguration
+
     path = context.perform_substitution(LaunchConfiguration(argument))
     return [path] if path else []
