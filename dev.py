@@ -18,9 +18,10 @@ Quick start: ``python3 dev.py demo`` and ``python3 dev.py test``, with nothing b
 
 Creates ``.venv`` beside this file on first use, installs the package (editable) with what the
 command needs, and runs the command inside it.  Later runs reinstall only when setup.py changed.
-For ``test``, ROS 2's own tools (launch, launch_testing, the ``ros2`` command, the ament linters)
-come from ``../shared/ros2`` when it is there (no registry here serves them; on a ROS 2 machine
-they come with ROS): the launch tests then run, and skip, saying why, without them.
+rclpy and the message packages come from a sourced ROS 2 installation when there is one
+(``ROS_DISTRO`` set), else as PyPI wheels.  ROS 2's own tools (launch, launch_ros,
+launch_testing, the ``ros2`` command) come only from a ROS 2 installation: source its
+``setup.bash`` first and the launch tests run; without one they skip, each saying why.
 Extra arguments go to the command (``python3 dev.py test -k pinocchio``).
 """
 
@@ -32,8 +33,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(HERE, '.venv')
 PYTHON = os.path.join(VENV, 'bin', 'python')
-EXTRAS = {'demo': '[ros]', 'test': '[test,ros]'}
-ROS2_TOOLS = os.path.join(HERE, '..', 'shared', 'ros2', 'install.sh')
+EXTRAS = {'demo': ['ros'], 'test': ['test', 'ros']}
 
 
 def ensure_environment(extras):
@@ -52,21 +52,18 @@ def ensure_environment(extras):
         f.write(stamp)
 
 
-def ensure_ros2_tools():
-    """Install ../shared/ros2's wheels into the environment unless already done for this copy."""
-    if not os.path.isfile(ROS2_TOOLS):
-        print('dev.py: ../shared/ros2 is not there: the launch tests will skip', file=sys.stderr)
-        return
-    wheels = os.path.join(os.path.dirname(ROS2_TOOLS), 'wheels')
-    digest = hashlib.sha256(open(ROS2_TOOLS, 'rb').read())
-    for name in sorted(os.listdir(wheels)):
-        digest.update(name.encode())
-    stamp_file = os.path.join(VENV, '.installed-ros2-tools')
-    if os.path.exists(stamp_file) and open(stamp_file).read() == digest.hexdigest():
-        return
-    subprocess.check_call(['bash', ROS2_TOOLS, PYTHON])
-    with open(stamp_file, 'w') as f:
-        f.write(digest.hexdigest())
+def ros2_installation(command):
+    """Say where ROS 2 comes from; return the extras to leave out (a ROS 2 install brings them)."""
+    distro = os.environ.get('ROS_DISTRO')
+    if distro:
+        print(f'dev.py: ROS 2 {distro} from this shell: its rclpy, and for the tests its launch, '
+              'launch_testing and ros2 command', file=sys.stderr)
+        return {'ros'}
+    if command == 'test':
+        print('dev.py: no ROS 2 installation in this shell: rclpy comes from PyPI and the launch '
+              'tests skip (source /opt/ros/<distro>/setup.bash first to run them)',
+              file=sys.stderr)
+    return set()
 
 
 def main(argv):
@@ -74,11 +71,10 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
-    ensure_environment(EXTRAS[command])
-    if command == 'test':
-        ensure_ros2_tools()
+    extras = [e for e in EXTRAS[command] if e not in ros2_installation(command)]
+    ensure_environment('[' + ','.join(extras) + ']' if extras else '')
     env = dict(os.environ)
-    # the venv's commands (ros2, launch_test, colcon) first, as an activated venv would have it
+    # the venv's commands (colcon, the linters) first, as an activated venv would have it
     env['PATH'] = os.path.dirname(PYTHON) + os.pathsep + env.get('PATH', '')
     if command == 'demo':
         args = [PYTHON, '-m', 'manipulator_dynamics.nodes.demo'] + rest

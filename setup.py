@@ -68,8 +68,16 @@ setup(
                       'lxml>=4.9', 'yourdfpy>=0.0.56', 'rosbags>=0.9.11',
                       'matplotlib>=3.5'],
     extras_require={
-        'test': ['pytest>=7', 'pin>=3.4', 'example-robot-data>=4.1', 'flake8>=6',
-                 'flake8-quotes>=3.3', 'pydocstyle>=6.3', 'colcon-common-extensions>=0.3'],
+        # ament's linters as ROS 2 runs them: ament_flake8 with the flake8 plugins a ROS 2
+        # install gives it (ament_flake8's package.xml), ament_pep257, ament_xmllint (which
+        # needs the xmllint program); ament_copyright is on no registry: test_package.py checks
+        # the headers itself
+        'test': ['pytest>=7', 'pin>=3.4', 'example-robot-data>=4.1', 'pydocstyle>=6.3',
+                 'colcon-common-extensions>=0.3', 'ros-ament-lint', 'ros-ament-flake8',
+                 'ros-ament-pep257', 'ament-xmllint', 'flake8>=6', 'flake8-blind-except',
+                 'flake8-builtins', 'flake8-class-newline', 'flake8-comprehensions',
+                 'flake8-deprecated', 'flake8-docstrings', 'flake8-import-order',
+                 'flake8-quotes>=3.3'],
         'ros': ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-trajectory-msgs',
                 'ros-std-msgs', 'ros-std-srvs'],
     },

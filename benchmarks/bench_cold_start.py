@@ -27,7 +27,7 @@ command.  Measured, for each build (with the install-time compilation, and with
   torques of sim_node's states) and to the first effort command (trajectory_node's, which waits
   for demo_trajectory: that node sends its trajectory 1 s after the loop is up, by design).
 
-Needs ROS 2's tools (``../shared/ros2/install.sh .venv/bin/python`` here) and colcon:
+Needs ROS 2's tools (``ros2 launch``: a sourced ROS 2 installation) and colcon:
 ``.venv/bin/python benchmarks/bench_cold_start.py [--without-precompile]``.
 """
 

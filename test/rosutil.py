@@ -19,6 +19,7 @@ Every test session gets its own ``ROS_DOMAIN_ID`` (from its process id) and loca
 discovery, set before rclpy starts, so that parallel runs never hear each other.
 """
 
+import importlib.util
 import os
 import shutil
 import signal
@@ -191,18 +192,31 @@ def client(ros):
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 
 
+def installed(module):
+    """
+    Whether ``module`` is an installed package, not this checkout's folder of the same name.
+
+    With the checkout on ``sys.path`` (``python -m pytest`` from its root), its ``launch/``
+    folder imports as an empty namespace package called ``launch`` where none is installed.
+    """
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and spec.origin not in (None, 'namespace')
+
+
 def ros2_tools_missing():
     """Why ROS 2's own tools cannot run here, or None (launch, launch_testing, ros2, colcon)."""
     bindir = os.path.dirname(sys.executable)
     for module in ('launch', 'launch_ros', 'launch_testing', 'ros2cli'):
-        try:
-            __import__(module)
-        except ImportError:
-            return (f'{module} is not installed: ROS 2 brings it, and here ../shared/ros2/'
-                    'install.sh (python3 dev.py test runs it when ../shared/ros2 is there)')
+        if not installed(module):
+            return (f'{module} is not installed: it comes only with a ROS 2 installation (source '
+                    'its setup.bash before python3 dev.py test); no registry these machines '
+                    'reach serves it')
     for tool in ('ros2', 'launch_test', 'colcon'):
         if not (shutil.which(tool, path=bindir) or shutil.which(tool)):
-            return f'the {tool} command is not installed'
+            return f'the {tool} command is not installed (it comes with a ROS 2 installation)'
     return None
 
 

@@ -18,8 +18,10 @@ import os
 
 import pytest
 
-main = pytest.importorskip('ament_copyright.main', reason='ament_copyright comes with ROS 2 '
-                           '(here: ../shared/ros2, which python3 dev.py test installs)').main
+main = pytest.importorskip(
+    'ament_copyright.main', reason='ament_copyright comes only with a ROS 2 installation (no '
+    'registry these machines reach serves it); test_package.py::test_licence_header checks the '
+    'same headers on every machine').main
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 

@@ -19,8 +19,8 @@ import os
 import pytest
 
 main_with_errors = pytest.importorskip(
-    'ament_flake8.main', reason='ament_flake8 comes with ROS 2 (here: ../shared/ros2, which '
-    'python3 dev.py test installs)').main_with_errors
+    'ament_flake8.main', reason='ament_flake8 comes with ROS 2, or from PyPI with the test extra '
+    '(pip install .[test]; python3 dev.py test installs it)').main_with_errors
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 

@@ -18,8 +18,9 @@ import os
 
 import pytest
 
-main = pytest.importorskip('ament_pep257.main', reason='ament_pep257 comes with ROS 2 (here: '
-                           '../shared/ros2, which python3 dev.py test installs)').main
+main = pytest.importorskip(
+    'ament_pep257.main', reason='ament_pep257 comes with ROS 2, or from PyPI with the test extra '
+    '(pip install .[test]; python3 dev.py test installs it)').main
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 

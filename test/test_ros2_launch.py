@@ -16,11 +16,12 @@
 The package as a ROS 2 user runs it: ``colcon build``, ``ros2 launch``, the ``ros2`` CLI, Ctrl-C.
 
 Every command here is one the README documents, typed as it is there, against a colcon install
-of this checkout (sourced ``install/setup.bash``).  ROS 2's own tools come from a ROS 2
-installation, or here from ``../shared/ros2`` (``python3 dev.py test`` installs them); without
-them these tests skip, saying so.
+of this checkout (sourced ``install/setup.bash``).  ROS 2's own tools (launch, launch_testing,
+the ``ros2`` command) come only from a ROS 2 installation, sourced before ``python3 dev.py
+test``; without one these tests skip, saying so.
 """
 
+import importlib.util
 import os
 import subprocess
 import time
@@ -81,6 +82,17 @@ def assert_clean_exit(code, output):
     assert 'Traceback' not in output, output[-4000:]
     assert 'process has died' not in output, output[-4000:]
     assert 'KeyboardInterrupt' not in output, output[-4000:]
+
+
+def test_an_empty_folder_named_like_a_tool_is_not_the_tool(tmp_path, monkeypatch):
+    """A folder such as the checkout's ``launch/`` never passes for ROS 2's package of its name."""
+    from rosutil import installed
+
+    (tmp_path / 'launch_lookalike').mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert importlib.util.find_spec('launch_lookalike') is not None    # it does import...
+    assert not installed('launch_lookalike')                          # ...as nothing
+    assert installed('yaml') and not installed('no_such_module_here')
 
 
 @pytest.mark.parametrize('launch_file, expected', [

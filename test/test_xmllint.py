@@ -20,8 +20,9 @@ import subprocess
 
 import pytest
 
-main = pytest.importorskip('ament_xmllint.main', reason='ament_xmllint comes with ROS 2 (here: '
-                           '../shared/ros2, which python3 dev.py test installs)').main
+main = pytest.importorskip(
+    'ament_xmllint.main', reason='ament_xmllint comes with ROS 2, or from PyPI with the test '
+    'extra (pip install .[test]; python3 dev.py test installs it)').main
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 SCHEMA = 'http://download.ros.org/schema/package_format3.xsd'
