@@ -69,7 +69,10 @@ def first_message(env, launch_args, topics, feed_states=False, timeout=180):
     """Launch; return {topic: seconds to its first message} (None: none within ``timeout``)."""
     env = dict(env, XDG_CACHE_HOME=tempfile.mkdtemp(prefix='fresh-cache-'))
     rclpy.init()
-    node = rclpy.create_node('cold_start_probe')
+    # named as a ros2_control controller, with its 'joints': dynamics_node commands only once
+    # the controller of its command topic has confirmed the order
+    node = rclpy.create_node('effort_controller')
+    node.declare_parameter('joints', [f'joint{i}' for i in range(1, 8)])
     first = {}
     for topic in topics:
         node.create_subscription(Float64MultiArray, topic,

@@ -66,7 +66,10 @@ def main(argv=None):
     proc = subprocess.Popen(node_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     rclpy.init()
-    node = rclpy.create_node('latency_bench')
+    # the commands' receiver stands for forward_command_controller: a node named after the
+    # command topic's namespace with a 'joints' parameter, which dynamics_node checks first
+    node = rclpy.create_node('effort_controller')
+    node.declare_parameter('joints', list(model.joint_names))
     received = []                                   # (receipt ns, g_2)
 
     def on_command(msg):
@@ -77,10 +80,13 @@ def main(argv=None):
                              lambda m: internal.append(m.data), 1000)
     pub = node.create_publisher(JointState, '/joint_states', 1000)
     try:
-        while pub.get_subscription_count() == 0 or node.count_publishers(
-                '/effort_controller/commands') == 0:
-            rclpy.spin_once(node, timeout_sec=0.05)
+        while pub.get_subscription_count() == 0 or not received:
+            pub.publish(JointState(name=list(model.joint_names), position=q[0].tolist()))
+            rclpy.spin_once(node, timeout_sec=0.05)        # until the order is confirmed
         time.sleep(1.0)
+        rclpy.spin_once(node, timeout_sec=0)
+        received.clear()
+        internal.clear()
         sent = np.zeros(count, dtype=np.int64)
         msg = JointState(name=list(model.joint_names))
         period = int(1e9 / args.rate)

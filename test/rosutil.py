@@ -111,6 +111,7 @@ class Client:
         self.executor.add_node(self.node)
         self.received = {}
         self.subscriptions = {}
+        self.others = []
 
     def listen(self, msg_type, topic, qos=10):
         """Collect the messages of ``topic`` in the returned list."""
@@ -177,7 +178,32 @@ class Client:
         self.wait(lambda: publisher.get_subscription_count() > 0, timeout,
                   f'a subscriber on {publisher.topic_name}')
 
+    def controller(self, joints, name='effort_controller', namespace='/'):
+        """
+        Start a stand-in for a ros2_control controller: node ``name``, ``joints`` parameter.
+
+        Like forward_command_controller it subscribes ``<name>/commands``; what it receives is
+        in the node's ``received`` list.  :meth:`remove` stops it (a controller going away).
+        """
+        from std_msgs.msg import Float64MultiArray
+        node = rclpy.create_node(name, namespace=namespace, context=self.node.context)
+        node.declare_parameter('joints', list(joints))
+        node.received = []
+        node.create_subscription(Float64MultiArray, f'{name}/commands', node.received.append,
+                                 1000)
+        self.executor.add_node(node)
+        self.others.append(node)
+        return node
+
+    def remove(self, node):
+        """Stop a node made by :meth:`controller`."""
+        self.others.remove(node)
+        self.executor.remove_node(node)
+        node.destroy_node()
+
     def close(self):
+        for node in list(self.others):
+            self.remove(node)
         self.executor.remove_node(self.node)
         self.node.destroy_node()
 

@@ -15,6 +15,7 @@
 """dynamics_node and sim_node as real processes, talked to over DDS."""
 
 import signal
+import time
 
 from conftest import ERD, erd, PinRobot
 import manipulator_dynamics as md
@@ -30,6 +31,8 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
 COMMANDS = '/effort_controller/commands'
+#: the client's plain command topic has no controller to confirm the order: opt out
+UNCHECKED = "controller_name:='-'"
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
 
@@ -82,7 +85,7 @@ def test_gravity_compensation_equals_pinocchio(client, processes):
     model = md.load_model(path)
     order = list(model.joint_names[:7])[::-1]
     # reliable joint_states (the node's option): each state sent once must be answered once
-    node = processes('dynamics_node', f'urdf_path:={path}',
+    node = processes('dynamics_node', UNCHECKED, f'urdf_path:={path}',
                      f'command_joints:=[{", ".join(order)}]', 'joint_states_qos:=reliable')
     commands = client.listen(Float64MultiArray, COMMANDS)
     pub = client.publisher(JointState, '/joint_states')
@@ -108,7 +111,7 @@ def test_gravity_compensation_equals_pinocchio(client, processes):
 
 def test_bad_joint_states_are_dropped_and_the_node_keeps_serving(client, processes):
     model = md.load_model(robots.path('demo_arm'))
-    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}',
+    processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}',
               'joint_states_qos:=reliable')        # one command per good state, counted
     commands = client.listen(Float64MultiArray, COMMANDS)
     pub = client.publisher(JointState, '/joint_states')
@@ -162,7 +165,8 @@ def test_joints_merged_across_publishers_each_with_its_own_freshness(client, pro
     stop again, the warning naming them.
     """
     model = md.load_model(robots.path('demo_arm'))
-    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}', 'stale_after:=0.3')
+    processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}',
+              'stale_after:=0.3')
     log = client.listen_log()
     commands = client.listen(Float64MultiArray, COMMANDS)
     arm = client.publisher(JointState, '/joint_states')
@@ -198,7 +202,8 @@ def test_joints_merged_across_publishers_each_with_its_own_freshness(client, pro
 def test_model_from_robot_description_and_reload(client, processes):
     arm = md.load_model(robots.path('demo_arm'))
     tree = md.load_model(robots.path('demo_arm_gripper'))
-    processes('dynamics_node', 'joint_states_qos:=reliable')    # no URDF: waits for the topic
+    # no URDF: waits for the topic
+    processes('dynamics_node', UNCHECKED, 'joint_states_qos:=reliable')
     commands = client.listen(Float64MultiArray, COMMANDS)
     description = client.publisher(String, '/robot_description', LATCHED)
     states = client.publisher(JointState, '/joint_states')
@@ -228,7 +233,7 @@ def test_model_from_robot_description_and_reload(client, processes):
 
 def test_dynamics_topics(client, processes):
     arm = md.load_model(robots.path('demo_arm'))
-    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}', 'mode:=none',
+    processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}', 'mode:=none',
               'joint_states_qos:=reliable')
     got = {name: client.listen(Float64MultiArray, f'/dynamics_node/{name}')
            for name in ('inertia_matrix', 'bias_forces', 'gravity_torques')}
@@ -266,7 +271,7 @@ def test_rejected_parameters_change_nothing(client, processes):
     from rcl_interfaces.srv import SetParameters
     from rclpy.parameter import Parameter
     model = md.load_model(robots.path('demo_arm'))
-    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
+    processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}')
     q = np.linspace(-0.5, 0.5, model.n)
     command_now, commands, pub = commands_for(client, model, q)
     service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
@@ -296,59 +301,156 @@ def test_rejected_parameters_change_nothing(client, processes):
     assert len(commands) == count
 
 
-def test_commands_wait_for_the_controllers_joint_order(client, processes):
-    """
-    A controller whose ``joints`` disagree with the command order gets nothing until fixed.
+def feed(client, pub, names, q, seconds):
+    """Publish joint states at ``q`` at about 100 Hz for ``seconds``."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pub.publish(state(names, q))
+        client.spin(0.01)
 
-    The controller here is a node named ``effort_controller`` with a ``joints`` parameter, as a
-    ros2_control controller is; dynamics_node asks for it and compares.
+
+def logged(log, text):
+    """Return the /rosout records of ``log`` that contain ``text``."""
+    return [m for m in log if text in m.msg]
+
+
+def test_no_command_before_the_controller_answers(client, processes):
     """
-    import rclpy
+    The safe start: a controller that has not answered (yet) for its ``joints`` gets nothing.
+
+    For 3 s after the model is ready no controller exists (one that never answers): not one
+    command on the topic, counted by a plain listener, and a warning says what the node waits
+    for.  Then the controller starts, late, with the right order: the commands flow.
+    """
+    model = md.load_model(robots.path('demo_arm'))
+    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
+    log = client.listen_log()
+    heard = client.listen(Float64MultiArray, COMMANDS, 1000)
+    names = client.listen(String, '/dynamics_node/joint_names', LATCHED)
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait(lambda: names, timeout=60, what='the model to be ready')
+    client.wait_for_subscriber(pub)
+    q = np.full(model.n, 0.3)
+    feed(client, pub, model.joint_names, q, 3.0)
+    assert len(heard) == 0
+    assert logged(log, "waiting for controller /effort_controller to answer for its 'joints'")
+    controller = client.controller(model.joint_names)
+    client.wait(lambda: controller.received or pub.publish(state(model.joint_names, q)),
+                timeout=30, what='commands once the controller answered')
+    np.testing.assert_allclose(controller.received[-1].data, md.gravity_torques(model, q),
+                               rtol=1e-12)
+    assert logged(log, 'command order matches controller /effort_controller')
+
+
+@pytest.mark.parametrize('case', ['reversed', 'one joint short'])
+def test_a_controller_of_another_order_or_size_gets_nothing_until_fixed(
+        client, processes, case):
+    """
+    A controller whose ``joints`` differ (order or size) gets no command until they are fixed.
+
+    The error names both orders; ``command_joints`` set to the controller's order (for the
+    reversed one) then lets the commands go, in that order.
+    """
     from rcl_interfaces.msg import Log
+    from rcl_interfaces.srv import SetParameters
     from rclpy.parameter import Parameter
     model = md.load_model(robots.path('demo_arm'))
-    controller = rclpy.create_node('effort_controller', context=client.node.context)
-    controller.declare_parameter('joints', list(model.joint_names)[::-1])
-    client.executor.add_node(controller)
-    try:
-        node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
-        log = client.listen_log()
-        commands = client.listen(Float64MultiArray, COMMANDS)
-        pub = client.publisher(JointState, '/joint_states')
-        client.wait_for_subscriber(pub)
-        client.wait(lambda: any('no commands until' in m.msg for m in log), timeout=30,
-                    what='the order mismatch to be reported')
-        q = np.full(model.n, 0.2)
-        for _ in range(10):
-            pub.publish(state(model.joint_names, q))
-            client.spin(0.05)
-        assert not commands                                         # nothing while they differ
-        error = next(m for m in log if 'no commands until' in m.msg)
-        assert error.level == Log.ERROR[0] if isinstance(Log.ERROR, bytes) else Log.ERROR
-        assert ', '.join(model.joint_names[::-1]) in error.msg
-        assert ', '.join(model.joint_names) in error.msg
-        from rcl_interfaces.srv import SetParameters
+    joints = list(model.joint_names)[::-1] if case == 'reversed' else \
+        list(model.joint_names)[:-1]
+    controller = client.controller(joints)
+    node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
+    log = client.listen_log()
+    heard = client.listen(Float64MultiArray, COMMANDS, 1000)
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub)
+    client.wait(lambda: logged(log, 'no commands until'), timeout=60,
+                what='the order mismatch to be reported')
+    q = np.full(model.n, 0.2)
+    feed(client, pub, model.joint_names, q, 1.5)
+    assert not heard and not controller.received                # nothing while they differ
+    error = logged(log, 'no commands until')[0]
+    assert error.level == Log.ERROR[0] if isinstance(Log.ERROR, bytes) else Log.ERROR
+    assert f"[{', '.join(joints)}]" in error.msg
+    assert f"[{', '.join(model.joint_names)}]" in error.msg
+    if case == 'reversed':
         service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
-        fix = Parameter('command_joints', value=list(model.joint_names)[::-1])
+        fix = Parameter('command_joints', value=joints)
         request = SetParameters.Request(parameters=[fix.to_parameter_msg()])
         assert client.call(service, request).results[0].successful
-        for _ in range(100):
-            pub.publish(state(model.joint_names, q))
-            client.spin(0.05)
-            if commands:
-                break
-        np.testing.assert_allclose(commands[-1].data, md.gravity_torques(model, q)[::-1],
-                                   rtol=1e-12)
-        code, output = node.stop()
-        assert code == 0, output
-    finally:
-        client.executor.remove_node(controller)
-        controller.destroy_node()
+        client.wait(lambda: controller.received or pub.publish(state(model.joint_names, q)),
+                    timeout=30, what='commands once command_joints is fixed')
+        np.testing.assert_allclose(controller.received[-1].data,
+                                   md.gravity_torques(model, q)[::-1], rtol=1e-12)
+    code, output = node.stop()
+    assert code == 0, output
+
+
+def test_a_restarted_controller_is_asked_again(client, processes):
+    """
+    A controller that restarts with another order gets nothing; restarted right, it does.
+
+    The new controller's subscription is counted before every command, so not one command
+    reaches it before its answer: a controller restarted with its joints reversed (a changed
+    configuration) receives nothing, and commands stop everywhere within one question.
+    """
+    model = md.load_model(robots.path('demo_arm'))
+    first = client.controller(model.joint_names)
+    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
+    log = client.listen_log()
+    heard = client.listen(Float64MultiArray, COMMANDS, 1000)
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub)
+    q = np.full(model.n, -0.2)
+    client.wait(lambda: first.received or pub.publish(state(model.joint_names, q)),
+                timeout=60, what='commands to the first controller')
+    client.remove(first)
+    wrong = client.controller(list(model.joint_names)[::-1])
+    feed(client, pub, model.joint_names, q, 2.0)
+    assert not wrong.received
+    assert logged(log, 'no commands until')
+    count = len(heard)
+    feed(client, pub, model.joint_names, q, 1.0)
+    assert len(heard) == count                                   # stopped, not only for it
+    client.remove(wrong)
+    right = client.controller(model.joint_names)
+    client.wait(lambda: right.received or pub.publish(state(model.joint_names, q)),
+                timeout=30, what='commands to the controller restarted right')
+    np.testing.assert_allclose(right.received[-1].data, md.gravity_torques(model, q),
+                               rtol=1e-12)
+
+
+def test_a_new_robot_description_is_checked_against_the_controller_again(client, processes):
+    """
+    A new model on ``robot_description`` is a new command order, confirmed before any command.
+
+    The controller keeps the old robot's joints: not one command for the new robot.
+    """
+    arm, gripper = (md.load_model(robots.path(n)) for n in ('demo_arm', 'demo_arm_gripper'))
+    assert list(gripper.joint_names) != list(arm.joint_names)
+    controller = client.controller(arm.joint_names)
+    processes('dynamics_node')                    # the model from the robot_description topic
+    log = client.listen_log()
+    description = client.publisher(String, '/robot_description', LATCHED)
+    names = client.listen(String, '/dynamics_node/joint_names', LATCHED)
+    description.publish(String(data=open(robots.path('demo_arm')).read()))
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub)
+    q = np.full(gripper.n, 0.1)
+    client.wait(lambda: controller.received or pub.publish(state(gripper.joint_names, q)),
+                timeout=60, what='commands for the first robot')
+    description.publish(String(data=open(robots.path('demo_arm_gripper')).read()))
+    client.wait(lambda: names and names[-1].data.count(',') + 1 == gripper.n, timeout=30,
+                what='the new model')
+    client.spin(0.2)                              # what was under way before the new model
+    count = len(controller.received)
+    feed(client, pub, gripper.joint_names, q, 2.0)
+    assert len(controller.received) == count
+    assert logged(log, 'no commands until')
 
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
 def test_clean_shutdown(client, processes, sig):
-    node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
+    node = processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}')
     names = client.listen(String, '/dynamics_node/joint_names', LATCHED)
     client.wait(lambda: names, what='the node to start')
     code, output = node.stop(sig)
@@ -390,7 +492,7 @@ def test_interrupts_while_a_node_starts_end_it_cleanly(processes, after):
     (nodes/entry.py); the second signal must not find Python's default handler back either.
     """
     import time
-    node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
+    node = processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}')
     time.sleep(after)
     node.popen.send_signal(signal.SIGINT)
     time.sleep(0.02)
@@ -464,7 +566,7 @@ def test_gravity_compensation_follows_the_payload_set_while_it_runs(client, proc
     from rclpy.parameter import Parameter
     path = robots.path('demo_arm_gripper')
     model = md.load_model(path)
-    processes('dynamics_node', f'urdf_path:={path}')
+    processes('dynamics_node', UNCHECKED, f'urdf_path:={path}')
     q = np.r_[np.linspace(-0.5, 0.5, 7), 0.01, 0.01]
     command_now = commands_for(client, model, q)[0]
     service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
@@ -503,7 +605,7 @@ def test_simulated_arm_held_by_gravity_compensation(client, processes):
     which an arm with no position feedback never stops; loop latency is measured by
     benchmarks/bench_latency.py, not here.
     """
-    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}')
+    processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}')
     processes('sim_node', 'initial_positions:=[0.0, 0.6, 0.3, -0.9, 0.2, 0.7, 0.1]',
               'wait_for_command:=true', 'friction:=false', 'command_timeout:=0.5')
     states = client.listen(JointState, '/joint_states', 100)
@@ -557,7 +659,8 @@ def test_bad_commands_are_dropped_by_the_sim_with_a_reason(client, processes):
 
 
 def test_invalid_start_parameter_stops_the_node_with_a_reason(processes):
-    node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}', 'mode:=fast')
+    node = processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}',
+                     'mode:=fast')
     code, output = node.wait()
     assert code == 2, output
     assert 'not started: parameter mode: must be one of' in output
@@ -582,7 +685,8 @@ def test_latency_report(client, processes):
     """report_latency: the ms from the DDS receipt of each state to its command's publication."""
     from std_msgs.msg import Float64
     arm = md.load_model(robots.path('demo_arm'))
-    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}', 'report_latency:=true')
+    processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}',
+              'report_latency:=true')
     latency = client.listen(Float64, '/dynamics_node/command_latency')
     pub = client.publisher(JointState, '/joint_states')
     client.wait_for_subscriber(pub)
@@ -597,3 +701,31 @@ def test_latency_report(client, processes):
                 break
         assert len(latency) > k, 'no latency report'
     assert all(0.0 < m.data < 1000.0 for m in latency)
+
+
+def test_the_controller_is_the_one_of_the_resolved_command_topic():
+    """Namespaces and remaps apply: the controller is found where the commands really go."""
+    from manipulator_dynamics.nodes._common import controller_of
+    assert controller_of('/effort_controller/commands', '/') == '/effort_controller'
+    assert controller_of('/robot1/effort_controller/commands', '/robot1') == \
+        '/robot1/effort_controller'
+    assert controller_of('/robot1/commands', '/robot1') is None        # no controller's name
+    assert controller_of('/commands', '/') is None
+    assert controller_of('/effort_controller/commands', '/', 'arm') == 'arm'
+    assert controller_of('/effort_controller/commands', '/', '-') is None
+
+
+def test_a_remapped_command_topic_waits_for_its_own_controller(client, processes):
+    """``-r effort_controller/commands:=/arm_controller/commands``: arm_controller is asked."""
+    model = md.load_model(robots.path('demo_arm'))
+    decoy = client.controller(list(model.joint_names)[::-1])     # /effort_controller: not it
+    arm = client.controller(model.joint_names, name='arm_controller')
+    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}',
+              args=['--ros-args', '-r', 'effort_controller/commands:=/arm_controller/commands'])
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub)
+    q = np.full(model.n, 0.25)
+    client.wait(lambda: arm.received or pub.publish(state(model.joint_names, q)),
+                timeout=60, what='commands on the remapped topic')
+    np.testing.assert_allclose(arm.received[-1].data, md.gravity_torques(model, q), rtol=1e-12)
+    assert not decoy.received

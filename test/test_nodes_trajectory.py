@@ -32,6 +32,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 ARM = robots.path('demo_arm')
 DYNAMICS = os.path.join(os.path.dirname(__file__), '..', 'config', 'demo_arm_dynamics.yaml')
 COMMANDS = '/effort_controller/commands'
+#: the client's plain command topic has no controller to confirm the order: opt out
+UNCHECKED = "controller_name:='-'"
 
 
 def trajectory(model, seconds=5.0, points=11, order=None, full=True, seed=0):
@@ -57,7 +59,7 @@ def trajectory(model, seconds=5.0, points=11, order=None, full=True, seed=0):
 
 def start_feed_forward(client, processes):
     """Start trajectory_node without feedback; return its efforts and a trajectory publisher."""
-    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false')
+    processes('trajectory_node', UNCHECKED, f'urdf_path:={ARM}', 'feedback:=false')
     efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
     client.wait_for_subscriber(pub)
@@ -120,7 +122,8 @@ def test_trajectory_efforts_carry_the_payload_given_at_start(client, processes):
     on dynamics_node, which shares it.
     """
     model = md.load_model(ARM)
-    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false', 'payload_link:=link7',
+    processes('trajectory_node', UNCHECKED, f'urdf_path:={ARM}', 'feedback:=false',
+              'payload_link:=link7',
               'payload:=[2.0, 0.0, 0.0, 0.1]')
     efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
@@ -149,7 +152,7 @@ def test_send_trajectory_runs_an_excitation_csv(client, processes, tmp_path):
     from manipulator_dynamics.identification.excitation import read_trajectory_csv
     names, t, q, qd, qdd = read_trajectory_csv(csv_path)
     model = md.load_model(ARM)
-    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false')
+    processes('trajectory_node', UNCHECKED, f'urdf_path:={ARM}', 'feedback:=false')
     efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
     client.wait_for_publisher('/trajectory_node/trajectory_with_efforts')
     sender = processes('send_trajectory', f'csv:={csv_path}')
@@ -180,7 +183,7 @@ def test_streamed_commands_follow_time_from_start(client, processes):
     At 100 Hz, so that this test's own client keeps up with everything it receives.
     """
     model = md.load_model(ARM)
-    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false', 'rate:=100.0')
+    processes('trajectory_node', UNCHECKED, f'urdf_path:={ARM}', 'feedback:=false', 'rate:=100.0')
     desired = client.listen(JointTrajectory, '/desired_state', 100)
     commands = client.listen(Float64MultiArray, COMMANDS, 100)
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
@@ -294,7 +297,8 @@ def test_streamed_commands_are_clamped_to_the_urdf_effort_limits(client, process
     joint = re.search(rf'<joint name="{limited}".*?</joint>', urdf, re.S).group(0)
     path = tmp_path / 'limited.urdf'
     path.write_text(urdf.replace(joint, re.sub(r'effort="[^"]*"', 'effort="5"', joint)))
-    node = processes('trajectory_node', f'urdf_path:={path}', 'feedback:=false', 'rate:=100.0')
+    node = processes('trajectory_node', UNCHECKED, f'urdf_path:={path}', 'feedback:=false',
+                     'rate:=100.0')
     efforts = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
     commands = client.listen(Float64MultiArray, COMMANDS, 100)
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
@@ -319,7 +323,7 @@ def test_late_trajectory_starts_from_its_first_point(client, processes):
     """A trajectory arriving after its start stamp starts now, from its first point."""
     from rclpy.duration import Duration as Delay
     model = md.load_model(ARM)
-    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false', 'rate:=100.0')
+    processes('trajectory_node', UNCHECKED, f'urdf_path:={ARM}', 'feedback:=false', 'rate:=100.0')
     desired = client.listen(JointTrajectory, '/desired_state', 100)
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
     client.wait_for_subscriber(pub)
@@ -338,7 +342,8 @@ def test_unknown_command_joint_from_a_new_model_does_not_stop_the_node(client, p
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
     model = md.load_model(ARM)
-    node = processes('trajectory_node', 'command_joints:=[joint1, elbow]', 'feedback:=false')
+    node = processes('trajectory_node', UNCHECKED, 'command_joints:=[joint1, elbow]',
+                     'feedback:=false')
     description = client.publisher(String, '/robot_description', QoSProfile(
         depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
         reliability=ReliabilityPolicy.RELIABLE))
@@ -357,3 +362,26 @@ def test_unknown_command_joint_from_a_new_model_does_not_stop_the_node(client, p
     code, output = node.stop()
     assert code == 0 and 'Traceback' not in output, output
     assert 'command_joints: not joints of the model: elbow' in output
+
+
+def test_trajectory_node_commands_nothing_before_the_controller_answers(client, processes):
+    """
+    The safe start holds for trajectory_node too: a running trajectory, no controller, no command.
+
+    For 2 s of a running feed-forward trajectory no controller exists: not one command on the
+    topic.  Then the controller starts with the right order, and the commands flow.
+    """
+    model = md.load_model(ARM)
+    processes('trajectory_node', f'urdf_path:={ARM}', 'feedback:=false', 'rate:=100.0')
+    desired = client.listen(JointTrajectory, '/desired_state', 100)
+    heard = client.listen(Float64MultiArray, COMMANDS, 1000)
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/desired_state')
+    msg, _, _, _, _ = trajectory(model, seconds=10.0, points=11)
+    pub.publish(msg)
+    client.wait(lambda: len(desired) > 10, what='the trajectory to run')
+    client.spin(2.0)
+    assert len(desired) > 100 and not heard          # it runs, and commands nothing
+    controller = client.controller(model.joint_names)
+    client.wait(lambda: controller.received, what='commands once the controller answered')

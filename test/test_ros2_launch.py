@@ -125,6 +125,7 @@ def test_dynamics_launch_in_a_namespace(ros2, client):
     """
     model = md.load_model(DEMO_URDF)
     order = list(model.joint_names)[::-1]
+    client.controller(order, namespace='robot1')     # the robot's controller, in its namespace
     launch = ros2.start('launch', 'manipulator_dynamics', 'dynamics.launch.py',
                         f'urdf:={DEMO_URDF}', 'mode:=gravity_compensation',
                         'command_topic:=effort_controller/commands',
@@ -172,6 +173,7 @@ def test_dynamics_launch_in_a_namespace(ros2, client):
 def test_ros2_run_with_remapped_names(ros2, client):
     """``ros2 run ... --ros-args -r``: remapped joint states and commands are the ones used."""
     model = md.load_model(DEMO_URDF)
+    client.controller(model.joint_names, name='arm_controller')     # the remapped topic's
     node = ros2.start('run', 'manipulator_dynamics', 'dynamics_node', '--ros-args',
                       '-p', f'urdf_path:={DEMO_URDF}',
                       '-r', 'joint_states:=/arm/joint_states',
@@ -188,6 +190,7 @@ def test_ros2_run_with_remapped_names(ros2, client):
 def test_empty_command_joints_from_the_command_line(ros2, client):
     """``command_joints:=[]`` (a list ROS cannot type) means the model's order, not a crash."""
     model = md.load_model(DEMO_URDF)
+    client.controller(model.joint_names)
     launch = ros2.start('launch', 'manipulator_dynamics', 'dynamics.launch.py',
                         f'urdf:={DEMO_URDF}', 'mode:=gravity_compensation',
                         'command_joints:=[]')
@@ -211,6 +214,7 @@ def test_identified_parameters_from_the_launch_command(ros2, client, tmp_path):
         'robot: demo_arm\nstandard_parameters:\n'
         + ''.join(f'  {n}: {float(v)!r}\n' for n, v in zip(names, values)))
     heavier = model.with_parameters(values, names)
+    client.controller(model.joint_names)
     launch = ros2.start('launch', 'manipulator_dynamics', 'dynamics.launch.py',
                         f'urdf:={DEMO_URDF}', 'mode:=gravity_compensation',
                         f'identified_parameters:={tmp_path / "identified.yaml"}')

@@ -26,8 +26,8 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
   ``forward_command_controller`` with ``interface_name: effort``: ``g(q)`` in mode
   ``gravity_compensation``, ``M(q) qdd_d + h(q, qd)`` in mode ``inverse_dynamics``, nothing in
   mode ``none``; plus ``Fv qd + Fc sign(qd)`` with ``friction_compensation``; clamped to the URDF
-  effort limits (a throttled warning says so).  Nothing is sent while the controller's own
-  ``joints`` parameter disagrees with the order (see :class:`CommandOutput`);
+  effort limits (a throttled warning says so).  Nothing is sent before the controller's own
+  ``joints`` parameter has answered and equals the order (see :class:`CommandOutput`);
 * ``~/inertia_matrix`` (Float64MultiArray, 2-D layout), ``~/bias_forces`` and
   ``~/gravity_torques`` (Float64MultiArray) in the model's joint order, which ``~/joint_names``
   (std_msgs/String, transient local) gives;

@@ -31,8 +31,11 @@ Runs in real time: each timer tick integrates the steps that are due since the s
 the physics time.  Publishes ``joint_states`` every ``publish_every`` steps, waking once per
 state (the steps between are integrated then, with the latest command: for a controller at the
 state rate, what a drive's zero-order hold does), and ``robot_description`` (transient local)
-once; both names are relative, so a namespace moves the simulated robot.  Joint limits are not
-enforced: the simulated robot is a free multibody.
+once; both names are relative, so a namespace moves the simulated robot.  Beside its command
+topic it shows what ros2_control shows: a controller node named after the topic's namespace
+(``effort_controller``) whose read-only ``joints`` parameter is the command order, which
+dynamics_node and trajectory_node confirm before commanding.  Joint limits are not enforced:
+the simulated robot is a free multibody.
 """
 
 import array
@@ -42,7 +45,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from ._common import existing_file, LATCHED, spin, Throttled
+from ._common import controller_of, existing_file, LATCHED, spin, Throttled
 from ._parameters import ConfigurationError, finite_positive, Param, Parameters
 from .. import robots
 from ..control import rk4_step
@@ -108,13 +111,38 @@ class SimNode(Node):
                 String(data=f.read()))
         self.state_pub = self.create_publisher(JointState, 'joint_states', 100)
         self.state_msg = JointState(name=list(self.model.joint_names))
-        self.create_subscription(Float64MultiArray, params.command_topic, self._on_command, 10)
+        commands = self.create_subscription(Float64MultiArray, params.command_topic,
+                                            self._on_command, 10)
+        self.companions = self._controller(commands.topic_name, self.command_index)
         self.dt = 1.0 / params.rate
         self.steps = 0
         self.t0 = None                 # clock time of step 0, ns
         # wake once per published state: the steps in between are integrated on the tick, and
         # a controller only sees the states anyway (rclpy costs ~0.3 ms a wake-up)
         self.create_timer(self.dt * self.params.publish_every, self._tick)
+
+    def _controller(self, command_topic, index):
+        """
+        Make the controller node a ros2_control robot shows beside its command topic (a list).
+
+        ros2_control's forward_command_controller is a node named after it (``effort_controller``
+        for ``effort_controller/commands``) whose read-only ``joints`` parameter is the order of
+        the commands it takes; dynamics_node and trajectory_node ask it before commanding.  It
+        is named from the resolved command topic (namespace and remaps applied), deaf to the
+        process's global arguments (a ``__node`` remap or a parameter file meant for sim_node).
+        """
+        from rcl_interfaces.msg import ParameterDescriptor
+
+        name = controller_of(command_topic, self.get_namespace())
+        if name is None:
+            return []
+        namespace, name = name.rsplit('/', 1)
+        node = Node(name, namespace=namespace or '/', context=self.context,
+                    use_global_arguments=False, start_parameter_services=True)
+        about = 'the order of the efforts on the command topic (as forward_command_controller)'
+        node.declare_parameter('joints', [self.model.joint_names[i] for i in index],
+                               ParameterDescriptor(read_only=True, description=about))
+        return [node]
 
     def _on_command(self, msg):
         data = np.asarray(msg.data, dtype=float)
