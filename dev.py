@@ -33,7 +33,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(HERE, '.venv')
 PYTHON = os.path.join(VENV, 'bin', 'python')
-EXTRAS = {'demo': ['ros'], 'test': ['test', 'ros']}
+EXTRAS = {'demo': ['ros', 'sim'], 'test': ['test', 'ros', 'sim']}
 
 
 def ensure_environment(extras):

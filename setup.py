@@ -78,6 +78,8 @@ setup(
                  'flake8-builtins', 'flake8-class-newline', 'flake8-comprehensions',
                  'flake8-deprecated', 'flake8-docstrings', 'flake8-import-order',
                  'flake8-quotes>=3.3'],
+        # sim_node's MuJoCo engine (engine:=mujoco); the library never imports it
+        'sim': ['mujoco>=3.3'],
         'ros': ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-trajectory-msgs',
                 'ros-std-msgs', 'ros-std-srvs'],
     },

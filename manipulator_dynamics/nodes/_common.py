@@ -515,7 +515,11 @@ class CommandOutput:
         self._client = None
         if self.controller is not None:
             self._client = node.create_client(GetParameters, f'{self.controller}/get_parameters')
-            node.create_timer(self.ASK_PERIOD, self._ask)
+            # on the steady clock: under use_sim_time a paused or held simulation stops the
+            # node's clock, and the question must still be asked
+            from rclpy.clock import Clock, ClockType
+            node.create_timer(self.ASK_PERIOD, self._ask,
+                              clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def set_model(self, model):
         """Map the commands onto ``model`` (a new model, or new ``command_joints``)."""

@@ -84,3 +84,7 @@ class BaseParamsNode(Node):
 def main(args=None):
     """Console script ``base_params_node``."""
     spin(BaseParamsNode, args)
+
+
+if __name__ == '__main__':
+    main()

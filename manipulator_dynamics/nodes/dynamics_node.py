@@ -249,3 +249,7 @@ class DynamicsNode(Node):
 def main(args=None):
     """Console script ``dynamics_node``."""
     spin(DynamicsNode, args)
+
+
+if __name__ == '__main__':
+    main()

@@ -228,3 +228,7 @@ class FlexibleTrajectoryNode(Node):
 def main(args=None):
     """Console script ``flexible_trajectory_node``."""
     spin(FlexibleTrajectoryNode, args)
+
+
+if __name__ == '__main__':
+    main()

@@ -12,62 +12,101 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
+
 """
 ``sim_node``: the embedded robot, so that the whole loop runs with no robot and no Gazebo.
 
-Integrates the model's forward dynamics (Saha's UDU^T method) with the classic 4th-order
-Runge-Kutta scheme at ``rate`` Hz (:func:`manipulator_dynamics.control.rk4_step`), the effort held
-over a step; applies the latest command from
+Two engines (``engine``, see :mod:`manipulator_dynamics.plant`): ``mujoco`` (the default where the
+``mujoco`` package is installed: ``auto``) builds MuJoCo's own model of the URDF, an independent
+plant for the package's controllers; ``internal`` integrates the package's forward dynamics
+(Saha's UDU^T method) with the classic 4th-order Runge-Kutta scheme.  Each step of ``1 / rate``
+seconds holds the latest command (``timestep`` splits it into substeps); the command comes on
 ``command_topic`` (default ``effort_controller/commands``: std_msgs/Float64MultiArray in the order
-of ``command_joints``), and zero effort
-when commands stop for longer than ``command_timeout``.  With ``friction`` on, the URDF's joint
-friction is a torque ``Fv qd + Fc s`` in the dynamics, ``s`` the sign of a joint's velocity at the
-start of the step, frozen over it: a sliding joint's Coulomb friction is then a constant torque,
-no stiffer than the rest.  A joint whose velocity would reverse within a step sticks (velocity 0)
-instead: stiffness comes only from the sign switching, which smoothing it (a tanh over 0.01 rad/s)
-had made far too stiff for a 1 ms step on a 0.0004 kg m^2 wrist joint.
-Runs in real time: each timer tick integrates the steps that are due since the start (at most
-``max_catch_up``), so that a late tick does not slow the physics down, and stamps the states with
-the physics time.  Publishes ``joint_states`` every ``publish_every`` steps, waking once per
-state (the steps between are integrated then, with the latest command: for a controller at the
-state rate, what a drive's zero-order hold does), and ``robot_description`` (transient local)
-once; both names are relative, so a namespace moves the simulated robot.  Beside its command
-topic it shows what ros2_control shows: a controller node named after the topic's namespace
-(``effort_controller``) whose read-only ``joints`` parameter is the command order, which
-dynamics_node and trajectory_node confirm before commanding.  Joint limits are not enforced:
-the simulated robot is a free multibody.
+of ``command_joints``), clamped to the URDF effort limits (a throttled warning names the
+joints), and zero effort when commands stop for longer than ``command_timeout``.  With
+``friction`` on, the URDF's joint friction (and the joint-dynamics YAML's) acts: in MuJoCo as
+``damping`` and ``frictionloss`` (dry friction through a constraint: a joint at rest sticks); in
+the internal engine as a torque ``Fv qd + Fc s``, ``s`` the sign of a joint's velocity at the
+start of the step, frozen over it (a joint whose velocity would reverse within a step sticks).
+MuJoCo enforces position limits as a soft constraint; the internal engine does not.
+
+Two ways to run:
+
+* real time (default): each timer tick integrates the steps that are due since the start (at
+  most ``max_catch_up``, beyond which the physics time slips, with a throttled warning giving
+  the real-time factor), so that a late tick does not slow the physics down, and stamps the
+  states with the physics time.  It wakes once per published state: the steps between are
+  integrated then, with the latest command (for a controller at the state rate, what a
+  drive's zero-order hold does);
+* ``lockstep``: the physics time is ``/clock`` (run the other nodes with ``use_sim_time``), and
+  each step waits for the command computed from the state before it (up to
+  ``lockstep_timeout``, then steps with the last command, loudly), so the loop runs as fast as
+  the machine allows and gives the same trajectory on an idle and on a loaded machine.  Until
+  the first command the robot is held at its initial state (time stands still, the state is
+  repeated every second for subscribers that come late); once commands flow, the state is sent
+  one last time after they fell quiet for a second, so that exactly one command answers each
+  state from then on.
+
+Publishes ``joint_states`` (reliable, as joint_state_broadcaster) every ``publish_every`` steps
+and ``robot_description`` (transient local) once; both names are relative, so a namespace moves
+the simulated robot.  Beside its command topic it shows what ros2_control shows: a controller
+node named after the topic's namespace (``effort_controller``) whose read-only ``joints``
+parameter is the command order, which dynamics_node and trajectory_node confirm before
+commanding.
 """
 
 import array
+import time
 
 import numpy as np
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rosgraph_msgs.msg import Clock as ClockMessage
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from ._common import controller_of, existing_file, LATCHED, spin, Throttled
-from ._parameters import ConfigurationError, finite_positive, Param, Parameters
+from ._common import clamp_efforts, controller_of, existing_file, LATCHED, spin, Throttled
+from ._parameters import ConfigurationError, finite_positive, one_of, Param, Parameters
 from .. import robots
-from ..control import rk4_step
+from ..plant import default_engine, ENGINES, INTEGRATORS, make_plant, PlantError
 from ..precompile import warm_up
 from ..urdf import load_model
+
+#: Lockstep: how often the held initial state is repeated, and how long commands must have
+#: been quiet before the loop starts (wall seconds; see the module).
+HOLD_REPEAT, QUIET = 1.0, 1.0
 
 PARAMS = (
     Param('urdf_path', '', 'URDF of the simulated robot (default: the bundled demo arm)',
           existing_file, read_only=True),
     Param('joint_dynamics', '', 'YAML of armature and friction', existing_file, read_only=True),
-    Param('rate', 1000.0, 'integration rate in Hz', finite_positive, read_only=True,
-          low=1.0, high=100000.0),
+    Param('engine', 'auto', "physics: mujoco (MuJoCo's own model of the URDF), internal (this "
+          "package's RK4), auto (mujoco where the mujoco package is installed)",
+          one_of('auto', *ENGINES), read_only=True),
+    Param('integrator', 'auto', "MuJoCo's integrator: auto (rk4 unless the URDF damping is too "
+          'stiff for it at the step, then implicitfast), rk4, implicitfast, implicit, euler',
+          one_of(*INTEGRATORS), read_only=True),
+    Param('rate', 1000.0, 'steps per second: each step holds one command', finite_positive,
+          read_only=True, low=1.0, high=100000.0),
+    Param('timestep', 0.0, 'integration substep (s), dividing 1 / rate; 0: 1 / rate',
+          read_only=True, low=0.0, high=1.0),
     Param('publish_every', 1, 'publish joint_states every this many steps', read_only=True,
           low=1, high=1000),
     Param('max_catch_up', 20, 'most steps one late tick may integrate to catch up with real '
           'time (at least publish_every)', read_only=True, low=1, high=100000),
+    Param('lockstep', False, 'each step waits for the command computed from the state before '
+          'it; publishes /clock (run the other nodes with use_sim_time)', read_only=True),
+    Param('lockstep_timeout', 5.0, 'lockstep: longest wait for a command (wall s), then a step '
+          'with the last one and a warning', finite_positive, read_only=True, low=0.001,
+          high=3600.0),
+    Param('publish_clock', False, 'publish /clock (the physics time) in real time too (always '
+          'in lockstep)', read_only=True),
     Param('command_topic', 'effort_controller/commands', 'effort commands (Float64MultiArray)',
           read_only=True),
     Param('command_joints', [''], "joint order of the commands (empty: the model's)",
           read_only=True),
-    Param('command_timeout', 0.1, 'zero effort when no command came for this long (s)',
-          finite_positive, low=0.0, high=3600.0),
+    Param('command_timeout', 0.1, 'zero effort when no command came for this long (s of '
+          'physics time)', finite_positive, low=0.0, high=3600.0),
     Param('friction', True, 'simulate joint friction'),
     Param('wait_for_command', False, 'hold the robot still (brakes on) until the first command '
           'arrives', read_only=True),
@@ -81,23 +120,39 @@ class SimNode(Node):
 
     def __init__(self, node_name='sim_node', **kwargs):
         super().__init__(node_name, **kwargs)
-        self.params = params = Parameters(self, PARAMS)
-        if params.max_catch_up < params.publish_every:
-            raise ConfigurationError(f'parameter max_catch_up: must be at least publish_every '
-                                     f'({params.publish_every}), got {params.max_catch_up}')
+        self.params = params = Parameters(self, PARAMS, self._on_parameters)
         path = params.urdf_path or robots.path('demo_arm')
         self.model = load_model(path, joint_dynamics=params.joint_dynamics or None,
                                 check_inertia='warn')
+        if params.max_catch_up < params.publish_every:
+            raise ConfigurationError(f'parameter max_catch_up: must be at least publish_every '
+                                     f'({params.publish_every}), got {params.max_catch_up}')
         n = self.model.n
         initial = params.initial_positions
         if len(initial) not in (1, n):
             raise ConfigurationError(f'parameter initial_positions: needs 1 or {n} values, got '
                                      f'{len(initial)}')
-        self.q = np.zeros(n) + np.asarray(initial, dtype=float)
-        self.qd = np.zeros(n)
+        self.dt = 1.0 / params.rate
+        substeps = 1
+        if params.timestep > 0:
+            substeps = max(1, round(self.dt / params.timestep))
+            if abs(substeps * params.timestep - self.dt) > 1e-9 * self.dt:
+                raise ConfigurationError(f'parameter timestep: must divide the step 1 / rate = '
+                                         f'{self.dt:g} s, got {params.timestep:g} s')
+        engine = default_engine() if params.engine == 'auto' else params.engine
+        if engine == 'internal':
+            warm_up(self.model)
+        try:
+            self.plant = make_plant(engine, self.model, np.asarray(initial, dtype=float),
+                                    self.dt, substeps=substeps, friction=params.friction,
+                                    integrator=params.integrator)
+        except PlantError as e:
+            raise ConfigurationError(f'parameter engine: {e}') from None
+        self.get_logger().info(f'simulating {self.model.name} ({n} joints) with '
+                               f'{self.plant.description}, '
+                               f'{"lockstep" if params.lockstep else "real time"}')
         self.tau = np.zeros(n)
-        warm_up(self.model)
-        self.command_at = None
+        self.command_at = None          # physics time of the latest command, ns
         self.throttle = Throttled(self)
         joints = [j for j in params.command_joints if j]
         unknown = [j for j in joints if j not in self.model.joint_names]
@@ -111,15 +166,28 @@ class SimNode(Node):
                 String(data=f.read()))
         self.state_pub = self.create_publisher(JointState, 'joint_states', 100)
         self.state_msg = JointState(name=list(self.model.joint_names))
+        self.clock_pub = self.create_publisher(ClockMessage, '/clock', 10) \
+            if params.lockstep or params.publish_clock else None
         commands = self.create_subscription(Float64MultiArray, params.command_topic,
                                             self._on_command, 10)
         self.companions = self._controller(commands.topic_name, self.command_index)
-        self.dt = 1.0 / params.rate
         self.steps = 0
-        self.t0 = None                 # clock time of step 0, ns
-        # wake once per published state: the steps in between are integrated on the tick, and
-        # a controller only sees the states anyway (rclpy costs ~0.3 ms a wake-up)
-        self.create_timer(self.dt * self.params.publish_every, self._tick)
+        self.t0 = 0 if params.lockstep else None     # clock time of step 0, ns
+        self.step_ns = round(self.dt * 1e9)
+        self.pace = (time.monotonic(), 0)              # real-time factor: since, steps then
+        if params.lockstep:
+            self.held, self.last_command_wall, self.awaiting = True, None, None
+            self.create_timer(0.05, self._lockstep_watch,
+                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self._publish()
+        else:
+            # wake once per published state: the steps in between are integrated on the tick,
+            # and a controller only sees the states anyway (rclpy costs ~0.3 ms a wake-up)
+            self.create_timer(self.dt * params.publish_every, self._tick)
+
+    def _on_parameters(self, changed):
+        if 'friction' in changed:
+            self.plant.set_friction(self.params.friction)
 
     def _controller(self, command_topic, index):
         """
@@ -156,12 +224,51 @@ class SimNode(Node):
             self.throttle.warn('command non-finite', f"command dropped: effort of '{joint}' is "
                                f'{data[bad[0]]}')
             return
-        self.tau = np.zeros(self.model.n)
-        self.tau[self.command_index] = data
-        self.command_at = self.get_clock().now().nanoseconds
+        tau = np.zeros(self.model.n)
+        tau[self.command_index] = data
+        self.tau = clamp_efforts(self.model, tau, self.throttle)
+        if not self.params.lockstep:
+            self.command_at = self.get_clock().now().nanoseconds
+            return
+        self.command_at = self._stamp()
+        self.last_command_wall = time.monotonic()
+        if not self.held and self.awaiting is not None:
+            self._advance()
 
+    # --- real time ----------------------------------------------------------------------------
     def _tick(self):
         now = self.get_clock().now().nanoseconds
+        self._timeout(now)
+        if self.t0 is None or (self.params.wait_for_command and self.command_at is None):
+            self.t0 = now - self.steps * self.step_ns        # physics starts (again) now
+            self.pace = (time.monotonic(), self.steps)
+            self._publish()
+            return
+        due = (now - self.t0) // self.step_ns - self.steps
+        most = self.params.max_catch_up
+        if due > most:                                # too far behind: let physics time slip
+            self.t0 += (due - most) * self.step_ns
+            due = most
+        every = self.params.publish_every
+        for _ in range(due):
+            self.plant.step(self.tau)
+            self.steps += 1
+            if self.steps % every == 0:
+                self._publish()
+        self._report_pace()
+
+    def _report_pace(self):
+        since, steps = self.pace
+        wall = time.monotonic() - since
+        if wall < 2.0:
+            return
+        factor = (self.steps - steps) * self.dt / wall
+        self.pace = (time.monotonic(), self.steps)
+        if factor < 0.9:
+            self.throttle.warn('pace', f'running at {factor:.2f} x real time (the machine is '
+                               'busy): the physics time slips behind the wall clock')
+
+    def _timeout(self, now):
         timeout = self.params.command_timeout
         if self.command_at is None or now - self.command_at > timeout * 1e9:
             if self.command_at is not None and self.tau.any():
@@ -169,33 +276,55 @@ class SimNode(Node):
                                    f'{(now - self.command_at) * 1e-9:.3f} s (command_timeout '
                                    f'{timeout:g} s): efforts set to zero')
             self.tau = np.zeros(self.model.n)
-        if self.t0 is None or (self.params.wait_for_command and self.command_at is None):
-            self.t0 = now - self.steps * int(self.dt * 1e9)     # physics starts (again) now
-            self._publish()
-            return
-        due = int((now - self.t0) / (self.dt * 1e9)) - self.steps
-        most = self.params.max_catch_up
-        if due > most:                                # too far behind: let physics time slip
-            self.t0 += (due - most) * int(self.dt * 1e9)
-            due = most
-        for _ in range(due):
-            self._step()
-            if self.steps % self.params.publish_every == 0:
-                self._publish()
 
-    def _step(self):
-        self.q, self.qd = rk4_step(self.model, self.q, self.qd, self.tau, self.dt,
-                                   friction=self.params.friction)
-        self.steps += 1
+    # --- lockstep -----------------------------------------------------------------------------
+    def _lockstep_watch(self):
+        now = time.monotonic()
+        if self.held:
+            if self.last_command_wall is None:
+                if self.awaiting is None or now - self.awaiting >= HOLD_REPEAT:
+                    self._publish()                     # for subscribers that came late
+                    self.awaiting = now
+            elif now - self.last_command_wall >= QUIET:
+                self.held = False                       # one state, one command from now on
+                self.get_logger().info('lockstep: commands flow; the loop starts')
+                self._publish()
+                self.awaiting = now
+            return
+        if now - self.awaiting >= self.params.lockstep_timeout:
+            self.throttle.warn('lockstep', f'lockstep: no command for '
+                               f'{now - self.awaiting:.1f} s after the state at '
+                               f'{self._stamp() * 1e-9:.3f} s: stepping with the last one (the '
+                               "loop now depends on the machine's timing)")
+            self._timeout(self._stamp())
+            self._advance()
+
+    def _advance(self):
+        self._steps(self.params.publish_every)
+        self.awaiting = time.monotonic()
+
+    # --- both ---------------------------------------------------------------------------------
+    def _steps(self, count):
+        for _ in range(count):
+            self.plant.step(self.tau)
+            self.steps += 1
+        self._publish()
+
+    def _stamp(self):
+        return self.t0 + self.steps * self.step_ns                 # the physics time
 
     def _publish(self):
         # one message, refilled (publish copies it out), its fields given as array.array, which
         # the message keeps as they are: a list would be converted element by element, at 1 kHz
         msg = self.state_msg
-        stamp = self.t0 + self.steps * int(self.dt * 1e9)          # the physics time
-        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 1_000_000_000)
-        msg.position = array.array('d', self.q.tobytes())
-        msg.velocity = array.array('d', self.qd.tobytes())
+        sec, nanosec = divmod(self._stamp(), 1_000_000_000)
+        if self.clock_pub is not None:
+            clock = ClockMessage()
+            clock.clock.sec, clock.clock.nanosec = sec, nanosec
+            self.clock_pub.publish(clock)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        msg.position = array.array('d', self.plant.q.tobytes())
+        msg.velocity = array.array('d', self.plant.qd.tobytes())
         msg.effort = array.array('d', self.tau.tobytes())
         self.state_pub.publish(msg)
 
@@ -203,3 +332,7 @@ class SimNode(Node):
 def main(args=None):
     """Console script ``sim_node``."""
     spin(SimNode, args)
+
+
+if __name__ == '__main__':
+    main()

@@ -234,3 +234,7 @@ class TrajectoryNode(Node):
 def main(args=None):
     """Console script ``trajectory_node``."""
     spin(TrajectoryNode, args)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,260 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The plants of sim_node: MuJoCo, an independent implementation, against the package."""
+
+import os
+import warnings
+import xml.etree.ElementTree as ET
+
+from conftest import ERD, erd, erd_urdfs, needs_erd
+import manipulator_dynamics as md
+from manipulator_dynamics import plant as plants, robots
+import numpy as np
+import pytest
+
+mujoco = pytest.importorskip('mujoco', reason='MuJoCo is the independent plant: pip install '
+                             'mujoco (the test extra installs it)')
+
+CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config')
+DEMO_DYNAMICS = os.path.join(CONFIG, 'demo_arm_dynamics.yaml')
+ARMS = ['panda_description/urdf/panda.urdf', 'ur_description/urdf/ur5_robot.urdf',
+        'kinova_description/robots/kinova.urdf', 'z1_description/urdf/z1.urdf',
+        'xarm_description/urdf/xarm7.urdf', 'so_arm_description/urdf/so101.urdf',
+        'talos_data/robots/talos_left_arm.urdf']
+
+
+def load(path, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', md.InertiaWarning)
+        return md.load_model(path, check_inertia='warn', **kwargs)
+
+
+def mujoco_dynamics(model, q, qd, friction=False):
+    """Return MuJoCo's M(q) and bias forces C(q, qd) qd + g(q), in the model's joint order."""
+    mj, qpos, dof = plants.mujoco_model(model, friction=friction)
+    data = mujoco.MjData(mj)
+    data.qpos[qpos], data.qvel[dof] = q, qd
+    mujoco.mj_forward(mj, data)
+    M = np.zeros((mj.nv, mj.nv))
+    mujoco.mj_fullM(mj, data, M)
+    return M[np.ix_(dof, dof)], data.qfrc_bias[dof].copy()
+
+
+def moments_refused_by_mujoco(path, link):
+    """Check independently (ElementTree, numpy) that MuJoCo has reason to refuse ``link``."""
+    for element in ET.parse(path).getroot().iter('link'):
+        if element.get('name') != link:
+            continue
+        inertial = element.find('inertial')
+        if inertial is None:
+            return True                                   # massless
+        inertia = inertial.find('inertia')
+        mass = float(inertial.find('mass').get('value'))
+        v = {k: float(inertia.get(k, 0)) for k in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')}
+        ev = np.linalg.eigvalsh([[v['ixx'], v['ixy'], v['ixz']], [v['ixy'], v['iyy'], v['iyz']],
+                                 [v['ixz'], v['iyz'], v['izz']]])
+        return mass < 1e-15 or ev[0] < 1e-15 or ev[0] + ev[1] < ev[2] * (1 - 1e-12)
+    raise AssertionError(f'no link {link} in {path}')
+
+
+@needs_erd
+@pytest.mark.parametrize('path', erd_urdfs(), ids=lambda p: os.path.relpath(p, ERD or ''))
+def test_mujoco_equals_the_package_on_every_robot_it_takes(path):
+    """M and bias forces of MuJoCo's own URDF import equal the package's to 1e-12, by name."""
+    try:
+        model = load(path)
+    except md.URDFError:
+        pytest.skip('the package does not load this file (test_example_robot_data says why)')
+    if model.n == 0:
+        pytest.skip('no movable joint')
+    try:
+        plants.mujoco_model(model)
+    except plants.PlantError as e:
+        link = str(e).split("link '")[1].split("'")[0]
+        assert moments_refused_by_mujoco(path, link), e
+        assert 'engine:=internal' in str(e)
+        return
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q, qd = rng.uniform(-1, 1, model.n), rng.uniform(-2, 2, model.n)
+        M, bias = mujoco_dynamics(model, q, qd)
+        scale_m = max(1.0, np.abs(M).max())
+        np.testing.assert_allclose(M, md.inertia_matrix(model, q), rtol=0, atol=1e-12 * scale_m)
+        expected = md.bias_forces(model, q, qd)
+        np.testing.assert_allclose(bias, expected, rtol=0,
+                                   atol=1e-12 * max(1.0, np.abs(expected).max()))
+
+
+def test_joint_dynamics_become_mujocos():
+    """Armature, viscous and Coulomb friction of the URDF and the YAML, joint by joint."""
+    model = load(robots.path('demo_arm'), joint_dynamics=DEMO_DYNAMICS)
+    mj, _, dof = plants.mujoco_model(model)
+    np.testing.assert_array_equal(mj.dof_armature[dof], model.armature)
+    np.testing.assert_array_equal(mj.dof_damping[dof], model.viscous)
+    np.testing.assert_array_equal(mj.dof_frictionloss[dof], model.coulomb)
+    assert model.armature.any() and model.viscous.any() and model.coulomb.any()
+    q = np.linspace(-0.5, 0.5, model.n)
+    M, _ = mujoco_dynamics(model, q, np.zeros(model.n))
+    np.testing.assert_allclose(M, md.inertia_matrix(model, q), atol=1e-12)   # armature too
+    frictionless, _, _ = plants.mujoco_model(model, friction=False)
+    assert not frictionless.dof_damping.any() and not frictionless.dof_frictionloss.any()
+    plant = plants.MujocoPlant(model, 0.0, 1e-3)
+    plant.set_friction(False)
+    assert not plant.mj.dof_damping.any()
+    plant.set_friction(True)
+    np.testing.assert_array_equal(plant.mj.dof_frictionloss[plant._dof], model.coulomb)
+
+
+def without_inertial(link):
+    """Return the demo arm's URDF text with ``link``'s <inertial> removed."""
+    root = ET.parse(robots.path('demo_arm')).getroot()
+    element = next(e for e in root.iter('link') if e.get('name') == link)
+    element.remove(element.find('inertial'))
+    return ET.tostring(root, encoding='unicode')
+
+
+def test_a_massless_moving_link_is_refused_by_name():
+    model = load(without_inertial('link3'))
+    with pytest.raises(plants.PlantError, match="link 'link3': mass and inertia of moving "
+                       'bodies.*give it a small <inertial>.*engine:=internal'):
+        plants.make_plant('mujoco', model, 0.0, 1e-3)
+
+
+def test_an_impossible_inertia_is_refused_by_name():
+    root = ET.parse(robots.path('demo_arm')).getroot()
+    link = next(e for e in root.iter('link') if e.get('name') == 'link4')
+    link.find('inertial/inertia').set('ixx', '50')
+    model = load(ET.tostring(root, encoding='unicode'))
+    with pytest.raises(plants.PlantError, match="link 'link4':.*triangle inequality"):
+        plants.mujoco_model(model)
+
+
+def test_the_plant_simulates_the_whole_urdf():
+    model = load(robots.path('demo_arm'), tip_links=['link4'])
+    with pytest.raises(plants.PlantError, match='joints the model lacks: joint5, joint6, '
+                       'joint7.*root_link or tip_links'):
+        plants.mujoco_model(model)
+
+
+def test_engine_choices_are_checked(monkeypatch):
+    model = load(robots.path('demo_arm'))
+    with pytest.raises(plants.PlantError, match='engine must be one of mujoco, internal, got '
+                       "'ode'"):
+        plants.make_plant('ode', model, 0.0, 1e-3)
+    with pytest.raises(plants.PlantError, match='rk4 only, not euler'):
+        plants.make_plant('internal', model, 0.0, 1e-3, integrator='euler')
+    assert plants.default_engine() == 'mujoco'
+    monkeypatch.setattr(plants, 'mujoco_available', lambda: False)
+    assert plants.default_engine() == 'internal'
+    with pytest.raises(plants.PlantError, match='needs the mujoco package'):
+        plants.make_plant('mujoco', model, 0.0, 1e-3)
+
+
+@needs_erd
+def test_mimic_joints_are_free_coordinates_as_in_the_model():
+    """Panda's finger 2 mimics finger 1 in the URDF: MuJoCo's equality is off, as the model's."""
+    model = load(erd('panda_description/urdf/panda.urdf'))
+    assert 'panda_finger_joint2' in model.mimic
+    q0 = np.where(np.isfinite(model.lower + model.upper), (model.lower + model.upper) / 2, 0)
+    q0[model.joint_index('panda_finger_joint2')] = 0.02
+    tau = md.gravity_torques(model, q0)
+    j1, j2 = model.joint_index('panda_finger_joint1'), model.joint_index('panda_finger_joint2')
+    tau[j1] += 0.1                                               # push finger 1 only
+    theirs = plants.MujocoPlant(model, q0, 1e-3, friction=False)
+    ours = plants.InternalPlant(model, q0, 1e-3, friction=False)
+    for _ in range(20):
+        theirs.step(tau)
+        ours.step(tau)
+    assert theirs.q[j1] - q0[j1] > 0.001                         # it moved, within its limits
+    assert abs(theirs.q[j2] - q0[j2]) < 0.1 * (theirs.q[j1] - q0[j1])    # 2 did not follow
+    np.testing.assert_allclose(theirs.q, ours.q, atol=1e-5)      # as in the package's model
+
+
+@pytest.mark.parametrize('path', [None] + ARMS[:2], ids=['demo_arm', 'panda', 'ur5'])
+def test_gravity_compensation_holds_a_mujoco_arm(path):
+    """The package's g(q), held on MuJoCo's arm for 10 s: it does not move (friction off)."""
+    if path is not None and ERD is None:
+        pytest.skip('example-robot-data is not installed')
+    model = load(robots.path('demo_arm') if path is None else erd(path))
+    q0 = np.clip(np.linspace(-0.6, 0.8, model.n), model.lower, model.upper)
+    plant = plants.MujocoPlant(model, q0, 1e-3, friction=False)
+    for _ in range(10000):
+        plant.step(md.gravity_torques(model, plant.q))
+    assert np.abs(plant.q - q0).max() < 1e-6                   # rad, after 10 s
+
+
+def swing(plant, seconds):
+    for _ in range(round(seconds / plant.dt)):
+        plant.step(np.zeros(plant.model.n))
+    return plant.q
+
+
+@pytest.mark.parametrize('path', [None] + ARMS[:3], ids=['demo_arm', 'panda', 'ur5', 'kinova'])
+def test_the_engines_agree_on_a_driven_motion(path):
+    """
+    No friction, 0.2 s under the efforts of a fast motion: MuJoCo against the package.
+
+    Open loop, an arm is unstable (it falls away from the motion and rounding
+    differences grow): over 0.2 s two dynamics implementations and two RK4s at 1 ms land within
+    1e-6 rad of each other, and
+    MuJoCo's ``auto`` chooses RK4 here (Euler at 1 ms gains energy: 78-18,000 mrad).
+    """
+    if path is not None and ERD is None:
+        pytest.skip('example-robot-data is not installed')
+    model = load(robots.path('demo_arm') if path is None else erd(path))
+    middle = np.where(np.isfinite(model.lower + model.upper), (model.lower + model.upper) / 2, 0)
+    amplitude = np.minimum(0.3, np.where(np.isfinite(model.upper - model.lower),
+                                         (model.upper - model.lower) / 4, 0.3))
+    q0 = middle
+    ours = plants.make_plant('internal', model, q0, 1e-3, friction=False)
+    theirs = plants.make_plant('mujoco', model, q0, 1e-3, friction=False)
+    assert theirs.integrator == 'rk4'
+    w = 4 * np.pi
+    for k in range(200):
+        t = k * 1e-3
+        q_d = q0 + amplitude * (1 - np.cos(w * t)) / 2
+        qd_d = amplitude * w * np.sin(w * t) / 2
+        qdd_d = amplitude * w * w * np.cos(w * t) / 2
+        tau = md.inverse_dynamics(model, q_d, qd_d, qdd_d)
+        ours.step(tau)
+        theirs.step(tau)
+    assert np.abs(ours.q - q0).max() > 0.1                       # it moved
+    np.testing.assert_allclose(theirs.q, ours.q, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(theirs.qd, ours.qd, rtol=0, atol=1e-5)
+
+
+@needs_erd
+@pytest.mark.parametrize('path', ['xarm_description/urdf/xarm7.urdf',
+                                  'z1_description/urdf/z1.urdf'])
+def test_stiff_urdf_damping_is_integrated_implicitly(path):
+    """RK4 at 1 ms is outside its stability region on these joints' damping: auto says so."""
+    model = load(erd(path))
+    integrator, reason = plants.choose_integrator(model, np.zeros(model.n), 1e-3)
+    assert integrator == 'implicitfast' and 'too stiff for RK4' in reason
+    plant = plants.MujocoPlant(model, 0.2, 1e-3)
+    assert plant.integrator == 'implicitfast'
+    assert np.all(np.isfinite(swing(plant, 1.0)))
+    fine = plants.MujocoPlant(model, 0.2, 1e-3, substeps=20)     # RK4 stable at 0.05 ms
+    assert fine.integrator == 'rk4'
+    assert np.abs(swing(fine, 1.0) - plant.q).max() < 5e-3       # damped: both agree
+
+
+def test_mujoco_xml_keeps_no_meshes_and_one_compiler():
+    text = open(robots.path('demo_arm')).read().replace(
+        '</robot>', '<mujoco><compiler balanceinertia="true"/></mujoco></robot>')
+    root = ET.fromstring(plants.mujoco_xml(text))
+    assert not list(root.iter('visual')) and not list(root.iter('collision'))
+    compilers = list(root.iter('compiler'))
+    assert len(compilers) == 1 and compilers[0].get('balanceinertia') == 'false'
