@@ -48,6 +48,8 @@ def ensure_environment(extras):
     pip = [PYTHON, '-m', 'pip', 'install', '--disable-pip-version-check', '-q']
     subprocess.check_call(pip + ['--upgrade', 'pip'])
     subprocess.check_call(pip + ['-e', HERE + extras])
+    # an editable install runs no install step: compile the kernels now, once, with progress
+    subprocess.check_call([PYTHON, '-m', 'manipulator_dynamics.precompile'])
     with open(stamp_file, 'w') as f:
         f.write(stamp)
 

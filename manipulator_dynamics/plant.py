@@ -30,7 +30,7 @@ Two engines behind one interface (``q``, ``qd``, ``step(tau)``, ``dt``, ``descri
   enforces them: a soft constraint that lets the joint pass the limit by a little (about a
   milliradian under gravity) and pushes it back, never a hard stop and never an error, where a
   real drive would brake or fault.  URDF ``<mimic>`` relations, which MuJoCo's URDF import makes
-  equality constraints, are switched off: every joint is its own coordinate, as in this
+  equality constraints, are left out: every joint is its own coordinate, as in this
   package's model, Pinocchio's default parser and ``/joint_states``.
 * :class:`InternalPlant`: this package's forward dynamics (Saha's UDU^T method) under the classic
   Runge-Kutta scheme (:func:`~manipulator_dynamics.control.rk4_step`): no limits, a free
@@ -40,6 +40,7 @@ Both hold the effort over a step of ``dt`` seconds, integrated in ``substeps`` e
 """
 
 import importlib.util
+import warnings
 
 import numpy as np
 
@@ -76,14 +77,15 @@ def mujoco_xml(urdf):
     Return the URDF text MuJoCo's URDF import takes: meshes gone, inertials kept as written.
 
     ``<visual>`` and ``<collision>`` are removed (MuJoCo cannot resolve ``package://`` meshes,
-    and the plant has no contacts), and a ``<mujoco><compiler .../></mujoco>`` element added
-    (:data:`COMPILER`), replacing any the URDF has.
+    and the plant has no contacts), ``<mimic>`` too (free coordinates, as in the model), and a
+    ``<mujoco><compiler .../></mujoco>`` element added (:data:`COMPILER`), replacing any the
+    URDF has.
     """
     from lxml import etree
 
     root = etree.fromstring(urdf if isinstance(urdf, bytes) else urdf.encode(),
                             etree.XMLParser(remove_comments=True))
-    for tag in ('visual', 'collision', 'mujoco'):
+    for tag in ('visual', 'collision', 'mujoco', 'mimic'):
         for element in list(root.iter(tag)):
             element.getparent().remove(element)
     etree.SubElement(etree.SubElement(root, 'mujoco'), 'compiler', **COMPILER)
@@ -124,10 +126,17 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
 
     if model.urdf is None:
         raise PlantError(f"model '{model.name}' keeps no URDF text: load it with load_model")
+    said = []                    # MuJoCo's own warnings, else written to ./MUJOCO_LOG.TXT
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(said.append)
     try:
         mj = mujoco.MjModel.from_xml_string(mujoco_xml(model.urdf))
     except ValueError as e:
         raise _refusal(e) from None
+    finally:
+        mujoco.set_mju_user_warning(previous)
+    for text in said:
+        warnings.warn(f'MuJoCo: {text}', stacklevel=2)
     qpos, dof = [], []
     for name in model.joint_names:
         j = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_JOINT, name)
@@ -146,7 +155,6 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
     mj.dof_armature[dof] = model.armature
     mj.dof_damping[dof] = model.viscous if friction else 0.0
     mj.dof_frictionloss[dof] = model.coulomb if friction else 0.0
-    mj.eq_active0[:] = 0                       # mimic relations: free, as in the model
     mj.opt.gravity[:] = model.gravity
     mj.opt.timestep = timestep
     mj.opt.integrator = {'rk4': mujoco.mjtIntegrator.mjINT_RK4,
@@ -200,6 +208,8 @@ class MujocoPlant:
         self.mj, self._qpos, self._dof = mujoco_model(model, friction=friction, timestep=h,
                                                       integrator=integrator)
         self.data = mujoco.MjData(self.mj)
+        self.said = []                  # MuJoCo's warnings, else written to ./MUJOCO_LOG.TXT
+        mujoco.set_mju_user_warning(self.said.append)
         self.data.qpos[self._qpos] = q0
         mujoco.mj_forward(self.mj, self.data)
         self.description = (f'MuJoCo {mujoco.__version__}, {integrator} ({why}), '
@@ -224,9 +234,12 @@ class MujocoPlant:
         """Hold the efforts ``tau`` (model order) for ``dt`` seconds."""
         self.data.qfrc_applied[self._dof] = tau
         self._mujoco.mj_step(self.mj, self.data, nstep=self.substeps)
-        if not (np.all(np.isfinite(self.data.qpos)) and np.all(np.isfinite(self.data.qvel))):
+        bad = self.data.warning[self._mujoco.mjtWarning.mjWARN_BADQACC].number
+        finite = np.all(np.isfinite(self.data.qpos)) and np.all(np.isfinite(self.data.qvel))
+        if bad or not finite:
+            # MuJoCo resets the state on a bad acceleration: never let that pass for motion
             raise FloatingPointError(f'MuJoCo diverged ({self.description}) at t = '
-                                     f'{self.data.time:.4f} s')
+                                     f'{self.data.time:.4f} s: {"; ".join(self.said)}')
 
 
 class InternalPlant:
@@ -250,9 +263,15 @@ class InternalPlant:
     def step(self, tau):
         """Hold the efforts ``tau`` (model order) for ``dt`` seconds."""
         h = self.dt / self.substeps
-        for _ in range(self.substeps):
-            self.q, self.qd = rk4_step(self.model, self.q, self.qd, tau, h,
-                                       friction=self.friction)
+        try:
+            for _ in range(self.substeps):
+                self.q, self.qd = rk4_step(self.model, self.q, self.qd, tau, h,
+                                           friction=self.friction)
+        except ValueError as e:                   # a stage's state was no longer finite
+            raise FloatingPointError(f'the simulation diverged ({self.description}): {e}') \
+                from None
+        if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
+            raise FloatingPointError(f'the simulation diverged ({self.description})')
 
 
 def make_plant(engine, model, q0, dt, *, substeps=1, friction=True, integrator='auto'):

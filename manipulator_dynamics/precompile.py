@@ -57,28 +57,43 @@ def warm_up(model):
                 pass
 
 
-def precompile():
-    """Compile what every node runs: rigid-body kernels, base parameters, the flexible schemes."""
+def precompile(progress=None):
+    """
+    Compile what every node runs: rigid-body kernels, base parameters, the flexible schemes.
+
+    ``progress(text)``, when given, hears what is being compiled and the seconds so far (a
+    cold cache takes about a minute on two cores, a warm one a second or two).
+    """
     from . import robots
     from .flexible.arm import FlexibleArm
     from .flexible.dynamics import flexible_inverse_dynamics
     from .flexible.stream import FlexibleStream
     from .identification.base_parameters import base_parameters
     from .urdf import load_model
+    start = time.monotonic()
+
+    def say(what):
+        if progress is not None:
+            progress(f'{what} ({time.monotonic() - start:.1f} s so far)')
+
     model = load_model(robots.path('demo_arm'))
+    say('compiling the rigid-body kernels (inverse, forward dynamics, inertia matrix)')
     warm_up(model)
     for method in ('energy', 'dynamic'):
+        say(f'compiling the base-parameter kernels ({method})')
         base_parameters(model, method=method, friction=True, armature=True)
+    say('compiling the flexible-link kernels')
     arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046])
     flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
     FlexibleStream(arm, np.zeros(arm.n), 1e-6).step(np.zeros(arm.n))  # mode:=stream's kernels
     arm.natural_frequencies(count=2)
+    say('kernels ready')
 
 
 def main():
     """``python -m manipulator_dynamics.precompile``: compile into the cache, say where."""
     start = time.monotonic()
-    precompile()
+    precompile(lambda text: print(f'manipulator_dynamics: {text}', flush=True))
     from ._jit import numba_cache_dir
     print(f'manipulator_dynamics: kernels compiled into {numba_cache_dir()} in '
           f'{time.monotonic() - start:.1f} s')

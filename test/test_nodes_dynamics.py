@@ -619,6 +619,34 @@ def test_simulated_arm_held_by_gravity_compensation(client, processes, engine):
     assert drift < 1e-6, drift                                     # rad, over 10 s
 
 
+def test_a_simulation_reset_needs_no_node_restart(client, processes):
+    """
+    A plant restart (its /clock jumps back, as a Gazebo or MuJoCo reset does): no node restart.
+
+    dynamics_node says so once, forgets the joint states of the old clock and holds the new arm
+    at once.
+    """
+    q0 = [0.0, 0.6, 0.3, -0.9, 0.2, 0.7, 0.1]
+    logs = client.listen_log()
+    processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}', 'use_sim_time:=true')
+    sim = ('sim_node', f'initial_positions:=[{", ".join(map(str, q0))}]', 'lockstep:=true',
+           'friction:=false')
+    first = processes(*sim)
+    states = client.listen(JointState, '/joint_states', 100000)
+    client.wait_for_publisher('/joint_states')
+    client.wait(lambda: states and states[-1].header.stamp.sec >= 2, 60.0, '2 s of the loop')
+    first.stop()
+    before = len(states)
+    processes(*sim)
+    client.wait(lambda: len(states) > before and states[-1].header.stamp.sec >= 1, 60.0,
+                '1 s of the loop after the reset')
+    after = [m for m in states[before:] if m.header.stamp.sec or m.header.stamp.nanosec]
+    assert len(after) >= 1000                               # the loop closed again at once
+    assert np.abs(np.array([m.position for m in after]) - q0).max() < 1e-6
+    jumped = [m.msg for m in logs if m.name == 'dynamics_node' and 'jumped back' in m.msg]
+    assert len(jumped) == 1 and 'a simulation reset' in jumped[0], jumped
+
+
 def test_bad_commands_are_dropped_by_the_sim_with_a_reason(client, processes):
     """
     Bad commands are dropped by sim_node, with the reason, and good ones applied after.

@@ -164,7 +164,7 @@ def test_engine_choices_are_checked(monkeypatch):
 
 @needs_erd
 def test_mimic_joints_are_free_coordinates_as_in_the_model():
-    """Panda's finger 2 mimics finger 1 in the URDF: MuJoCo's equality is off, as the model's."""
+    """Panda's finger 2 mimics finger 1 in the URDF: no equality in MuJoCo, as in the model."""
     model = load(erd('panda_description/urdf/panda.urdf'))
     assert 'panda_finger_joint2' in model.mimic
     q0 = np.where(np.isfinite(model.lower + model.upper), (model.lower + model.upper) / 2, 0)
@@ -258,3 +258,15 @@ def test_mujoco_xml_keeps_no_meshes_and_one_compiler():
     assert not list(root.iter('visual')) and not list(root.iter('collision'))
     compilers = list(root.iter('compiler'))
     assert len(compilers) == 1 and compilers[0].get('balanceinertia') == 'false'
+    panda = open(erd('panda_description/urdf/panda.urdf')).read() if ERD else ''
+    assert '<mimic' not in plants.mujoco_xml(panda or text)
+
+
+@pytest.mark.parametrize('engine', plants.ENGINES)
+def test_a_diverged_plant_says_so(engine):
+    """An effort no arm survives: the plant raises, never returns a reset or NaN state."""
+    model = load(robots.path('demo_arm'))
+    plant = plants.make_plant(engine, model, 0.0, 1e-3, friction=False)
+    with pytest.raises(FloatingPointError, match='diverged'):
+        for _ in range(1000):
+            plant.step(np.full(model.n, 1e300))

@@ -347,6 +347,11 @@ class JointStates:
         self._maps = {}             # names of a message -> (its indices, the model's), cached:
         #                             a driver sends the same names every time
 
+    def forget(self):
+        """Forget every joint's state: the next ones start afresh (a new clock)."""
+        self.heard[:] = False
+        self.stamp[:] = 0
+
     def _map(self, names):
         key = tuple(names)
         found = self._maps.get(key)
@@ -425,6 +430,32 @@ class JointStates:
             joint = self.model.joint_names[joints[bad[0]]]
             raise BadMessage('non-finite', f"{self.topic} {what} of '{joint}' is {a[bad[0]]}")
         return a
+
+
+def on_time_jump_back(node, callback):
+    """
+    Call ``callback(delta_ns)`` (negative) when the node's clock jumps back; one log line says so.
+
+    Under ``use_sim_time`` a simulation reset (Gazebo's, MuJoCo's, a restarted sim_node) sends
+    ``/clock`` back: every stamp the node kept is then in the future of the new clock, and
+    joint states, trajectories in progress and rate timers must follow the new clock (rcl's
+    timers do so themselves).  Returns the handler, which must be kept.
+    """
+    from rclpy.clock import JumpThreshold
+    from rclpy.duration import Duration
+
+    log = QuickLogger(node)
+
+    def jumped(jump):
+        delta = jump.delta.nanoseconds
+        if delta < 0:
+            log.warning(f'the clock jumped back by {-delta * 1e-9:.3f} s (a simulation reset): '
+                        'joint states and any trajectory in progress follow the new clock')
+            callback(delta)
+
+    threshold = JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1),
+                              on_clock_change=False)
+    return node.get_clock().create_jump_callback(threshold, post_callback=jumped)
 
 
 def check_command_joints(model, names):

@@ -77,6 +77,11 @@ class Loop:
         from trajectory_msgs.msg import JointTrajectory
 
         from ._common import ROSOUT
+        from ..precompile import precompile
+        # once, here, before the nodes: on a cold cache each node would compile the same
+        # kernels at once, silently, for minutes on a busy 2-core machine
+        precompile(lambda text: print(f'  {text}', flush=True))
+        self.names = [name for name, _ in nodes]
         self.procs = [start_node(name, params) for name, params in nodes]
         rclpy.init()
         self.rclpy = rclpy
@@ -93,7 +98,13 @@ class Loop:
         while time.monotonic() < end and not condition():
             self.rclpy.spin_once(self.node, timeout_sec=0.02)
         if not condition():
-            raise RuntimeError(f'timed out waiting for {what}')
+            raise RuntimeError(f'timed out waiting for {what() if callable(what) else what}')
+
+    def exited(self):
+        """Name the node processes that have ended, with their exit codes and last words."""
+        return '; '.join(f'{name} (exit code {p.returncode}: '
+                         f'{(p.stderr.read() or "").strip().splitlines()[-1:] or ""})'
+                         for name, p in zip(self.names, self.procs) if p.poll() is not None)
 
     def spin(self, seconds):
         end = time.monotonic() + seconds
@@ -103,13 +114,24 @@ class Loop:
     def close(self, names, q0, ready=lambda: True):
         """Hold ``q0`` until the loop is closed (DDS discovery between the nodes can be late)."""
         from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-        self.wait(lambda: self.pub.get_subscription_count() > 0 and len(self.states) > 10
-                  and ready(), 60, 'the nodes to start')
+
+        def missing():
+            return ', '.join(what for what, done in [
+                ('joint_states from sim_node', len(self.states) > 10),
+                ('trajectory_node on /joint_trajectory', self.pub.get_subscription_count() > 0),
+                ('the other nodes', ready())] if not done)
+        self.wait(lambda: not missing(), 120, lambda: f'the nodes to start (no {missing()} '
+                  f'after 120 s; exited: {self.exited() or "none"})')
         hold = JointTrajectory(joint_names=list(names))
         hold.points = [JointTrajectoryPoint(positions=list(map(float, q0)))]
         self.pub.publish(hold)
         self.wait(lambda: any(self.states[-1].effort) and any(
             'the loop is closed' in m.msg for m in self.logs), 60, 'the loop to close')
+
+    def plant(self):
+        """Say what sim_node simulates with (from its log line at start)."""
+        said = [m.msg for m in self.logs if m.name == 'sim_node' and 'simulating' in m.msg]
+        return f'sim_node: {said[0]}' if said else 'sim_node: (its plant not heard of)'
 
     def send(self, make):
         """Publish ``make(start)`` starting LEAD s from now; return the start (rclpy Time)."""

@@ -139,6 +139,7 @@ def run(plot='demo.png'):
     service = loop.node.create_client(Trigger, '/compute_base_params')
     try:
         loop.close(model.joint_names, q[0], service.service_is_ready)
+        print(loop.plant(), flush=True)
         start = loop.send(lambda when: demo_message(model, when))
         print(f'trajectory sent: every joint out and back over {SECONDS:g} s, computed '
               'torque on the simulated arm', flush=True)

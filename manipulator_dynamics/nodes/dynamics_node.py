@@ -46,8 +46,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_PARAMS,
                       CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates, LATCHED,
-                      matrix_message, MODEL_PARAMS, ModelSource, names_message, payload_check,
-                      PAYLOAD_PARAMS, spin, Throttled, vector_message)
+                      matrix_message, MODEL_PARAMS, ModelSource, names_message, on_time_jump_back,
+                      payload_check, PAYLOAD_PARAMS, spin, Throttled, vector_message)
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from ..control import friction_torque
 from ..precompile import warm_up
@@ -115,6 +115,12 @@ class DynamicsNode(Node):
                                  joint_states_qos(self.params))
         self.create_subscription(JointTrajectory, 'desired_state', self._on_desired, 10)
         self._set_timer()
+        self.jumps = on_time_jump_back(self, self._on_time_jump)
+
+    def _on_time_jump(self, delta_ns):
+        if self.states is not None:
+            self.states.forget()
+        self.latest = self.desired = None
 
     # --- parameters (applied once accepted) ---------------------------------------------------
     def _on_parameters(self, changed):

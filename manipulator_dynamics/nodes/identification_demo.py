@@ -84,6 +84,7 @@ def run(plot='identification.png', duration=20.0):
         ('trajectory_node', common)])
     try:
         loop.close(model.joint_names, q[0])
+        print(loop.plant(), flush=True)
         start = loop.send(lambda when: trajectory_message(model.joint_names, t, q, qd, qdd,
                                                           when))
         print(f'running it on sim_node: {t[-1]:g} s (excitation {excitation.duration:g} s, '

@@ -171,7 +171,7 @@ class SimNode(Node):
         commands = self.create_subscription(Float64MultiArray, params.command_topic,
                                             self._on_command, 10)
         self.companions = self._controller(commands.topic_name, self.command_index)
-        self.steps = 0
+        self.steps, self.diverged = 0, False
         self.t0 = 0 if params.lockstep else None     # clock time of step 0, ns
         self.step_ns = round(self.dt * 1e9)
         self.pace = (time.monotonic(), 0)              # real-time factor: since, steps then
@@ -251,8 +251,8 @@ class SimNode(Node):
             due = most
         every = self.params.publish_every
         for _ in range(due):
-            self.plant.step(self.tau)
-            self.steps += 1
+            if not self._step():
+                return
             if self.steps % every == 0:
                 self._publish()
         self._report_pace()
@@ -306,9 +306,22 @@ class SimNode(Node):
     # --- both ---------------------------------------------------------------------------------
     def _steps(self, count):
         for _ in range(count):
-            self.plant.step(self.tau)
-            self.steps += 1
+            if not self._step():
+                return
         self._publish()
+
+    def _step(self):
+        if self.diverged:
+            return False
+        try:
+            self.plant.step(self.tau)
+        except FloatingPointError as e:
+            self.diverged = True
+            self.get_logger().error(f'{e}: the simulation stops (no more joint_states); '
+                                    'restart sim_node')
+            return False
+        self.steps += 1
+        return True
 
     def _stamp(self):
         return self.t0 + self.steps * self.step_ns                 # the physics time

@@ -53,8 +53,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_PARAMS,
                       CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates,
-                      MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS, Plan,
-                      QuickLogger, spin, Throttled)
+                      MODEL_PARAMS, ModelSource, on_time_jump_back, payload_check, PAYLOAD_PARAMS,
+                      Plan, QuickLogger, spin, Throttled)
 from ._parameters import finite_positive, Param, Parameters
 from ..control import computed_torque
 from ..precompile import warm_up
@@ -103,6 +103,14 @@ class TrajectoryNode(Node):
         self.create_subscription(JointState, 'joint_states', self._on_state,
                                  joint_states_qos(params))
         self.create_timer(1.0 / params.rate, self._on_timer)
+        self.jumps = on_time_jump_back(self, self._on_time_jump)
+
+    def _on_time_jump(self, delta_ns):
+        if self.states is not None:
+            self.states.forget()
+        self.measured = None
+        if self.start_ns is not None:
+            self.start_ns += delta_ns          # the plan keeps its place on the new clock
 
     # --- parameters (applied once accepted) ---------------------------------------------------
     def _check_gains(self, value):
