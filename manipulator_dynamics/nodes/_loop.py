@@ -63,12 +63,15 @@ class Loop:
     """
     sim_node and trajectory_node (and more) on the demo arm over DDS, and a node listening.
 
-    On a DDS domain of its own, localhost only.  ``close(q0)`` holds ``q0`` until the loop is
-    closed (sim_node applies efforts, trajectory_node computes them from its states); ``send``
-    a trajectory; ``states`` are every JointState heard; ``stop()`` ends every process.
+    On a DDS domain of its own, localhost only.  With ``lockstep`` (default) sim_node steps on
+    each command, at most as fast as real time (``pace`` 1), and every node runs on its
+    ``/clock``: a busy machine slows the motion down instead of changing it.  ``close(q0)``
+    holds ``q0`` until the loop is closed (sim_node applies efforts, trajectory_node computes
+    them from its states); ``send`` a trajectory; ``states`` are every JointState heard;
+    ``stop()`` ends every process.
     """
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, lockstep=True):
         os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
         os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         import rclpy
@@ -81,11 +84,16 @@ class Loop:
         # once, here, before the nodes: on a cold cache each node would compile the same
         # kernels at once, silently, for minutes on a busy 2-core machine
         precompile(lambda text: print(f'  {text}', flush=True))
+        if lockstep:     # sim_node paced to real time at most; everyone on its /clock
+            nodes = [(name, dict(params, lockstep='true', pace='1.0') if name == 'sim_node'
+                      else dict(params, use_sim_time='true')) for name, params in nodes]
         self.names = [name for name, _ in nodes]
         self.procs = [start_node(name, params) for name, params in nodes]
         rclpy.init()
         self.rclpy = rclpy
-        self.node = rclpy.create_node('demo')
+        from rclpy.parameter import Parameter
+        self.node = rclpy.create_node('demo', parameter_overrides=[
+            Parameter('use_sim_time', value=lockstep)])
         self.states, self.echoed, self.logs = [], [], []
         self.node.create_subscription(JointState, '/joint_states', self.states.append, 1000)
         self.node.create_subscription(JointTrajectory, '/trajectory_node/trajectory_with_efforts',
@@ -105,6 +113,16 @@ class Loop:
         return '; '.join(f'{name} (exit code {p.returncode}: '
                          f'{(p.stderr.read() or "").strip().splitlines()[-1:] or ""})'
                          for name, p in zip(self.names, self.procs) if p.poll() is not None)
+
+    def until(self, start, seconds):
+        """Wait until the states reach ``seconds`` after ``start`` (rclpy Time), physics time."""
+        end = start.nanoseconds + round(seconds * 1e9)
+
+        def reached():
+            last = self.states[-1].header.stamp if self.states else None
+            return last is not None and last.sec * 1_000_000_000 + last.nanosec >= end
+        self.wait(reached, 120 + 20 * seconds, lambda: f'the motion to run ({seconds:g} s '
+                  f'from its start; exited: {self.exited() or "none"})')
 
     def spin(self, seconds):
         end = time.monotonic() + seconds

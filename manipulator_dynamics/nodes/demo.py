@@ -120,19 +120,19 @@ def demo_trajectory(args=None):
         shut_down(node)
 
 
-def run(plot='demo.png'):
-    """Run the demo; return 0 on success."""
+def run(plot='demo.png', lockstep=True, engine='auto'):
+    """Run the demo (sim_node in lockstep at real-time pace, or free in real time)."""
     from std_srvs.srv import Trigger
     import yaml
 
     model, common = demo_model()
     t, q, qd, _ = demo_points(model)
     loop = Loop([
-        ('sim_node', dict(common, wait_for_command='true',
+        ('sim_node', dict(common, wait_for_command='true', engine=engine,
                           initial_positions='[' + ', '.join(map(str, q[0])) + ']')),
         ('dynamics_node', dict(common, mode='none')),
         ('trajectory_node', common),
-        ('base_params_node', dict(common, friction='true', armature='true'))])
+        ('base_params_node', dict(common, friction='true', armature='true'))], lockstep)
     print(f'manipulator_dynamics demo: {model!r}\nstarting sim_node, dynamics_node, '
           f'trajectory_node, base_params_node (DDS domain {os.environ["ROS_DOMAIN_ID"]}, '
           'localhost only) ...', flush=True)
@@ -143,7 +143,7 @@ def run(plot='demo.png'):
         start = loop.send(lambda when: demo_message(model, when))
         print(f'trajectory sent: every joint out and back over {SECONDS:g} s, computed '
               'torque on the simulated arm', flush=True)
-        loop.spin(LEAD + SECONDS + 0.5)
+        loop.until(start, SECONDS + 0.1)
         # after the motion: the computation takes a core for a few seconds, which a 2-core
         # machine running the loop in Python does not have to spare
         future = service.call_async(Trigger.Request())
@@ -209,13 +209,20 @@ def main(argv=None):
                         'simulated arm identified from an excitation motion it runs')
     parser.add_argument('--duration', type=float, default=20.0, help='seconds of excitation '
                         '(--identify; default 20)')
+    parser.add_argument('--engine', default='auto', choices=['auto', 'mujoco', 'internal'],
+                        help="sim_node's engine (default auto: MuJoCo where installed; the "
+                        'identification demo runs the internal one)')
+    parser.add_argument('--real-time', action='store_true', help='sim_node free in real time '
+                        '(default: lockstep at real-time pace, the same motion however busy '
+                        'the machine is)')
     args = parser.parse_args(argv)
     try:
         if args.identify:
             from .identification_demo import run as identification
             plot = 'identification.png' if args.plot is None else args.plot
-            return identification(plot, args.duration)
-        return run('demo.png' if args.plot is None else args.plot)
+            return identification(plot, args.duration, not args.real_time)
+        return run('demo.png' if args.plot is None else args.plot, not args.real_time,
+                   args.engine)
     except RuntimeError as e:
         print(f'demo failed: {e}', file=sys.stderr)
         return 1

@@ -30,7 +30,7 @@ import os
 
 import numpy as np
 
-from ._loop import demo_model, LEAD, Loop, trajectory_message
+from ._loop import demo_model, Loop, trajectory_message
 from ..identification.base_parameters import base_parameters
 from ..identification.estimate import identify, prepare
 from ..identification.excitation import excitation_trajectory
@@ -70,7 +70,7 @@ def plan(model, duration):
     return excitation, (t,) + motion, offsets[2]
 
 
-def run(plot='identification.png', duration=20.0):
+def run(plot='identification.png', duration=20.0, lockstep=True):
     """Run the identification demo; return 0 when the identified model predicts the torques."""
     model, common = demo_model()
     print(f'manipulator_dynamics identification demo: {model!r}', flush=True)
@@ -81,7 +81,7 @@ def run(plot='identification.png', duration=20.0):
         # dry friction (a constraint) is not: on it joint 7's validation torques were 74 % off
         ('sim_node', dict(common, wait_for_command='true', engine='internal',
                           initial_positions='[' + ', '.join(map(str, q[0])) + ']')),
-        ('trajectory_node', common)])
+        ('trajectory_node', common)], lockstep)
     try:
         loop.close(model.joint_names, q[0])
         print(loop.plant(), flush=True)
@@ -89,7 +89,7 @@ def run(plot='identification.png', duration=20.0):
                                                           when))
         print(f'running it on sim_node: {t[-1]:g} s (excitation {excitation.duration:g} s, '
               f'transfer {TRANSFER:g} s, validation {t[-1] - validation:g} s)', flush=True)
-        loop.spin(LEAD + t[-1] + 0.5)
+        loop.until(start, t[-1] + 0.1)
     finally:
         loop.stop()
     stamp, measured, applied = loop.recorded(start, t[-1])

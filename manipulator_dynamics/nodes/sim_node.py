@@ -37,11 +37,17 @@ Two ways to run:
   the real-time factor), so that a late tick does not slow the physics down, and stamps the
   states with the physics time.  It wakes once per published state: the steps between are
   integrated then, with the latest command (for a controller at the state rate, what a
-  drive's zero-order hold does);
+  drive's zero-order hold does).  On a busy machine the plant or the controller is starved,
+  and steps run on a command computed from a state tens of milliseconds old: an open loop
+  (23-33 ms measured beside four busy processes, 8 ms idle), which computed torque at
+  trajectory_node's gains does not survive (their phase margin is gone near 33 ms); a
+  throttled warning says so beyond 20 ms;
 * ``lockstep``: the physics time is ``/clock`` (run the other nodes with ``use_sim_time``), and
   each step waits for the command computed from the state before it (up to
   ``lockstep_timeout``, then steps with the last command, loudly), so the loop runs as fast as
-  the machine allows and gives the same trajectory on an idle and on a loaded machine.  Until
+  the machine allows and gives the same trajectory on an idle and on a loaded machine
+  (``pace: 1.0`` holds it to real time at most, for people watching: on a busy machine it
+  slows down rather than run a step on a stale command).  Until
   the first command the robot is held at its initial state (time stands still, the state is
   repeated every second for subscribers that come late); once commands flow, the state is sent
   one last time after they fell quiet for a second, so that exactly one command answers each
@@ -72,6 +78,11 @@ from ..plant import default_engine, ENGINES, INTEGRATORS, make_plant, PlantError
 from ..precompile import warm_up
 from ..urdf import load_model
 
+#: Real time: physics integrated on one command beyond this (s) is an open loop, said once a
+#: second.  Computed torque at trajectory_node's gains (kp 400, kd 40: crossover near 40 rad/s,
+#: 76 degrees of phase margin) loses its margin near 33 ms of delay; a busy 2-core machine gave
+#: 23-33 ms stretches and tracking errors up to radians, an idle one 8 ms.
+OPEN_LOOP = 0.02
 #: Lockstep: how often the held initial state is repeated, and how long commands must have
 #: been quiet before the loop starts (wall seconds; see the module).
 HOLD_REPEAT, QUIET = 1.0, 1.0
@@ -99,6 +110,9 @@ PARAMS = (
     Param('lockstep_timeout', 5.0, 'lockstep: longest wait for a command (wall s), then a step '
           'with the last one and a warning', finite_positive, read_only=True, low=0.001,
           high=3600.0),
+    Param('pace', 0.0, 'lockstep: most physics seconds per wall second (1: real time, for '
+          'people watching; 0: as fast as the machine allows)', read_only=True, low=0.0,
+          high=1000.0),
     Param('publish_clock', False, 'publish /clock (the physics time) in real time too (always '
           'in lockstep)', read_only=True),
     Param('command_topic', 'effort_controller/commands', 'effort commands (Float64MultiArray)',
@@ -171,14 +185,18 @@ class SimNode(Node):
         commands = self.create_subscription(Float64MultiArray, params.command_topic,
                                             self._on_command, 10)
         self.companions = self._controller(commands.topic_name, self.command_index)
-        self.steps, self.diverged = 0, False
+        self.steps, self.diverged, self.held_for = 0, False, 0
         self.t0 = 0 if params.lockstep else None     # clock time of step 0, ns
         self.step_ns = round(self.dt * 1e9)
         self.pace = (time.monotonic(), 0)              # real-time factor: since, steps then
         if params.lockstep:
             self.held, self.last_command_wall, self.awaiting = True, None, None
-            self.create_timer(0.05, self._lockstep_watch,
-                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self.pending, self.paced_from = None, None
+            steady = Clock(clock_type=ClockType.STEADY_TIME)
+            self.create_timer(0.05, self._lockstep_watch, clock=steady)
+            if params.pace > 0:
+                self.create_timer(self.dt * params.publish_every / params.pace, self._paced,
+                                  clock=steady)
             self._publish()
         else:
             # wake once per published state: the steps in between are integrated on the tick,
@@ -227,6 +245,7 @@ class SimNode(Node):
         tau = np.zeros(self.model.n)
         tau[self.command_index] = data
         self.tau = clamp_efforts(self.model, tau, self.throttle)
+        self.held_for = 0
         if not self.params.lockstep:
             self.command_at = self.get_clock().now().nanoseconds
             return
@@ -288,10 +307,11 @@ class SimNode(Node):
             elif now - self.last_command_wall >= QUIET:
                 self.held = False                       # one state, one command from now on
                 self.get_logger().info('lockstep: commands flow; the loop starts')
+                self.paced_from = (now, self._stamp())
                 self._publish()
                 self.awaiting = now
             return
-        if now - self.awaiting >= self.params.lockstep_timeout:
+        if self.pending is None and now - self.awaiting >= self.params.lockstep_timeout:
             self.throttle.warn('lockstep', f'lockstep: no command for '
                                f'{now - self.awaiting:.1f} s after the state at '
                                f'{self._stamp() * 1e-9:.3f} s: stepping with the last one (the '
@@ -300,8 +320,21 @@ class SimNode(Node):
             self._advance()
 
     def _advance(self):
+        if self.params.pace > 0:          # not ahead of the wall clock: wait for _paced
+            wall, stamp = self.paced_from
+            ahead = (self._stamp() + self.params.publish_every * self.step_ns - stamp) * 1e-9
+            self.pending = wall + ahead / self.params.pace
+            if time.monotonic() < self.pending:
+                return
+        self.pending = None
         self._steps(self.params.publish_every)
         self.awaiting = time.monotonic()
+
+    def _paced(self):
+        if self.pending is not None and time.monotonic() >= self.pending:
+            self.pending = None
+            self._steps(self.params.publish_every)
+            self.awaiting = time.monotonic()
 
     # --- both ---------------------------------------------------------------------------------
     def _steps(self, count):
@@ -321,6 +354,13 @@ class SimNode(Node):
                                     'restart sim_node')
             return False
         self.steps += 1
+        self.held_for += 1
+        if self.held_for * self.dt > OPEN_LOOP and self.command_at is not None and \
+                not self.params.lockstep:
+            self.throttle.warn('open loop', f'{self.held_for * self.dt * 1e3:.0f} ms of physics '
+                               'on one command: the loop is open (a busy machine starves the '
+                               'controller or this plant); lockstep:=true with pace:=1.0 slows '
+                               'the loop down instead')
         return True
 
     def _stamp(self):
