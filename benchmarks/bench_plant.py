@@ -20,8 +20,8 @@ sim_node as a plant: its pace in real time, its speed in lockstep, the loop's tr
 Runs, each on the demo arm with its joint dynamics, over DDS on this machine:
 
 1. real time, the plant alone, holding: states per wall second (1000 at 1 kHz) and how late
-   each state is heard here after its physics time (p50 / p99 / max): the plant's wake-up
-   lateness plus one DDS hop;
+   each state is received (by DDS, here) after its physics time (p50 / p99 / max): the plant's
+   wake-up lateness plus one DDS hop;
 2. the same beside the demo's nodes (dynamics_node, trajectory_node holding the arm, and
    base_params_node idle): a loop of the plant and a controller at 1 kHz;
 3. lockstep, gravity compensation by dynamics_node on sim time: physics steps per wall second;
@@ -53,8 +53,9 @@ def pace(loop, seconds):
     """States per wall second and the lateness of each (ms) over ``seconds``, heard here."""
     from sensor_msgs.msg import JointState
     heard = []
-    loop.node.create_subscription(JointState, '/joint_states',
-                                  lambda m: heard.append((time.time(), stamp(m))), 1000)
+    # the DDS receipt time (system clock, as the stamps), not when this Python loop got to it
+    loop.node.create_subscription(JointState, '/joint_states', lambda m, info: heard.append(
+        (info['received_timestamp'] * 1e-9, stamp(m))), 1000)
     loop.spin(seconds)
     wall, physics = np.array(heard).T
     late = (wall - physics) * 1e3
