@@ -313,6 +313,41 @@ def test_lockstep_gives_the_same_motion_on_a_loaded_machine(client, processes):
     assert np.abs(np.diff(idle_q[idle][:k], axis=0)).max() > 1e-4    # and it moved
 
 
+def test_a_trajectory_in_progress_survives_a_simulation_reset(client, processes):
+    """
+    The plant restarts mid-trajectory (/clock jumps back): the trajectory keeps its place.
+
+    trajectory_node says so once and keeps commanding on the new clock.
+    """
+    model = md.load_model(ARM, joint_dynamics=DYNAMICS)
+    msg, t, q, qd, qdd = trajectory(model, seconds=4.0, points=21)
+    logs = client.listen_log()
+    processes('trajectory_node', f'urdf_path:={ARM}', f'joint_dynamics:={DYNAMICS}',
+              'use_sim_time:=true')
+    sim = ('sim_node', f'initial_positions:=[{", ".join(map(str, q[0]))}]',
+           f'joint_dynamics:={DYNAMICS}', 'lockstep:=true')
+    first = processes(*sim)
+    states = client.listen(JointState, '/joint_states', 100000)
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/joint_states')
+    pub.publish(msg)
+    client.wait(lambda: states and stamp(states[-1]) >= 1.0, 60.0, '1 s of the trajectory')
+    first.stop()
+    before = len(states)
+    processes(*sim)
+    client.wait(lambda: len(states) > before and stamp(states[-1]) >= 1.0, 60.0,
+                '1 s of the loop after the reset')
+    jumped = [m.msg for m in logs if m.name == 'trajectory_node' and 'jumped back' in m.msg]
+    assert len(jumped) == 1, jumped
+    reset_at, last = stamp(states[before - 1]), states[-1]
+    hermite = scipy.interpolate.CubicHermiteSpline(t, q, qd)
+    # the new arm starts at the old start, and 1 s on it follows the plan where it had got to
+    kept, restarted = hermite(reset_at + stamp(last)), hermite(stamp(last))
+    assert np.abs(np.array(last.position) - kept).max() < 0.01
+    assert np.abs(kept - restarted).max() > 0.05
+
+
 def test_streamed_commands_are_clamped_to_the_urdf_effort_limits(client, processes, tmp_path):
     """
     Streamed commands are clamped to the URDF effort limits, and only they.
