@@ -14,6 +14,7 @@
 
 """The identification demo, as a user runs it: the simulated arm identified from its motion."""
 
+import importlib.util
 import subprocess
 import sys
 
@@ -48,4 +49,6 @@ def test_identification_demo_identifies_the_simulated_arm(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'every check passed' in result.stdout, result.stdout
     assert 'validation motion: RMS torque error' in result.stdout
+    if importlib.util.find_spec('mujoco') is not None:       # the test extra installs it
+        assert 'with MuJoCo' in result.stdout, result.stdout   # an independent plant
     assert plot.stat().st_size > 10000

@@ -239,8 +239,15 @@ def test_the_engines_agree_on_a_driven_motion(path):
 @pytest.mark.parametrize('path', ['xarm_description/urdf/xarm7.urdf',
                                   'z1_description/urdf/z1.urdf'])
 def test_stiff_urdf_damping_is_integrated_implicitly(path):
-    """RK4 at 1 ms is outside its stability region on these joints' damping: auto says so."""
-    model = load(erd(path))
+    """
+    RK4 at 1 ms is outside its stability region on these joints' damping: auto says so.
+
+    Their dry friction is left out: its constraint is as stiff as each step allows, so two
+    steps would be two frictions.
+    """
+    names = load(erd(path)).joint_names
+    model = load(erd(path), joint_dynamics={'joint_dynamics': {j: {'coulomb': 0.0}
+                                                               for j in names}})
     integrator, reason = plants.choose_integrator(model, np.zeros(model.n), 1e-3)
     assert integrator == 'implicitfast' and 'too stiff for RK4' in reason
     plant = plants.MujocoPlant(model, 0.2, 1e-3)
@@ -270,3 +277,29 @@ def test_a_diverged_plant_says_so(engine):
     with pytest.raises(FloatingPointError, match='diverged'):
         for _ in range(1000):
             plant.step(np.full(model.n, 1e300))
+
+
+def test_mujocos_dry_friction_is_coulombs():
+    """
+    A joint pushed past its Coulomb friction slides against exactly ``Fc``; below it, it sticks.
+
+    The demo arm's wrist (0.04 kg m^2 with its rotor): gravity compensated, then 1.5 ``Fc`` on
+    joint 7 (it slides: friction ``-Fc``) or 0.5 ``Fc`` (it stays: friction ``-0.5 Fc``).
+    """
+    model = load(robots.path('demo_arm'), joint_dynamics=DEMO_DYNAMICS)
+    j, fc = 6, model.coulomb[6]
+    q0 = np.linspace(-0.5, 0.5, model.n)
+    for push, moves in ((1.5, True), (0.5, False)):
+        plant = plants.MujocoPlant(model, q0, 1e-3)
+        friction = []
+        for _ in range(300):
+            tau = md.gravity_torques(model, plant.q) + model.viscous * plant.qd
+            tau[j] += push * fc
+            plant.step(tau)
+            friction.append(plant.data.qfrc_constraint[plant._dof[j]])
+        if moves:
+            assert plant.qd[j] > 0.5
+            np.testing.assert_allclose(friction[-100:], -fc, rtol=1e-6)
+        else:
+            assert abs(plant.q[j] - q0[j]) < 1e-3
+            np.testing.assert_allclose(friction[-100:], -push * fc, rtol=0.02)

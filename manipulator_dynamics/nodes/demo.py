@@ -210,8 +210,7 @@ def main(argv=None):
     parser.add_argument('--duration', type=float, default=20.0, help='seconds of excitation '
                         '(--identify; default 20)')
     parser.add_argument('--engine', default='auto', choices=['auto', 'mujoco', 'internal'],
-                        help="sim_node's engine (default auto: MuJoCo where installed; the "
-                        'identification demo runs the internal one)')
+                        help="sim_node's engine (default auto: MuJoCo where installed)")
     parser.add_argument('--real-time', action='store_true', help='sim_node free in real time '
                         '(default: lockstep at real-time pace, the same motion however busy '
                         'the machine is)')
@@ -220,7 +219,7 @@ def main(argv=None):
         if args.identify:
             from .identification_demo import run as identification
             plot = 'identification.png' if args.plot is None else args.plot
-            return identification(plot, args.duration, not args.real_time)
+            return identification(plot, args.duration, not args.real_time, args.engine)
         return run('demo.png' if args.plot is None else args.plot, not args.real_time,
                    args.engine)
     except RuntimeError as e:

@@ -17,8 +17,9 @@ The identification demo: the simulated arm identified from its own motion, over 
 
 ``python3 -m manipulator_dynamics.nodes.demo --identify`` designs an excitation trajectory for
 the demo arm (:func:`excitation_trajectory`), has trajectory_node run it on sim_node (computed
-torque; the arm simulated with its rotor inertias and friction, on the package's own engine,
-whose friction law is the one identified), then, in the same trajectory, a
+torque; the arm simulated by MuJoCo, where installed, with its rotor inertias and friction:
+its dry friction is a constraint, stiff enough that a sliding joint feels ``Fc``, the law that
+is identified), then, in the same trajectory, a
 rest-to-rest transfer and a random motion of the same kind for validation.  From the recorded
 ``/joint_states`` (positions and applied efforts, as a real driver reports them) it identifies
 the base parameters and a physically consistent set (:func:`identify`), compares them with the
@@ -70,16 +71,14 @@ def plan(model, duration):
     return excitation, (t,) + motion, offsets[2]
 
 
-def run(plot='identification.png', duration=20.0, lockstep=True):
+def run(plot='identification.png', duration=20.0, lockstep=True, engine='auto'):
     """Run the identification demo; return 0 when the identified model predicts the torques."""
     model, common = demo_model()
     print(f'manipulator_dynamics identification demo: {model!r}', flush=True)
     excitation, (t, q, qd, qdd), validation = plan(model, duration)
     print(f'excitation: {excitation.summary()}', flush=True)
     loop = Loop([
-        # the package's own plant: identify fits friction as Fc sign(qd) + Fv qd, which MuJoCo's
-        # dry friction (a constraint) is not: on it joint 7's validation torques were 74 % off
-        ('sim_node', dict(common, wait_for_command='true', engine='internal',
+        ('sim_node', dict(common, wait_for_command='true', engine=engine,
                           initial_positions='[' + ', '.join(map(str, q[0])) + ']')),
         ('trajectory_node', common)], lockstep)
     try:
