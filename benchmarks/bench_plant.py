@@ -62,12 +62,19 @@ def pace(loop, seconds):
     return len(heard) / seconds, np.percentile(late, [50, 99]), late.max()
 
 
-def real_time(engine, seconds, with_nodes):
+def demo_sim(engine, **params):
+    """Return the demo arm, its parameters, the demo motion, and sim_node's, starting on it."""
     model, common = demo_model()
-    _, q, _, _ = demo_points(model)
-    start = '[' + ', '.join(map(str, q[0])) + ']'
-    nodes = [('sim_node', dict(common, engine=engine, wait_for_command='false',
-                               initial_positions=start, command_timeout='1.0'))]
+    t, q, qd, _ = demo_points(model)
+    sim = dict(common, engine=engine, initial_positions='[' + ', '.join(map(str, q[0])) + ']',
+               **params)
+    return model, common, (t, q, qd), sim
+
+
+def real_time(engine, seconds, with_nodes):
+    model, common, (_, q, _), sim = demo_sim(engine, wait_for_command='false',
+                                             command_timeout='1.0')
+    nodes = [('sim_node', sim)]
     if with_nodes:
         nodes += [('dynamics_node', dict(common, mode='none')), ('trajectory_node', common),
                   ('base_params_node', common)]
@@ -83,11 +90,9 @@ def real_time(engine, seconds, with_nodes):
 
 
 def lockstep_rate(engine, seconds):
-    model, common = demo_model()
-    _, q, _, _ = demo_points(model)
-    loop = Loop([('sim_node', dict(common, engine=engine, lockstep='true',
-                                   initial_positions='[' + ', '.join(map(str, q[0])) + ']')),
-                 ('dynamics_node', dict(common, use_sim_time='true'))], lockstep=False)
+    _, common, _, sim = demo_sim(engine, lockstep='true')
+    loop = Loop([('sim_node', sim), ('dynamics_node', dict(common, use_sim_time='true'))],
+                lockstep=False)
     try:
         loop.wait(lambda: loop.states and stamp(loop.states[-1]) > 0.1, 120, 'the loop')
         begin, at = time.monotonic(), stamp(loop.states[-1])
@@ -100,11 +105,8 @@ def lockstep_rate(engine, seconds):
 def tracking(engine, lockstep):
     """Return the demo trajectory's max and RMS tracking error (mrad)."""
     import scipy.interpolate
-    model, common = demo_model()
-    t, q, qd, _ = demo_points(model)
-    loop = Loop([('sim_node', dict(common, engine=engine, wait_for_command='true',
-                                   initial_positions='[' + ', '.join(map(str, q[0])) + ']')),
-                 ('trajectory_node', common)], lockstep)
+    model, common, (t, q, qd), sim = demo_sim(engine, wait_for_command='true')
+    loop = Loop([('sim_node', sim), ('trajectory_node', common)], lockstep)
     try:
         loop.close(model.joint_names, q[0])
         start = loop.send(lambda when: demo_message(model, when))
