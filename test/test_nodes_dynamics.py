@@ -535,17 +535,22 @@ def test_a_stop_signal_inside_a_finaliser_is_honoured_quietly():
     CI once sent it while a ZipFile was being finalised: Python swallowed the handler's
     KeyboardInterrupt there and printed "Exception ignored in ... Traceback"; the node must
     still know it was asked to stop (``requested``) and stop when it would start serving.
+    The finaliser waits for the handler in Python (sleeps, not one long C call): the signal may
+    reach the process on a DDS thread, and Python runs its handler only between bytecodes of
+    the main thread, so on a loaded machine it could otherwise land after the finaliser.
     """
     import subprocess
     import sys
     script = (
-        'import os, signal, rclpy\n'
+        'import os, signal, time, rclpy\n'
         'from manipulator_dynamics.nodes import _common\n'
         'stop = _common.ros_init()\n'
         'class Finaliser:\n'
         '    def __del__(self):\n'
         '        os.kill(os.getpid(), signal.SIGINT)\n'
-        '        sum(range(10 ** 6))\n'
+        '        deadline = time.monotonic() + 30\n'
+        '        while time.monotonic() < deadline:\n'
+        '            time.sleep(0.001)\n'
         'Finaliser()\n'
         'print("requested" if stop.requested else "lost")\n'
         '_common.shut_down(None)\n')
