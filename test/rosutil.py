@@ -218,6 +218,25 @@ def client(ros):
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 
 
+def stamp(msg):
+    """Return a message's header stamp, in seconds."""
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def jumped_back(messages, since=0):
+    """
+    Return the index of the first message from ``since`` stamped before its predecessor.
+
+    After a plant restart, messages of the old clock may still be queued in the listener: a
+    test waits for the new clock by its jump back, never by the count of messages at the stop.
+    None while there is no such message.
+    """
+    for i in range(max(since, 1), len(messages)):
+        if stamp(messages[i]) < stamp(messages[i - 1]):
+            return i
+    return None
+
+
 def installed(module):
     """
     Whether ``module`` is an installed package, not this checkout's folder of the same name.

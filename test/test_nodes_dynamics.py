@@ -30,6 +30,8 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
+from rosutil import jumped_back  # noqa: E402, I100
+
 COMMANDS = '/effort_controller/commands'
 #: the client's plain command topic has no controller to confirm the order: opt out
 UNCHECKED = "controller_name:='-'"
@@ -644,9 +646,13 @@ def test_a_simulation_reset_needs_no_node_restart(client, processes):
     first.stop()
     before = len(states)
     processes(*sim)
-    client.wait(lambda: len(states) > before and states[-1].header.stamp.sec >= 1, 60.0,
-                '1 s of the loop after the reset')
-    after = [m for m in states[before:] if m.header.stamp.sec or m.header.stamp.nanosec]
+    client.wait(lambda: jumped_back(states, before) is not None
+                and states[-1].header.stamp.sec >= 1, 60.0, '1 s of the loop after the reset')
+    client.wait(lambda: any(m.name == 'dynamics_node' and 'jumped back' in m.msg
+                            for m in logs), what="dynamics_node's word of the jump")
+    client.spin(0.5)
+    after = [m for m in states[jumped_back(states, before):]
+             if m.header.stamp.sec or m.header.stamp.nanosec]
     assert len(after) >= 1000                               # the loop closed again at once
     assert np.abs(np.array([m.position for m in after]) - q0).max() < 1e-6
     jumped = [m.msg for m in logs if m.name == 'dynamics_node' and 'jumped back' in m.msg]

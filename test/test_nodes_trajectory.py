@@ -29,6 +29,8 @@ from sensor_msgs.msg import JointState  # noqa: E402, I100
 from std_msgs.msg import Float64MultiArray  # noqa: E402, I100
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402, I100
 
+from rosutil import jumped_back, stamp  # noqa: E402, I100
+
 ARM = robots.path('demo_arm')
 DYNAMICS = os.path.join(os.path.dirname(__file__), '..', 'config', 'demo_arm_dynamics.yaml')
 COMMANDS = '/effort_controller/commands'
@@ -275,10 +277,6 @@ def lockstep_run(client, processes, seconds, *sim, load=0):
     return t, q, qd, np.array([stamp(s) for s in states]), np.array([s.position for s in states])
 
 
-def stamp(msg):
-    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-
-
 def test_computed_torque_tracks_a_mujoco_arm_in_lockstep(client, processes):
     """
     sim_node (MuJoCo, lockstep) + trajectory_node over DDS: a 3 s trajectory within milliradians.
@@ -321,7 +319,8 @@ def test_a_trajectory_in_progress_survives_a_simulation_reset(client, processes)
     trajectory_node says so once and keeps commanding on the new clock.
     """
     model = md.load_model(ARM, joint_dynamics=DYNAMICS)
-    msg, t, q, qd, qdd = trajectory(model, seconds=4.0, points=21)
+    # out over the first 4 s, back over the next: where it had got to differs from a restart
+    msg, t, q, qd, qdd = trajectory(model, seconds=8.0, points=41)
     logs = client.listen_log()
     processes('trajectory_node', f'urdf_path:={ARM}', f'joint_dynamics:={DYNAMICS}',
               'use_sim_time:=true')
@@ -337,11 +336,15 @@ def test_a_trajectory_in_progress_survives_a_simulation_reset(client, processes)
     first.stop()
     before = len(states)
     processes(*sim)
-    client.wait(lambda: len(states) > before and stamp(states[-1]) >= 1.0, 60.0,
-                '1 s of the loop after the reset')
+    client.wait(lambda: jumped_back(states, before) is not None and stamp(states[-1]) >= 1.0,
+                60.0, '1 s of the loop after the reset')
+    client.wait(lambda: any(m.name == 'trajectory_node' and 'jumped back' in m.msg
+                            for m in logs), what="trajectory_node's word of the jump")
+    client.spin(0.5)
     jumped = [m.msg for m in logs if m.name == 'trajectory_node' and 'jumped back' in m.msg]
     assert len(jumped) == 1, jumped
-    reset_at, last = stamp(states[before - 1]), states[-1]
+    new = jumped_back(states, before)
+    reset_at, last = stamp(states[new - 1]), states[-1]
     hermite = scipy.interpolate.CubicHermiteSpline(t, q, qd)
     # the new arm starts at the old start, and 1 s on it follows the plan where it had got to
     kept, restarted = hermite(reset_at + stamp(last)), hermite(stamp(last))

@@ -304,3 +304,47 @@ def test_mujocos_dry_friction_is_coulombs():
         else:
             assert abs(plant.q[j] - q0[j]) < 1e-3
             np.testing.assert_allclose(friction[-100:], -push * fc, rtol=0.02)
+
+
+def tracked(engine, model, motion, seed):
+    """Drive ``engine``'s arm along ``motion`` by computed torque (the package's model, 1 kHz)."""
+    from manipulator_dynamics.control import computed_torque
+    plant = plants.make_plant(engine, model, motion.q[0], 1e-3)
+    q, tau = np.empty_like(motion.q), np.empty_like(motion.q)
+    for k in range(len(motion.t)):
+        q[k] = plant.q
+        tau[k] = computed_torque(model, q[k], plant.qd, motion.q[k], motion.qd[k],
+                                 motion.qdd[k], 400.0, 40.0, friction=True)
+        plant.step(tau[k])
+    assert np.abs(q - motion.q).max() < 5e-3                   # it followed the motion
+    # what a driver reports: efforts to 1 % of their range + 0.02 N m, encoders to 1e-5 rad
+    rng = np.random.default_rng(seed)
+    return (motion.t, q + rng.normal(size=q.shape) * 1e-5,
+            tau + rng.normal(size=tau.shape) * (0.01 * np.abs(tau).max(axis=0) + 0.02))
+
+
+def test_identification_recovers_a_mujoco_arm():
+    """
+    Identification from MuJoCo's motion: the URDF's base parameters within the reported std.
+
+    The demo arm with its rotor inertias and friction runs a 20 s random excitation under
+    computed torque, on MuJoCo and on the package's own plant, with the same sensor noise.
+    MuJoCo's dry friction is a constraint, not ``Fc sign(qd)``: the joint sticks a few ms at
+    each reversal, where the identified law says it slides.  Its bias on the estimate is
+    bounded here by the package's plant, whose friction is that law exactly: the two estimates
+    differ by at most 3.0 std (measured over three motions: 3.0, 1.9 and 2.3), and both lie within
+    4.6 std of the URDF's values for all 62 base parameters (with or without MuJoCo, the worst
+    is ``Fv_joint2``, 5 % low on noise-free data: the filtering's bias, not the plant's).
+    """
+    from manipulator_dynamics.identification.excitation import excitation_trajectory
+    model = load(robots.path('demo_arm'), joint_dynamics=DEMO_DYNAMICS)
+    truth = md.base_parameters(model, friction=True).values
+    motion = excitation_trajectory(model, duration=20.0, rate=1000.0, maxiter=0)
+    estimates = [md.identify(model, tracked(engine, model, motion, seed=10), cutoff=2.5)
+                 for engine in ('mujoco', 'internal')]
+    for estimate in estimates:
+        z = (estimate.values - truth) / estimate.std
+        assert np.abs(z).max() < 5, (estimate.names[np.argmax(np.abs(z))], np.abs(z).max())
+    mujoco_, internal = estimates
+    d = (mujoco_.values - internal.values) / mujoco_.std
+    assert np.abs(d).max() < 4, (mujoco_.names[np.argmax(np.abs(d))], np.abs(d).max())

@@ -86,6 +86,11 @@ OPEN_LOOP = 0.02
 #: Lockstep: how often the held initial state is repeated, and how long commands must have
 #: been quiet before the loop starts (wall seconds; see the module).
 HOLD_REPEAT, QUIET = 1.0, 1.0
+#: /joint_states history (messages).  Lockstep keeps 10 s of 1 kHz states: there the loop runs
+#: as fast as the machine allows, and a recorder starved of CPU for more than a real-time
+#: history's 0.1 s (a rosbag, the identification demo, a test on a busy machine) lost states
+#: the reliable writer had already overwritten.
+STATE_HISTORY, LOCKSTEP_STATE_HISTORY = 100, 10000
 
 PARAMS = (
     Param('urdf_path', '', 'URDF of the simulated robot (default: the bundled demo arm)',
@@ -178,7 +183,9 @@ class SimNode(Node):
         with open(path) as f:
             self.create_publisher(String, 'robot_description', LATCHED).publish(
                 String(data=f.read()))
-        self.state_pub = self.create_publisher(JointState, 'joint_states', 100)
+        self.state_pub = self.create_publisher(
+            JointState, 'joint_states',
+            LOCKSTEP_STATE_HISTORY if params.lockstep else STATE_HISTORY)
         self.state_msg = JointState(name=list(self.model.joint_names))
         self.clock_pub = self.create_publisher(ClockMessage, '/clock', 10) \
             if params.lockstep or params.publish_clock else None
