@@ -275,7 +275,8 @@ def lockstep_run(client, processes, seconds, *sim, load=0, urdf=ARM, dynamics=DY
     states = client.listen(JointState, '/joint_states', 100000)
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
     client.wait_for_subscriber(pub)
-    client.wait_for_publisher('/joint_states')
+    # the held state heard: this listener is matched before the trajectory starts the loop
+    client.wait(lambda: states, 60.0, 'the held state on /joint_states')
     hogs = [subprocess.Popen([sys.executable, '-c', 'while True: pass']) for _ in range(load)]
     try:
         pub.publish(msg)                # stamp 0: it starts at once, at the held state's time
@@ -364,7 +365,8 @@ def test_a_trajectory_in_progress_survives_a_simulation_reset(client, processes)
     states = client.listen(JointState, '/joint_states', 100000)
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
     client.wait_for_subscriber(pub)
-    client.wait_for_publisher('/joint_states')
+    # the held state heard: this listener is matched before the trajectory starts the loop
+    client.wait(lambda: states, 60.0, 'the held state on /joint_states')
     pub.publish(msg)
     client.wait(lambda: states and stamp(states[-1]) >= 1.0, 60.0, '1 s of the trajectory')
     first.stop()
