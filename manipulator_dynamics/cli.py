@@ -29,7 +29,7 @@ import numpy as np
 
 from . import robots
 from .identification.base_parameters import base_parameters
-from .identification.estimate import CUTOFF_HZ, identify
+from .identification.estimate import CUTOFF_HZ, identify, stamps_summary
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
@@ -191,7 +191,8 @@ def cmd_base_params(args):
 
 def cmd_identify(args):
     model = _load(args)
-    estimate = identify(model, args.data, friction=not args.no_friction, armature=args.armature,
+    data = args.data if len(args.data) > 1 else args.data[0]
+    estimate = identify(model, data, friction=not args.no_friction, armature=args.armature,
                         cutoff=args.cutoff, topic=args.topic,
                         physically_consistent=(args.physically_consistent or bool(args.urdf_out)
                                                or bool(args.parameters_out)))
@@ -203,6 +204,9 @@ def cmd_identify(args):
              f'{estimate.samples} states; condition number of W_B {estimate.condition:.3g} '
              '(excitation: below ~1e3 is good)')
     table = _table(['base parameter', 'URDF', 'identified', 'std', 'std %'], rows)
+    stamps = stamps_summary(estimate.processing)
+    if stamps:
+        table += '\n\n' + stamps
     table += '\n\nresidual RMS per joint: ' + ', '.join(
         f'{j} {r:.3g}' for j, r in zip(model.joint_names, estimate.residual_rms))
     if estimate.standard is not None:
@@ -400,7 +404,9 @@ def build_parser():
     p = command('identify', cmd_identify, 'identify the base parameters from measured data: a '
                 'CSV file (time, <joint>.position, <joint>.effort) or a rosbag2 recording of '
                 'sensor_msgs/JointState with efforts')
-    p.add_argument('data', help='CSV file or rosbag2 folder')
+    p.add_argument('data', nargs='+', help='CSV file or rosbag2 folder; several: logs '
+                   'identified together (each filtered on its own, as is every stretch between '
+                   'gaps in a log)')
     p.add_argument('--no-friction', action='store_true', help='do not identify Fv, Fc')
     p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
     p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '

@@ -120,6 +120,24 @@ def test_identify_from_csv(capsys, tmp_path):
     assert 'condition number of W_B' in capsys.readouterr().out
 
 
+def test_identify_several_logs(capsys, tmp_path):
+    """``identify URDF run1.csv run2.csv``: one estimate, and what each log's stamps showed."""
+    from test_identification import measured
+    model = md.load_model(robots.path('demo_arm'))
+    t, _, _, _, tau, q = measured(model, seconds=16.0)
+    half = len(t) // 2
+    paths = [str(tmp_path / 'run1.csv'), str(tmp_path / 'run2.csv')]
+    write_log_csv(paths[0], model.joint_names, t[:half], q[:half], tau[:half])
+    write_log_csv(paths[1], model.joint_names, t[half:], q[half:], tau[half:])
+    assert cli.main(['identify', robots.path('demo_arm'), *paths, '--cutoff', '2.5']) == 0
+    out = capsys.readouterr().out
+    for path in paths:
+        assert f'{path}: {half} samples at 200 Hz' in out and 'gaps: none' in out
+    assert 'filtered in 2 stretch(es): 0.000-7.995 s, 8.000-15.995 s' in out
+    estimate = md.identify(model, paths, cutoff=2.5)
+    assert f'from {estimate.samples} states' in out
+
+
 def test_identify_physically_consistent_from_csv(capsys, tmp_path):
     """``--physically-consistent``: a realisable standard set, in the table and the YAML."""
     import yaml

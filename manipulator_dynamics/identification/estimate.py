@@ -61,6 +61,10 @@ FILTER_ORDER = 4
 #: torque (a very good torque sensor).
 NOISE_FLOOR = 1e-4
 
+#: An interval between samples longer than this many sample periods is a gap: the stretches
+#: on either side are filtered and differentiated apart (a dropped recording, several runs).
+GAP_STEPS = 5
+
 
 class IdentificationError(ValueError):
     """The data cannot give an estimate: wrong shapes, NaN, too short, or not exciting enough."""
@@ -211,10 +215,13 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     ----------
     model : Model
         The robot (its URDF values are only reported next to the estimate).
-    data : tuple, mapping, or path
+    data : tuple, mapping, path, or list of them
         ``(q, qd, qdd, tau)`` arrays of shape (N, n) used as they are; or ``(t, q, tau)`` /
         a mapping with keys ``t, q, tau`` (a time series, differentiated and filtered); or the
-        path of a CSV file or of a rosbag2 recording (see :func:`read_csv`, :func:`read_rosbag`).
+        path of a CSV file or of a rosbag2 recording (see :func:`read_csv`, :func:`read_rosbag`);
+        or a list of time series (tuples, mappings or paths), several logs identified together.
+        A time series is split at its gaps and each stretch filtered alone (see
+        :func:`differentiate`); ``estimate.processing`` reports the stamps of every log.
     friction : bool
         Identify ``Fv, Fc`` of every joint too.
     armature : bool or None
@@ -292,22 +299,20 @@ def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
     arrays (used as they are), else the parallel filter to apply to both sides of a linear
     model of ``tau`` (see :func:`differentiate`).
     """
-    processing = {}
-    if isinstance(data, (str, os.PathLike)):
-        path = os.fspath(data)
-        if os.path.isfile(path) and path.lower().endswith('.csv'):
-            data, processing = read_csv(model, path), {'source': path}
-        elif os.path.exists(path):
-            data, processing = read_rosbag(model, path, topic), {'source': path, 'topic': topic}
-        else:
-            raise IdentificationError(f'no such data file or recording: {path}')
-    if isinstance(data, dict):
-        data = tuple(data[k] for k in ('t', 'q', 'tau')) if 'qdd' not in data else tuple(
-            data[k] for k in ('q', 'qd', 'qdd', 'tau'))
-    data = tuple(data)
+    if isinstance(data, list) and data and all(
+            isinstance(d, (str, os.PathLike, dict, tuple)) for d in data):
+        logs = [_read(model, d, topic) for d in data]
+        if any(len(log) != 3 for log, _ in logs):
+            raise IdentificationError('several logs must each be a time series (t, q, tau), a '
+                                      'CSV file or a rosbag2 recording')
+        processing = {'source': [p.get('source', 'arrays') for _, p in logs]}
+        data = [log for log, _ in logs]
+    else:
+        data, processing = _read(model, data, topic)
     parallel = None
-    if len(data) == 3:
-        q, qd, qdd, tau, parallel, more = differentiate(model, *data, cutoff=cutoff)
+    if isinstance(data, list) or len(data) == 3:
+        logs = data if isinstance(data, list) else [data]
+        q, qd, qdd, tau, parallel, more = differentiate_logs(model, logs, cutoff=cutoff)
         processing.update(more)
     elif len(data) == 4:
         names = ('q', 'qd', 'qdd', 'tau')
@@ -320,6 +325,23 @@ def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
         raise IdentificationError('data must be (q, qd, qdd, tau), (t, q, tau), a CSV file or a '
                                   'rosbag2 recording')
     return q, qd, qdd, tau, parallel, processing
+
+
+def _read(model, data, topic):
+    """One log: ``(data as a tuple, processing)``, read from its file where it is one."""
+    processing = {}
+    if isinstance(data, (str, os.PathLike)):
+        path = os.fspath(data)
+        if os.path.isfile(path) and path.lower().endswith('.csv'):
+            data, processing = read_csv(model, path), {'source': path}
+        elif os.path.exists(path):
+            data, processing = read_rosbag(model, path, topic), {'source': path, 'topic': topic}
+        else:
+            raise IdentificationError(f'no such data file or recording: {path}')
+    if isinstance(data, dict):
+        data = tuple(data[k] for k in ('t', 'q', 'tau')) if 'qdd' not in data else tuple(
+            data[k] for k in ('q', 'qd', 'qdd', 'tau'))
+    return tuple(data), processing
 
 
 def _consistent(model, base, G, g, K, weight):
@@ -406,59 +428,148 @@ def check_excitation(names, W, norms):
 
 
 def differentiate(model, t, q, tau, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
+    """Filter and differentiate one time series: :func:`differentiate_logs` of one log."""
+    return differentiate_logs(model, [(t, q, tau)], cutoff=cutoff, order=order)
+
+
+def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     """
-    Filter and differentiate a time series on a uniform grid.
+    Filter and differentiate time series, each stretch between gaps on its own grid.
 
     Returns ``(q, qd, qdd, tau, parallel, processing)``: filtered positions and their derivatives,
     the efforts as measured, and ``parallel(x)``, the parallel filter (the same low-pass filter
     along the first axis, then the ends trimmed) to apply to both sides of ``tau = W K``.  See the
-    module docstring.  ``t (N,)`` in seconds, strictly increasing.
+    module docstring.  ``logs``: ``(t, q, tau)`` per log, ``t (N,)`` in seconds, non-decreasing;
+    a log never runs into the next.
+
+    The stamps are checked first (:func:`check_stamps`): samples that repeat the one before
+    (the same stamp, or every position and effort the same) are dropped, and an interval longer
+    than ``GAP_STEPS`` sample steps ends a stretch.  A stretch is put on a uniform grid (linear
+    interpolation where stamps jitter by more than 1 %), filtered and differentiated alone, and
+    ``parallel`` filters it alone: nothing is drawn across a gap.  Stretches too short to filter
+    are left out and reported.  ``processing`` says what was found and done.
     """
     import scipy.signal
 
-    t = np.asarray(t, dtype=float).reshape(-1)
-    q, tau = _matrix(model, 'q', q), _matrix(model, 'tau', tau)
-    if not (len(t) == len(q) == len(tau)):
-        raise IdentificationError(f't, q and tau must have the same number of samples, got '
-                                  f'{len(t)}, {len(q)}, {len(tau)}')
-    if not np.all(np.isfinite(t)):
-        raise IdentificationError('time stamps must be finite')
-    dt = np.diff(t)
-    if len(t) < 2 or np.any(dt <= 0):
-        where = int(np.argmax(dt <= 0)) if len(t) >= 2 else 0
-        raise IdentificationError(f'time stamps must increase strictly (sample {where + 1} is '
-                                  'not after the one before): sort the data and drop repeats')
-    step = float(np.median(dt))
-    processing = {'rate_hz': 1.0 / step, 'filter': f'Butterworth order {order}, zero phase '
-                  f'(filtfilt), cutoff {cutoff:g} Hz, on positions; the same in parallel '
-                  'on efforts and regressor',
-                  'resampled': False}
-    if np.abs(dt - step).max() > 0.01 * step:
-        grid = np.arange(t[0], t[-1] + 0.5 * step, step)
-        q = np.column_stack([np.interp(grid, t, q[:, j]) for j in range(model.n)])
-        tau = np.column_stack([np.interp(grid, t, tau[:, j]) for j in range(model.n)])
-        processing['resampled'] = True
+    pieces, stamps = [], []
+    for i, (ti, qi, taui) in enumerate(logs):
+        ti, qi, taui = _series(model, ti, qi, taui, f'log {i + 1}: ' if len(logs) > 1 else '')
+        keep, report = check_stamps(ti, qi, taui)
+        stamps.append(report)
+        ti, qi, taui = ti[keep], qi[keep], taui[keep]
+        cuts = np.flatnonzero(np.diff(ti) > GAP_STEPS * report['step_s']) + 1
+        pieces += [(a, b) for a, b in zip(np.split(ti, cuts), zip(np.split(qi, cuts),
+                                                                  np.split(taui, cuts)))]
+    step = float(np.median([r['step_s'] for r in stamps]))
     fs = 1.0 / step
     if not 0 < cutoff < 0.5 * fs:
         raise IdentificationError(f'cutoff {cutoff:g} Hz must be between 0 and half the sample '
                                   f'rate ({0.5 * fs:g} Hz)')
     b, a = scipy.signal.butter(order, cutoff / (0.5 * fs))
     trim = int(math.ceil(3 * fs / cutoff))
-    if len(q) <= 2 * trim + 3 * max(len(a), len(b)):
-        raise IdentificationError(f'{len(q)} samples are too few to filter at {cutoff:g} Hz and '
-                                  f'{fs:g} Hz: record more than {2 * trim + 3 * len(a)} samples')
-    qf = scipy.signal.filtfilt(b, a, q, axis=0)
-    qd = np.gradient(qf, step, axis=0)
-    qdd = np.gradient(qd, step, axis=0)
+    shortest = 2 * trim + 3 * max(len(a), len(b)) + 1
     decimate = max(1, int(fs / (2.5 * cutoff)))
-    keep = slice(trim, len(q) - trim, decimate)
-    processing['trimmed_samples'] = 2 * trim
-    processing['decimation'] = decimate
+    used, short, resampled, spans = [], [], False, []
+    for ts, (qs, taus) in pieces:
+        if np.abs(np.diff(ts) - step).max(initial=0.0) > 0.01 * step:
+            grid = np.arange(ts[0], ts[-1] + 0.5 * step, step)
+            qs = np.column_stack([np.interp(grid, ts, qs[:, j]) for j in range(model.n)])
+            taus = np.column_stack([np.interp(grid, ts, taus[:, j]) for j in range(model.n)])
+            ts, resampled = grid, True
+        if len(ts) < shortest:
+            short.append([float(ts[0]), float(ts[-1])])
+            continue
+        qf = scipy.signal.filtfilt(b, a, qs, axis=0)
+        qd = np.gradient(qf, step, axis=0)
+        used.append((qf, qd, np.gradient(qd, step, axis=0), taus))
+        spans.append([float(ts[0]), float(ts[-1])])
+    if not used:
+        raise IdentificationError(f'{sum(len(p[0]) for p in pieces)} samples in {len(pieces)} '
+                                  f'stretch(es), none long enough to filter at {cutoff:g} Hz and '
+                                  f'{fs:g} Hz: record more than {shortest} samples without a gap')
+    bounds = np.cumsum([0] + [len(u[0]) for u in used])
 
     def parallel(x):
-        return scipy.signal.filtfilt(b, a, x, axis=0)[keep]
+        return np.concatenate([
+            scipy.signal.filtfilt(b, a, x[i:j], axis=0)[trim:j - i - trim:decimate]
+            for i, j in zip(bounds[:-1], bounds[1:])])
 
-    return qf, qd, qdd, tau, parallel, processing
+    processing = {
+        'rate_hz': fs, 'filter': f'Butterworth order {order}, zero phase (filtfilt), cutoff '
+        f'{cutoff:g} Hz, on positions; the same in parallel on efforts and regressor, each '
+        'stretch alone', 'resampled': resampled, 'stamps': stamps, 'stretches': spans,
+        'too_short': short, 'trimmed_samples': 2 * trim * len(used), 'decimation': decimate}
+    joined = tuple(np.concatenate([u[k] for u in used]) for k in range(4))
+    return joined + (parallel, processing)
+
+
+def stamps_summary(processing):
+    """Say in a line per log what :func:`check_stamps` found, and which stretches were used."""
+    lines = []
+    sources = processing.get('source')
+    sources = sources if isinstance(sources, list) else [sources]
+    for i, r in enumerate(processing.get('stamps', ())):
+        name = sources[i] if i < len(sources) and sources[i] else f'log {i + 1}'
+        gaps = ', '.join(f'{a:.3f}-{b:.3f} s' for a, b in r['gaps']) or 'none'
+        lines.append(f"{name}: {r['samples']} samples at {1 / r['step_s']:.4g} Hz, jitter "
+                     f"{r['jitter_ms']:.3g} ms RMS; {r['repeated']} repeats dropped, "
+                     f"{r['skipped']} intervals with missed samples (interpolated), gaps: {gaps}")
+    if 'stretches' in processing:
+        lines.append(f"filtered in {len(processing['stretches'])} stretch(es): " + ', '.join(
+            f'{a:.3f}-{b:.3f} s' for a, b in processing['stretches'])
+            + ''.join(f'; {a:.3f}-{b:.3f} s too short, left out'
+                      for a, b in processing['too_short']))
+    return '\n'.join(lines)
+
+
+def _series(model, t, q, tau, where=''):
+    """Check one log's ``t (N,)``, ``q``, ``tau (N, n)``; return them as arrays."""
+    t = np.asarray(t, dtype=float).reshape(-1)
+    try:
+        q, tau = _matrix(model, 'q', q), _matrix(model, 'tau', tau)
+    except IdentificationError as e:
+        raise IdentificationError(where + str(e)) from None
+    if not (len(t) == len(q) == len(tau)):
+        raise IdentificationError(f'{where}t, q and tau must have the same number of samples, '
+                                  f'got {len(t)}, {len(q)}, {len(tau)}')
+    if not np.all(np.isfinite(t)):
+        raise IdentificationError(f'{where}time stamps must be finite')
+    dt = np.diff(t)
+    if len(t) < 2 or np.any(dt < 0):
+        at = int(np.argmax(dt < 0)) + 1 if len(t) >= 2 else 0
+        raise IdentificationError(f'{where}time stamps must not decrease (sample {at}, '
+                                  f'{t[at]:.6g} s, is before the one before it): sort the data, '
+                                  'or pass each recording as its own log')
+    return t, q, tau
+
+
+def check_stamps(t, q, tau):
+    """
+    Check a log's stamps: return ``(keep, report)``, the samples to use and what was found.
+
+    * A sample with the stamp of the one before, or with every position and effort equal to
+      it (a logger that wrote the last message again), is a repeat: dropped.
+    * ``step_s``: the median interval of what is kept, the sample period; ``jitter_ms``: the
+      RMS of the intervals' deviation from it (missed samples and gaps left out).
+    * ``skipped``: intervals of 1.5 to ``GAP_STEPS`` steps (samples the logger missed;
+      interpolated over); ``gaps``: longer intervals ``(from, to)`` in seconds, where a stretch
+      ends.
+    """
+    unchanged = np.all(q[1:] == q[:-1], axis=1) & np.all(tau[1:] == tau[:-1], axis=1)
+    same = np.r_[False, (np.diff(t) == 0) | unchanged]
+    keep = ~same
+    tk = t[keep]
+    dt = np.diff(tk)
+    if len(tk) < 2:
+        raise IdentificationError(f'{len(t)} samples, {len(tk)} of them not repeats: too few')
+    step = float(np.median(dt))
+    steady = dt <= GAP_STEPS * step
+    gaps = np.flatnonzero(~steady)
+    report = {'samples': len(t), 'repeated': int(same.sum()), 'step_s': step,
+              'jitter_ms': float(np.sqrt(np.mean((dt[dt <= 1.5 * step] - step) ** 2)) * 1e3),
+              'skipped': int(np.sum(steady & (dt > 1.5 * step))),
+              'gaps': [[float(tk[i]), float(tk[i + 1])] for i in gaps]}
+    return keep, report
 
 
 def read_csv(model, path):
