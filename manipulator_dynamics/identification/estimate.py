@@ -61,9 +61,11 @@ FILTER_ORDER = 4
 #: torque (a very good torque sensor).
 NOISE_FLOOR = 1e-4
 
-#: An interval between samples longer than this many sample periods is a gap: the stretches
-#: on either side are filtered and differentiated apart (a dropped recording, several runs).
-GAP_STEPS = 5
+#: An interval between samples longer than this many sample periods, and than this fraction of
+#: the cutoff's period, is a gap: the stretches on either side are filtered and differentiated
+#: apart (a dropped recording, several runs).  Shorter ones are interpolated over: a real
+#: Panda's logger skipped up to 8 samples of 1 ms, a tenth of a 2.5 Hz cutoff's period is 40.
+GAP_STEPS, GAP_CUTOFF_PERIODS = 5, 0.1
 
 
 class IdentificationError(ValueError):
@@ -454,10 +456,10 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     pieces, stamps = [], []
     for i, (ti, qi, taui) in enumerate(logs):
         ti, qi, taui = _series(model, ti, qi, taui, f'log {i + 1}: ' if len(logs) > 1 else '')
-        keep, report = check_stamps(ti, qi, taui)
+        keep, report = check_stamps(ti, qi, taui, cutoff)
         stamps.append(report)
         ti, qi, taui = ti[keep], qi[keep], taui[keep]
-        cuts = np.flatnonzero(np.diff(ti) > GAP_STEPS * report['step_s']) + 1
+        cuts = np.flatnonzero(np.diff(ti) > report['gap_s']) + 1
         pieces += [(a, b) for a, b in zip(np.split(ti, cuts), zip(np.split(qi, cuts),
                                                                   np.split(taui, cuts)))]
     step = float(np.median([r['step_s'] for r in stamps]))
@@ -543,7 +545,7 @@ def _series(model, t, q, tau, where=''):
     return t, q, tau
 
 
-def check_stamps(t, q, tau):
+def check_stamps(t, q, tau, cutoff=CUTOFF_HZ):
     """
     Check a log's stamps: return ``(keep, report)``, the samples to use and what was found.
 
@@ -551,7 +553,10 @@ def check_stamps(t, q, tau):
       it (a logger that wrote the last message again), is a repeat: dropped.
     * ``step_s``: the median interval of what is kept, the sample period; ``jitter_ms``: the
       RMS of the intervals' deviation from it (missed samples and gaps left out).
-    * ``skipped``: intervals of 1.5 to ``GAP_STEPS`` steps (samples the logger missed;
+    * ``gap_s``: the longest interval interpolated over, the larger of ``GAP_STEPS`` periods
+      and ``GAP_CUTOFF_PERIODS`` of the cutoff's period (motion kept below the cutoff barely
+      bends within it: a straight line across it is the motion).
+    * ``skipped``: intervals of 1.5 periods to ``gap_s`` (samples the logger missed;
       interpolated over); ``gaps``: longer intervals ``(from, to)`` in seconds, where a stretch
       ends.
     """
@@ -563,9 +568,10 @@ def check_stamps(t, q, tau):
     if len(tk) < 2:
         raise IdentificationError(f'{len(t)} samples, {len(tk)} of them not repeats: too few')
     step = float(np.median(dt))
-    steady = dt <= GAP_STEPS * step
+    gap = max(GAP_STEPS * step, GAP_CUTOFF_PERIODS / cutoff)
+    steady = dt <= gap
     gaps = np.flatnonzero(~steady)
-    report = {'samples': len(t), 'repeated': int(same.sum()), 'step_s': step,
+    report = {'samples': len(t), 'repeated': int(same.sum()), 'step_s': step, 'gap_s': gap,
               'jitter_ms': float(np.sqrt(np.mean((dt[dt <= 1.5 * step] - step) ** 2)) * 1e3),
               'skipped': int(np.sum(steady & (dt > 1.5 * step))),
               'gaps': [[float(tk[i]), float(tk[i + 1])] for i in gaps]}
