@@ -39,6 +39,7 @@ _WHERE = {
     '.flexible.arm': ('FlexibleArm', 'FlexibleArmError'),
     '.flexible.stream': ('FlexibleSample', 'FlexibleStream'),
     '.rigid.forward': ('choose_method', 'forward_dynamics'),
+    '.identification.consistent': ('ConvergenceWarning',),
     '.identification.estimate': ('Estimate', 'IdentificationError', 'identify'),
     '.identification.excitation': ('Excitation', 'excitation_trajectory'),
     '.identification.payload': ('identify_payload', 'PayloadEstimate'),
@@ -51,7 +52,8 @@ _WHERE = {
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
 __all__ = [
-    'BaseParameters', 'ClosedLoopDynamics', 'ClosedLoops', 'ClosureError', 'Estimate',
+    'BaseParameters', 'ClosedLoopDynamics', 'ClosedLoops', 'ClosureError', 'ConvergenceWarning',
+    'Estimate',
     'Excitation', 'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics', 'FlexibleSample',
     'FlexibleStream', 'FlexibleTrajectory',
     'IdentificationError', 'InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES',

@@ -111,6 +111,27 @@ def test_a_urdf_that_fits_the_data_is_returned_whole(demo_motion):
     assert estimate.standard_names == md.parameter_names(model, friction=True)
     assert np.allclose(estimate.standard, prior, rtol=1e-5, atol=1e-7 * np.abs(prior).max())
     assert consistent.physical_problems(estimate.standard, estimate.standard_names) == []
+    assert estimate.consistency['converged'] is True
+
+
+def test_a_fit_that_did_not_converge_says_so(demo_motion, monkeypatch, capsys, tmp_path):
+    """Out of evaluations: a ConvergenceWarning, ``converged`` False, and the CLI says so."""
+    from conftest import write_log_csv
+    from manipulator_dynamics import cli
+    model, motion = demo_motion
+    tau = 1.3 * simulate(model, motion, noise=0.01)       # a robot far from its URDF
+    monkeypatch.setattr(consistent, 'MAX_EVALUATIONS', 2)
+    with pytest.warns(md.ConvergenceWarning, match=r'did not converge: .* \(2 evaluations'):
+        estimate = md.identify(model, (motion.q, motion.qd, motion.qdd, tau),
+                               physically_consistent=True)
+    assert estimate.consistency['converged'] is False
+    assert estimate.consistency['evaluations'] == 2
+    write_log_csv(tmp_path / 'log.csv', model.joint_names, motion.t, motion.q, tau)
+    assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'),
+                     '--cutoff', '2.5', '--physically-consistent']) == 0
+    out, err = capsys.readouterr()
+    assert '2 evaluations: DID NOT CONVERGE, the last iterate' in out
+    assert 'manipulator-dynamics: warning: the physically consistent fit did not converge' in err
 
 
 def test_a_different_robot_is_found_and_stays_physical(demo_motion):

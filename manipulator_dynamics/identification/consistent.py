@@ -49,6 +49,7 @@ unconstrained smooth least squares that scipy already solves in well under a sec
 
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -59,6 +60,13 @@ MIN_LENGTH = 0.01
 
 #: How far the fit may take a link's log coordinates (alpha, d) from the prior's.
 LOG_RANGE = 12.0
+
+#: Residual evaluations the fit may spend before it stops, unconverged (and says so).
+MAX_EVALUATIONS = 2000
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative fit stopped before it converged: its result is its last iterate."""
 
 
 def from_log_cholesky(theta):
@@ -216,10 +224,18 @@ class ConsistentFit:
             return np.vstack([RT @ self.jacobian(x), weight * self.prior_jacobian(x)])
         started = time.perf_counter()
         result = scipy.optimize.least_squares(residual, x0, jac=jacobian, bounds=(lower, upper),
-                                              method='trf', x_scale='jac', max_nfev=2000)
+                                              method='trf', x_scale='jac',
+                                              max_nfev=MAX_EVALUATIONS)
+        seconds = time.perf_counter() - started
+        converged = result.status > 0            # 0: evaluation limit, -1: improper input
+        if not converged:
+            warnings.warn(ConvergenceWarning(
+                f'the physically consistent fit did not converge: {result.message} '
+                f'({result.nfev} evaluations, {seconds:.1f} s); its standard parameters are '
+                'the last iterate, realisable but not the best fit'), stacklevel=4)
         return self.standard(result.x), {
             'method': 'log-Cholesky least squares (Rucker & Wensing 2022), scipy trf',
-            'seconds': time.perf_counter() - started, 'evaluations': int(result.nfev),
+            'seconds': seconds, 'evaluations': int(result.nfev), 'converged': bool(converged),
             'status': str(result.message), 'prior_weight': float(weight)}
 
 

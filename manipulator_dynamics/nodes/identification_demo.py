@@ -111,7 +111,8 @@ def run(plot='identification.png', duration=20.0, lockstep=True, engine='auto'):
     identified = estimate.identified_model()
     problems = parameter_problems(identified)
     print(f'physically consistent set: {"every check passed" if not problems else problems}; '
-          f"fitted in {estimate.consistency['seconds']:.2f} s")
+          f"fitted in {estimate.consistency['seconds']:.2f} s "
+          f"({'converged' if estimate.consistency['converged'] else 'DID NOT CONVERGE'})")
     later = stamp >= validation
     qv, qdv, qddv, tau, _, _ = prepare(model, (stamp[later], measured[later], applied[later]),
                                        cutoff=CUTOFF)
@@ -132,7 +133,8 @@ def run(plot='identification.png', duration=20.0, lockstep=True, engine='auto'):
     if plot:
         _plot(plot, model, stamp[later][keep] - validation, tau, predicted)
         print(f'\nplot: {os.path.abspath(plot)}')
-    return 0 if relative.max() < 0.05 and not problems else 1
+    converged = estimate.consistency['converged']
+    return 0 if relative.max() < 0.05 and not problems and converged else 1
 
 
 def _plot(path, model, t, measured, predicted):
