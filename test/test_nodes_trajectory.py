@@ -426,21 +426,25 @@ def test_streamed_commands_are_clamped_to_the_urdf_effort_limits(client, process
 
 
 def test_late_trajectory_starts_from_its_first_point(client, processes):
-    """A trajectory arriving after its start stamp starts now, from its first point."""
+    """A trajectory arriving after its start stamp starts now, from its first point: echoed."""
     from rclpy.duration import Duration as Delay
     model = md.load_model(ARM)
     processes('trajectory_node', UNCHECKED, f'urdf_path:={ARM}', 'feedback:=false', 'rate:=100.0')
     desired = client.listen(JointTrajectory, '/desired_state', 100)
+    echoed = client.listen(JointTrajectory, '/trajectory_node/trajectory_with_efforts')
     pub = client.publisher(JointTrajectory, '/joint_trajectory')
     client.wait_for_subscriber(pub)
     client.wait_for_publisher('/desired_state')
     msg, t, q, _, _ = trajectory(model, seconds=2.0, points=5)
-    msg.header.stamp = (client.node.get_clock().now() - Delay(seconds=1.0)).to_msg()
+    sent = client.node.get_clock().now()
+    msg.header.stamp = (sent - Delay(seconds=1.0)).to_msg()
     pub.publish(msg)
-    client.wait(lambda: desired, what='the first desired state')
+    client.wait(lambda: desired and echoed, what='the first desired state and the echo')
     # one second late, it still begins at the first point, not at the point due at 1 s
     np.testing.assert_allclose(desired[0].points[0].positions, q[0], atol=5e-3)
     assert np.abs(np.array(desired[0].points[0].positions) - q[2]).max() > 0.05
+    # and the echo says when it started: on arrival, not at the stamp it was sent with
+    assert stamp(echoed[0]) >= sent.nanoseconds * 1e-9
 
 
 def test_unknown_command_joint_from_a_new_model_does_not_stop_the_node(client, processes):

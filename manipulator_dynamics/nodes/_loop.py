@@ -152,14 +152,22 @@ class Loop:
         return f'sim_node: {said[0]}' if said else 'sim_node: (its plant not heard of)'
 
     def send(self, make):
-        """Publish ``make(start)`` starting LEAD s from now; return the start (rclpy Time)."""
+        """
+        Publish ``make(start)`` starting LEAD s from now; return when it starts (rclpy Time).
+
+        trajectory_node's echo says when: on a busy machine it may take the trajectory after its
+        stamp, and then starts it on arrival, from its first point.
+        """
         from rclpy.duration import Duration
+        from rclpy.time import Time
         start = self.node.get_clock().now() + Duration(seconds=LEAD)
         before = len(self.echoed)
         self.pub.publish(make(start))
-        self.wait(lambda: len(self.echoed) > before, LEAD,
+        self.wait(lambda: len(self.echoed) > before, 120,
                   'trajectory_node to accept the trajectory')
-        return start
+        stamp = self.echoed[before].header.stamp
+        return Time(seconds=stamp.sec, nanoseconds=stamp.nanosec,
+                    clock_type=start.clock_type)
 
     def recorded(self, start, seconds):
         """Return ``t`` (from ``start``), positions, efforts of the states within ``seconds``."""

@@ -22,7 +22,8 @@ accelerations the message leaves out come from a cubic spline through the positi
 rest at both ends).  Then:
 
 * ``~/trajectory_with_efforts``: the trajectory back, ``effort`` of every point filled with the
-  inverse dynamics of that point (one batched call, in the message's joint order);
+  inverse dynamics of that point (one batched call, in the message's joint order), stamped with
+  when it starts (the stamp given, or the time it arrived if that was zero or already past);
 * ``command_topic`` (Float64MultiArray, ``command_joints`` order, given on ``~/command_joints``
   and checked against the controller's ``joints`` as dynamics_node does) while it runs, and
   holding the last point after: the desired state interpolated (cubic Hermite on positions and
@@ -48,6 +49,7 @@ trajectory replaces the running one; an empty one (no points) stops the commands
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -187,7 +189,6 @@ class TrajectoryNode(Node):
                 accelerations=plan.qdd[i][inverse].tolist(), effort=tau[i][inverse].tolist(),
                 time_from_start=point.time_from_start)
             out.points.append(filled)
-        self.efforts_pub.publish(out)
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         now = self.get_clock().now().nanoseconds
         if stamp and stamp < now:
@@ -195,6 +196,8 @@ class TrajectoryNode(Node):
             self.throttle.warn('late', f'trajectory arrived {(now - stamp) * 1e-9:.3f} s after '
                                'its start stamp: starting it now, from its first point')
         self.start_ns = max(stamp, now)
+        out.header.stamp = Time(nanoseconds=self.start_ns).to_msg()
+        self.efforts_pub.publish(out)
         self.plan = plan
         self.log.info(f'following a trajectory of {len(msg.points)} points over '
                       f'{plan.t[-1]:.3g} s')
