@@ -16,6 +16,7 @@
 
 import os
 
+from conftest import erd, needs_erd, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification.estimate import stamps_summary
@@ -212,7 +213,6 @@ def test_a_log_with_a_gap_is_filtered_in_stretches(arm, base):
 
 def test_several_logs_are_one_identification(arm, base, tmp_path):
     """Identify two logs given as a list (arrays, CSV files): as one log with a gap."""
-    from conftest import write_log_csv
     t, _, _, _, tau, q = measured(arm, seed=6, seconds=30.0)
     tg, qg, taug = without_the_middle(t, q, tau)
     gap = md.identify(arm, (tg, qg, taug), base=base, cutoff=2.5)
@@ -263,3 +263,33 @@ def test_bad_logs_are_named(arm, base):
         md.identify(arm, [(t, q, tau), (t, q[:, :3], tau)], base=base)
     with pytest.raises(md.IdentificationError, match='several logs must each be a time series'):
         md.identify(arm, [(t, q, tau), (q, q, q, tau)], base=base)
+
+
+@needs_erd
+def test_a_log_without_the_fingers_names_the_tip_links(tmp_path, capsys):
+    """
+    A panda log without the finger joints, with the stock URDF: the error says how to cut it.
+
+    Walked as a user would on the command line: the suggested ``--tip-link`` then identifies.
+    """
+    from manipulator_dynamics import cli
+    urdf = erd('panda_description/urdf/panda.urdf')
+    arm = md.load_model(urdf, tip_links=['panda_link7'], check_inertia='warn')
+    assert arm.joint_names == tuple(f'panda_joint{i}' for i in range(1, 8))
+    t, _, _, _, tau, q = measured(arm, seconds=12.0)
+    write_log_csv(tmp_path / 'log.csv', arm.joint_names, t, q, tau)
+    with pytest.raises(md.IdentificationError, match=r'lacks the columns panda_finger_joint1'
+                       r".*tip_links=\['panda_link7'\]"):
+        md.identify(md.load_model(urdf, check_inertia='warn'), tmp_path / 'log.csv')
+    assert cli.main(['identify', urdf, str(tmp_path / 'log.csv'), '--cutoff', '2.5']) != 0
+    assert '--tip-link panda_link7' in capsys.readouterr().err
+    assert cli.main(['identify', urdf, str(tmp_path / 'log.csv'), '--cutoff', '2.5',
+                     '--tip-link', 'panda_link7', '--check-inertia', 'warn']) == 0
+    assert 'identified' in capsys.readouterr().out
+
+
+def test_no_tip_links_to_suggest_where_a_middle_joint_is_missing(arm):
+    from manipulator_dynamics.identification.estimate import suggest_tip_links
+    names = list(arm.joint_names)
+    assert suggest_tip_links(arm, names[:3] + names[4:]) == ''
+    assert "tip_links=['link4']" in suggest_tip_links(arm, names[:4])

@@ -578,6 +578,26 @@ def check_stamps(t, q, tau, cutoff=CUTOFF_HZ):
     return keep, report
 
 
+def suggest_tip_links(model, present):
+    """
+    Say how to load only the joints a log has, where ``tip_links`` can: else an empty string.
+
+    The joints ``present`` must be the root's side of the tree (every ancestor of one present
+    too): the robot as recorded is then the URDF cut at the links where they end (a gripper's
+    fingers that were not logged, a hand that was not mounted).
+    """
+    kept = np.array([j in present for j in model.joint_names])
+    if not kept.any() or kept.all() or any(
+            kept[i] and model.parent[i] >= 0 and not kept[model.parent[i]]
+            for i in range(model.n)):
+        return ''
+    ends = [model.link_names[i] for i in range(model.n) if kept[i] and not any(
+        kept[j] and model.parent[j] == i for j in range(model.n))]
+    return (f'; the joints it has end at {", ".join(ends)}: load the robot as recorded with '
+            f'load_model(..., tip_links={ends!r}) (command line: '
+            + ' '.join(f'--tip-link {e}' for e in ends) + ')')
+
+
 def read_csv(model, path):
     """
     Read ``(t, q, tau)`` from a CSV file with a header row.
@@ -596,8 +616,11 @@ def read_csv(model, path):
         [f'{j}.effort' for j in model.joint_names]
     missing = [w for w in wanted if w not in header]
     if missing:
+        present = [j for j in model.joint_names
+                   if f'{j}.position' in header and f'{j}.effort' in header]
         raise IdentificationError(f'{path} lacks the columns {", ".join(missing)} (expected a '
-                                  'header with time, <joint>.position and <joint>.effort)')
+                                  'header with time, <joint>.position and <joint>.effort)'
+                                  + suggest_tip_links(model, present))
     index = [header.index(w) for w in wanted]
     try:
         values = np.array([[float(r[i]) for i in index] for r in rows])
@@ -650,6 +673,7 @@ def read_rosbag(model, path, topic='/joint_states'):
         missing = [j for j in model.joint_names if j not in seen]
         raise IdentificationError(
             f'no message on {topic} has positions and efforts of every joint of the model'
-            + (f' (never seen: {", ".join(missing)})' if missing else ' (efforts missing)'))
+            + (f' (never seen: {", ".join(missing)})' if missing else ' (efforts missing)')
+            + suggest_tip_links(model, [j for j in model.joint_names if j in seen]))
     order = np.argsort(times, kind='stable')
     return np.array(times)[order], np.array(positions)[order], np.array(efforts)[order]
