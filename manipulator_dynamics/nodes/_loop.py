@@ -31,6 +31,9 @@ from .. import robots
 from ..urdf import load_model
 
 LEAD = 1.0        # a trajectory starts this long after it is sent
+#: Longest wait for the nodes to start, s: each loads the compiled kernels, which took over
+#: 120 s on two cores beside four busy processes; progress is said every PROGRESS s.
+START, PROGRESS = 900.0, 30.0
 
 
 def trajectory_message(names, t, q, qd, qdd, start):
@@ -101,10 +104,24 @@ class Loop:
         self.node.create_subscription(Log, '/rosout', self.logs.append, ROSOUT)
         self.pub = self.node.create_publisher(JointTrajectory, '/joint_trajectory', 10)
 
-    def wait(self, condition, timeout, what):
-        end = time.monotonic() + timeout
+    def wait(self, condition, timeout, what, patient=False):
+        """
+        Spin until ``condition()``; raise after ``timeout`` s, naming ``what`` it waited for.
+
+        ``patient``: node processes starting on a busy machine (each loads the compiled kernels:
+        minutes with four busy processes beside them on two cores); say every PROGRESS s what
+        is still awaited, and give up at once if one of them has exited.
+        """
+        started = time.monotonic()
+        end, said = started + timeout, started
         while time.monotonic() < end and not condition():
             self.rclpy.spin_once(self.node, timeout_sec=0.02)
+            if patient and any(p.poll() is not None for p in self.procs):
+                break
+            if patient and time.monotonic() - said >= PROGRESS:
+                said = time.monotonic()
+                print(f'  still waiting for {what() if callable(what) else what} '
+                      f'({said - started:.0f} s so far)', flush=True)
         if not condition():
             raise RuntimeError(f'timed out waiting for {what() if callable(what) else what}')
 
@@ -121,8 +138,14 @@ class Loop:
         def reached():
             last = self.states[-1].header.stamp if self.states else None
             return last is not None and last.sec * 1_000_000_000 + last.nanosec >= end
-        self.wait(reached, 120 + 20 * seconds, lambda: f'the motion to run ({seconds:g} s '
-                  f'from its start; exited: {self.exited() or "none"})')
+
+        def where():
+            last = self.states[-1].header.stamp if self.states else None
+            at = (last.sec * 1_000_000_000 + last.nanosec - start.nanoseconds) * 1e-9 \
+                if last is not None else float('nan')
+            return (f'the motion to run ({seconds:g} s from its start, at {at:.2f} s; exited: '
+                    f'{self.exited() or "none"})')
+        self.wait(reached, 120 + 20 * seconds, where, patient=True)
 
     def spin(self, seconds):
         end = time.monotonic() + seconds
@@ -138,8 +161,8 @@ class Loop:
                 ('joint_states from sim_node', len(self.states) > 10),
                 ('trajectory_node on /joint_trajectory', self.pub.get_subscription_count() > 0),
                 ('the other nodes', ready())] if not done)
-        self.wait(lambda: not missing(), 120, lambda: f'the nodes to start (no {missing()} '
-                  f'after 120 s; exited: {self.exited() or "none"})')
+        self.wait(lambda: not missing(), START, lambda: f'the nodes to start (no {missing()}; '
+                  f'exited: {self.exited() or "none"})', patient=True)
         hold = JointTrajectory(joint_names=list(names))
         hold.points = [JointTrajectoryPoint(positions=list(map(float, q0)))]
         self.pub.publish(hold)
