@@ -56,7 +56,8 @@ def _vector(text, model, what):
 def _load(args):
     return load_model(args.urdf or robots.path('demo_arm'), root_link=args.root_link,
                       tip_links=args.tip_link, joint_dynamics=args.joint_dynamics,
-                      parameters=args.parameters, check_inertia=args.check_inertia)
+                      parameters=args.parameters, check_inertia=args.check_inertia,
+                      without_links=args.without_link)
 
 
 def _emit(args, title, data, table):
@@ -370,6 +371,8 @@ def build_parser():
         p.add_argument('--root-link', help='link to use as the fixed base')
         p.add_argument('--tip-link', action='append', help='keep only joints leading to this link '
                        '(repeatable)')
+        p.add_argument('--without-link', action='append', help='a link not mounted on the robot '
+                       '(a hand, a tool): left out with everything below it (repeatable)')
         p.add_argument('--joint-dynamics', metavar='YAML', help='armature / friction overrides')
         p.add_argument('--parameters', metavar='YAML', help='standard parameters to use instead '
                        "of the URDF's (identify --parameters-out writes them)")

@@ -105,7 +105,8 @@ def _check_inertial(link, mass, inertia, check):
 
 def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] | None = None,
                gravity=(0.0, 0.0, -9.81), joint_dynamics=None, parameters=None,
-               check_inertia: str = 'raise') -> Model:
+               check_inertia: str = 'raise',
+               without_links: Sequence[str] | None = None) -> Model:
     """
     Build a :class:`Model` from a URDF file path or XML string; meshes are never touched.
 
@@ -120,6 +121,9 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
         Keep only the joints on the paths from ``root_link`` to these links.  Movable joints that
         hang from a kept body but lead to no tip are locked at zero, and what they carry is merged
         into that body (the mass of a gripper beyond the chosen tip still loads the arm).
+    without_links : sequence of str, optional
+        Links that are not mounted on the robot (a hand, a tool): each is left out with
+        everything below it, its mass and its joints, as if the URDF ended above it.
     gravity : array-like, shape (3,)
         Gravity acceleration in the base frame, m/s^2.
     joint_dynamics : str, path or mapping, optional
@@ -150,6 +154,7 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
     robot = _parse(data)
     links, parent_joint, children = _link_tree(robot)
     root_link = _root(links, parent_joint, root_link)
+    _unmount(links, parent_joint, children, root_link, without_links or ())
     selected = _selection(links, parent_joint, root_link, tip_links)
     bodies, frames = _bodies(root_link, children, selected)
     n = len(bodies)
@@ -231,6 +236,27 @@ def _root(links, parent_joint, root_link):
     if root_link not in links:
         raise URDFError(f"root_link '{root_link}' is not a link of the URDF")
     return root_link
+
+
+def _unmount(links, parent_joint, children, root_link, without_links):
+    """Remove each of ``without_links`` and its subtree from the tree, in place."""
+    for name in without_links:
+        if name not in links:
+            raise URDFError(f"without_links: '{name}' is not a link of the URDF (or is below "
+                            'another link left out)')
+        link = name
+        while link != root_link and link in parent_joint:
+            link = parent_joint[link].parent
+        if name == root_link or link != root_link:
+            raise URDFError(f"without_links: '{name}' is not below root link '{root_link}'")
+        joint = parent_joint.pop(name)
+        children[joint.parent].remove(joint)
+        below = [name]
+        while below:
+            link = below.pop()
+            below += [j.child for j in children.pop(link)]
+            parent_joint.pop(link, None)
+            del links[link]
 
 
 def _selection(links, parent_joint, root_link, tip_links):

@@ -73,6 +73,9 @@ def test_info_and_parameters_tables(capsys):
     assert cli.main(['parameters']) == 0
     out = capsys.readouterr().out
     assert out.count('link') >= 7 and 'XX' in out
+    assert cli.main(['info', '--without-link', 'link5']) == 0      # a tool not mounted
+    out = capsys.readouterr().out
+    assert 'joint4' in out and 'joint5' not in out and 'link5' not in out
 
 
 def test_base_params_yaml_matches_the_library(capsys):

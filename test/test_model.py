@@ -128,6 +128,56 @@ def test_tip_links_lock_what_hangs_beyond():
         assert_rel(md.inverse_dynamics(arm, q, qd, qdd), ref.rnea(q9, qd9, qdd9)[:7], 1e-9, 'tau')
 
 
+def without_subtree(path, link):
+    """Return the URDF text without ``link``, what is below it and their joints (ElementTree)."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(path).getroot()
+    gone, grew = {link}, True
+    while grew:
+        below = {j.find('child').get('link') for j in root.iter('joint')
+                 if j.find('parent').get('link') in gone}
+        grew = not below <= gone
+        gone |= below
+    for element in list(root):
+        if element.tag == 'link' and element.get('name') in gone or element.tag == 'joint' and \
+                element.find('child').get('link') in gone:
+            root.remove(element)
+    return ET.tostring(root, encoding='unicode')
+
+
+@pytest.mark.skipif(ERD is None, reason='example-robot-data is not installed')
+def test_a_link_not_mounted_is_left_out_with_everything_below():
+    """
+    Panda without its hand: as the URDF edited by hand, and as Pinocchio builds that URDF.
+
+    The hand's 0.73 kg and its fingers leave link 7's body; the finger joints go.
+    """
+    pin = pytest.importorskip('pinocchio')
+    path = erd('panda_description/urdf/panda.urdf')
+    arm = md.load_model(path, without_links=['panda_hand'])
+    edited = without_subtree(path, 'panda_hand')
+    by_hand = md.load_model(edited)
+    assert arm.joint_names == by_hand.joint_names == tuple(f'panda_joint{i}' for i in range(1, 8))
+    np.testing.assert_array_equal(arm.inertial, by_hand.inertial)
+    assert 'panda_hand' not in arm.frames and 'panda_leftfinger' not in arm.frames
+    assert arm.inertial[6, 9] < md.load_model(path).inertial[6, 9] - 0.5         # kg
+    ref = PinRobot(pin, edited, arm, xml=True)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        q, qd, qdd = random_state(arm, rng)
+        assert_rel(md.inverse_dynamics(arm, q, qd, qdd), ref.rnea(q, qd, qdd), 1e-9, 'tau')
+
+
+@pytest.mark.parametrize('links, message', [
+    (['gripper'], "without_links: 'gripper' is not a link of the URDF"),
+    (['world'], "without_links: 'world' is not below root link 'world'"),
+    (['link3', 'link5'], "without_links: 'link5' is not a link of the URDF \\(or is below"),
+])
+def test_links_left_out_are_checked(links, message):
+    with pytest.raises(md.URDFError, match=message):
+        md.load_model(robots.path('demo_arm'), without_links=links)
+
+
 @pytest.mark.skipif(ERD is None, reason='example-robot-data is not installed')
 def test_root_link_selects_an_arm_on_a_mobile_base():
     path = erd('tiago_description/robots/tiago.urdf')
