@@ -561,6 +561,19 @@ def test_a_stop_signal_inside_a_finaliser_is_honoured_quietly():
     assert (run.returncode, run.stdout, run.stderr) == (0, 'requested\n', '')
 
 
+@pytest.mark.skipif(ERD is None, reason='example-robot-data is not installed')
+def test_a_hand_not_mounted_is_left_out_of_the_commands(client, processes):
+    """``without_links:=[panda_hand]``: the panda's gravity torques without its hand's 0.73 kg."""
+    path = erd('panda_description/urdf/panda.urdf')
+    model = md.load_model(path, without_links=['panda_hand'])
+    processes('dynamics_node', UNCHECKED, f'urdf_path:={path}', 'without_links:=[panda_hand]')
+    q = np.array([0.1, -0.4, 0.2, -2.0, 0.3, 1.6, 0.5])
+    command_now = commands_for(client, model, q)[0]
+    np.testing.assert_allclose(command_now(), md.gravity_torques(model, q), rtol=1e-12)
+    with_hand = md.gravity_torques(md.load_model(path), np.r_[q, 0.0, 0.0])[:7]
+    assert np.abs(with_hand - md.gravity_torques(model, q)).max() > 0.5       # N m
+
+
 def test_gravity_compensation_follows_the_payload_set_while_it_runs(client, processes):
     """
     ``payload_link`` / ``payload`` set at run time (``ros2 param set``): the commands follow.

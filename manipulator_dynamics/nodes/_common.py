@@ -58,6 +58,8 @@ MODEL_PARAMS = (
           read_only=True),
     Param('tip_links', [''], 'keep only joints leading to these links (empty: all)',
           read_only=True),
+    Param('without_links', [''], 'links not mounted (a hand, a tool): left out with everything '
+          'below them (empty: none)', read_only=True),
     Param('joint_dynamics', '', 'YAML file of armature and friction per joint', existing_file,
           read_only=True),
     Param('identified_parameters', '', 'YAML file of standard parameters to use instead of the '
@@ -288,6 +290,7 @@ class ModelSource:
         """Load ``urdf`` (text or path); on failure log why and keep the previous model."""
         p = self.params
         tips = [t for t in p.tip_links if t]
+        unmounted = [link for link in p.without_links if link]
         try:
             import warnings
             with warnings.catch_warnings(record=True) as caught:
@@ -295,7 +298,8 @@ class ModelSource:
                 model = load_model(urdf, root_link=p.root_link or None, tip_links=tips or None,
                                    joint_dynamics=p.joint_dynamics or None,
                                    parameters=p.identified_parameters or None,
-                                   check_inertia=p.check_inertia)
+                                   check_inertia=p.check_inertia,
+                                   without_links=unmounted or None)
             for w in caught:
                 self.log.warning(f'{source}: {w.message}')
         except (ValueError, OSError, KeyError) as e:
