@@ -193,7 +193,10 @@ def cmd_base_params(args):
 def cmd_identify(args):
     model = _load(args)
     data = args.data if len(args.data) > 1 else args.data[0]
+    check = None if not args.validate else args.validate if len(args.validate) > 1 else \
+        args.validate[0]
     estimate = identify(model, data, friction=not args.no_friction, armature=args.armature,
+                        validation=check,
                         cutoff=args.cutoff, topic=args.topic,
                         physically_consistent=(args.physically_consistent or bool(args.urdf_out)
                                                or bool(args.parameters_out)))
@@ -221,6 +224,8 @@ def cmd_identify(args):
                   + _table(['standard parameter', 'value'], rows)
                   + '\n\nits residual RMS per joint: ' + ', '.join(
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))
+    if estimate.validation is not None:
+        table += '\n\n' + estimate.validation.table()
     if args.urdf_out:
         table += '\n\nwritten: ' + ', '.join(estimate.to_urdf(args.urdf_out))
     if args.parameters_out:
@@ -412,6 +417,9 @@ def build_parser():
     p.add_argument('data', nargs='+', help='CSV file or rosbag2 folder; several: logs '
                    'identified together (each filtered on its own, as is every stretch between '
                    'gaps in a log)')
+    p.add_argument('--validate', metavar='LOG', action='append', help='a log not used for the '
+                   "fit (repeatable): the URDF's, the identified and the consistent models' "
+                   'torques compared with it, per joint')
     p.add_argument('--no-friction', action='store_true', help='do not identify Fv, Fc')
     p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
     p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '

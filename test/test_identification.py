@@ -293,3 +293,37 @@ def test_no_tip_links_to_suggest_where_a_middle_joint_is_missing(arm):
     names = list(arm.joint_names)
     assert suggest_tip_links(arm, names[:3] + names[4:]) == ''
     assert "tip_links=['link4']" in suggest_tip_links(arm, names[:4])
+
+
+def test_validation_compares_every_model_on_data_not_fitted(arm, base, tmp_path, capsys):
+    """
+    Identify on one motion, validate on another: the library and ``identify --validate``.
+
+    The robot carries 1 kg more at its wrist than its URDF says.  On the validation motion the
+    identified model's error per joint is the sensor noise there (1 % of the joint's torque
+    range + 0.02 N m), where the URDF's is larger by far.
+    """
+    from manipulator_dynamics import cli
+    heavier = arm.with_parameters([arm.inertial[6, 9] + 1.0], ['M_link7'])
+    fit, check = measured(heavier, seed=11), measured(heavier, seed=12, seconds=12.0)
+    estimate = md.identify(arm, (fit[0], fit[5], fit[4]), base=base, cutoff=2.5,
+                           validation=(check[0], check[5], check[4]))
+    validation = estimate.validation
+    tau = md.inverse_dynamics(heavier, *check[1:4], friction=True)
+    noise = 0.01 * np.abs(tau).max(axis=0) + 0.02
+    assert validation.samples == len(check[0]) - 2 * int(np.ceil(3 * RATE / 2.5))
+    assert np.all(validation.rms['identified'] < 1.2 * noise), validation.table()
+    assert np.all(validation.rms['identified'] > 0.8 * noise), validation.table()
+    assert validation.error['urdf'] > 10 * validation.error['identified'], validation.table()
+    assert estimate.to_dict()['validation']['normalised_squared_error_percent'] == \
+        validation.error
+    # the same from the command line, the validation log a CSV of its own
+    write_log_csv(tmp_path / 'fit.csv', arm.joint_names, fit[0], fit[5], fit[4])
+    write_log_csv(tmp_path / 'check.csv', arm.joint_names, check[0], check[5], check[4])
+    assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'fit.csv'),
+                     '--joint-dynamics', CONFIG, '--armature', '--cutoff', '2.5', '--validate',
+                     str(tmp_path / 'check.csv')]) == 0
+    out = capsys.readouterr().out
+    assert f'validation on {validation.samples} states: normalised squared error urdf ' \
+        f'{validation.error["urdf"]:.4g} %, identified {validation.error["identified"]:.4g} %' \
+        in out

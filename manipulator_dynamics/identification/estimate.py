@@ -40,6 +40,7 @@ Identification of the base parameters from measured motion and efforts (Gautier'
 """
 
 import csv
+import dataclasses
 from dataclasses import dataclass, field
 import math
 import os
@@ -70,6 +71,52 @@ GAP_STEPS, GAP_CUTOFF_PERIODS = 5, 0.1
 
 class IdentificationError(ValueError):
     """The data cannot give an estimate: wrong shapes, NaN, too short, or not exciting enough."""
+
+
+@dataclass(frozen=True, eq=False)
+class Validation:
+    """
+    Torques of data not used for the fit, predicted by each model and compared with the measured.
+
+    Attributes
+    ----------
+    joint_names : tuple of str
+    samples : int
+        States compared (at the data's full rate; the filter's transients left out).
+    torque_rms : ndarray, shape (n,)
+        RMS of each joint's measured torque.
+    rms : dict of str to ndarray (n,)
+        Per model (``urdf``, ``identified``, and ``consistent`` where there is one): the RMS of
+        each joint's error, measured minus predicted.
+    error : dict of str to float
+        Per model: the normalised squared error, percent: the sum over joints and samples of
+        the squared errors over that of the squared measured torques.
+
+    """
+
+    joint_names: tuple
+    samples: int
+    torque_rms: np.ndarray
+    rms: dict
+    error: dict
+
+    def table(self):
+        """Say it as text: the normalised errors, then the RMS error of every joint."""
+        models = list(self.rms)
+        lines = [f'validation on {self.samples} states: normalised squared error '
+                 + ', '.join(f'{m} {self.error[m]:.4g} %' for m in models),
+                 f'  {"joint":24s}' + ''.join(f'{m + " RMS":>16s}' for m in models)
+                 + f'{"torque RMS":>16s}']
+        for j, name in enumerate(self.joint_names):
+            lines.append(f'  {name:24s}' + ''.join(f'{self.rms[m][j]:16.4g}' for m in models)
+                         + f'{self.torque_rms[j]:16.4g}')
+        return '\n'.join(lines)
+
+    def to_dict(self):
+        """Return a plain mapping for YAML or JSON."""
+        return {'samples': self.samples, 'torque_rms': self.torque_rms.tolist(),
+                'rms': {m: v.tolist() for m, v in self.rms.items()},
+                'normalised_squared_error_percent': dict(self.error)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,6 +153,8 @@ class Estimate:
         The base parameters of ``standard`` (``K_B`` it implies).
     consistency : dict
         How the consistent set was found: method, seconds, evaluations, residual RMS per joint.
+    validation : Validation or None
+        With ``identify(..., validation=...)``: :meth:`validate` on those data.
 
     """
 
@@ -122,6 +171,34 @@ class Estimate:
     consistent_values: np.ndarray = None
     consistency: dict = field(default_factory=dict)
     model: Model = field(default=None, repr=False)
+    validation: Validation = None
+
+    def validate(self, data, *, topic='/joint_states'):
+        """
+        Predict the torques of ``data`` (as :func:`identify` takes them) with every model.
+
+        The URDF's base parameters, the identified ones and, where there is one, the physically
+        consistent set, against the torques measured: the same filtering of positions as the
+        fit (its cutoff), the measured torques unfiltered, at their full rate, each stretch's
+        filter transients left out.  Returns a :class:`Validation`.
+        """
+        model, base = self.model, self.base
+        q, qd, qdd, tau, parallel, _ = prepare(
+            model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic)
+        W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
+                                          friction=base.friction))
+        if parallel is not None:
+            W, tau = parallel.rows(W), parallel.rows(tau)
+        models = {'urdf': base.values, 'identified': self.values}
+        if self.consistent_values is not None:
+            models['consistent'] = self.consistent_values
+        errors = {m: tau - W @ k for m, k in models.items()}
+        total = float((tau ** 2).sum())
+        return Validation(
+            joint_names=tuple(model.joint_names), samples=len(tau),
+            torque_rms=np.sqrt((tau ** 2).mean(axis=0)),
+            rms={m: np.sqrt((e ** 2).mean(axis=0)) for m, e in errors.items()},
+            error={m: 100.0 * float((e ** 2).sum()) / total for m, e in errors.items()})
 
     def identified_model(self):
         """Return the model with the physically consistent standard parameters in place."""
@@ -195,6 +272,7 @@ class Estimate:
             'residual_rms': self.residual_rms.tolist(),
             'sigma': self.sigma.tolist(),
             'processing': dict(self.processing),
+            **({} if self.validation is None else {'validation': self.validation.to_dict()}),
             **({} if self.standard is None else {
                 'standard': [{'name': n, 'value': float(v)}
                              for n, v in zip(self.standard_names, self.standard)],
@@ -209,7 +287,8 @@ class Estimate:
 
 
 def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
-             topic='/joint_states', physically_consistent=False, prior_weight=1.0):
+             topic='/joint_states', physically_consistent=False, prior_weight=1.0,
+             validation=None):
     """
     Identify the base parameters of ``model`` from measured data.
 
@@ -241,6 +320,10 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     prior_weight : float
         Weight of that prior, in units of one equation's noise per unit of its (dimensionless)
         deviation.
+    validation : data, optional
+        Data not used for the fit (as ``data``: other logs, or another stretch): the estimate's
+        ``validation`` then compares the URDF's, the identified and the consistent models'
+        torques with them (:meth:`Estimate.validate`).
 
     Returns
     -------
@@ -287,10 +370,14 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
                                             prior_weight)
         consistent = consistency.pop('T') @ standard
         consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).mean(axis=0))
-    return Estimate(base=base, values=K, std=std, relative_std=relative, condition=condition,
-                    sigma=sigma, residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
-                    processing=processing, standard=standard, consistent_values=consistent,
-                    consistency=consistency, model=model)
+    estimate = Estimate(base=base, values=K, std=std, relative_std=relative,
+                        condition=condition, sigma=sigma,
+                        residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
+                        processing=processing, standard=standard, consistent_values=consistent,
+                        consistency=consistency, model=model)
+    if validation is None:
+        return estimate
+    return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic))
 
 
 def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
@@ -468,7 +555,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         raise IdentificationError(f'cutoff {cutoff:g} Hz must be between 0 and half the sample '
                                   f'rate ({0.5 * fs:g} Hz)')
     b, a = scipy.signal.butter(order, cutoff / (0.5 * fs))
-    trim = int(math.ceil(3 * fs / cutoff))
+    trim = int(math.ceil(round(3 * fs / cutoff, 6)))      # 239.99999 and 240.00001: 240
     shortest = 2 * trim + 3 * max(len(a), len(b)) + 1
     decimate = max(1, int(fs / (2.5 * cutoff)))
     used, short, resampled, spans = [], [], False, []
@@ -496,8 +583,14 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
             scipy.signal.filtfilt(b, a, x[i:j], axis=0)[trim:j - i - trim:decimate]
             for i, j in zip(bounds[:-1], bounds[1:])])
 
+    def rows(x):
+        """Return the rows ``parallel`` keeps, every one and unfiltered (for validation)."""
+        return np.concatenate([x[i + trim:j - trim] for i, j in zip(bounds[:-1], bounds[1:])])
+    parallel.rows = rows
+
     processing = {
-        'rate_hz': fs, 'filter': f'Butterworth order {order}, zero phase (filtfilt), cutoff '
+        'rate_hz': fs, 'cutoff_hz': float(cutoff),
+        'filter': f'Butterworth order {order}, zero phase (filtfilt), cutoff '
         f'{cutoff:g} Hz, on positions; the same in parallel on efforts and regressor, each '
         'stretch alone', 'resampled': resampled, 'stamps': stamps, 'stretches': spans,
         'too_short': short, 'trimmed_samples': 2 * trim * len(used), 'decimation': decimate}
