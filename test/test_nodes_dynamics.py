@@ -316,6 +316,11 @@ def logged(log, text):
     return [m for m in log if text in m.msg]
 
 
+def wait_logged(client, log, text, timeout=30.0):
+    """Wait for a /rosout record containing ``text``: /rosout may come after the fact it says."""
+    client.wait(lambda: logged(log, text), timeout, f'the log line {text!r}')
+
+
 def test_no_command_before_the_controller_answers(client, processes):
     """
     The safe start: a controller that has not answered (yet) for its ``joints`` gets nothing.
@@ -335,13 +340,13 @@ def test_no_command_before_the_controller_answers(client, processes):
     q = np.full(model.n, 0.3)
     feed(client, pub, model.joint_names, q, 3.0)
     assert len(heard) == 0
-    assert logged(log, "waiting for controller /effort_controller to answer for its 'joints'")
+    wait_logged(client, log, "waiting for controller /effort_controller to answer for its 'joints'")
     controller = client.controller(model.joint_names)
     client.wait(lambda: controller.received or pub.publish(state(model.joint_names, q)),
                 timeout=30, what='commands once the controller answered')
     np.testing.assert_allclose(controller.received[-1].data, md.gravity_torques(model, q),
                                rtol=1e-12)
-    assert logged(log, 'command order matches controller /effort_controller')
+    wait_logged(client, log, 'command order matches controller /effort_controller')
 
 
 @pytest.mark.parametrize('case', ['reversed', 'one joint short'])
@@ -409,7 +414,7 @@ def test_a_restarted_controller_is_asked_again(client, processes):
     wrong = client.controller(list(model.joint_names)[::-1])
     feed(client, pub, model.joint_names, q, 2.0)
     assert not wrong.received
-    assert logged(log, 'no commands until')
+    wait_logged(client, log, 'no commands until')
     count = len(heard)
     feed(client, pub, model.joint_names, q, 1.0)
     assert len(heard) == count                                   # stopped, not only for it
@@ -447,7 +452,7 @@ def test_a_new_robot_description_is_checked_against_the_controller_again(client,
     count = len(controller.received)
     feed(client, pub, gripper.joint_names, q, 2.0)
     assert len(controller.received) == count
-    assert logged(log, 'no commands until')
+    wait_logged(client, log, 'no commands until')
 
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
