@@ -340,7 +340,8 @@ def test_no_command_before_the_controller_answers(client, processes):
     q = np.full(model.n, 0.3)
     feed(client, pub, model.joint_names, q, 3.0)
     assert len(heard) == 0
-    wait_logged(client, log, "waiting for controller /effort_controller to answer for its 'joints'")
+    wait_logged(client, log,
+                "waiting for controller /effort_controller to answer for its 'joints'")
     controller = client.controller(model.joint_names)
     client.wait(lambda: controller.received or pub.publish(state(model.joint_names, q)),
                 timeout=30, what='commands once the controller answered')
