@@ -191,6 +191,8 @@ def cmd_base_params(args):
 
 
 def cmd_identify(args):
+    if args.validate_plot and not args.validate:
+        raise ValueError('--validate-plot needs --validate LOG: the data to plot')
     model = _load(args)
     data = args.data if len(args.data) > 1 else args.data[0]
     check = None if not args.validate else args.validate if len(args.validate) > 1 else \
@@ -226,6 +228,8 @@ def cmd_identify(args):
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))
     if estimate.validation is not None:
         table += '\n\n' + estimate.validation.table()
+        if args.validate_plot:
+            table += f'\n\nplot: {estimate.validation.plot(args.validate_plot)}'
     if args.urdf_out:
         table += '\n\nwritten: ' + ', '.join(estimate.to_urdf(args.urdf_out))
     if args.parameters_out:
@@ -420,6 +424,8 @@ def build_parser():
     p.add_argument('--validate', metavar='LOG', action='append', help='a log not used for the '
                    "fit (repeatable): the URDF's, the identified and the consistent models' "
                    'torques compared with it, per joint')
+    p.add_argument('--validate-plot', metavar='PNG', help='plot the --validate torques, '
+                   'measured and predicted by each model, a panel per joint')
     p.add_argument('--no-friction', action='store_true', help='do not identify Fv, Fc')
     p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
     p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '

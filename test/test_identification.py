@@ -324,6 +324,16 @@ def test_validation_compares_every_model_on_data_not_fitted(arm, base, tmp_path,
                      '--joint-dynamics', CONFIG, '--armature', '--cutoff', '2.5', '--validate',
                      str(tmp_path / 'check.csv')]) == 0
     out = capsys.readouterr().out
+    assert np.array_equal(validation.t, check[0][240:-240])          # its rows' own stamps
+    np.testing.assert_array_equal(validation.measured, check[4][240:-240])
+    assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'fit.csv'),
+                     '--validate-plot', str(tmp_path / 'v.png')]) == 2
+    assert '--validate-plot needs --validate LOG' in capsys.readouterr().err
+    assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'fit.csv'),
+                     '--joint-dynamics', CONFIG, '--armature', '--cutoff', '2.5', '--validate',
+                     str(tmp_path / 'check.csv'), '--validate-plot', str(tmp_path / 'v.png')]) == 0
+    assert f'plot: {tmp_path / "v.png"}' in capsys.readouterr().out
+    assert (tmp_path / 'v.png').stat().st_size > 10000
     assert f'validation on {validation.samples} states: normalised squared error urdf ' \
         f'{validation.error["urdf"]:.4g} %, identified {validation.error["identified"]:.4g} %' \
         in out

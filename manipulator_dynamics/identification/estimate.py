@@ -99,6 +99,32 @@ class Validation:
     torque_rms: np.ndarray
     rms: dict
     error: dict
+    t: np.ndarray = field(default=None, repr=False)
+    measured: np.ndarray = field(default=None, repr=False)
+    predicted: dict = field(default=None, repr=False)
+
+    def plot(self, path):
+        """Write a PNG of measured and predicted torques, a panel per joint; return ``path``."""
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+        n = len(self.joint_names)
+        fig, axes = plt.subplots(n, 1, figsize=(9, 1.6 * n + 1), sharex=True, squeeze=False)
+        for j, (ax, name) in enumerate(zip(axes[:, 0], self.joint_names)):
+            ax.plot(self.t, self.measured[:, j], lw=1.5, color='0.3', label='measured')
+            for model, tau in self.predicted.items():
+                ax.plot(self.t, tau[:, j], '--', lw=1,
+                        label=f'{model} ({self.error[model]:.3g} %)')
+            ax.set_ylabel(f'{name}\n[N m]')
+            ax.grid(alpha=0.3)
+        axes[0, 0].legend(fontsize=8, ncol=len(self.predicted) + 1)
+        axes[0, 0].set_title("validation: measured torques and each model's prediction "
+                             '(normalised squared error)')
+        axes[-1, 0].set_xlabel('time [s] (gaps between stretches left out)')
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path
 
     def table(self):
         """Say it as text: the normalised errors, then the RMS error of every joint."""
@@ -187,18 +213,21 @@ class Estimate:
             model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic)
         W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
                                           friction=base.friction))
+        t = np.arange(len(tau), dtype=float)           # arrays given as they are: a count
         if parallel is not None:
-            W, tau = parallel.rows(W), parallel.rows(tau)
+            W, tau, t = parallel.rows(W), parallel.rows(tau), parallel.rows(parallel.t)
         models = {'urdf': base.values, 'identified': self.values}
         if self.consistent_values is not None:
             models['consistent'] = self.consistent_values
-        errors = {m: tau - W @ k for m, k in models.items()}
+        predicted = {m: W @ k for m, k in models.items()}
+        errors = {m: tau - p for m, p in predicted.items()}
         total = float((tau ** 2).sum())
         return Validation(
             joint_names=tuple(model.joint_names), samples=len(tau),
             torque_rms=np.sqrt((tau ** 2).mean(axis=0)),
             rms={m: np.sqrt((e ** 2).mean(axis=0)) for m, e in errors.items()},
-            error={m: 100.0 * float((e ** 2).sum()) / total for m, e in errors.items()})
+            error={m: 100.0 * float((e ** 2).sum()) / total for m, e in errors.items()},
+            t=t, measured=tau, predicted=predicted)
 
     def identified_model(self):
         """Return the model with the physically consistent standard parameters in place."""
@@ -570,7 +599,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
             continue
         qf = scipy.signal.filtfilt(b, a, qs, axis=0)
         qd = np.gradient(qf, step, axis=0)
-        used.append((qf, qd, np.gradient(qd, step, axis=0), taus))
+        used.append((qf, qd, np.gradient(qd, step, axis=0), taus, ts))
         spans.append([float(ts[0]), float(ts[-1])])
     if not used:
         raise IdentificationError(f'{sum(len(p[0]) for p in pieces)} samples in {len(pieces)} '
@@ -587,6 +616,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         """Return the rows ``parallel`` keeps, every one and unfiltered (for validation)."""
         return np.concatenate([x[i + trim:j - trim] for i, j in zip(bounds[:-1], bounds[1:])])
     parallel.rows = rows
+    parallel.t = np.concatenate([u[4] for u in used])          # the stamps of every row
 
     processing = {
         'rate_hz': fs, 'cutoff_hz': float(cutoff),
