@@ -562,7 +562,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
 
     The stamps are checked first (:func:`check_stamps`): samples that repeat the one before
     (the same stamp, or every position and effort the same) are dropped, and an interval longer
-    than ``GAP_STEPS`` sample steps ends a stretch.  A stretch is put on a uniform grid (linear
+    than the report's ``gap_s`` ends a stretch.  A stretch is put on a uniform grid (linear
     interpolation where stamps jitter by more than 1 %), filtered and differentiated alone, and
     ``parallel`` filters it alone: nothing is drawn across a gap.  Stretches too short to filter
     are left out and reported.  ``processing`` says what was found and done.
