@@ -89,7 +89,7 @@ def consistent_row(name, model, motion, friction, duration, rate):
     ours = np.sqrt(((Y @ estimate.standard - measured) ** 2).mean())
     return (f'| {name} | {friction} | {len(consistent.physical_problems(completed, names))} | '
             f'{len(consistent.physical_problems(estimate.standard, names))} | {free:.4g} | '
-            f'{ours:.4g} | {ours / free:.3f} | {estimate.consistency["seconds"]:.2f} |')
+            f'{ours:.4g} | {ours / free:.3f} | {1e3 * estimate.consistency["seconds"]:.1f} | {estimate.consistency["iterations"]} |')
 
 
 def identified(model, motion, friction, seed):
@@ -192,8 +192,8 @@ def main():
     print('| --- | --- | --- | ---: | ---: | ---: |')
     print('\n'.join(above))
     print('\n| robot | friction | problems, least squares | problems, consistent | validation '
-          'RMS, least squares | validation RMS, consistent | ratio | fit [s] |')
-    print('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |')
+          'RMS, least squares | validation RMS, consistent | ratio | fit [ms] | Newton steps |')
+    print('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
     print('\n'.join(rows))
 
 

@@ -221,8 +221,8 @@ def cmd_identify(args):
         info = estimate.consistency
         said = 'converged' if info['converged'] else 'DID NOT CONVERGE, the last iterate'
         table += ('\n\nphysically consistent standard parameters '
-                  f"({info['method']}, {info['seconds']:.2f} s, {info['evaluations']} "
-                  f"evaluations: {said}: {info['status']}):\n"
+                  f"({info['method']}, {info['seconds']:.2f} s, {info['iterations']} "
+                  f"Newton steps: {said}: {info['status']}):\n"
                   + _table(['standard parameter', 'value'], rows)
                   + '\n\nits residual RMS per joint: ' + ', '.join(
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))

@@ -15,11 +15,13 @@
 """Physically consistent estimates: the pseudo-inertia algebra, the checks, the fit."""
 
 import dataclasses
+import math
 
 from conftest import erd, needs_erd
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification import consistent
+from manipulator_dynamics.model import pseudo_inertia, standard_from_pseudo_inertia
 import numpy as np
 import pytest
 
@@ -46,24 +48,56 @@ def test_pseudo_inertia_is_the_second_moment_of_the_mass():
     inertia = sum(mk * (rk @ rk * np.eye(3) - np.outer(rk, rk)) for rk, mk in zip(r, m))
     phi = np.array([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2],
                     inertia[2, 2], *(m @ r), m.sum()])
-    assert np.allclose(consistent.pseudo_inertia(phi), J)
-    assert np.allclose(consistent.standard_from_pseudo_inertia(J), phi)
+    assert np.allclose(pseudo_inertia(phi), J)
+    assert np.allclose(standard_from_pseudo_inertia(J), phi)
 
 
-def test_log_cholesky_round_trip_and_exact_jacobian():
+def test_the_prior_is_zero_at_the_urdf_convex_and_a_barrier():
+    """
+    The log-det divergence: zero at the prior, its gradient and Hessian exact, infinite outside.
+
+    Its Hessian is positive definite on every realisable set tried (the fit is convex), and it
+    grows without bound as a link nears the boundary of the realisable cone.
+    """
+    model = md.load_model(robots.path('demo_arm'))
+    estimate = md.identify(model, simulate_demo(model), physically_consistent=True)
+    prior = md.standard_parameters(model, friction=True)
+    fit = consistent.ConsistentFit(estimate.base, prior, estimate.values)
+    start = fit.start()
+    value, gradient, hessian = fit.prior(start)
+    assert value == pytest.approx(0.0, abs=1e-12) and np.abs(gradient).max() < 1e-9
     rng = np.random.default_rng(1)
-    for _ in range(5):
-        theta = 0.5 * rng.normal(size=10)
-        J = consistent.from_log_cholesky(theta)
-        assert np.linalg.eigvalsh(J).min() > 0
-        assert np.allclose(consistent.log_cholesky(J), theta, atol=1e-12)
-        D, h = consistent.log_cholesky_jacobian(theta), 1e-6
+    h = 1e-6
+    for _ in range(3):
+        phi = start * np.exp(0.1 * rng.normal(size=start.shape))
+        for idx, J0 in zip(fit.links, fit.J0):           # a congruence keeps J realisable
+            B = np.eye(4) + 0.1 * rng.normal(size=(4, 4))
+            phi[idx] = standard_from_pseudo_inertia(B @ J0 @ B.T)
+        value, gradient, hessian = fit.prior(phi)
+        assert math.isfinite(value) and value > 0
+        assert np.linalg.eigvalsh(hessian).min() > 0
+        for k in rng.choice(len(phi), 8, replace=False):
+            e = np.zeros(len(phi))
+            e[k] = h * max(abs(phi[k]), 1e-3)
+            plus, minus = fit.prior(phi + e), fit.prior(phi - e)
+            assert (plus[0] - minus[0]) / (2 * e[k]) == pytest.approx(gradient[k], rel=1e-5,
+                                                                      abs=1e-6)
+            assert np.allclose((plus[1] - minus[1]) / (2 * e[k]), hessian[:, k], rtol=1e-4,
+                               atol=1e-6 * np.abs(hessian[:, k]).max())
+    idx, J0 = fit.links[1], fit.J0[1]
+    w, V = np.linalg.eigh(J0)
+    near = start.copy()
+    values = []
+    for kept in (1.0, 0.1, 0.01, -0.01):     # J's smallest eigenvalue to zero, then past it
+        near[idx] = standard_from_pseudo_inertia(J0 - (1 - kept) * w[0] * np.outer(V[:, 0],
+                                                                                   V[:, 0]))
+        values.append(fit.prior(near)[0])
+    assert values[0] < 1e-9 and values[0] < values[1] < values[2] and values[3] == math.inf
 
-        def phi(t):
-            return consistent.standard_from_pseudo_inertia(consistent.from_log_cholesky(t))
-        numeric = np.column_stack([(phi(theta + h * e) - phi(theta - h * e)) / (2 * h)
-                                   for e in np.eye(10)])
-        assert np.allclose(D, numeric, rtol=1e-6, atol=1e-8)
+
+def simulate_demo(model):
+    motion = md.excitation_trajectory(model, duration=4.0, maxiter=0)
+    return motion.q, motion.qd, motion.qdd, simulate(model, motion)
 
 
 def test_physical_problems_name_the_link_and_the_fault():
@@ -115,22 +149,22 @@ def test_a_urdf_that_fits_the_data_is_returned_whole(demo_motion):
 
 
 def test_a_fit_that_did_not_converge_says_so(demo_motion, monkeypatch, capsys, tmp_path):
-    """Out of evaluations: a ConvergenceWarning, ``converged`` False, and the CLI says so."""
+    """Out of Newton steps: a ConvergenceWarning, ``converged`` False, and the CLI says so."""
     from conftest import write_log_csv
     from manipulator_dynamics import cli
     model, motion = demo_motion
     tau = 1.3 * simulate(model, motion, noise=0.01)       # a robot far from its URDF
-    monkeypatch.setattr(consistent, 'MAX_EVALUATIONS', 2)
-    with pytest.warns(md.ConvergenceWarning, match=r'did not converge: .* \(2 evaluations'):
+    monkeypatch.setattr(consistent, 'MAX_ITERATIONS', 2)
+    with pytest.warns(md.ConvergenceWarning, match=r'did not converge: .* \(2 iterations'):
         estimate = md.identify(model, (motion.q, motion.qd, motion.qdd, tau),
                                physically_consistent=True)
     assert estimate.consistency['converged'] is False
-    assert estimate.consistency['evaluations'] == 2
+    assert estimate.consistency['iterations'] == 2
     write_log_csv(tmp_path / 'log.csv', model.joint_names, motion.t, motion.q, tau)
     assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'),
                      '--cutoff', '2.5', '--physically-consistent']) == 0
     out, err = capsys.readouterr()
-    assert '2 evaluations: DID NOT CONVERGE, the last iterate' in out
+    assert '2 Newton steps: DID NOT CONVERGE, the last iterate' in out
     assert 'manipulator-dynamics: warning: the physically consistent fit did not converge' in err
 
 
