@@ -89,7 +89,8 @@ def consistent_row(name, model, motion, friction, duration, rate):
     ours = np.sqrt(((Y @ estimate.standard - measured) ** 2).mean())
     return (f'| {name} | {friction} | {len(consistent.physical_problems(completed, names))} | '
             f'{len(consistent.physical_problems(estimate.standard, names))} | {free:.4g} | '
-            f'{ours:.4g} | {ours / free:.3f} | {1e3 * estimate.consistency["seconds"]:.1f} | {estimate.consistency["iterations"]} |')
+            f'{ours:.4g} | {ours / free:.3f} | {1e3 * estimate.consistency["seconds"]:.1f} | '
+            f'{estimate.consistency["iterations"]} |')
 
 
 def identified(model, motion, friction, seed):
