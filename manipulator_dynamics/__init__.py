@@ -39,7 +39,7 @@ _WHERE = {
     '.flexible.arm': ('FlexibleArm', 'FlexibleArmError'),
     '.flexible.stream': ('FlexibleSample', 'FlexibleStream'),
     '.rigid.forward': ('choose_method', 'forward_dynamics'),
-    '.identification.estimate': ('Estimate', 'IdentificationError', 'identify'),
+    '.identification.estimate': ('Estimate', 'IdentificationError', 'identify', 'select_friction'),
     '.identification.excitation': ('Excitation', 'excitation_trajectory'),
     '.identification.payload': ('identify_payload', 'PayloadEstimate'),
     '.model': ('InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'URDFError'),
@@ -62,7 +62,8 @@ __all__ = [
     'forward_dynamics', 'get_threads', 'gravity_torques', 'identify', 'identify_payload',
     'inertia_matrix', 'inverse_dynamics', 'load_closures', 'load_model',
     'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names', 'physical_problems',
-    'regressor', 'set_threads', 'standard_parameters', 'udut', 'write_joint_dynamics',
+    'regressor', 'select_friction', 'set_threads', 'standard_parameters', 'udut',
+    'write_joint_dynamics',
     'write_urdf',
 ]
 

@@ -29,7 +29,8 @@ import numpy as np
 
 from . import robots
 from .identification.base_parameters import base_parameters
-from .identification.estimate import CUTOFF_HZ, identify, stamps_summary
+from .identification.estimate import (CUTOFF_HZ, FRICTION_LAWS, friction_summary, identify,
+                                      select_friction, stamps_summary)
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
@@ -197,11 +198,21 @@ def cmd_identify(args):
     data = args.data if len(args.data) > 1 else args.data[0]
     check = None if not args.validate else args.validate if len(args.validate) > 1 else \
         args.validate[0]
-    estimate = identify(model, data, friction=not args.no_friction, armature=args.armature,
-                        validation=check,
-                        cutoff=args.cutoff, topic=args.topic,
-                        physically_consistent=(args.physically_consistent or bool(args.urdf_out)
-                                               or bool(args.parameters_out)))
+    laws = ['none'] if args.no_friction else args.friction.split(',')
+    unknown = [law for law in laws if law not in FRICTION_LAWS]
+    if unknown:
+        raise ValueError(f'--friction {args.friction}: unknown law {unknown[0]!r} (laws: '
+                         f'{", ".join(FRICTION_LAWS)}; several, comma-separated, with --validate)')
+    if len(laws) > 1 and not args.validate:
+        raise ValueError(f'--friction {args.friction}: choosing among laws needs --validate LOG, '
+                         'data the fits do not see (the training fit always prefers more terms)')
+    options = {'armature': args.armature, 'cutoff': args.cutoff, 'topic': args.topic,
+               'physically_consistent': (args.physically_consistent or bool(args.urdf_out)
+                                         or bool(args.parameters_out))}
+    if len(laws) > 1:
+        estimate = select_friction(model, data, check, laws=laws, **options)
+    else:
+        estimate = identify(model, data, friction=laws[0], validation=check, **options)
     rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
             for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
                                                    estimate.values, estimate.std,
@@ -215,6 +226,7 @@ def cmd_identify(args):
         table += '\n\n' + stamps
     table += '\n\nresidual RMS per joint: ' + ', '.join(
         f'{j} {r:.3g}' for j, r in zip(model.joint_names, estimate.residual_rms))
+    table += '\n\n' + friction_summary(estimate.processing)
     if estimate.standard is not None:
         rows = [[name, _fmt(value)] for name, value in zip(estimate.standard_names,
                                                            estimate.standard)]
@@ -426,7 +438,11 @@ def build_parser():
                    'torques compared with it, per joint')
     p.add_argument('--validate-plot', metavar='PNG', help='plot the --validate torques, '
                    'measured and predicted by each model, a panel per joint')
-    p.add_argument('--no-friction', action='store_true', help='do not identify Fv, Fc')
+    p.add_argument('--friction', default='coulomb', metavar='LAW[,LAW...]', help='joint '
+                   'friction law: none, coulomb (Fv qd + Fc sign(qd), the default), offset (+ Fo '
+                   'per joint), smooth (Fc tanh(qd / vs) + Fo, vs fitted); several, '
+                   'comma-separated, with --validate: the one that best predicts it is kept')
+    p.add_argument('--no-friction', action='store_true', help='same as --friction none')
     p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
     p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '
                    f"about 5x the motion's highest frequency (default {CUTOFF_HZ:g})")

@@ -34,14 +34,27 @@ from .rigid.rnea import bias_forces
 
 def friction_torque(model, qd, direction=None):
     """
-    Joint friction ``Fv qd + Fc sign(direction)``, ``direction`` defaulting to ``qd``.
+    Joint friction ``Fv qd + Fc s(direction) + Fo``, ``direction`` defaulting to ``qd``.
 
-    The same law :func:`~manipulator_dynamics.inverse_dynamics` adds with ``friction=True``.  A
-    compensating controller may take the Coulomb sign from the *desired* velocity, which switches
-    only at turning points (on the measured one it switches with the loop's delay and chatters).
+    ``s`` is the sign, or ``tanh(qd / vs)`` on joints with a Coulomb velocity ``vs > 0``
+    (``model.coulomb_velocity``); ``Fo`` is ``model.friction_offset``.  The same law
+    :func:`~manipulator_dynamics.inverse_dynamics` adds with ``friction=True``.  A compensating
+    controller may take the Coulomb sign from the *desired* velocity, which switches only at
+    turning points (on the measured one it switches with the loop's delay and chatters).
     """
     qd = np.asarray(qd, dtype=float)
-    return model.viscous * qd + model.coulomb * np.sign(qd if direction is None else direction)
+    return model.viscous * qd + model.coulomb * coulomb_shape(
+        model, qd if direction is None else direction) + model.friction_offset
+
+
+def coulomb_shape(model, qd):
+    """Return ``s(qd)`` of each joint: ``tanh(qd / vs)`` where ``vs > 0``, else ``sign(qd)``."""
+    qd = np.asarray(qd, dtype=float)
+    vs = model.coulomb_velocity
+    if not vs.any():
+        return np.sign(qd)
+    smooth = vs > 0
+    return np.where(smooth, np.tanh(qd / np.where(smooth, vs, 1.0)), np.sign(qd))
 
 
 def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, *, friction=False):
@@ -147,9 +160,11 @@ def rk4_step(model, q, qd, tau, h, *, friction=False, method='udut'):
     smoothing it (a tanh over 0.01 rad/s) makes far too stiff for a 1 ms step on a light joint.
     """
     sliding = np.sign(qd)
+    smooth = model.coulomb_velocity > 0            # a smooth law needs no freezing
 
     def acc(q, qd):
-        applied = tau - friction_torque(model, qd, sliding) if friction else tau
+        applied = tau - friction_torque(model, qd, np.where(smooth, qd, sliding)) \
+            if friction else tau
         return forward_dynamics(model, q, qd, applied, method=method)
 
     k1q, k1v = qd, acc(q, qd)
@@ -159,5 +174,5 @@ def rk4_step(model, q, qd, tau, h, *, friction=False, method='udut'):
     q = q + h / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
     qd = qd + h / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
     if friction:
-        qd = np.where(sliding * qd < 0, 0.0, qd)
+        qd = np.where((sliding * qd < 0) & ~smooth, 0.0, qd)
     return q, qd

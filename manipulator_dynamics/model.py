@@ -205,6 +205,11 @@ class Model:
     armature, viscous, coulomb : ndarray, shape (n,)
         Rotor inertia ``Ia`` (added on the diagonal of M), viscous ``Fv`` and Coulomb ``Fc``
         friction.
+    friction_offset, coulomb_velocity : ndarray, shape (n,)
+        The rest of each joint's friction law ``Fv qd + Fc s(qd) + Fo`` (:func:`friction_torque`):
+        a constant ``Fo`` (asymmetric Coulomb friction, ``Fc + Fo`` one way and ``Fc - Fo`` the
+        other, or a torque sensor's offset), and the velocity ``vs`` of the smooth Coulomb law
+        ``s(qd) = tanh(qd / vs)``; 0 (the default, and all URDF can say) is ``sign(qd)``.
     lower, upper, velocity_limit, effort_limit : ndarray, shape (n,)
         URDF limits (``inf`` where the URDF gives none).
     gravity : ndarray, shape (3,)
@@ -242,17 +247,23 @@ class Model:
     frames: Mapping = field(default_factory=dict)
     mimic: Mapping = field(default_factory=dict)
     urdf: bytes = field(default=None, repr=False)
+    friction_offset: np.ndarray = None
+    coulomb_velocity: np.ndarray = None
 
     def __post_init__(self):
         n = len(self.joint_names)
         put = object.__setattr__
+        for name in ('friction_offset', 'coulomb_velocity'):
+            if getattr(self, name) is None:
+                put(self, name, np.zeros(n))
         put(self, 'joint_names', tuple(self.joint_names))
         put(self, 'link_names', tuple(self.link_names))
         put(self, 'parent', _frozen(self.parent, np.int64))
         put(self, 'joint_type', _frozen(self.joint_type, np.int64))
         put(self, 'continuous', _frozen(self.continuous, bool))
         for name in ('axis', 'R_parent_joint', 'p_parent_joint', 'inertial', 'armature', 'viscous',
-                     'coulomb', 'lower', 'upper', 'velocity_limit', 'effort_limit', 'gravity'):
+                     'coulomb', 'friction_offset', 'coulomb_velocity', 'lower', 'upper',
+                     'velocity_limit', 'effort_limit', 'gravity'):
             put(self, name, _frozen(getattr(self, name)))
         put(self, 'frames', MappingProxyType(dict(self.frames)))
         put(self, 'mimic', MappingProxyType(dict(self.mimic)))
@@ -294,7 +305,8 @@ class Model:
         Return a copy with standard parameters replaced: identified ones, for instance.
 
         ``names`` as :func:`parameter_names` makes them (``XX_<link>`` ... ``M_<link>`` for whole
-        links, ``Ia_<joint>``, ``Fv_<joint>``, ``Fc_<joint>``); what is not named keeps its value.
+        links, ``Ia_<joint>``, ``Fv_<joint>``, ``Fc_<joint>``, ``Fo_<joint>``), and ``Vs_<joint>``
+        for the Coulomb velocity of a smooth friction law; what is not named keeps its value.
         A link's ten parameters are its body's, about the body frame, fixed children included.
         """
         values = np.asarray(values, dtype=float).reshape(-1)
@@ -302,17 +314,19 @@ class Model:
             raise ValueError(f'{len(values)} values for {len(names)} names')
         fields = {k: getattr(self, k) for k in self.__dataclass_fields__
                   if self.__dataclass_fields__[k].init}
-        arrays = {key: np.array(fields[key]) for key in ('inertial', 'armature', 'viscous',
-                                                         'coulomb')}
+        where = {'Ia': 'armature', 'Fv': 'viscous', 'Fc': 'coulomb', 'Fo': 'friction_offset',
+                 'Vs': 'coulomb_velocity'}
+        arrays = {key: np.array(fields[key]) for key in ('inertial', *where.values())}
         links = {name: i for i, name in enumerate(self.link_names)}
         joints = {name: i for i, name in enumerate(self.joint_names)}
         columns = {name: k for k, name in enumerate(PARAMETER_NAMES)}
-        where = {'Ia': 'armature', 'Fv': 'viscous', 'Fc': 'coulomb'}
         for name, value in zip(names, values):
             kind, _, owner = name.partition('_')
             if kind in columns and owner in links:
                 arrays['inertial'][links[owner], columns[kind]] = value
             elif kind in where and owner in joints:
+                if kind == 'Vs' and value < 0:
+                    raise ValueError(f"'{name}' = {value}: a Coulomb velocity is >= 0")
                 arrays[where[kind]][joints[owner]] = value
             else:
                 raise ValueError(f"parameter '{name}' names no link or joint of model "
@@ -383,7 +397,10 @@ class Model:
 # Joint dynamics overrides (armature, friction) from YAML
 # ---------------------------------------------------------------------------------------------------
 
-_DYNAMICS_FIELDS = {'armature': 'armature', 'viscous': 'viscous', 'coulomb': 'coulomb'}
+#: Fields of a joint-dynamics YAML entry: the Model field each sets, and whether it may be < 0.
+_DYNAMICS_FIELDS = {'armature': ('armature', False), 'viscous': ('viscous', False),
+                    'coulomb': ('coulomb', False), 'offset': ('friction_offset', True),
+                    'coulomb_velocity': ('coulomb_velocity', False)}
 
 
 def read_yaml(source, what, error):
@@ -414,19 +431,22 @@ def load_joint_dynamics(source, joint_names: Sequence[str]):
 
         joint_dynamics:            # the top-level key is optional
           panda_joint1: {armature: 0.1, viscous: 0.5, coulomb: 0.2}
+          panda_joint2: {coulomb: 0.6, coulomb_velocity: 0.02, offset: -0.1}
 
-    Fields left out keep the URDF's value (``<dynamics damping= friction=>``; armature 0).
+    Fields left out keep the URDF's value (``<dynamics damping= friction=>``; armature, offset
+    and coulomb_velocity 0).  The friction law is ``viscous qd + coulomb s(qd) + offset``, ``s``
+    the sign of ``qd``, or ``tanh(qd / coulomb_velocity)`` where that is positive.
     """
     source = read_yaml(source, 'joint dynamics', URDFError)
     if source is None:
         source = {}
     if not isinstance(source, Mapping):
         raise URDFError('joint dynamics must be a mapping of joint name to '
-                        '{armature, viscous, coulomb}, got ' + type(source).__name__)
+                        '{' + ', '.join(_DYNAMICS_FIELDS) + '}, got ' + type(source).__name__)
     if 'joint_dynamics' in source:
         source = source['joint_dynamics'] or {}
     index = {name: i for i, name in enumerate(joint_names)}
-    updates = {key: {} for key in _DYNAMICS_FIELDS.values()}
+    updates = {key: {} for key, _ in _DYNAMICS_FIELDS.values()}
     for joint, entry in source.items():
         if joint not in index:
             raise URDFError(f"joint dynamics names joint '{joint}', which is not a joint of the "
@@ -443,10 +463,11 @@ def load_joint_dynamics(source, joint_names: Sequence[str]):
             except (TypeError, ValueError):
                 raise URDFError(f"joint dynamics of '{joint}': {key} must be a number, "
                                 f'got {value!r}') from None
-            if not math.isfinite(value) or value < 0:
-                raise URDFError(f"joint dynamics of '{joint}': {key} must be finite and >= 0, "
-                                f'got {value}')
-            updates[_DYNAMICS_FIELDS[key]][index[joint]] = value
+            target, signed = _DYNAMICS_FIELDS[key]
+            if not math.isfinite(value) or (value < 0 and not signed):
+                raise URDFError(f"joint dynamics of '{joint}': {key} must be finite"
+                                f"{'' if signed else ' and >= 0'}, got {value}")
+            updates[target][index[joint]] = value
 
     def setter(values):
         def apply(old):
@@ -473,6 +494,7 @@ def load_parameters(source):
         standard_parameters:       # the top-level key is optional
           XX_link1: 0.0123         # names as parameter_names(): <kind>_<link> or _<joint>
           Fv_joint1: 0.5
+          Vs_joint1: 0.02          # the Coulomb velocity of a smooth friction law
 
     Other top-level keys (``robot``, ``source``, ...) are ignored.
     """
@@ -507,7 +529,7 @@ def parameter_problems(model):
         if fault:
             problems.append(f"body of link '{link}': {fault}")
     for kind, values in (('armature', model.armature), ('viscous', model.viscous),
-                         ('coulomb', model.coulomb)):
+                         ('coulomb', model.coulomb), ('coulomb_velocity', model.coulomb_velocity)):
         for j in np.flatnonzero(values < 0):
             problems.append(f"joint '{model.joint_names[j]}': {kind} {values[j]:.6g} is negative")
     return problems

@@ -28,12 +28,16 @@ Two engines behind one interface (``q``, ``qd``, ``step(tau)``, ``dt``, ``descri
   through a constraint, not ``Fc sign(qd)``: a joint at rest sticks until the effort exceeds
   ``Fc``; the constraint is made as stiff as the step allows, so that a sliding joint feels
   ``Fc`` (above 0.01 rad/s on the demo arm's light wrist, where MuJoCo's default softness
-  gave a third of it at 0.1 rad/s).  Position limits are enforced as MuJoCo
-  enforces them: a soft constraint that lets the joint pass the limit by a little (about a
-  milliradian under gravity) and pushes it back, never a hard stop and never an error, where a
-  real drive would brake or fault.  URDF ``<mimic>`` relations, which MuJoCo's URDF import makes
-  equality constraints, are left out: every joint is its own coordinate, as in this
-  package's model, Pinocchio's default parser and ``/joint_states``.
+  gave a third of it at 0.1 rad/s).  What a MuJoCo joint has no element for, a friction
+  offset ``Fo`` and a smooth Coulomb law ``Fc tanh(qd / vs)`` (``model.friction_offset``,
+  ``model.coulomb_velocity``), is applied as a generalised force computed from the velocity at
+  the start of each substep and held over it; a smooth law's slope at rest goes into
+  ``dof_damping`` and the substeps are made short enough for it.  Position limits are
+  enforced as MuJoCo enforces them: a soft constraint that lets the joint pass the limit by a
+  little (about a milliradian under gravity) and pushes it back, never a hard stop and never an
+  error, where a real drive would brake or fault.  URDF ``<mimic>`` relations, which MuJoCo's
+  URDF import makes equality constraints, are left out: every joint is its own coordinate, as
+  in this package's model, Pinocchio's default parser and ``/joint_states``.
 * :class:`InternalPlant`: this package's forward dynamics (Saha's UDU^T method) under the classic
   Runge-Kutta scheme (:func:`~manipulator_dynamics.control.rk4_step`): no limits, a free
   multibody.  It agrees with any controller built on the same model, by construction.
@@ -42,11 +46,12 @@ Both hold the effort over a step of ``dt`` seconds, integrated in ``substeps`` e
 """
 
 import importlib.util
+import math
 import warnings
 
 import numpy as np
 
-from .control import rk4_step
+from .control import coulomb_shape, rk4_step
 
 #: Engines of :func:`make_plant`.
 ENGINES = ('mujoco', 'internal')
@@ -158,8 +163,8 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
                          'loaded with root_link or tip_links? the plant simulates the whole URDF)')
     dof = np.array(dof, dtype=np.int64)
     mj.dof_armature[dof] = model.armature
-    mj.dof_damping[dof] = model.viscous if friction else 0.0
-    mj.dof_frictionloss[dof] = model.coulomb if friction else 0.0
+    mj.dof_damping[dof] = damping(model) if friction else 0.0
+    mj.dof_frictionloss[dof] = _dry_friction(model) if friction else 0.0
     # dry friction as stiff as the step allows (time constant two steps, the least MuJoCo
     # advises; impedance 0.99): sliding, it is Fc (MuJoCo's defaults, 20 ms and 0.9-0.95, gave
     # the demo arm's 0.04 kg m^2 wrist 0.32 Fc at 0.05-0.2 rad/s and 0.80 Fc above)
@@ -182,17 +187,13 @@ def choose_integrator(model, q, h, *, friction=True):
     undamped swing (errors of 78-18,000 mrad after 1 s against a 0.01 ms reference) but handle
     stiff URDF damping; RK4 is accurate undamped (at most 5 mrad) but unstable where a joint's
     damping is stiff (xarm7, z1).  So: RK4 while the fastest damping rate ``lambda``, the
-    largest eigenvalue of ``M(q)^-1 D`` (``D`` the viscous friction, ``M`` with armature), keeps
-    ``lambda h`` within :data:`RK4_STABLE`; ``implicitfast`` (damping integrated implicitly)
-    otherwise.
+    largest eigenvalue of ``M(q)^-1 D`` (``D`` the joints' :func:`damping`, ``M`` with
+    armature), keeps ``lambda h`` within :data:`RK4_STABLE`; ``implicitfast`` (damping
+    integrated implicitly) otherwise.
     """
-    from .rigid.crba import inertia_matrix
-
-    if not friction or not np.any(model.viscous > 0):
+    rate = damping_rate(model, q, friction)
+    if rate == 0:
         return 'rk4', 'no joint damping'
-    M = inertia_matrix(model, np.asarray(q, dtype=float))
-    d = np.sqrt(model.viscous)
-    rate = float(np.max(np.linalg.eigvalsh(d[:, None] * np.linalg.inv(M) * d[None, :])))
     if rate * h <= RK4_STABLE:
         return 'rk4', f'damping rate {rate:.3g}/s x step {h:g} s = {rate * h:.2g} <= {RK4_STABLE}'
     return 'implicitfast', (f'damping rate {rate:.3g}/s x step {h:g} s = {rate * h:.2g} > '
@@ -209,8 +210,15 @@ class MujocoPlant:
 
         self._mujoco = mujoco
         self.model, self.dt, self.substeps = model, float(dt), int(substeps)
-        h = self.dt / self.substeps
         q0 = np.broadcast_to(np.asarray(q0, dtype=float), (model.n,))
+        # a smooth Coulomb law is applied explicitly, updated each substep: substeps short
+        # enough for its slope at rest (as the internal plant's)
+        self._applied = friction and bool(model.friction_offset.any()
+                                          or model.coulomb_velocity.any())
+        if model.coulomb_velocity.any():
+            rate = damping_rate(model, q0, friction)
+            self.substeps = max(self.substeps, math.ceil(rate * self.dt / RK4_STABLE))
+        h = self.dt / self.substeps
         why = f'{integrator} as asked'
         if integrator == 'auto':
             integrator, why = choose_integrator(model, q0, h, friction=friction)
@@ -226,9 +234,11 @@ class MujocoPlant:
                             f'{h * 1e3:g} ms x {self.substeps}')
 
     def set_friction(self, on):
-        """Switch the joint friction (damping and frictionloss) on or off."""
-        self.mj.dof_damping[self._dof] = self.model.viscous if on else 0.0
-        self.mj.dof_frictionloss[self._dof] = self.model.coulomb if on else 0.0
+        """Switch the joint friction (damping, frictionloss and the applied rest) on or off."""
+        self.mj.dof_damping[self._dof] = damping(self.model) if on else 0.0
+        self.mj.dof_frictionloss[self._dof] = _dry_friction(self.model) if on else 0.0
+        self._applied = bool(on) and bool(self.model.friction_offset.any()
+                                          or self.model.coulomb_velocity.any())
 
     @property
     def q(self):
@@ -242,8 +252,13 @@ class MujocoPlant:
 
     def step(self, tau):
         """Hold the efforts ``tau`` (model order) for ``dt`` seconds."""
-        self.data.qfrc_applied[self._dof] = tau
-        self._mujoco.mj_step(self.mj, self.data, nstep=self.substeps)
+        if not self._applied:
+            self.data.qfrc_applied[self._dof] = tau
+            self._mujoco.mj_step(self.mj, self.data, nstep=self.substeps)
+        for _ in range(self.substeps if self._applied else 0):
+            # what MuJoCo's joints cannot say, from each substep's starting velocity
+            self.data.qfrc_applied[self._dof] = tau - _applied_friction(self.model, self.qd)
+            self._mujoco.mj_step(self.mj, self.data)
         bad = self.data.warning[self._mujoco.mjtWarning.mjWARN_BADQACC].number
         finite = np.all(np.isfinite(self.data.qpos)) and np.all(np.isfinite(self.data.qvel))
         if bad or not finite:
@@ -259,12 +274,17 @@ class InternalPlant:
     integrator = 'rk4'
 
     def __init__(self, model, q0, dt, *, substeps=1, friction=True):
-        self.model, self.dt, self.substeps, self.friction = model, float(dt), int(substeps), \
-            friction
+        self.model, self.dt, self.friction = model, float(dt), friction
         self.q = np.zeros(model.n) + np.asarray(q0, dtype=float)
         self.qd = np.zeros(model.n)
+        # RK4 is explicit: damping (a smooth Coulomb law's slope at rest among it) faster than
+        # RK4_STABLE per substep would blow up, so the substeps are made short enough for it
+        rate = damping_rate(model, self.q, True)
+        self.substeps = max(int(substeps), math.ceil(rate * self.dt / RK4_STABLE))
         self.description = (f"this package's forward dynamics, RK4, "
                             f'{self.dt / self.substeps * 1e3:g} ms x {self.substeps}')
+        if self.substeps > int(substeps):
+            self.description += f' (damping rate {rate:.3g}/s: {substeps} was unstable)'
 
     def set_friction(self, on):
         """Switch the joint friction on or off."""
@@ -282,6 +302,48 @@ class InternalPlant:
                 from None
         if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
             raise FloatingPointError(f'the simulation diverged ({self.description})')
+
+
+def damping(model):
+    """
+    Return each joint's viscous damping, a smooth Coulomb law's slope at rest included.
+
+    ``Fc tanh(qd / vs)`` damps like ``Fc / vs`` near rest: MuJoCo takes that as ``damping``
+    (integrated implicitly where the integrator does) and the rest, ``Fc tanh(qd / vs) -
+    Fc qd / vs``, as an applied force (:func:`_applied_friction`), whose slope lies between 0
+    and ``-Fc / vs``: held over a step, it takes back at most what the damping gave.
+    """
+    smooth = model.coulomb_velocity > 0
+    return model.viscous + np.where(smooth, model.coulomb / np.where(smooth,
+                                                                     model.coulomb_velocity,
+                                                                     1.0), 0.0)
+
+
+def damping_rate(model, q, friction=True):
+    """Return the fastest decay rate (1/s) of the joints' damping at ``q``: ``M^-1 D``'s."""
+    from .rigid.crba import inertia_matrix
+
+    D = damping(model)
+    if not friction or not np.any(D > 0):
+        return 0.0
+    M = inertia_matrix(model, np.asarray(q, dtype=float))
+    d = np.sqrt(D)
+    return float(np.max(np.linalg.eigvalsh(d[:, None] * np.linalg.inv(M) * d[None, :])))
+
+
+def _dry_friction(model):
+    """Return MuJoCo's ``frictionloss``: the Coulomb friction of joints whose law is the sign."""
+    return np.where(model.coulomb_velocity > 0, 0.0, model.coulomb)
+
+
+def _applied_friction(model, qd):
+    """Return the friction MuJoCo's joints do not model: offsets, smooth laws less their slope."""
+    smooth = model.coulomb_velocity > 0
+    if not smooth.any():
+        return model.friction_offset
+    return model.friction_offset + np.where(
+        smooth, model.coulomb * coulomb_shape(model, qd) - (damping(model) - model.viscous) * qd,
+        0.0)
 
 
 def make_plant(engine, model, q0, dt, *, substeps=1, friction=True, integrator='auto'):

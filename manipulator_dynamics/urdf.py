@@ -467,11 +467,21 @@ def write_urdf(model, path=None):
 
 
 def write_joint_dynamics(model, path=None):
-    """Return (and write to ``path``) the joint-dynamics YAML of the model's rotor inertias."""
+    """
+    Return (and write to ``path``) the joint-dynamics YAML of what URDF cannot say.
+
+    Per joint, where nonzero: the rotor inertia, the friction offset and the Coulomb velocity
+    of a smooth law (:func:`~manipulator_dynamics.load_joint_dynamics` reads it back).
+    """
     import yaml
 
-    entries = {j: {'armature': float(a)} for j, a in zip(model.joint_names, model.armature)
-               if a != 0}
+    entries = {}
+    for i, joint in enumerate(model.joint_names):
+        entry = {key: float(values[i]) for key, values in (
+            ('armature', model.armature), ('offset', model.friction_offset),
+            ('coulomb_velocity', model.coulomb_velocity)) if values[i] != 0}
+        if entry:
+            entries[joint] = entry
     text = yaml.safe_dump({'joint_dynamics': entries}, sort_keys=False)
     if path is not None:
         with open(path, 'w', encoding='utf-8') as f:

@@ -151,13 +151,23 @@ def assert_rel(actual, expected, tol=1e-9, what=''):
     assert err <= tol * scale, f'{what}: max error {err:.3e} > {tol:g} x {scale:.3e}'
 
 
-def _with_joint_dynamics(model, seed):
-    """``model`` with random rotor inertias and friction on every joint."""
+def _with_joint_dynamics(model, seed, laws=False):
+    """
+    ``model`` with random rotor inertias and friction on every joint.
+
+    With ``laws``, friction offsets of either sign on every joint too, and a smooth Coulomb law
+    (``tanh(qd / vs)``) on every other joint, the sign on the rest.
+    """
     rng = np.random.default_rng(seed)
-    return model.with_joint_dynamics({
-        name: {'armature': a, 'viscous': v, 'coulomb': c}
-        for name, a, v, c in zip(model.joint_names, rng.uniform(0.01, 0.2, model.n),
-                                 rng.uniform(0.1, 1.0, model.n), rng.uniform(0.1, 1.0, model.n))})
+    entries = {name: {'armature': a, 'viscous': v, 'coulomb': c}
+               for name, a, v, c in zip(model.joint_names, rng.uniform(0.01, 0.2, model.n),
+                                        rng.uniform(0.1, 1.0, model.n),
+                                        rng.uniform(0.1, 1.0, model.n))}
+    if laws:
+        for i, name in enumerate(model.joint_names):
+            entries[name]['offset'] = float(rng.uniform(-0.5, 0.5))
+            entries[name]['coulomb_velocity'] = float(rng.uniform(0.01, 0.5)) if i % 2 else 0.0
+    return model.with_joint_dynamics(entries)
 
 
 def _rigid_robot(name):
@@ -173,6 +183,9 @@ def _rigid_robot(name):
         return md.load_model(robots.random_urdf(12, n=7, branching=0.0, prismatic=0.3))
     if name == 'armature and friction':
         return _with_joint_dynamics(md.load_model(robots.random_urdf(13, n=6)), 13)
+    if name == 'friction offsets and smooth laws':
+        return _with_joint_dynamics(md.load_model(robots.random_urdf(14, n=6, branching=0.3,
+                                                                     prismatic=0.3)), 14, True)
     if ERD is None:
         pytest.skip('example-robot-data is not installed (dev.py test installs it); the other '
                     'robots of this test run here')
@@ -182,7 +195,8 @@ def _rigid_robot(name):
 #: Robots of the algorithm tests, which need no oracle: chains and trees, revolute, prismatic and
 #: continuous joints, rotor inertia and friction, and a real arm.
 RIGID_ROBOTS = ('demo arm', 'demo arm + gripper (tree, prismatic)', 'random tree',
-                'random chain', 'armature and friction', 'panda (example-robot-data)')
+                'random chain', 'armature and friction', 'friction offsets and smooth laws',
+                'panda (example-robot-data)')
 
 
 @pytest.fixture(scope='module', params=RIGID_ROBOTS)

@@ -172,6 +172,8 @@ def test_unknown_forward_method(arm):
     ('joint1: {armature: -1}', "'joint1': armature must be finite and >= 0"),
     ('joint1: {inertia: 1}', "'joint1': unknown field 'inertia'"),
     ('joint1: {viscous: lots}', "'joint1': viscous must be a number"),
+    ('joint2: {coulomb_velocity: -0.1}', "'joint2': coulomb_velocity must be finite and >= 0"),
+    ('joint2: {offset: .nan}', "'joint2': offset must be finite, got nan"),
     ('joint1: [1, 2]', "joint dynamics of 'joint1' must be a mapping"),
     ('[1, 2]', 'must be a mapping of joint name'),
     ('joint1: {a: [}', 'does not parse'),

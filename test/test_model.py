@@ -82,6 +82,31 @@ def test_joint_dynamics_override_keeps_other_fields():
     assert model.viscous[2] == 0.4 and model.coulomb[1] == 0.8 and model.armature[2] == 0
 
 
+def test_friction_laws_round_trip_through_the_joint_dynamics_yaml():
+    """Offsets (of either sign) and Coulomb velocities: read, written, read back the same."""
+    model = md.load_model(robots.path('demo_arm'), joint_dynamics=(
+        'joint_dynamics:\n  joint2: {offset: -0.25, coulomb_velocity: 0.05}\n'
+        '  joint5: {offset: 0.1, armature: 0.02}\n'))
+    assert model.friction_offset[1] == -0.25 and model.coulomb_velocity[1] == 0.05
+    assert model.friction_offset[4] == 0.1 and model.coulomb_velocity[4] == 0.0
+    assert model.coulomb[1] == 0.8                                     # the URDF's, kept
+    text = md.write_joint_dynamics(model)
+    again = md.load_model(robots.path('demo_arm'), joint_dynamics=text)
+    for field in ('armature', 'friction_offset', 'coulomb_velocity', 'viscous', 'coulomb'):
+        np.testing.assert_array_equal(getattr(again, field), getattr(model, field), field)
+    names = md.parameter_names(model, friction=True, armature=False)  # offsets: Fo columns
+    assert 'Fo_joint2' in names and len(names) == model.n * 13
+    assert len(md.parameter_names(model.with_joint_dynamics(
+        {j: {'offset': 0.0} for j in model.joint_names}), friction=True,
+        armature=False)) == model.n * 12
+    back = model.with_parameters([0.3, 0.01], ['Fo_joint3', 'Vs_joint3'])
+    assert back.friction_offset[2] == 0.3 and back.coulomb_velocity[2] == 0.01
+    with pytest.raises(ValueError, match="'Vs_joint3' = -1.0"):
+        model.with_parameters([-1.0], ['Vs_joint3'])
+    with pytest.raises(ValueError, match="friction must be one of False, True, 'offset'"):
+        md.regressor(model, np.zeros(7), np.zeros(7), np.zeros(7), friction='smooth')
+
+
 def test_continuous_joint_has_no_position_limits():
     xml = """<robot name="c"><link name="a"/><link name="b"><inertial><mass value="1"/>
       <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>

@@ -20,6 +20,8 @@ qdd with M symmetric, h = ID(q, qd, 0), g = ID(q, 0, 0); a wrench does the virtu
 joint efforts it balances.  Pinocchio's numbers are compared in test_pinocchio.py.
 """
 
+import math
+
 from conftest import assert_rel, random_state
 import manipulator_dynamics as md
 import numpy as np
@@ -63,9 +65,12 @@ def test_friction_and_armature_are_joint_terms(rigid):
     base = md.inverse_dynamics(rigid, q, qd, qdd, armature=False)
     np.testing.assert_allclose(md.inverse_dynamics(rigid, q, qd, qdd) - base,
                                rigid.armature * qdd, rtol=0, atol=1e-12)
+    vs = rigid.coulomb_velocity
+    shape = [math.tanh(v / s) if s > 0 else np.sign(v) for v, s in zip(qd, vs)]
     np.testing.assert_allclose(
         md.inverse_dynamics(rigid, q, qd, qdd, armature=False, friction=True) - base,
-        rigid.viscous * qd + rigid.coulomb * np.sign(qd), rtol=0, atol=1e-12)
+        rigid.viscous * qd + rigid.coulomb * np.array(shape) + rigid.friction_offset, rtol=0,
+        atol=1e-12)
 
 
 def test_external_wrench_by_virtual_work(rigid):

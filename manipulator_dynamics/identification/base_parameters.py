@@ -199,12 +199,12 @@ def random_states(model, rng, count):
 
 def _friction_columns(model, armature, friction):
     """Mask of the friction parameters among the standard ones (all False without friction)."""
-    stride = 10 + armature + 2 * friction
-    cols = np.zeros(model.n * stride, dtype=bool)
-    if friction:
-        cols[stride - 2::stride] = True
-        cols[stride - 1::stride] = True
-    return cols
+    names = parameter_names(model, armature=armature, friction=friction)
+    return np.array([name.split('_', 1)[0] in FRICTION_KINDS for name in names])
+
+
+#: Kinds of friction parameter (the prefix of their standard names).
+FRICTION_KINDS = ('Fv', 'Fc', 'Fo')
 
 
 def _states(model, loops, rng, samples):
@@ -236,11 +236,11 @@ def _observations(model, method, states, armature, friction):
     return W
 
 
-def _friction_observations(model, states, armature):
+def _friction_observations(model, states, armature, friction):
     """Friction torque rows (on the active joints for closed loops), all standard columns."""
     q, qd, qdd, G = states
-    Y = regressor(model, q, qd, np.zeros_like(qdd), armature=armature, friction=True)
-    Y[..., ~_friction_columns(model, armature, True)] = 0.0
+    Y = regressor(model, q, qd, np.zeros_like(qdd), armature=armature, friction=friction)
+    Y[..., ~_friction_columns(model, armature, friction)] = 0.0
     if G is not None:
         Y = np.einsum('sna,snp->sap', G, Y)
     return Y.reshape(-1, Y.shape[-1])
@@ -292,8 +292,10 @@ def base_parameters(model, *, friction=False, armature=None, samples=None, seed=
     ----------
     model : Model
         The robot: a tree, or with ``loops`` the tree of a closed-loop robot.
-    friction : bool
-        Include ``Fv, Fc`` per joint among the standard parameters.
+    friction : bool or 'offset'
+        Include ``Fv, Fc`` per joint among the standard parameters, and ``Fo`` (the friction
+        offsets) with ``'offset'`` or where the model has them
+        (:func:`~manipulator_dynamics.rigid.regressor.has_offset`).
     armature : bool or None
         Include ``Ia`` per joint; None (default): if the model has rotor inertias, as
         :func:`~manipulator_dynamics.standard_parameters`.
@@ -349,7 +351,7 @@ def base_parameters(model, *, friction=False, armature=None, samples=None, seed=
     fcols = _friction_columns(model, armature, friction)
     blocks = [(W, ~fcols if method == 'energy' else np.ones(p, dtype=bool))]
     if method == 'energy' and friction:
-        blocks.append((_friction_observations(model, states, armature), fcols))
+        blocks.append((_friction_observations(model, states, armature, friction), fcols))
     k1, k2, betas, gaps, effect = [], [], [], [], np.zeros(p, dtype=bool)
     for Wb, mask in blocks:
         # 1. parameters with no effect: zero (or, for energy, constant) columns

@@ -38,7 +38,8 @@ pseudo-inertia ``J_0``:
 zero at the URDF, growing as the relative change of the mass distribution squared, and infinite
 at the boundary of the realisable cone: a barrier that keeps every iterate realisable.  Rotor
 inertias and friction, which must not be negative, get the scalar form ``d(x | x_0) = x/x_0 -
-log(x/x_0) - 1``.  One unit of prior weighs as one sample of noise while the data weigh as
+log(x/x_0) - 1``; friction offsets, of either sign, a Gaussian ``((x - x_0) / s)^2 / 2``.
+One unit of prior weighs as one sample of noise while the data weigh as
 thousands: the prior decides only what the data do not (the standard directions no torque sees,
 which an unconstrained fit leaves arbitrary, such as the mass of a link turning about a vertical
 axis), and it keeps them at the URDF's values, not merely realisable.
@@ -138,6 +139,9 @@ class ConsistentFit:
         self.links = [idx for _, idx in _links(names)]
         self.scalars = np.array([i for i, n in enumerate(names)
                                  if n.split('_', 1)[0] in NON_NEGATIVE], dtype=int)
+        in_links = set(np.concatenate(self.links)) if self.links else set()
+        self.free = np.array([i for i in range(self.p) if i not in in_links
+                              and i not in set(self.scalars)], dtype=int)
         prior = np.asarray(prior, dtype=float)
         self.J0 = [_realisable(prior[idx]) for idx in self.links]
         self.J0inv = [np.linalg.inv(J0) for J0 in self.J0]
@@ -147,6 +151,11 @@ class ConsistentFit:
         self.x0 = np.array([prior[i] if prior[i] > 0 else
                             max(abs(base_value.get(names[i], 0.0)), 1e-9)
                             for i in self.scalars])
+        # the rest (friction offsets, of either sign): a Gaussian prior at the URDF's value, on
+        # the scale of the larger of it and the estimate
+        self.free0 = prior[self.free]
+        self.free_scale = np.array([max(abs(prior[i]), abs(base_value.get(names[i], 0.0)),
+                                        1e-9) for i in self.free])
 
     def start(self):
         """Return the prior as standard parameters: realisable, the Newton steps' start."""
@@ -154,6 +163,7 @@ class ConsistentFit:
         for idx, J0 in zip(self.links, self.J0):
             phi[idx] = standard_from_pseudo_inertia(J0)
         phi[self.scalars] = self.x0
+        phi[self.free] = self.free0
         return phi
 
     def prior(self, phi, derivatives=True):
@@ -176,6 +186,10 @@ class ConsistentFit:
         value += (r - np.log(r) - 1.0).sum()
         gradient[self.scalars] = (1.0 - 1.0 / r) / self.x0
         hessian[self.scalars, self.scalars] = 1.0 / x ** 2
+        z = (phi[self.free] - self.free0) / self.free_scale
+        value += 0.5 * (z @ z)
+        gradient[self.free] = z / self.free_scale
+        hessian[self.free, self.free] = 1.0 / self.free_scale ** 2
         return value, gradient, hessian
 
     def solve(self, R, rhs, weight):

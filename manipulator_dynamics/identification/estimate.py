@@ -247,6 +247,8 @@ class Estimate:
 
         model = self.identified_model()
         values = {n: float(v) for n, v in zip(self.standard_names, self.standard)}
+        values.update({f'Vs_{j}': float(v)
+                       for j, v in zip(model.joint_names, model.coulomb_velocity) if v > 0})
         document = {'robot': model.name,
                     'identified': f'{self.samples} states, base parameters {self.base.count}, '
                                   'physically consistent',
@@ -261,15 +263,16 @@ class Estimate:
         """
         Write the robot's URDF with the identified inertials and friction (:func:`write_urdf`).
 
-        Rotor inertias, which URDF has no element for, go to the joint-dynamics YAML
-        ``joint_dynamics`` (default: next to ``path``, ``<stem>.joint_dynamics.yaml``) when
-        they were identified.  Loading the URDF (with that YAML) gives the identified model's
-        torques.  Returns the paths written.
+        Rotor inertias, friction offsets and Coulomb velocities, which URDF has no element for,
+        go to the joint-dynamics YAML ``joint_dynamics`` (default: next to ``path``,
+        ``<stem>.joint_dynamics.yaml``) when they were identified.  Loading the URDF (with that
+        YAML) gives the identified model's torques.  Returns the paths written.
         """
         model = self.identified_model()
         write_urdf(model, path)
         written = [os.fspath(path)]
-        if self.base.armature:
+        if (self.base.armature or model.friction_offset.any()
+                or model.coulomb_velocity.any()):
             if joint_dynamics is None:
                 joint_dynamics = os.path.splitext(os.fspath(path))[0] + '.joint_dynamics.yaml'
             write_joint_dynamics(model, joint_dynamics)
@@ -332,8 +335,14 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
         or a list of time series (tuples, mappings or paths), several logs identified together.
         A time series is split at its gaps and each stretch filtered alone (see
         :func:`differentiate`); ``estimate.processing`` reports the stamps of every log.
-    friction : bool
-        Identify ``Fv, Fc`` of every joint too.
+    friction : bool or str
+        The joints' friction law to identify (:data:`FRICTION_LAWS`): ``False`` none; ``True``
+        or ``'coulomb'`` viscous and Coulomb, ``Fv qd + Fc sign(qd)``; ``'offset'`` that plus a
+        constant ``Fo`` per joint (asymmetric Coulomb friction, ``Fc +- Fo``, or a torque
+        sensor's offset: the same column); ``'smooth'`` ``Fv qd + Fc tanh(qd / vs) + Fo``, the
+        Coulomb velocity ``vs`` of each joint fitted first (:func:`fit_coulomb_velocity`), the
+        rest linear as before.  Which law a robot needs is for held-out data to say
+        (:func:`select_friction`), not the training fit, which more terms always improve.
     armature : bool or None
         Identify ``Ia`` of every joint too; None (default): if the model has rotor inertias.
     base : BaseParameters, optional
@@ -364,9 +373,20 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
         With what is wrong and what to do.
 
     """
+    law = friction_law(friction)
     q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic)
+    if law == 'smooth':
+        model = fit_coulomb_velocity(model, q, qd, qdd, tau, parallel, armature=armature)
+        processing['coulomb_velocity'] = dict(zip(model.joint_names,
+                                                  map(float, model.coulomb_velocity)))
+    elif model.coulomb_velocity.any() or (law != 'offset' and model.friction_offset.any()):
+        # the law asked for, not the model's: no smooth law, offsets only with 'offset'
+        model = dataclasses.replace(
+            model, coulomb_velocity=np.zeros(model.n),
+            friction_offset=model.friction_offset if law == 'offset' else np.zeros(model.n))
+    processing['friction'] = law
     if base is None:
-        base = base_parameters(model, friction=friction, armature=armature)
+        base = base_parameters(model, friction=_LAYOUT[law], armature=armature)
     b = base.count
     N, n = tau.shape
     if N * n < 2 * b:
@@ -383,6 +403,9 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     check_excitation(base.names, Wf, norms)
     condition = float(np.linalg.cond(Wf / norms))
     K, cov, sigma, G, g = weighted_least_squares(W, tau)
+    if law == 'smooth':
+        cov, processing['coulomb_velocity_std'] = _with_velocity_uncertainty(
+            model, base, qd, parallel, K, sigma, G, g)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(divide='ignore', invalid='ignore'):
         relative = np.where(np.abs(K) > 0, 100.0 * std / np.abs(K), np.inf)
@@ -407,6 +430,29 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     if validation is None:
         return estimate
     return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic))
+
+
+def select_friction(model, data, validation, *, laws=('coulomb', 'offset', 'smooth'),
+                    **options):
+    """
+    Identify with each friction law in ``laws`` and keep the one that best predicts held-out data.
+
+    ``validation`` as :func:`identify` takes it: data the fits do not see (other logs, another
+    stretch).  Returns the estimate of the law whose identified model has the smallest
+    normalised squared error on it; ``estimate.processing['friction_selection']`` holds every
+    law's error (percent).  More terms always fit the training data better, so only data left
+    out can say whether a law is worth its parameters.  ``options`` go to :func:`identify`.
+    """
+    if validation is None:
+        raise IdentificationError('select_friction needs validation data: the laws are '
+                                  'compared on data the fits did not see')
+    estimates = {law: identify(model, data, friction=law, validation=validation, **options)
+                 for law in map(friction_law, laws)}
+    errors = {law: e.validation.error['identified'] for law, e in estimates.items()}
+    best = min(errors, key=errors.get)
+    chosen = estimates[best]
+    return dataclasses.replace(chosen, processing={**chosen.processing,
+                                                   'friction_selection': errors})
 
 
 def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
@@ -460,6 +506,124 @@ def _read(model, data, topic):
         data = tuple(data[k] for k in ('t', 'q', 'tau')) if 'qdd' not in data else tuple(
             data[k] for k in ('q', 'qd', 'qdd', 'tau'))
     return tuple(data), processing
+
+
+#: The friction laws :func:`identify` takes (its ``friction``), and their parameter layouts.
+FRICTION_LAWS = ('none', 'coulomb', 'offset', 'smooth')
+_LAYOUT = {'none': False, 'coulomb': True, 'offset': 'offset', 'smooth': 'offset'}
+
+#: Coulomb velocities (rad/s, m/s) :func:`fit_coulomb_velocity` tries before refining; 0 is
+#: the sign law.
+COULOMB_VELOCITIES = (0.0, *np.logspace(-3, 0, 13))
+
+
+def friction_law(friction):
+    """Name the friction law of an ``identify(friction=...)`` argument; error if unknown."""
+    if friction is False or friction is None:
+        return 'none'
+    if friction is True:
+        return 'coulomb'
+    if friction in FRICTION_LAWS:
+        return friction
+    raise IdentificationError(f'friction must be True, False or one of '
+                              f'{", ".join(FRICTION_LAWS)}, got {friction!r}')
+
+
+def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None, sweeps=2):
+    """
+    Fit each joint's Coulomb velocity ``vs`` of ``Fv qd + Fc tanh(qd / vs) + Fo``.
+
+    Separable least squares: for given ``vs`` the law is linear in the parameters, so the
+    weighted residual of the linear fit (every base parameter, the joints weighted by their
+    noise) is a function of the ``vs`` alone.  Each joint's ``vs`` in turn is chosen among
+    :data:`COULOMB_VELOCITIES` (0: the sign law) and refined by a golden-section search in
+    ``log vs`` between the neighbours of the best, the others held; ``sweeps`` rounds.  Only the
+    joint's own Coulomb column changes, so a trial costs one column filtered and one solve.
+    Returns the model with ``coulomb_velocity`` set.
+    """
+    model = dataclasses.replace(model, coulomb_velocity=np.zeros(model.n))
+    base = base_parameters(model, friction='offset', armature=armature)
+    W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
+                                      friction='offset'))
+    filtered = (lambda x: x) if parallel is None else parallel
+    Wf, tf = filtered(W), filtered(tau)
+    sigma = weighted_least_squares(Wf, tf)[2]
+    tw = (tf / sigma).reshape(-1)
+    column = {j: base.names.index(f'Fc_{name}') for j, name in enumerate(model.joint_names)
+              if f'Fc_{name}' in base.names}
+
+    def cost(j, vs):
+        shape = np.tanh(qd[:, j] / vs) if vs > 0 else np.sign(qd[:, j])
+        Wf[:, j, column[j]] = filtered(shape)
+        G = (Wf / sigma[None, :, None]).reshape(len(tw), -1)
+        r = tw - G @ np.linalg.lstsq(G, tw, rcond=None)[0]
+        return float(r @ r)
+
+    vs = np.zeros(model.n)
+    grid = np.array(COULOMB_VELOCITIES)
+    for _ in range(sweeps):
+        for j in column:
+            costs = [cost(j, v) for v in grid]
+            k = int(np.argmin(costs))
+            best, best_cost = grid[k], costs[k]
+            if k > 0:                 # refine between the neighbours (log scale; 0 stays 0)
+                lo = math.log(grid[k - 1] if k > 1 else grid[1] / 10)
+                hi = math.log(grid[min(k + 1, len(grid) - 1)] * (10 if k == len(grid) - 1
+                                                                 else 1))
+                x, c = _golden(lambda x: cost(j, math.exp(x)), lo, hi)
+                if c < best_cost:
+                    best, best_cost = math.exp(x), c
+            vs[j] = best
+            cost(j, best)                         # leave the chosen column in place
+    return dataclasses.replace(model, coulomb_velocity=vs)
+
+
+def _with_velocity_uncertainty(model, base, qd, parallel, K, sigma, G, g):
+    """
+    Return the covariance of ``K`` widened by the fitted Coulomb velocities', and their std.
+
+    Linearised about the fit, each ``vs_j`` is one more unknown with the column ``Fc_j d/dvs
+    tanh(qd / vs)`` (filtered and weighted as the rest): the covariance of the augmented
+    problem, marginalised over the ``vs``, is what the base parameters are known to, where
+    the covariance given the ``vs`` would claim ``Fc`` and ``Fv`` better known than they are.
+    """
+    joints = [j for j, name in enumerate(model.joint_names)
+              if model.coulomb_velocity[j] > 0 and f'Fc_{name}' in base.names]
+    r = g - G @ K
+    s2 = float(r @ r) / max(len(g) - G.shape[1] - len(joints), 1)
+    if not joints:
+        return s2 * np.linalg.inv(G.T @ G), {}
+    N, n = qd.shape
+    D = np.zeros((N, n, len(joints)))
+    for k, j in enumerate(joints):
+        vs = model.coulomb_velocity[j]
+        fc = K[base.names.index(f'Fc_{model.joint_names[j]}')]
+        D[:, j, k] = -fc * qd[:, j] / vs ** 2 * (1.0 - np.tanh(qd[:, j] / vs) ** 2)
+    if parallel is not None:
+        D = parallel(D)
+    A = np.hstack([G, (D / sigma[None, :, None]).reshape(G.shape[0], len(joints))])
+    full = s2 * np.linalg.pinv(A.T @ A)
+    b = G.shape[1]
+    std = np.sqrt(np.maximum(np.diag(full)[b:], 0.0))
+    return full[:b, :b], {model.joint_names[j]: float(s) for j, s in zip(joints, std)}
+
+
+def _golden(f, lo, hi, iterations=20):
+    """Return ``(x, f(x))`` at the minimum of a unimodal ``f`` on ``[lo, hi]``."""
+    ratio = (math.sqrt(5) - 1) / 2
+    a, b = lo, hi
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(iterations):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = f(d)
+    return (c, fc) if fc < fd else (d, fd)
 
 
 def _consistent(model, base, G, g, K, weight):
@@ -626,6 +790,25 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         'too_short': short, 'trimmed_samples': 2 * trim * len(used), 'decimation': decimate}
     joined = tuple(np.concatenate([u[k] for u in used]) for k in range(4))
     return joined + (parallel, processing)
+
+
+def friction_summary(processing):
+    """Say which friction law was identified, its Coulomb velocities, and how it was chosen."""
+    law = processing.get('friction', 'coulomb')
+    text = f'friction law: {law} ({_LAW_TEXT[law]})'
+    velocities = processing.get('coulomb_velocity')
+    if velocities:
+        text += '; Coulomb velocities vs: ' + ', '.join(
+            f'{j} {v:.3g}' if v > 0 else f'{j} 0 (sign)' for j, v in velocities.items())
+    chosen = processing.get('friction_selection')
+    if chosen:
+        text += ('\nchosen on held-out data, normalised squared error of each law: '
+                 + ', '.join(f'{law} {e:.4g} %' for law, e in chosen.items()))
+    return text
+
+
+_LAW_TEXT = {'none': 'no friction terms', 'coulomb': 'Fv qd + Fc sign(qd)',
+             'offset': 'Fv qd + Fc sign(qd) + Fo', 'smooth': 'Fv qd + Fc tanh(qd / vs) + Fo'}
 
 
 def stamps_summary(processing):

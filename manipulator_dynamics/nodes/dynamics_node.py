@@ -25,7 +25,7 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
   ``~/command_joints`` (transient local) gives: the efforts for ros2_control's
   ``forward_command_controller`` with ``interface_name: effort``: ``g(q)`` in mode
   ``gravity_compensation``, ``M(q) qdd_d + h(q, qd)`` in mode ``inverse_dynamics``, nothing in
-  mode ``none``; plus ``Fv qd + Fc sign(qd)`` with ``friction_compensation``; clamped to the URDF
+  mode ``none``; plus ``Fv qd + Fc s(qd) + Fo`` with ``friction_compensation``; clamped to the URDF
   effort limits (a throttled warning says so).  Nothing is sent before the controller's own
   ``joints`` parameter has answered and equals the order (see :class:`CommandOutput`);
 * ``~/inertia_matrix`` (Float64MultiArray, 2-D layout), ``~/bias_forces`` and
@@ -68,8 +68,8 @@ def _check_outputs(value):
 PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
     Param('mode', 'gravity_compensation', 'gravity_compensation | inverse_dynamics | none',
           one_of(*MODES)),
-    Param('friction_compensation', False, 'add viscous and Coulomb friction Fv qd + Fc sign(qd) '
-          'to the commands'),
+    Param('friction_compensation', False, "add the joints' friction Fv qd + Fc s(qd) + Fo (the "
+          "model's law) to the commands"),
     Param('clamp_efforts', True, 'clamp commands to the URDF effort limits'),
     Param('rate', 0.0, 'publish rate in Hz; 0: at each joint state', zero_or_positive,
           low=0.0, high=10000.0),

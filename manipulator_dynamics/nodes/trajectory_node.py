@@ -33,7 +33,7 @@ rest at both ends).  Then:
   dynamics_node) ``tau = M(q) (qdd_d + kp e + kd e') + h(q, qd)``;
   without feedback, ``tau = ID(q_d, qd_d, qdd_d)`` at ``rate`` Hz.  Joint states queue at most
   ``state_queue`` deep (default 1: a controller that falls behind acts on the newest state).  With
-  ``friction_compensation``, ``Fv qd + Fc sign(qd_d)``: Coulomb friction on the sign of the
+  ``friction_compensation``, ``Fv qd + Fc s(qd_d) + Fo`` (the model's law): Coulomb friction on the
   *desired* velocity, which switches only at turning points (on the measured one, switching with
   the loop's delay, it shook a 0.0004 kg m^2 wrist joint loose).  With ``clamp_efforts``
   (default), commands are clamped to the URDF effort limits, with a throttled warning naming the

@@ -301,7 +301,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
     armature : bool
         Include rotor inertias in M.
     friction : bool
-        Subtract ``Fv qd + Fc sign(qd)`` from the applied efforts.
+        Subtract the joints' friction ``Fv qd + Fc s(qd) + Fo`` from the applied efforts.
 
     Returns
     -------

@@ -47,12 +47,21 @@ FIELDS = (
     ('armature', types.Array(types.float64, 1, 'C', readonly=True)),
     ('viscous', types.Array(types.float64, 1, 'C', readonly=True)),
     ('coulomb', types.Array(types.float64, 1, 'C', readonly=True)),
+    ('friction_offset', types.Array(types.float64, 1, 'C', readonly=True)),
+    ('coulomb_velocity', types.Array(types.float64, 1, 'C', readonly=True)),
     ('gravity', types.Array(types.float64, 1, 'C', readonly=True)),
 )
 
-#: Kernel flags: which joint-level terms to add.
+#: Kernel flags: which joint-level terms to add (OFFSET: the regressor's column of ``Fo``).
 ARMATURE = 1
 FRICTION = 2
+OFFSET = 4
+
+
+@njit(**INLINE)
+def coulomb_law(rate, vs):
+    """Return the Coulomb law's shape ``s(qd)``: ``sign(qd)``, or ``tanh(qd / vs)`` if vs > 0."""
+    return np.tanh(rate / vs) if vs > 0.0 else np.sign(rate)
 
 
 @structref.register
@@ -81,7 +90,7 @@ KERNEL_MODEL = KernelModelType(FIELDS)
 
 @njit(cache=True)
 def _new_kernel_model(parent, joint_type, R_parent_joint, p_parent_joint, axis, inertial,
-                      armature, viscous, coulomb, gravity):
+                      armature, viscous, coulomb, friction_offset, coulomb_velocity, gravity):
     m = structref.new(KERNEL_MODEL)
     m.parent = parent
     m.joint_type = joint_type
@@ -92,6 +101,8 @@ def _new_kernel_model(parent, joint_type, R_parent_joint, p_parent_joint, axis, 
     m.armature = armature
     m.viscous = viscous
     m.coulomb = coulomb
+    m.friction_offset = friction_offset
+    m.coulomb_velocity = coulomb_velocity
     m.gravity = gravity
     return m
 

@@ -30,8 +30,8 @@ and each column is carried to every joint on the link's root path like an RNEA w
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, all_finite, ARMATURE, force_to_parent, FRICTION, joint_poses,
-                         kernel_model, motion_pass)
+from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, force_to_parent, FRICTION,
+                         joint_poses, kernel_model, motion_pass, OFFSET)
 from .. import _parallel as parallel
 from .._inputs import raise_nonfinite, states
 from .._jit import INLINE, JIT
@@ -86,7 +86,7 @@ def link_wrench_matrix(W, E, V, A):
 
 @njit(**JIT)
 def regressor_kernel(m, q, qd, qdd, stride, flags, out):
-    """Fill ``out (N, n, n*stride)``; ``flags``: the Ia column, the Fv and Fc columns."""
+    """Fill ``out (N, n, n*stride)``; ``flags``: the Ia column, the Fv and Fc, the Fo column."""
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
         return False
     N, n = out.shape[0], out.shape[1]
@@ -131,7 +131,9 @@ def regressor_kernel(m, q, qd, qdd, stride, flags, out):
                 c += 1
             if flags & FRICTION:
                 Y[j, c] = qds[j]
-                Y[j, c + 1] = np.sign(qds[j])
+                Y[j, c + 1] = coulomb_law(qds[j], m.coulomb_velocity[j])
+            if flags & OFFSET:
+                Y[j, c + 2] = 1.0
     return True
 
 
@@ -146,14 +148,37 @@ def has_armature(model, armature):
     return bool(model.armature.any()) if armature is None else bool(armature)
 
 
-def _layout(armature, friction):
-    flags = (ARMATURE if armature else 0) | (FRICTION if friction else 0)
-    return 10 + (1 if armature else 0) + (2 if friction else 0), flags
+def has_offset(model, friction):
+    """
+    Resolve a ``friction`` argument: whether the friction terms include the offsets ``Fo``.
+
+    ``False``: no friction terms; ``True``: ``Fv, Fc``, and ``Fo`` where the model has friction
+    offsets (so that ``inverse_dynamics(..., friction=True) == regressor(..., friction=True) @
+    standard_parameters(..., friction=True)`` holds); ``'offset'``: ``Fv, Fc, Fo``.
+    """
+    if friction not in FRICTION_TERMS:
+        raise ValueError(f'friction must be one of {", ".join(map(repr, FRICTION_TERMS))}, got '
+                         f'{friction!r}')
+    if friction == 'offset':
+        return True
+    return bool(friction) and bool(model.friction_offset.any())
+
+
+#: What ``friction`` may be in the parameter layouts (:func:`has_offset`).
+FRICTION_TERMS = (False, True, 'offset')
+
+
+def _layout(model, armature, friction):
+    offset = has_offset(model, friction)
+    flags = (ARMATURE if armature else 0) | (FRICTION if friction else 0) | (
+        OFFSET if offset else 0)
+    return 10 + (1 if armature else 0) + (2 if friction else 0) + (1 if offset else 0), flags
 
 
 def parameter_names(model, *, armature=None, friction=False):
     """Name the entries of :func:`standard_parameters`, e.g. ``'ZZ_link2'``, ``'Ia_joint2'``."""
     armature = has_armature(model, armature)
+    offset = has_offset(model, friction)
     names = []
     for joint, link in zip(model.joint_names, model.link_names):
         names += [f'{name}_{link}' for name in PARAMETER_NAMES]
@@ -161,19 +186,22 @@ def parameter_names(model, *, armature=None, friction=False):
             names.append(f'Ia_{joint}')
         if friction:
             names += [f'Fv_{joint}', f'Fc_{joint}']
+        if offset:
+            names.append(f'Fo_{joint}')
     return tuple(names)
 
 
 def standard_parameters(model, *, armature=None, friction=False):
     """
-    Return the model's standard parameter vector ``K``, shape ``(n * (10 [+1] [+2]),)``.
+    Return the model's standard parameter vector ``K``, shape ``(n * (10 [+1] [+2 [+1]]),)``.
 
     Per joint j: the 10 parameters of its link in :data:`PARAMETER_NAMES` order (about the link
     frame origin, fixed children merged), then ``Ia_j`` if ``armature`` (default: if the model has
-    rotor inertias, see :func:`has_armature`), then ``Fv_j, Fc_j`` if ``friction``.
+    rotor inertias, see :func:`has_armature`), then ``Fv_j, Fc_j`` if ``friction``, then ``Fo_j``
+    with offsets (:func:`has_offset`).
     """
     armature = has_armature(model, armature)
-    stride, _ = _layout(armature, friction)
+    stride, _ = _layout(model, armature, friction)
     K = np.zeros((model.n, stride))
     K[:, :10] = model.inertial
     c = 10
@@ -183,6 +211,8 @@ def standard_parameters(model, *, armature=None, friction=False):
     if friction:
         K[:, c] = model.viscous
         K[:, c + 1] = model.coulomb
+    if has_offset(model, friction):
+        K[:, c + 2] = model.friction_offset
     return K.reshape(-1)
 
 
@@ -198,17 +228,19 @@ def regressor(model, q, qd, qdd, *, armature=None, friction=False):
         Joint positions, velocities, accelerations; 1-D ones are broadcast over the batch.
     armature : bool or None
         Add the columns of ``Ia`` (``qdd_j``); None (default): if the model has rotor inertias.
-    friction : bool
-        Add the columns of ``Fv, Fc`` (``qd_j``, ``sign(qd_j)``).
+    friction : bool or 'offset'
+        Add the columns of ``Fv, Fc`` (``qd_j`` and ``s(qd_j)``, the sign or the joint's smooth
+        law: :func:`~manipulator_dynamics.control.friction_torque`), and of ``Fo`` (ones) with
+        offsets (:func:`has_offset`).
 
     Returns
     -------
-    Y : ndarray, shape (n, p) or (N, n, p), ``p = n * (10 [+1] [+2])``
+    Y : ndarray, shape (n, p) or (N, n, p), ``p = n * (10 [+1] [+2 [+1]])``
         Columns in the order of :func:`parameter_names`.  Gravity comes from the model.
 
     """
     (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
-    stride, flags = _layout(has_armature(model, armature), friction)
+    stride, flags = _layout(model, has_armature(model, armature), friction)
     out = np.empty((N, model.n, model.n * stride))
     if not all(parallel.run(regressor_kernel, N, {'q': q, 'qd': qd, 'qdd': qdd, 'out': out},
                             m=kernel_model(model), stride=stride, flags=flags)):

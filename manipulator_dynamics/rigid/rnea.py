@@ -22,14 +22,14 @@ written with Khalil's standard parameters about its frame origin::
     N = J dw + w x (J w) + MS x dv             (moment about the frame origin)
 
 Gravity enters as a base acceleration ``-g``.  Rotor inertia and joint friction are joint-level
-terms ``Ia qdd + Fv qd + Fc sign(qd)``.
+terms ``Ia qdd + Fv qd + Fc s(qd) + Fo``.
 """
 
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, all_finite, ARMATURE, force_to_parent, FRICTION, joint_poses,
-                         kernel_model, model_at, motion_pass, vectors_ok)
+from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, force_to_parent, FRICTION,
+                         joint_poses, kernel_model, model_at, motion_pass, vectors_ok)
 from .. import _parallel as parallel
 from .._inputs import external_wrenches, raise_nonfinite, states, vectors
 from .._jit import INLINE, INT, JIT, OUT_VECTOR, Signature, VECTOR
@@ -48,8 +48,9 @@ def rnea_workspace(n):
 
 @njit(**INLINE)
 def joint_friction(m, i, rate):
-    """Friction effort of joint ``i`` at velocity ``rate``: ``Fv qd + Fc sign(qd)``."""
-    return m.viscous[i] * rate + m.coulomb[i] * np.sign(rate)
+    """Friction effort of joint ``i`` at velocity ``rate``: ``Fv qd + Fc s(qd) + Fo``."""
+    return (m.viscous[i] * rate + m.coulomb[i] * coulomb_law(rate, m.coulomb_velocity[i])
+            + m.friction_offset[i])
 
 
 @njit(**INLINE)
@@ -100,7 +101,7 @@ def rnea_sample(m, qs, qds, qdds, fext, s, flags, work, tau):
     Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` of ``work`` must be filled.
 
     ``fext`` as :func:`body_wrenches`.  ``flags``: :data:`ARMATURE` adds ``Ia qdd``,
-    :data:`FRICTION` ``Fv qd + Fc sign(qd)``.
+    :data:`FRICTION` ``Fv qd + Fc s(qd) + Fo`` (:func:`.coulomb_law`).
     """
     body_wrenches(m, qs, qds, qdds, fext, s, work)
     R, p, vectors = work
@@ -158,7 +159,7 @@ def _zeros(n):
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=False):
     """
-    Joint efforts ``tau = M(q) qdd + C(q, qd) qd + g(q) [+ Fv qd + Fc sign(qd)] - J^T f_ext``.
+    Joint efforts ``tau = M(q) qdd + C(q, qd) qd + g(q) [+ Fv qd + Fc s(qd) + Fo] - J^T f_ext``.
 
     Parameters
     ----------
@@ -173,7 +174,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=F
     armature : bool
         Include rotor inertia ``Ia qdd`` (``model.armature``, zero unless configured).
     friction : bool
-        Include viscous and Coulomb friction ``Fv qd + Fc sign(qd)``.
+        Include the joints' friction ``Fv qd + Fc s(qd) + Fo`` (:func:`.friction_torque`).
 
     Returns
     -------
@@ -203,7 +204,7 @@ def bias_forces(model, q, qd, f_ext=None, *, friction=False):
     """
     Velocity and gravity terms ``h = C(q, qd) qd + g(q)`` (Pinocchio's ``nonLinearEffects``).
 
-    Shapes as :func:`inverse_dynamics`; ``friction`` adds ``Fv qd + Fc sign(qd)``.
+    Shapes as :func:`inverse_dynamics`; ``friction`` adds ``Fv qd + Fc s(qd) + Fo``.
     """
     return inverse_dynamics(model, q, qd, _zeros(model.n), f_ext, friction=friction)
 
