@@ -39,7 +39,8 @@ _WHERE = {
     '.flexible.arm': ('FlexibleArm', 'FlexibleArmError'),
     '.flexible.stream': ('FlexibleSample', 'FlexibleStream'),
     '.rigid.forward': ('choose_method', 'forward_dynamics'),
-    '.identification.estimate': ('Estimate', 'IdentificationError', 'identify', 'select_friction'),
+    '.identification.estimate': ('CrossValidation', 'cross_validate', 'Estimate',
+                                 'IdentificationError', 'identify', 'select_friction'),
     '.identification.excitation': ('Excitation', 'excitation_trajectory'),
     '.identification.payload': ('identify_payload', 'PayloadEstimate'),
     '.model': ('InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'URDFError'),
@@ -52,7 +53,7 @@ _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names
 
 __all__ = [
     'BaseParameters', 'ClosedLoopDynamics', 'ClosedLoops', 'ClosureError', 'ConvergenceWarning',
-    'Estimate',
+    'CrossValidation', 'cross_validate', 'Estimate',
     'Excitation', 'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics', 'FlexibleSample',
     'FlexibleStream', 'FlexibleTrajectory',
     'IdentificationError', 'InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES',

@@ -20,6 +20,7 @@ person, or ``--format json|yaml`` for a program.  Errors are one line on stderr 
 """
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -29,8 +30,9 @@ import numpy as np
 
 from . import robots
 from .identification.base_parameters import base_parameters
-from .identification.estimate import (CUTOFF_HZ, FRICTION_LAWS, friction_summary, identify,
-                                      select_friction, stamps_summary)
+from .identification.estimate import (cross_validate, CUTOFF_HZ, FRICTION_LAWS,
+                                      friction_summary, identify, select_friction,
+                                      stamps_summary)
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
@@ -192,8 +194,8 @@ def cmd_base_params(args):
 
 
 def cmd_identify(args):
-    if args.validate_plot and not args.validate:
-        raise ValueError('--validate-plot needs --validate LOG: the data to plot')
+    if args.validate_plot and not (args.validate or args.folds):
+        raise ValueError('--validate-plot needs --validate LOG or --folds K: the data to plot')
     model = _load(args)
     data = args.data if len(args.data) > 1 else args.data[0]
     check = None if not args.validate else args.validate if len(args.validate) > 1 else \
@@ -203,16 +205,23 @@ def cmd_identify(args):
     if unknown:
         raise ValueError(f'--friction {args.friction}: unknown law {unknown[0]!r} (laws: '
                          f'{", ".join(FRICTION_LAWS)}; several, comma-separated, with --validate)')
-    if len(laws) > 1 and not args.validate:
-        raise ValueError(f'--friction {args.friction}: choosing among laws needs --validate LOG, '
-                         'data the fits do not see (the training fit always prefers more terms)')
+    if args.validate and args.folds:
+        raise ValueError('--validate and --folds: held-out data is one or the other')
+    if len(laws) > 1 and not (args.validate or args.folds):
+        raise ValueError(f'--friction {args.friction}: choosing among laws needs --validate LOG '
+                         'or --folds K, data the fits do not see (the training fit always '
+                         'prefers more terms)')
     options = {'armature': args.armature, 'cutoff': args.cutoff, 'topic': args.topic,
                'physically_consistent': (args.physically_consistent or bool(args.urdf_out)
                                          or bool(args.parameters_out))}
+    folds = None
     if len(laws) > 1:
-        estimate = select_friction(model, data, check, laws=laws, **options)
+        estimate = select_friction(model, data, check, laws=laws, folds=args.folds, **options)
     else:
         estimate = identify(model, data, friction=laws[0], validation=check, **options)
+        if args.folds:
+            folds = cross_validate(model, data, folds=args.folds, friction=laws[0], **options)
+            estimate = dataclasses.replace(estimate, validation=folds.pooled)
     rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
             for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
                                                    estimate.values, estimate.std,
@@ -238,7 +247,9 @@ def cmd_identify(args):
                   + _table(['standard parameter', 'value'], rows)
                   + '\n\nits residual RMS per joint: ' + ', '.join(
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))
-    if estimate.validation is not None:
+    if folds is not None:
+        table += '\n\n' + folds.table()
+    elif estimate.validation is not None:
         table += '\n\n' + estimate.validation.table()
         if args.validate_plot:
             table += f'\n\nplot: {estimate.validation.plot(args.validate_plot)}'
@@ -436,8 +447,12 @@ def build_parser():
     p.add_argument('--validate', metavar='LOG', action='append', help='a log not used for the '
                    "fit (repeatable): the URDF's, the identified and the consistent models' "
                    'torques compared with it, per joint')
-    p.add_argument('--validate-plot', metavar='PNG', help='plot the --validate torques, '
-                   'measured and predicted by each model, a panel per joint')
+    p.add_argument('--folds', type=int, metavar='K', help='k-fold cross-validation in time: '
+                   'each log cut into K pieces, each held out in turn and predicted from the '
+                   'rest (instead of --validate)')
+    p.add_argument('--validate-plot', metavar='PNG', help='plot the held-out torques '
+                   '(--validate or --folds), measured and predicted by each model, a panel per '
+                   'joint')
     p.add_argument('--friction', default='coulomb', metavar='LAW[,LAW...]', help='joint '
                    'friction law: none, coulomb (Fv qd + Fc sign(qd), the default), offset (+ Fo '
                    'per joint), smooth (Fc tanh(qd / vs) + Fo, vs fitted); several, '

@@ -422,7 +422,8 @@ def test_the_cli_chooses_the_law_and_writes_it_back(rough, tmp_path, capsys):
     assert cli.main(command + ['--validate', str(tmp_path / 'check.csv'), '--urdf-out', str(urdf),
                                '--parameters-out', str(tmp_path / 'p.yaml')]) == 0
     out = capsys.readouterr().out
-    assert 'chosen on held-out data, normalised squared error of each law: coulomb ' in out
+    assert 'chosen on held-out data (the validation data), normalised squared error of each ' \
+        'law: coulomb ' in out
     law = out.split('friction law: ')[1].split(' ')[0]
     assert law in ('offset', 'smooth'), out
     dynamics = tmp_path / 'identified.joint_dynamics.yaml'
@@ -440,3 +441,31 @@ def test_the_cli_chooses_the_law_and_writes_it_back(rough, tmp_path, capsys):
     assert 'choosing among laws needs --validate LOG' in capsys.readouterr().err
     assert cli.main(command[:-1] + ['stribeck']) == 2
     assert "unknown law 'stribeck'" in capsys.readouterr().err
+
+
+def test_k_fold_cross_validation_from_the_command_line(rough, tmp_path, capsys):
+    """
+    ``identify LOG --folds 3``: the log cut in three, each third predicted from the others.
+
+    With several friction laws the folds choose among them, from one log; ``--folds`` and
+    ``--validate`` together, or fewer than two folds, are refused, saying why.
+    """
+    from manipulator_dynamics import cli
+    write_log_csv(tmp_path / 'log.csv', rough.joint_names, *logged(rough, 37))
+    command = ['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'), '--joint-dynamics',
+               CONFIG, '--armature', '--cutoff', '2.5']
+    assert cli.main(command + ['--folds', '3']) == 0
+    out = capsys.readouterr().out
+    assert '3-fold cross-validation in time, each piece held out in turn:' in out
+    assert 'fold 3: urdf ' in out and 'pooled validation on ' in out
+    assert cli.main(command + ['--folds', '3', '--friction', 'coulomb,offset']) == 0
+    out = capsys.readouterr().out
+    assert 'chosen on held-out data (3-fold cross-validation in time)' in out
+    assert 'friction law: offset' in out
+    assert cli.main(command + ['--folds', '3', '--validate', str(tmp_path / 'log.csv')]) == 2
+    assert 'held-out data is one or the other' in capsys.readouterr().err
+    assert cli.main(command + ['--folds', '1']) == 2
+    assert 'folds must be an integer of at least 2, got 1' in capsys.readouterr().err
+    with pytest.raises(md.IdentificationError, match='needs time series'):
+        t, q, qd, qdd, tau, _ = measured(rough, seed=38)
+        md.cross_validate(rough, (q, qd, qdd, tau))

@@ -157,3 +157,32 @@ def test_the_real_joints_need_offsets_as_held_out_data_say(log, panda):
         for law, error in errors.items():
             pooled[law] += error * (tau[held] ** 2).sum()
     assert pooled['offset'] < 0.95 * pooled['coulomb'], pooled
+
+
+@needs_erd
+@needs_log
+def test_k_fold_in_time_is_the_held_out_thirds(log, panda):
+    """
+    ``cross_validate(folds=3)``: the thirds held out in turn, each fold's error and the pooled.
+
+    The same folds as the test above, made by the library: each fold's errors are what
+    identifying on the two other thirds and validating on the third gives, and the pooled
+    error of the identified and the consistent models is at or below the published model's.
+    """
+    t, q, tau = log
+    check = md.cross_validate(panda, (t, q, tau), folds=3, cutoff=CUTOFF,
+                              physically_consistent=True)
+    thirds = np.array_split(np.arange(len(t)), 3)
+    held = thirds[1]
+    alone = md.identify(panda, [(t[i], q[i], tau[i]) for i in (thirds[0], thirds[2])],
+                        cutoff=CUTOFF, validation=(t[held], q[held], tau[held]))
+    assert check.estimates[1].validation.error['identified'] == pytest.approx(
+        alone.validation.error['identified'], rel=1e-9)
+    pooled = check.pooled
+    assert pooled.samples == sum(e.validation.samples for e in check.estimates)
+    total = sum(e.validation.error['identified'] * (e.validation.measured ** 2).sum()
+                for e in check.estimates)
+    assert pooled.error['identified'] == pytest.approx(total / (pooled.measured ** 2).sum())
+    assert pooled.error['identified'] <= PUBLISHED < pooled.error['urdf']
+    assert pooled.error['consistent'] <= 1.05 * pooled.error['identified']
+    assert 'fold 3: urdf ' in check.table() and 'pooled validation on' in check.table()

@@ -103,6 +103,17 @@ class Validation:
     measured: np.ndarray = field(default=None, repr=False)
     predicted: dict = field(default=None, repr=False)
 
+    @classmethod
+    def of(cls, joint_names, t, measured, predicted):
+        """Compare the ``measured`` torques (N, n) with each model's ``predicted`` ones."""
+        errors = {m: measured - p for m, p in predicted.items()}
+        total = float((measured ** 2).sum())
+        return cls(joint_names=tuple(joint_names), samples=len(measured),
+                   torque_rms=np.sqrt((measured ** 2).mean(axis=0)),
+                   rms={m: np.sqrt((e ** 2).mean(axis=0)) for m, e in errors.items()},
+                   error={m: 100.0 * float((e ** 2).sum()) / total for m, e in errors.items()},
+                   t=t, measured=measured, predicted=predicted)
+
     def plot(self, path):
         """Write a PNG of measured and predicted torques, a panel per joint; return ``path``."""
         import matplotlib
@@ -219,15 +230,8 @@ class Estimate:
         models = {'urdf': base.values, 'identified': self.values}
         if self.consistent_values is not None:
             models['consistent'] = self.consistent_values
-        predicted = {m: W @ k for m, k in models.items()}
-        errors = {m: tau - p for m, p in predicted.items()}
-        total = float((tau ** 2).sum())
-        return Validation(
-            joint_names=tuple(model.joint_names), samples=len(tau),
-            torque_rms=np.sqrt((tau ** 2).mean(axis=0)),
-            rms={m: np.sqrt((e ** 2).mean(axis=0)) for m, e in errors.items()},
-            error={m: 100.0 * float((e ** 2).sum()) / total for m, e in errors.items()},
-            t=t, measured=tau, predicted=predicted)
+        return Validation.of(model.joint_names, t, tau,
+                             {m: W @ k for m, k in models.items()})
 
     def identified_model(self):
         """Return the model with the physically consistent standard parameters in place."""
@@ -432,27 +436,112 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic))
 
 
-def select_friction(model, data, validation, *, laws=('coulomb', 'offset', 'smooth'),
-                    **options):
+def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 'smooth'),
+                    folds=None, **options):
     """
     Identify with each friction law in ``laws`` and keep the one that best predicts held-out data.
 
     ``validation`` as :func:`identify` takes it: data the fits do not see (other logs, another
-    stretch).  Returns the estimate of the law whose identified model has the smallest
-    normalised squared error on it; ``estimate.processing['friction_selection']`` holds every
-    law's error (percent).  More terms always fit the training data better, so only data left
-    out can say whether a law is worth its parameters.  ``options`` go to :func:`identify`.
+    stretch); or, without it, ``folds``: :func:`cross_validate` on ``data`` itself, the law
+    judged by the pooled error of its folds and then identified on all of ``data``.  Returns
+    the estimate of the law whose identified model has the smallest normalised squared error
+    on the held-out data (its ``validation``: theirs, pooled over the folds);
+    ``estimate.processing['friction_selection']`` holds every law's error (percent).  More
+    terms always fit the training data better, so only data left out can say whether a law
+    is worth its parameters.  ``options`` go to :func:`identify`.
     """
-    if validation is None:
-        raise IdentificationError('select_friction needs validation data: the laws are '
-                                  'compared on data the fits did not see')
-    estimates = {law: identify(model, data, friction=law, validation=validation, **options)
-                 for law in map(friction_law, laws)}
-    errors = {law: e.validation.error['identified'] for law, e in estimates.items()}
-    best = min(errors, key=errors.get)
-    chosen = estimates[best]
+    if (validation is None) == (folds is None):
+        raise IdentificationError('select_friction needs validation data or folds (not both): '
+                                  'the laws are compared on data the fits did not see')
+    laws = [friction_law(law) for law in laws]
+    if validation is not None:
+        estimates = {law: identify(model, data, friction=law, validation=validation, **options)
+                     for law in laws}
+        errors = {law: e.validation.error['identified'] for law, e in estimates.items()}
+        best = min(errors, key=errors.get)
+        chosen, how = estimates[best], 'the validation data'
+    else:
+        checks = {law: cross_validate(model, data, folds=folds, friction=law, **options)
+                  for law in laws}
+        errors = {law: c.pooled.error['identified'] for law, c in checks.items()}
+        best = min(errors, key=errors.get)
+        chosen = dataclasses.replace(identify(model, data, friction=best, **options),
+                                     validation=checks[best].pooled)
+        how = f'{folds}-fold cross-validation in time'
     return dataclasses.replace(chosen, processing={**chosen.processing,
-                                                   'friction_selection': errors})
+                                                   'friction_selection': errors,
+                                                   'friction_selection_by': how})
+
+
+@dataclass(frozen=True, eq=False)
+class CrossValidation:
+    """
+    K-fold cross-validation in time (:func:`cross_validate`).
+
+    Attributes
+    ----------
+    estimates : list of Estimate
+        Fold ``k``'s estimate, from every log's other pieces; its ``validation`` is on piece k.
+    pooled : Validation
+        Every fold's held-out torques and predictions together: its errors are the pooled
+        normalised squared errors (sum of squared errors over all folds over that of squared
+        torques), its table and plot those of all the held-out data.
+
+    """
+
+    estimates: list
+    pooled: Validation
+
+    def table(self):
+        """Say each fold's normalised errors, then the pooled validation table."""
+        lines = [f'{len(self.estimates)}-fold cross-validation in time, each piece held out '
+                 'in turn:']
+        for k, e in enumerate(self.estimates, start=1):
+            errors = e.validation.error.items()
+            lines.append(f'  fold {k}: ' + ', '.join(f'{m} {v:.4g} %' for m, v in errors))
+        return '\n'.join(lines) + '\npooled ' + self.pooled.table()
+
+    def to_dict(self):
+        """Return a plain mapping for YAML or JSON."""
+        return {'folds': [e.validation.to_dict() for e in self.estimates],
+                'pooled': self.pooled.to_dict()}
+
+
+def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
+    """
+    Identify on all but one piece of the data, predict that piece; each piece in turn.
+
+    Each log of ``data`` (time series, as :func:`identify` takes them) is cut into ``folds``
+    consecutive pieces of equal length; fold ``k`` identifies on every other piece, each a log
+    of its own (nothing is filtered across the piece left out), and validates on piece ``k``
+    of every log.  ``options`` go to :func:`identify`.  Returns a :class:`CrossValidation`.
+    """
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise IdentificationError(f'folds must be an integer of at least 2, got {folds!r}')
+    given = data if isinstance(data, list) else [data]
+    logs = [_read(model, d, topic)[0] for d in given]
+    if any(len(log) != 3 for log in logs):
+        raise IdentificationError('cross-validation in time needs time series (t, q, tau), CSV '
+                                  'files or rosbag2 recordings, not (q, qd, qdd, tau) arrays')
+    pieces = [[tuple(np.asarray(x)[rows] for x in log)
+               for rows in np.array_split(np.arange(len(log[0])), folds)] for log in logs]
+    estimates = []
+    for k in range(folds):
+        train = [piece for cut in pieces for j, piece in enumerate(cut) if j != k]
+        held = [cut[k] for cut in pieces]
+        estimates.append(identify(model, train, topic=topic,
+                                  validation=held if len(held) > 1 else held[0], **options))
+    return CrossValidation(estimates=estimates, pooled=_pooled([e.validation
+                                                               for e in estimates]))
+
+
+def _pooled(validations):
+    """Return one Validation of several: their rows together."""
+    models = [m for m in validations[0].predicted if all(m in v.predicted for v in validations)]
+    return Validation.of(
+        validations[0].joint_names, np.concatenate([v.t for v in validations]),
+        np.concatenate([v.measured for v in validations]),
+        {m: np.concatenate([v.predicted[m] for v in validations]) for m in models})
 
 
 def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
@@ -802,7 +891,8 @@ def friction_summary(processing):
             f'{j} {v:.3g}' if v > 0 else f'{j} 0 (sign)' for j, v in velocities.items())
     chosen = processing.get('friction_selection')
     if chosen:
-        text += ('\nchosen on held-out data, normalised squared error of each law: '
+        by = processing.get('friction_selection_by', 'the validation data')
+        text += (f'\nchosen on held-out data ({by}), normalised squared error of each law: '
                  + ', '.join(f'{law} {e:.4g} %' for law, e in chosen.items()))
     return text
 
