@@ -30,9 +30,9 @@ import numpy as np
 
 from . import robots
 from .identification.base_parameters import base_parameters
-from .identification.estimate import (cross_validate, CUTOFF_HZ, FRICTION_LAWS,
-                                      friction_summary, identify, select_friction,
-                                      stamps_summary)
+from .identification.estimate import (choose_cutoff, cross_validate, CUTOFF_HZ, cutoff_summary,
+                                      FRICTION_LAWS, friction_summary, identify,
+                                      select_friction, stamps_summary)
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
@@ -193,6 +193,17 @@ def cmd_base_params(args):
     _emit(args, title, base.to_dict(), table)
 
 
+def _cutoff(text):
+    """Parse ``--cutoff``: a frequency in Hz, or ``auto``."""
+    if text == 'auto':
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is neither a frequency in Hz nor auto') \
+            from None
+
+
 def cmd_identify(args):
     if args.validate_plot and not (args.validate or args.folds):
         raise ValueError('--validate-plot needs --validate LOG or --folds K: the data to plot')
@@ -211,6 +222,11 @@ def cmd_identify(args):
         raise ValueError(f'--friction {args.friction}: choosing among laws needs --validate LOG '
                          'or --folds K, data the fits do not see (the training fit always '
                          'prefers more terms)')
+    chosen = None
+    if args.cutoff == 'auto' and (len(laws) > 1 or args.folds):
+        # once, with the first law, not again inside every fold and law
+        args.cutoff, chosen = choose_cutoff(model, data, topic=args.topic, friction=laws[0],
+                                            armature=args.armature)
     options = {'armature': args.armature, 'cutoff': args.cutoff, 'topic': args.topic,
                'physically_consistent': (args.physically_consistent or bool(args.urdf_out)
                                          or bool(args.parameters_out))}
@@ -222,6 +238,8 @@ def cmd_identify(args):
         if args.folds:
             folds = cross_validate(model, data, folds=args.folds, friction=laws[0], **options)
             estimate = dataclasses.replace(estimate, validation=folds.pooled)
+    if chosen is not None:
+        estimate.processing['cutoff_selection'] = chosen
     rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
             for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
                                                    estimate.values, estimate.std,
@@ -236,6 +254,8 @@ def cmd_identify(args):
     table += '\n\nresidual RMS per joint: ' + ', '.join(
         f'{j} {r:.3g}' for j, r in zip(model.joint_names, estimate.residual_rms))
     table += '\n\n' + friction_summary(estimate.processing)
+    if cutoff_summary(estimate.processing):
+        table += '\n' + cutoff_summary(estimate.processing)
     if estimate.standard is not None:
         rows = [[name, _fmt(value)] for name, value in zip(estimate.standard_names,
                                                            estimate.standard)]
@@ -459,8 +479,9 @@ def build_parser():
                    'comma-separated, with --validate: the one that best predicts it is kept')
     p.add_argument('--no-friction', action='store_true', help='same as --friction none')
     p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
-    p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '
-                   f"about 5x the motion's highest frequency (default {CUTOFF_HZ:g})")
+    p.add_argument('--cutoff', type=_cutoff, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '
+                   f"about 5x the motion's highest frequency (default {CUTOFF_HZ:g}), or auto: "
+                   'the one whose fits best predict held-out pieces of the data (3 folds)')
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
     p.add_argument('--physically-consistent', action='store_true', help='also find standard '
                    'parameters every link of which is physically realisable (URDF as prior)')

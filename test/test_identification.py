@@ -469,3 +469,36 @@ def test_k_fold_cross_validation_from_the_command_line(rough, tmp_path, capsys):
     with pytest.raises(md.IdentificationError, match='needs time series'):
         t, q, qd, qdd, tau, _ = measured(rough, seed=38)
         md.cross_validate(rough, (q, qd, qdd, tau))
+
+
+def test_the_cutoff_is_chosen_from_the_data(arm, base, tmp_path, capsys):
+    """
+    ``cutoff='auto'``: the motion's bandwidth from its spectrum, the cutoff from held-out error.
+
+    The motion's highest harmonic is 0.5 Hz: the bandwidth found is that (the Hann window
+    widens a line by a bin or two), every
+    candidate is judged on held-out pieces, the one with the smallest error is used and
+    reported, and the estimate is as good as at a cutoff chosen by hand.  The CLI's
+    ``--cutoff auto`` says the same; a cutoff that is neither a number nor auto is refused.
+    """
+    from manipulator_dynamics import cli
+    t, _, _, _, tau, q = measured(arm, seed=40)
+    estimate = md.identify(arm, (t, q, tau), base=base, cutoff='auto')
+    chosen = estimate.processing['cutoff_selection']
+    assert 0.4 < chosen['bandwidth_hz'] <= 0.5 + 2 / 20.0      # within two bins of 20 s
+    errors = chosen['held_out_error']
+    assert len(errors) >= 3 and estimate.processing['cutoff_hz'] == min(errors, key=errors.get)
+    within_confidence(estimate, base.values, 4.5)
+    write_log_csv(tmp_path / 'log.csv', arm.joint_names, t, q, tau)
+    command = ['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'), '--joint-dynamics',
+               CONFIG, '--armature', '--cutoff']
+    assert cli.main(command + ['auto']) == 0
+    out = capsys.readouterr().out
+    assert f"cutoff: {estimate.processing['cutoff_hz']:.3g} Hz (chosen: the smallest 3-fold " \
+        'held-out error; motion bandwidth' in out
+    with pytest.raises(SystemExit) as stopped:             # argparse's own usage error
+        cli.main(command + ['fast'])
+    assert stopped.value.code == 2
+    assert "'fast' is neither a frequency in Hz nor auto" in capsys.readouterr().err
+    with pytest.raises(md.IdentificationError, match="cutoff='auto' needs time series"):
+        md.identify(arm, measured(arm, seed=41)[1:5], cutoff='auto')

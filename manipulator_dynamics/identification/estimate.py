@@ -351,8 +351,9 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
         Identify ``Ia`` of every joint too; None (default): if the model has rotor inertias.
     base : BaseParameters, optional
         Which base parameters to identify; computed when not given.
-    cutoff : float
-        Low-pass cutoff in Hz for time series.
+    cutoff : float or 'auto'
+        Low-pass cutoff in Hz for time series; ``'auto'``: chosen from the data by
+        :func:`choose_cutoff` (``processing['cutoff_selection']`` says how).
     topic : str
         The JointState topic in a rosbag2 recording.
     physically_consistent : bool
@@ -378,7 +379,13 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
 
     """
     law = friction_law(friction)
+    chosen = None
+    if cutoff == 'auto':
+        cutoff, chosen = choose_cutoff(model, data, topic=topic, friction=friction,
+                                       armature=armature)
     q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic)
+    if chosen is not None:
+        processing['cutoff_selection'] = chosen
     if law == 'smooth':
         model = fit_coulomb_velocity(model, q, qd, qdd, tau, parallel, armature=armature)
         processing['coulomb_velocity'] = dict(zip(model.joint_names,
@@ -471,6 +478,90 @@ def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 
     return dataclasses.replace(chosen, processing={**chosen.processing,
                                                    'friction_selection': errors,
                                                    'friction_selection_by': how})
+
+
+#: Multiples of the motion's bandwidth (:func:`motion_bandwidth`) ``cutoff='auto'`` tries.
+CUTOFF_MULTIPLES = (2.5, 5.0, 10.0, 20.0)
+
+
+def motion_bandwidth(logs, power=0.999):
+    """
+    Return the highest frequency of the motion in Hz: below it, ``power`` of the positions'.
+
+    Per log and joint, the positions (on a uniform grid, their linear trend removed, a Hann
+    window against the leakage of a log that is not a whole number of periods, which spread a
+    thousandth of the power to 7 Hz) are Fourier transformed; the frequency under which
+    ``power`` of their power lies, the largest over joints and logs.  Noise, flat and weak,
+    does not move it.
+    """
+    highest = 0.0
+    for t, q, _ in logs:
+        t, q = np.asarray(t, dtype=float), np.asarray(q, dtype=float)
+        step = float(np.median(np.diff(t)))
+        grid = np.arange(t[0], t[-1], step)
+        for j in range(q.shape[1]):
+            x = np.interp(grid, t, q[:, j])
+            x = x - np.polyval(np.polyfit(grid - grid[0], x, 1), grid - grid[0])
+            spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x)))) ** 2
+            if spectrum.sum() > 0:
+                share = np.cumsum(spectrum) / spectrum.sum()
+                f = np.fft.rfftfreq(len(x), step)[np.searchsorted(share, power)]
+                highest = max(highest, float(f))
+    return highest
+
+
+def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states', **options):
+    """
+    Choose the filter's cutoff from the data: the one whose fits best predict held-out pieces.
+
+    Candidates: :data:`CUTOFF_MULTIPLES` of the motion's bandwidth (:func:`motion_bandwidth`),
+    below 0.4 of the Nyquist frequency.  Each is judged by the pooled error of the identified
+    model in :func:`cross_validate` (``folds`` pieces of every log, the measured torques
+    unfiltered, so that every cutoff answers to the same measurements): too low a cutoff
+    attenuates the motion, too high one lets the positions' noise, differentiated twice, into
+    the regressor, and the held-out error sees both.  ``options`` go to :func:`identify`.
+    Returns ``(cutoff, report)``, the report with the bandwidth and every candidate's error.
+    """
+    given = data if isinstance(data, list) else [data]
+    logs = [_read(model, d, topic)[0] for d in given]
+    if any(len(log) != 3 for log in logs):
+        raise IdentificationError("cutoff='auto' needs time series (t, q, tau), CSV files or "
+                                  'rosbag2 recordings: arrays (q, qd, qdd, tau) are not filtered')
+    bandwidth = motion_bandwidth(logs)
+    fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float))))
+    if candidates is None:
+        candidates = [m * bandwidth for m in CUTOFF_MULTIPLES if 0 < m * bandwidth < 0.2 * fs]
+    errors, refused = {}, {}
+    for c in candidates:
+        try:
+            check = cross_validate(model, data, folds=folds, cutoff=float(c), topic=topic,
+                                   **options)
+        except IdentificationError as e:            # too low: the pieces are too short
+            refused[float(c)] = str(e)
+            continue
+        errors[float(c)] = check.pooled.error['identified']
+    if not errors:
+        raise IdentificationError(f'no cutoff could be judged ({len(candidates)} tried around '
+                                  f'the motion bandwidth {bandwidth:.3g} Hz): '
+                                  + '; '.join(f'{c:.3g} Hz: {e}' for c, e in refused.items()))
+    best = min(errors, key=errors.get)
+    return best, {'bandwidth_hz': bandwidth, 'folds': folds, 'held_out_error': errors,
+                  'refused': refused}
+
+
+def cutoff_summary(processing):
+    """Say the cutoff and, when chosen from the data, how; empty for arrays used as given."""
+    if 'cutoff_hz' not in processing:
+        return ''
+    text = f"cutoff: {processing['cutoff_hz']:.3g} Hz"
+    chosen = processing.get('cutoff_selection')
+    if chosen:
+        text += (f" (chosen: the smallest {chosen['folds']}-fold held-out error; motion "
+                 f"bandwidth {chosen['bandwidth_hz']:.3g} Hz): " + ', '.join(
+                     f'{c:.3g} Hz {e:.4g} %' for c, e in chosen['held_out_error'].items()))
+        if chosen['refused']:
+            text += '; too low to judge: ' + ', '.join(f'{c:.3g} Hz' for c in chosen['refused'])
+    return text
 
 
 @dataclass(frozen=True, eq=False)
