@@ -476,7 +476,8 @@ def build_parser():
     p.add_argument('--friction', default='coulomb', metavar='LAW[,LAW...]', help='joint '
                    'friction law: none, coulomb (Fv qd + Fc sign(qd), the default), offset (+ Fo '
                    'per joint), smooth (Fc tanh(qd / vs) + Fo, vs fitted); several, '
-                   'comma-separated, with --validate: the one that best predicts it is kept')
+                   'comma-separated, with --validate or --folds: the one that best predicts the '
+                   'held-out data is kept')
     p.add_argument('--no-friction', action='store_true', help='same as --friction none')
     p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
     p.add_argument('--cutoff', type=_cutoff, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '

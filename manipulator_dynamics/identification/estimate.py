@@ -747,10 +747,9 @@ def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None
             k = int(np.argmin(costs))
             best, best_cost = grid[k], costs[k]
             if k > 0:                 # refine between the neighbours (log scale; 0 stays 0)
-                lo = math.log(grid[k - 1] if k > 1 else grid[1] / 10)
-                hi = math.log(grid[min(k + 1, len(grid) - 1)] * (10 if k == len(grid) - 1
-                                                                 else 1))
-                x, c = _golden(lambda x: cost(j, math.exp(x)), lo, hi)
+                lower = grid[k - 1] if k > 1 else grid[1] / 10
+                upper = grid[k + 1] if k + 1 < len(grid) else grid[-1] * 10
+                x, c = _golden(lambda x: cost(j, math.exp(x)), math.log(lower), math.log(upper))
                 if c < best_cost:
                     best, best_cost = math.exp(x), c
             vs[j] = best
