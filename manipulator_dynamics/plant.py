@@ -252,13 +252,14 @@ class MujocoPlant:
 
     def step(self, tau):
         """Hold the efforts ``tau`` (model order) for ``dt`` seconds."""
-        if not self._applied:
+        if self._applied:
+            for _ in range(self.substeps):
+                # what MuJoCo's joints cannot say, from each substep's starting velocity
+                self.data.qfrc_applied[self._dof] = tau - _applied_friction(self.model, self.qd)
+                self._mujoco.mj_step(self.mj, self.data)
+        else:
             self.data.qfrc_applied[self._dof] = tau
             self._mujoco.mj_step(self.mj, self.data, nstep=self.substeps)
-        for _ in range(self.substeps if self._applied else 0):
-            # what MuJoCo's joints cannot say, from each substep's starting velocity
-            self.data.qfrc_applied[self._dof] = tau - _applied_friction(self.model, self.qd)
-            self._mujoco.mj_step(self.mj, self.data)
         bad = self.data.warning[self._mujoco.mjtWarning.mjWARN_BADQACC].number
         finite = np.all(np.isfinite(self.data.qpos)) and np.all(np.isfinite(self.data.qvel))
         if bad or not finite:
@@ -313,10 +314,13 @@ def damping(model):
     Fc qd / vs``, as an applied force (:func:`_applied_friction`), whose slope lies between 0
     and ``-Fc / vs``: held over a step, it takes back at most what the damping gave.
     """
+    return model.viscous + _coulomb_slope(model)
+
+
+def _coulomb_slope(model):
+    """Return ``Fc / vs`` of the joints with a smooth Coulomb law, 0 of the others."""
     smooth = model.coulomb_velocity > 0
-    return model.viscous + np.where(smooth, model.coulomb / np.where(smooth,
-                                                                     model.coulomb_velocity,
-                                                                     1.0), 0.0)
+    return np.where(smooth, model.coulomb / np.where(smooth, model.coulomb_velocity, 1.0), 0.0)
 
 
 def damping_rate(model, q, friction=True):
@@ -342,8 +346,7 @@ def _applied_friction(model, qd):
     if not smooth.any():
         return model.friction_offset
     return model.friction_offset + np.where(
-        smooth, model.coulomb * coulomb_shape(model, qd) - (damping(model) - model.viscous) * qd,
-        0.0)
+        smooth, model.coulomb * coulomb_shape(model, qd) - _coulomb_slope(model) * qd, 0.0)
 
 
 def make_plant(engine, model, q0, dt, *, substeps=1, friction=True, integrator='auto'):

@@ -139,9 +139,8 @@ class ConsistentFit:
         self.links = [idx for _, idx in _links(names)]
         self.scalars = np.array([i for i, n in enumerate(names)
                                  if n.split('_', 1)[0] in NON_NEGATIVE], dtype=int)
-        in_links = set(np.concatenate(self.links)) if self.links else set()
-        self.free = np.array([i for i in range(self.p) if i not in in_links
-                              and i not in set(self.scalars)], dtype=int)
+        taken = set(np.concatenate(self.links + [self.scalars]).tolist())
+        self.free = np.array([i for i in range(self.p) if i not in taken], dtype=int)
         prior = np.asarray(prior, dtype=float)
         self.J0 = [_realisable(prior[idx]) for idx in self.links]
         self.J0inv = [np.linalg.inv(J0) for J0 in self.J0]

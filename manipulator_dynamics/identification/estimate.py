@@ -468,7 +468,9 @@ def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 
         best = min(errors, key=errors.get)
         chosen, how = estimates[best], 'the validation data'
     else:
-        checks = {law: cross_validate(model, data, folds=folds, friction=law, **options)
+        logs = _time_series(model, data, options.get('topic', '/joint_states'),
+                            'choosing the law by folds')
+        checks = {law: cross_validate(model, logs, folds=folds, friction=law, **options)
                   for law in laws}
         errors = {law: c.pooled.error['identified'] for law, c in checks.items()}
         best = min(errors, key=errors.get)
@@ -522,11 +524,7 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     the regressor, and the held-out error sees both.  ``options`` go to :func:`identify`.
     Returns ``(cutoff, report)``, the report with the bandwidth and every candidate's error.
     """
-    given = data if isinstance(data, list) else [data]
-    logs = [_read(model, d, topic)[0] for d in given]
-    if any(len(log) != 3 for log in logs):
-        raise IdentificationError("cutoff='auto' needs time series (t, q, tau), CSV files or "
-                                  'rosbag2 recordings: arrays (q, qd, qdd, tau) are not filtered')
+    logs = _time_series(model, data, topic, "cutoff='auto'")
     bandwidth = motion_bandwidth(logs)
     fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float))))
     if candidates is None:
@@ -534,7 +532,7 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     errors, refused = {}, {}
     for c in candidates:
         try:
-            check = cross_validate(model, data, folds=folds, cutoff=float(c), topic=topic,
+            check = cross_validate(model, logs, folds=folds, cutoff=float(c), topic=topic,
                                    **options)
         except IdentificationError as e:            # too low: the pieces are too short
             refused[float(c)] = str(e)
@@ -609,11 +607,7 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
     """
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise IdentificationError(f'folds must be an integer of at least 2, got {folds!r}')
-    given = data if isinstance(data, list) else [data]
-    logs = [_read(model, d, topic)[0] for d in given]
-    if any(len(log) != 3 for log in logs):
-        raise IdentificationError('cross-validation in time needs time series (t, q, tau), CSV '
-                                  'files or rosbag2 recordings, not (q, qd, qdd, tau) arrays')
+    logs = _time_series(model, data, topic, 'cross-validation in time')
     pieces = [[tuple(np.asarray(x)[rows] for x in log)
                for rows in np.array_split(np.arange(len(log[0])), folds)] for log in logs]
     estimates = []
@@ -624,6 +618,16 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
                                   validation=held if len(held) > 1 else held[0], **options))
     return CrossValidation(estimates=estimates, pooled=_pooled([e.validation
                                                                for e in estimates]))
+
+
+def _time_series(model, data, topic, what):
+    """Read every log of ``data`` once: a list of ``(t, q, tau)``; error if some are arrays."""
+    logs = [_read(model, d, topic)[0] for d in (data if isinstance(data, list) else [data])]
+    if any(len(log) != 3 for log in logs):
+        raise IdentificationError(f'{what} needs time series (t, q, tau), CSV files or rosbag2 '
+                                  'recordings, not (q, qd, qdd, tau) arrays, which are not '
+                                  'filtered')
+    return logs
 
 
 def _pooled(validations):
