@@ -226,8 +226,10 @@ def cmd_identify(args):
     if args.cutoff == 'auto' and (len(laws) > 1 or args.folds):
         # once, with the first law, not again inside every fold and law
         args.cutoff, chosen = choose_cutoff(model, data, topic=args.topic, friction=laws[0],
-                                            armature=args.armature)
+                                            armature=args.armature,
+                                            retime=not args.stamps_as_logged)
     options = {'armature': args.armature, 'cutoff': args.cutoff, 'topic': args.topic,
+               'retime': not args.stamps_as_logged,
                'physically_consistent': (args.physically_consistent or bool(args.urdf_out)
                                          or bool(args.parameters_out))}
     folds = None
@@ -459,8 +461,8 @@ def build_parser():
     p.add_argument('--loops', metavar='YAML', help='loop closures of a closed-loop robot '
                    '(active joints, closed points)')
     p = command('identify', cmd_identify, 'identify the base parameters from measured data: a '
-                'CSV file (time, <joint>.position, <joint>.effort) or a rosbag2 recording of '
-                'sensor_msgs/JointState with efforts')
+                'CSV file (time, <joint>.position, <joint>.effort, optionally '
+                '<joint>.velocity) or a rosbag2 recording of sensor_msgs/JointState with efforts')
     p.add_argument('data', nargs='+', help='CSV file or rosbag2 folder; several: logs '
                    'identified together (each filtered on its own, as is every stretch between '
                    'gaps in a log)')
@@ -484,6 +486,9 @@ def build_parser():
                    f"about 5x the motion's highest frequency (default {CUTOFF_HZ:g}), or auto: "
                    'the one whose fits best predict held-out pieces of the data (3 folds)')
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
+    p.add_argument('--stamps-as-logged', action='store_true', help="keep the logger's stamps: "
+                   "by default a log with the robot's velocities (<joint>.velocity columns, "
+                   "JointState velocity) is re-timed on the robot's clock where they show one")
     p.add_argument('--physically-consistent', action='store_true', help='also find standard '
                    'parameters every link of which is physically realisable (URDF as prior)')
     p.add_argument('--urdf-out', metavar='URDF', help='write the URDF with the physically '

@@ -59,12 +59,44 @@ def erd_urdfs():
     return sorted(glob.glob(os.path.join(ERD, '**', '*.urdf'), recursive=True)) if ERD else []
 
 
-def write_log_csv(path, joint_names, t, q, tau):
-    """Write a log as ``identify`` reads it: ``time``, ``<joint>.position``, ``<joint>.effort``."""
+def write_log_csv(path, joint_names, t, q, tau, qd=None):
+    """
+    Write a log as ``identify`` reads it: ``time``, ``<joint>.position``, ``<joint>.effort``.
+
+    With ``qd``, the measured velocities too, as ``<joint>.velocity`` columns.
+    """
     header = ['time'] + [f'{j}.position' for j in joint_names] + \
         [f'{j}.effort' for j in joint_names]
-    np.savetxt(path, np.column_stack([t, q, tau]), delimiter=',', header=','.join(header),
+    columns = [t, q, tau]
+    if qd is not None:
+        header += [f'{j}.velocity' for j in joint_names]
+        columns.append(qd)
+    np.savetxt(path, np.column_stack(columns), delimiter=',', header=','.join(header),
                comments='')
+
+
+def write_bag(path, model, t, q, tau, other_robot=True, qd=None):
+    """Write a rosbag2 of JointStates (the model's joints reversed, and another robot's)."""
+    from rosbags.rosbag2 import Writer
+    from rosbags.typesys import get_typestore, Stores
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    JointState = store.types['sensor_msgs/msg/JointState']
+    Header = store.types['std_msgs/msg/Header']
+    Time = store.types['builtin_interfaces/msg/Time']
+    with Writer(path, version=9) as writer:
+        conn = writer.add_connection('/joint_states', JointState.__msgtype__, typestore=store)
+        names = list(model.joint_names)[::-1] + (['other_robot_wheel'] if other_robot else [])
+        for k in range(len(t)):
+            sec = int(t[k])
+            stamp = Time(sec=sec + 100, nanosec=int(round((t[k] - sec) * 1e9)))
+            pos = list(q[k][::-1]) + ([0.0] if other_robot else [])
+            eff = list(tau[k][::-1]) + ([1.0] if other_robot else [])
+            vel = np.zeros(0) if qd is None else np.array(
+                list(qd[k][::-1]) + ([0.0] if other_robot else []))
+            msg = JointState(header=Header(stamp=stamp, frame_id=''), name=names,
+                             position=np.array(pos), velocity=vel, effort=np.array(eff))
+            writer.write(conn, int((t[k] + 100) * 1e9),
+                         store.serialize_cdr(msg, JointState.__msgtype__))
 
 
 # Robots compared with Pinocchio: chains and trees, prismatic, continuous and mimic joints.

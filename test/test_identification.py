@@ -16,7 +16,7 @@
 
 import os
 
-from conftest import erd, needs_erd, write_log_csv
+from conftest import erd, needs_erd, write_bag, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification.estimate import stamps_summary
@@ -97,28 +97,6 @@ def test_jittered_stamps_are_resampled(arm, base):
     estimate = md.identify(arm, (jittered, q_jit, tau_jit), base=base, cutoff=2.5)
     assert estimate.processing['resampled']
     within_confidence(estimate, base.values, 4.5)
-
-
-def write_bag(path, model, t, q, tau, other_robot=True):
-    from rosbags.rosbag2 import Writer
-    from rosbags.typesys import get_typestore, Stores
-    store = get_typestore(Stores.ROS2_HUMBLE)
-    JointState = store.types['sensor_msgs/msg/JointState']
-    Header = store.types['std_msgs/msg/Header']
-    Time = store.types['builtin_interfaces/msg/Time']
-    with Writer(path, version=9) as writer:
-        conn = writer.add_connection('/joint_states', JointState.__msgtype__, typestore=store)
-        names = list(model.joint_names)[::-1] + (['other_robot_wheel'] if other_robot else [])
-        for k in range(len(t)):
-            sec = int(t[k])
-            stamp = Time(sec=sec + 100, nanosec=int(round((t[k] - sec) * 1e9)))
-            pos = list(q[k][::-1]) + ([0.0] if other_robot else [])
-            eff = list(tau[k][::-1]) + ([1.0] if other_robot else [])
-            msg = JointState(header=Header(stamp=stamp, frame_id=''), name=names,
-                             position=np.array(pos), velocity=np.zeros(0),
-                             effort=np.array(eff))
-            writer.write(conn, int((t[k] + 100) * 1e9),
-                         store.serialize_cdr(msg, JointState.__msgtype__))
 
 
 def test_rosbag2_recording(arm, base, tmp_path):

@@ -211,3 +211,28 @@ def test_the_cutoff_chosen_from_the_log_predicts_the_held_out_third(log, panda):
         assert estimate.processing['cutoff_hz'] == min(errors, key=errors.get)
         error = estimate.validation.error
         assert error['identified'] < PUBLISHED < error['urdf'], (k, chosen, error)
+
+
+@needs_erd
+@needs_log
+def test_the_robots_velocities_put_the_log_back_on_its_clock(panda):
+    """
+    The log's own velocities re-time it on the robot's 1 kHz clock; a higher cutoff then helps.
+
+    Measured: 20441 of 20543 intervals re-timed (the rest at rest, where the velocities are
+    noise), the period 1.00002 ms of the logger's clock, the logger's stamps 0-11 ms behind the
+    robot's.  With 3-fold cross-validation (offset friction) the pooled held-out error at a 20
+    Hz cutoff is 0.084 % re-timed against 0.273 % on the stamps as logged (their jitter,
+    differentiated twice); at 10 Hz 0.085 % against 0.090 %; at 5 Hz, where the filter hides
+    the jitter, 0.091 % against 0.089 %.
+    """
+    data = np.load(LOG)
+    log = {k: data[k] for k in ('t', 'q', 'qd', 'tau')}
+    estimate = md.identify(panda, log, friction='offset', cutoff=20.0)
+    timing = estimate.processing['timing']
+    assert timing['retimed'] and timing['retimed_intervals'] > 0.99 * (len(data['t']) - 1)
+    assert timing['period_s'] == pytest.approx(1e-3, rel=1e-4)
+    errors = {retime: md.cross_validate(panda, log, folds=3, friction='offset', cutoff=20.0,
+                                        retime=retime).pooled.error['identified']
+              for retime in (True, False)}
+    assert errors[True] <= PUBLISHED and 2 * errors[True] < errors[False], errors

@@ -47,6 +47,7 @@ import os
 
 import numpy as np
 
+from . import timing
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit
 from ..model import Model
@@ -221,7 +222,8 @@ class Estimate:
         """
         model, base = self.model, self.base
         q, qd, qdd, tau, parallel, _ = prepare(
-            model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic)
+            model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic,
+            retime=self.processing.get('retime', True))
         W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
                                           friction=base.friction))
         t = np.arange(len(tau), dtype=float)           # arrays given as they are: a count
@@ -324,7 +326,7 @@ class Estimate:
 
 def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
              topic='/joint_states', physically_consistent=False, prior_weight=1.0,
-             validation=None):
+             validation=None, retime=True):
     """
     Identify the base parameters of ``model`` from measured data.
 
@@ -367,6 +369,10 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
         Data not used for the fit (as ``data``: other logs, or another stretch): the estimate's
         ``validation`` then compares the URDF's, the identified and the consistent models'
         torques with them (:meth:`Estimate.validate`).
+    retime : bool
+        Put a time series that has the robot's measured velocities on the robot's clock where
+        they allow it (:func:`.timing.retime`; ``processing['timing']``); False: the stamps as
+        logged.
 
     Returns
     -------
@@ -382,8 +388,9 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     chosen = None
     if cutoff == 'auto':
         cutoff, chosen = choose_cutoff(model, data, topic=topic, friction=friction,
-                                       armature=armature)
-    q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic)
+                                       armature=armature, retime=retime)
+    q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic,
+                                                    retime=retime)
     if chosen is not None:
         processing['cutoff_selection'] = chosen
     if law == 'smooth':
@@ -469,7 +476,7 @@ def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 
         chosen, how = estimates[best], 'the validation data'
     else:
         logs = _time_series(model, data, options.get('topic', '/joint_states'),
-                            'choosing the law by folds')
+                            'choosing the law by folds', options.get('retime', True))
         checks = {law: cross_validate(model, logs, folds=folds, friction=law, **options)
                   for law in laws}
         errors = {law: c.pooled.error['identified'] for law, c in checks.items()}
@@ -524,7 +531,7 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     the regressor, and the held-out error sees both.  ``options`` go to :func:`identify`.
     Returns ``(cutoff, report)``, the report with the bandwidth and every candidate's error.
     """
-    logs = _time_series(model, data, topic, "cutoff='auto'")
+    logs = _time_series(model, data, topic, "cutoff='auto'", options.get('retime', True))
     bandwidth = motion_bandwidth(logs)
     fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float))))
     if candidates is None:
@@ -607,7 +614,8 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
     """
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise IdentificationError(f'folds must be an integer of at least 2, got {folds!r}')
-    logs = _time_series(model, data, topic, 'cross-validation in time')
+    logs = _time_series(model, data, topic, 'cross-validation in time',
+                        options.get('retime', True))
     pieces = [[tuple(np.asarray(x)[rows] for x in log)
                for rows in np.array_split(np.arange(len(log[0])), folds)] for log in logs]
     estimates = []
@@ -620,9 +628,10 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
                                                                for e in estimates]))
 
 
-def _time_series(model, data, topic, what):
+def _time_series(model, data, topic, what, retime=True):
     """Read every log of ``data`` once: a list of ``(t, q, tau)``; error if some are arrays."""
-    logs = [_read(model, d, topic)[0] for d in (data if isinstance(data, list) else [data])]
+    logs = [_read(model, d, topic, retime)[0]
+            for d in (data if isinstance(data, list) else [data])]
     if any(len(log) != 3 for log in logs):
         raise IdentificationError(f'{what} needs time series (t, q, tau), CSV files or rosbag2 '
                                   'recordings, not (q, qd, qdd, tau) arrays, which are not '
@@ -639,29 +648,30 @@ def _pooled(validations):
         {m: np.concatenate([v.predicted[m] for v in validations]) for m in models})
 
 
-def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
+def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True):
     """
     Read and condition identification data: ``(q, qd, qdd, tau, parallel, processing)``.
 
     ``data`` as :func:`identify` takes it.  ``parallel`` is None for ``(q, qd, qdd, tau)``
     arrays (used as they are), else the parallel filter to apply to both sides of a linear
-    model of ``tau`` (see :func:`differentiate`).
+    model of ``tau`` (see :func:`differentiate`).  ``retime``: see :func:`identify`.
     """
     if isinstance(data, list) and data and all(
             isinstance(d, (str, os.PathLike, dict, tuple)) for d in data):
-        logs = [_read(model, d, topic) for d in data]
+        logs = [_read(model, d, topic, retime) for d in data]
         if any(len(log) != 3 for log, _ in logs):
             raise IdentificationError('several logs must each be a time series (t, q, tau), a '
                                       'CSV file or a rosbag2 recording')
-        processing = {'source': [p.get('source', 'arrays') for _, p in logs]}
+        processing = {'source': [p.get('source', 'arrays') for _, p in logs],
+                      'timing': [p.get('timing') for _, p in logs]}
         data = [log for log, _ in logs]
     else:
-        data, processing = _read(model, data, topic)
+        data, processing = _read(model, data, topic, retime)
     parallel = None
     if isinstance(data, list) or len(data) == 3:
         logs = data if isinstance(data, list) else [data]
         q, qd, qdd, tau, parallel, more = differentiate_logs(model, logs, cutoff=cutoff)
-        processing.update(more)
+        processing.update(more, retime=retime)
     elif len(data) == 4:
         names = ('q', 'qd', 'qdd', 'tau')
         q, qd, qdd, tau = (_matrix(model, name, x) for name, x in zip(names, data))
@@ -675,21 +685,45 @@ def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
     return q, qd, qdd, tau, parallel, processing
 
 
-def _read(model, data, topic):
-    """One log: ``(data as a tuple, processing)``, read from its file where it is one."""
+def _read(model, data, topic, retime=True):
+    """
+    One log: ``(data as a tuple, processing)``, read from its file where it is one.
+
+    A time series with the robot's measured velocities (a mapping's ``qd``, a CSV's
+    ``<joint>.velocity`` columns, a JointState's ``velocity``) is re-timed on the robot's clock
+    where they allow it and ``retime`` is true (:func:`.timing.retime`); ``processing['timing']``
+    says what was done, or why not.
+    """
     processing = {}
     if isinstance(data, (str, os.PathLike)):
         path = os.fspath(data)
         if os.path.isfile(path) and path.lower().endswith('.csv'):
-            data, processing = read_csv(model, path), {'source': path}
+            data, processing = read_csv(model, path, velocity=True), {'source': path}
         elif os.path.exists(path):
-            data, processing = read_rosbag(model, path, topic), {'source': path, 'topic': topic}
+            data, processing = (read_rosbag(model, path, topic, velocity=True),
+                                {'source': path, 'topic': topic})
         else:
             raise IdentificationError(f'no such data file or recording: {path}')
-    if isinstance(data, dict):
-        data = tuple(data[k] for k in ('t', 'q', 'tau')) if 'qdd' not in data else tuple(
-            data[k] for k in ('q', 'qd', 'qdd', 'tau'))
-    return tuple(data), processing
+    if not isinstance(data, dict):
+        return tuple(data), processing
+    if 'qdd' in data:
+        return tuple(data[k] for k in ('q', 'qd', 'qdd', 'tau')), processing
+    try:
+        t, q, tau = (data[k] for k in ('t', 'q', 'tau'))
+    except KeyError as e:
+        raise IdentificationError(f'a log as a mapping needs the keys t, q, tau (and qd, the '
+                                  f'measured velocities, if there are any): no {e}') from None
+    if data.get('qd') is not None:
+        if not retime:
+            processing['timing'] = {'retimed': False, 'reason': 'retime=False: the stamps as '
+                                    'logged, the measured velocities unused'}
+        else:
+            t, q, tau = _series(model, t, q, tau)
+            qd = _matrix(model, 'qd', data['qd'])
+            if len(qd) != len(t):
+                raise IdentificationError(f'qd has {len(qd)} samples, t {len(t)}')
+            t, processing['timing'] = timing.retime(t, q, qd)
+    return (t, q, tau), processing
 
 
 #: The friction laws :func:`identify` takes (its ``friction``), and their parameter layouts.
@@ -1000,12 +1034,21 @@ def stamps_summary(processing):
     lines = []
     sources = processing.get('source')
     sources = sources if isinstance(sources, list) else [sources]
+    timings = processing.get('timing')
+    timings = timings if isinstance(timings, list) else [timings]
     for i, r in enumerate(processing.get('stamps', ())):
         name = sources[i] if i < len(sources) and sources[i] else f'log {i + 1}'
         gaps = ', '.join(f'{a:.3f}-{b:.3f} s' for a, b in r['gaps']) or 'none'
         lines.append(f"{name}: {r['samples']} samples at {1 / r['step_s']:.4g} Hz, jitter "
                      f"{r['jitter_ms']:.3g} ms RMS; {r['repeated']} repeats dropped, "
                      f"{r['skipped']} intervals with missed samples (interpolated), gaps: {gaps}")
+        told = timings[i] if i < len(timings) else None
+        if told and told['retimed']:
+            lines.append(f"  re-timed on the robot's clock: {told['reason']}; the logger's "
+                         f"stamps lagged it by {told['offset_ms'][0]:.3g} to "
+                         f"{told['offset_ms'][1]:.3g} ms (from the first sample's)")
+        elif told:
+            lines.append(f"  stamps as logged: {told['reason']}")
     if 'stretches' in processing:
         lines.append(f"filtered in {len(processing['stretches'])} stretch(es): " + ', '.join(
             f'{a:.3f}-{b:.3f} s' for a, b in processing['stretches'])
@@ -1088,12 +1131,13 @@ def suggest_tip_links(model, present):
             + ' '.join(f'--tip-link {e}' for e in ends) + ')')
 
 
-def read_csv(model, path):
+def read_csv(model, path, *, velocity=False):
     """
     Read ``(t, q, tau)`` from a CSV file with a header row.
 
     Columns: ``time`` (seconds), and for every joint of the model ``<joint>.position`` and
-    ``<joint>.effort``; other columns are ignored.
+    ``<joint>.effort``; other columns are ignored.  With ``velocity``: a mapping with keys
+    ``t, q, tau`` and ``qd``, the ``<joint>.velocity`` columns, None unless every joint has one.
     """
     with open(path, newline='', encoding='utf-8') as f:
         reader = csv.reader(f)
@@ -1119,16 +1163,27 @@ def read_csv(model, path):
     if len(values) == 0:
         raise IdentificationError(f'{path} has a header but no data rows')
     n = model.n
-    return values[:, 0], values[:, 1:1 + n], values[:, 1 + n:]
+    t, q, tau = values[:, 0], values[:, 1:1 + n], values[:, 1 + n:]
+    if not velocity:
+        return t, q, tau
+    columns = [f'{j}.velocity' for j in model.joint_names]
+    qd = None
+    if all(c in header for c in columns):
+        try:
+            qd = np.array([[float(r[header.index(c)]) for c in columns] for r in rows])
+        except (ValueError, IndexError) as e:
+            raise IdentificationError(f'{path}: a velocity is not a number ({e})') from None
+    return {'t': t, 'q': q, 'tau': tau, 'qd': qd}
 
 
-def read_rosbag(model, path, topic='/joint_states'):
+def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
     """
     Read ``(t, q, tau)`` from the sensor_msgs/JointState messages of a rosbag2 recording.
 
     Joints are matched by name (other robots' joints are ignored); time is the header stamp, or
     the recording time when the stamp is zero.  Messages without every joint of the model, or
-    without efforts, are skipped.
+    without efforts, are skipped.  With ``velocity``: a mapping with keys ``t, q, tau`` and
+    ``qd``, the messages' velocities, None unless every message kept has them.
     """
     from pathlib import Path
 
@@ -1145,7 +1200,7 @@ def read_rosbag(model, path, topic='/joint_states'):
         if not connections:
             topics = ', '.join(sorted({c.topic for c in reader.connections})) or 'none'
             raise IdentificationError(f'{path} has no topic {topic} (topics: {topics})')
-        times, positions, efforts, seen = [], [], [], set()
+        times, positions, velocities, efforts, seen = [], [], [], [], set()
         for connection, stamp, raw in reader.messages(connections=connections):
             msg = reader.deserialize(raw, connection.msgtype)
             names = list(msg.name)
@@ -1157,6 +1212,8 @@ def read_rosbag(model, path, topic='/joint_states'):
             times.append(header if header > 0 else stamp * 1e-9)
             positions.append([msg.position[i] for i in idx])
             efforts.append([msg.effort[i] for i in idx])
+            velocities.append([msg.velocity[i] for i in idx]
+                              if len(msg.velocity) == len(names) else None)
     finally:
         reader.close()
     if not times:
@@ -1166,4 +1223,8 @@ def read_rosbag(model, path, topic='/joint_states'):
             + (f' (never seen: {", ".join(missing)})' if missing else ' (efforts missing)')
             + suggest_tip_links(model, [j for j in model.joint_names if j in seen]))
     order = np.argsort(times, kind='stable')
-    return np.array(times)[order], np.array(positions)[order], np.array(efforts)[order]
+    t, q, tau = np.array(times)[order], np.array(positions)[order], np.array(efforts)[order]
+    if not velocity:
+        return t, q, tau
+    qd = None if any(v is None for v in velocities) else np.array(velocities)[order]
+    return {'t': t, 'q': q, 'tau': tau, 'qd': qd}
