@@ -14,6 +14,7 @@
 
 """Plumbing shared by the nodes: where the model comes from, joint states by name, messages."""
 
+import functools
 import gc
 import os
 import signal
@@ -727,23 +728,27 @@ def names_message(names):
     return String(data='[' + ', '.join(names) + ']')
 
 
-def quiet_unraisable(unraisable, default=sys.unraisablehook):
+def quiet_unraisable(unraisable, default=sys.unraisablehook, stopping=lambda: True):
     """
-    Drop the two complaints a stop signal leaves in finalisers; pass every other one on.
+    Drop the complaints a stop signal leaves in finalisers; pass every other one on.
 
     * The node's stop handler (:func:`_quiet_signals`) raises KeyboardInterrupt during start-up;
       when the signal lands while the garbage collector runs a ``__del__`` (a ``ZipFile``'s, in
       CI), Python swallows it there and prints "Exception ignored in ... KeyboardInterrupt".
       Nothing is lost: the handler has set ``requested``, and the node stops as soon as it
       would start serving.
-    * A SIGINT that lands inside ``rclpy.task.Task.__init__`` leaves an object without
-      ``_exception``; its ``Future.__del__`` then prints "Exception ignored ... AttributeError"
-      at exit.  Harmless (the node has stopped), but it reads as a crash.
+    * A KeyboardInterrupt that lands inside a constructor leaves a half-built object, whose
+      ``__del__`` then fails on the attribute it never got: "Exception ignored ...
+      AttributeError" (``rclpy.task.Future`` without ``_exception``; llvmlite's ``ObjectRef``
+      without ``_as_parameter_``, interrupted while numba loads).  Harmless (the node is
+      stopping), but it reads as a crash: dropped once ``stopping()`` says a stop was asked for,
+      whichever class it was.
     """
     if isinstance(unraisable.exc_value, KeyboardInterrupt):
         return
-    obj = getattr(unraisable.object, '__qualname__', '')
-    if isinstance(unraisable.exc_value, AttributeError) and obj == 'Future.__del__':
+    where = getattr(unraisable.object, '__qualname__', '')
+    if (isinstance(unraisable.exc_value, AttributeError) and where.endswith('__del__')
+            and stopping()):
         return
     default(unraisable)
 
@@ -812,8 +817,8 @@ def shut_down(node):
 
 def ros_init(args=None):
     """``rclpy.init`` for a node's process; return the signal handler (see _quiet_signals)."""
-    sys.unraisablehook = quiet_unraisable
     handler = _quiet_signals()
+    sys.unraisablehook = functools.partial(quiet_unraisable, stopping=lambda: handler.requested)
     rclpy.init(args=args)
     return handler
 
