@@ -32,7 +32,7 @@ from . import robots
 from .identification.base_parameters import base_parameters
 from .identification.estimate import (choose_cutoff, cross_validate, CUTOFF_HZ, cutoff_summary,
                                       FRICTION_LAWS, friction_summary, identify,
-                                      select_friction, stamps_summary)
+                                      select_friction, stamps_summary, std_summary)
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
@@ -255,6 +255,8 @@ def cmd_identify(args):
         table += '\n\n' + stamps
     table += '\n\nresidual RMS per joint: ' + ', '.join(
         f'{j} {r:.3g}' for j, r in zip(model.joint_names, estimate.residual_rms))
+    if std_summary(estimate.processing):
+        table += '\n' + std_summary(estimate.processing)
     table += '\n\n' + friction_summary(estimate.processing)
     if cutoff_summary(estimate.processing):
         table += '\n' + cutoff_summary(estimate.processing)

@@ -236,3 +236,27 @@ def test_the_robots_velocities_put_the_log_back_on_its_clock(panda):
                                         retime=retime).pooled.error['identified']
               for retime in (True, False)}
     assert errors[True] <= PUBLISHED and 2 * errors[True] < errors[False], errors
+
+
+@needs_erd
+@needs_log
+def test_the_reported_deviations_are_the_spread_over_the_held_out_thirds(log, panda):
+    """
+    Identified on each pair of thirds, the estimates scatter as much as the deviations say.
+
+    The jackknife spread of the three fold estimates, ``sqrt(2/3 sum (K_k - mean)^2)``, against
+    the deviations reported on the whole log: median ratio over the base parameters 1.23 at 5
+    Hz and 1.03 at 10 Hz (measured 2026-11-25), where ``s^2 (W^T W)^-1`` alone gives 2.2; the
+    jackknife in blocks of time found the rows correlated and widened them by 1.8 and 2.2.
+    """
+    t, q, tau = log
+    thirds = np.array_split(np.arange(len(t)), 3)
+    for cutoff in (5.0, 10.0):
+        whole = md.identify(panda, log, friction='offset', cutoff=cutoff)
+        factor = whole.processing['std']['factor']
+        folds = np.array([md.identify(panda, [(t[i], q[i], tau[i]) for j, i in enumerate(thirds)
+                                              if j != k], friction='offset', cutoff=cutoff).values
+                          for k in range(3)])
+        spread = np.sqrt(2 / 3 * ((folds - folds.mean(axis=0)) ** 2).sum(axis=0)) / whole.std
+        assert 1.5 < factor < 3.0, whole.processing['std']
+        assert 0.7 < np.median(spread) < 1.5 < np.median(spread) * factor, (cutoff, spread)

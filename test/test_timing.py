@@ -171,6 +171,7 @@ def test_velocity_columns_and_the_command_line(arm, tmp_path, capsys):
     assert re.search(r"re-timed on the robot's clock: 9970 of 9970 intervals re-timed to whole "
                      r'periods of 2\.000\d* ms', out)
     assert "the logger's stamps lagged it by" in out
+    assert 'standard deviations as fitted: a jackknife in 10 blocks of time spreads' in out
     assert cli.main(command + ['--stamps-as-logged']) == 0
     assert 'stamps as logged: retime=False' in capsys.readouterr().out
     write_log_csv(path, arm.joint_names, log['t'], log['q'], log['tau'])
