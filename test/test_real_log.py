@@ -219,12 +219,12 @@ def test_the_robots_velocities_put_the_log_back_on_its_clock(panda):
     """
     The log's own velocities re-time it on the robot's 1 kHz clock; a higher cutoff then helps.
 
-    Measured: 20441 of 20543 intervals re-timed (the rest at rest, where the velocities are
-    noise), the period 1.00002 ms of the logger's clock, the logger's stamps 0-11 ms behind the
-    robot's.  With 3-fold cross-validation (offset friction) the pooled held-out error at a 20
-    Hz cutoff is 0.084 % re-timed against 0.273 % on the stamps as logged (their jitter,
-    differentiated twice); at 10 Hz 0.085 % against 0.090 %; at 5 Hz, where the filter hides
-    the jitter, 0.091 % against 0.089 %.
+    Measured: 20438 of 20543 intervals re-timed (the rest at rest, where the velocities are
+    noise), the period 0.999984 ms of the logger's clock, the logger's stamps 0-5.7 ms behind
+    the robot's.  With 3-fold cross-validation (offset friction) the pooled held-out error at a
+    20 Hz cutoff is 0.084 % re-timed against 0.273 % on the stamps as logged (their jitter,
+    differentiated twice); at 10 Hz 0.086 % against 0.090 %; at 5 Hz, where the filter hides
+    the jitter, 0.090 % against 0.089 %.
     """
     data = np.load(LOG)
     log = {k: data[k] for k in ('t', 'q', 'qd', 'tau')}

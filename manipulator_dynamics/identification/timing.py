@@ -32,7 +32,9 @@ positions' resolution, the velocity signal's noise and the joints' disagreement,
 ``T / 8`` and ``dt / T`` is within a quarter of a whole number.  Elsewhere (a robot at rest,
 where the velocities are noise; a gap) the logged interval is kept.  The log is re-timed only if
 the data show a clock: at least :data:`ON_CLOCK` of the confident intervals whole numbers of
-``T``; otherwise its stamps stay as logged and the report says why.
+``T``; otherwise its stamps stay as logged and the report says why.  The period used is the
+slope of the logged stamps against the robot's tick counts: the logger's latencies scatter it
+but do not bias it, as a velocity signal that lags the positions biases the intervals.
 """
 
 import numpy as np
@@ -111,6 +113,13 @@ def retime(t, q, qd):
     if abs(rate - 1) > RATE:
         return t, dict(report, reason=f'the velocities time the intervals {rate:.3g} times as '
                        'long as the logger did: velocities in other units than the positions?')
+    # the period on the logger's clock: the stamps against the robot's tick counts, a straight
+    # line whose slope the latencies only scatter, where the velocities' own small bias (a
+    # velocity signal that lags the positions times an accelerating stretch long) would not:
+    # 0.24 % on a third of a real log, 16 ms over its 7 s
+    count = np.concatenate([[0.0], np.cumsum(np.where(on, ticks, logged / period))])
+    period = float(np.polyfit(count, t, 1)[0])
+    report['period_s'] = period
     robot = t[0] + np.concatenate([[0.0], np.cumsum(np.where(on, ticks * period, logged))])
     offset = 1e3 * (t - robot)
     return robot, dict(report, retimed=True, retimed_intervals=int(on.sum()),
