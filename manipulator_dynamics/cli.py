@@ -30,9 +30,10 @@ import numpy as np
 
 from . import robots
 from .identification.base_parameters import base_parameters
-from .identification.estimate import (choose_cutoff, cross_validate, CUTOFF_HZ, cutoff_summary,
+from .identification.estimate import (cross_validate, CUTOFF_HZ, cutoff_summary,
                                       FRICTION_LAWS, friction_summary, identify,
-                                      select_friction, stamps_summary, std_summary)
+                                      resolve_cutoff, select_friction, stamps_summary,
+                                      std_summary)
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
@@ -223,11 +224,11 @@ def cmd_identify(args):
                          'or --folds K, data the fits do not see (the training fit always '
                          'prefers more terms)')
     chosen = None
-    if args.cutoff == 'auto' and (len(laws) > 1 or args.folds):
+    if args.cutoff in (None, 'auto') and (len(laws) > 1 or args.folds):
         # once, with the first law, not again inside every fold and law
-        args.cutoff, chosen = choose_cutoff(model, data, topic=args.topic, friction=laws[0],
-                                            armature=args.armature,
-                                            retime=not args.stamps_as_logged)
+        args.cutoff, chosen = resolve_cutoff(model, data, args.cutoff, topic=args.topic,
+                                             friction=laws[0], armature=args.armature,
+                                             retime=not args.stamps_as_logged)
     options = {'armature': args.armature, 'cutoff': args.cutoff, 'topic': args.topic,
                'retime': not args.stamps_as_logged,
                'physically_consistent': (args.physically_consistent or bool(args.urdf_out)
@@ -484,9 +485,10 @@ def build_parser():
                    'held-out data is kept')
     p.add_argument('--no-friction', action='store_true', help='same as --friction none')
     p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
-    p.add_argument('--cutoff', type=_cutoff, default=CUTOFF_HZ, help='low-pass cutoff in Hz, '
-                   f"about 5x the motion's highest frequency (default {CUTOFF_HZ:g}), or auto: "
-                   'the one whose fits best predict held-out pieces of the data (3 folds)')
+    p.add_argument('--cutoff', type=_cutoff, help='low-pass cutoff in Hz, or auto: the one '
+                   'whose fits best predict held-out pieces of the data (3 folds, 2.5-20x the '
+                   "motion's bandwidth); default: auto, or where the data are too short to "
+                   f'judge, {CUTOFF_HZ:g} Hz with the reason')
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
     p.add_argument('--stamps-as-logged', action='store_true', help="keep the logger's stamps: "
                    "by default a log with the robot's velocities (<joint>.velocity columns, "

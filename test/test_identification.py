@@ -19,7 +19,8 @@ import os
 from conftest import erd, needs_erd, write_bag, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
-from manipulator_dynamics.identification.estimate import stamps_summary
+from manipulator_dynamics.identification.estimate import (cutoff_summary, resolve_cutoff,
+                                                          stamps_summary)
 import numpy as np
 import pytest
 
@@ -480,6 +481,45 @@ def test_the_cutoff_is_chosen_from_the_data(arm, base, tmp_path, capsys):
     assert "'fast' is neither a frequency in Hz nor auto" in capsys.readouterr().err
     with pytest.raises(md.IdentificationError, match="cutoff='auto' needs time series"):
         md.identify(arm, measured(arm, seed=41)[1:5], cutoff='auto')
+
+
+def test_without_a_cutoff_the_data_choose_it(arm, base, tmp_path, capsys):
+    """
+    No cutoff given: chosen as ``'auto'`` does, in the library and on the command line.
+
+    A log with no motion band to choose around falls back to the default, 10 Hz, and says why
+    (``'auto'`` asked for is an error there); ``(q, qd, qdd, tau)`` arrays are not filtered and
+    choose nothing.  Cross-validation and the choice of the friction law choose it once, on
+    every log, and report it.
+    """
+    from manipulator_dynamics import cli
+    t, _, _, _, tau, q = measured(arm, seed=42)
+    estimate = md.identify(arm, (t, q, tau), base=base)
+    chosen = estimate.processing['cutoff_selection']
+    assert estimate.processing['cutoff_hz'] == min(chosen['held_out_error'],
+                                                   key=chosen['held_out_error'].get)
+    # a ramp and noise: no motion band to choose around
+    ramp = (t, np.outer(t, np.ones(arm.n)) * 0.01
+            + np.random.default_rng(44).normal(size=q.shape) * 1e-6, tau)
+    cutoff, chosen = resolve_cutoff(arm, ramp, None)
+    assert cutoff == 10.0 and chosen['fallback'].startswith(
+        '10 Hz, the default: no cutoff could be judged (0 tried')
+    assert 'not chosen from the data: 10 Hz, the default' in cutoff_summary(
+        {'cutoff_hz': cutoff, 'cutoff_selection': chosen})
+    with pytest.raises(md.IdentificationError, match='no cutoff could be judged'):
+        resolve_cutoff(arm, ramp, 'auto')
+    assert resolve_cutoff(arm, ramp, 2.5) == (2.5, None)
+    arrays = md.identify(arm, measured(arm, seed=43)[1:5], base=base)
+    assert 'cutoff_selection' not in arrays.processing
+    check = md.cross_validate(arm, (t, q, tau), folds=3)
+    assert all(e.processing['cutoff_selection'] == check.estimates[0].processing[
+        'cutoff_selection'] for e in check.estimates)
+    assert check.estimates[0].processing['cutoff_hz'] == estimate.processing['cutoff_hz']
+    write_log_csv(tmp_path / 'log.csv', arm.joint_names, t, q, tau)
+    assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'),
+                     '--joint-dynamics', CONFIG, '--armature']) == 0
+    assert f"cutoff: {estimate.processing['cutoff_hz']:.3g} Hz (chosen: the smallest 3-fold" \
+        in capsys.readouterr().out
 
 
 @pytest.mark.parametrize('noise', ['white', 'slow'])

@@ -26,10 +26,12 @@ Identification of the base parameters from measured motion and efforts (Gautier'
    column of the regressor, so that ``F(tau) = F(W_B) K_B`` holds exactly (filtering only the
    efforts would smooth Coulomb friction's jumps on one side and bias ``Fc`` and ``Fv``).  The
    ``3 fs / cutoff`` samples at each end, where the filter has transients, are dropped, and the
-   rest decimated to about ``2.5 cutoff`` samples per second: filtered neighbours carry the same
-   noise, and only samples that do not are worth a row (the covariance in 3 assumes it).
-   Choose ``cutoff`` about 5 times the highest frequency of the motion: higher lets position
-   noise, twice differentiated, into the regressor; lower attenuates the motion itself.
+   rest decimated to about ``2.5 cutoff`` samples per second: the filtered noise carries
+   ``2 cutoff`` independent samples per second, and more rows only repeat it (those kept still
+   correlate by 0.3 with their neighbours: 3 checks).  The cutoff, unless given, is chosen from
+   the data (:func:`choose_cutoff`): higher lets position noise, twice differentiated, into the
+   regressor; lower attenuates the motion itself (by hand: about 5 times its highest frequency).
+   A log with the robot's velocities is first re-timed on its clock (:mod:`.timing`).
 2. Ordinary least squares gives the residuals of each joint and its noise ``sigma_j`` (their RMS
    with ``b / n`` degrees of freedom spent per joint); rows of joint j are weighted by
    ``1 / sigma_j`` and the weighted problem is solved again.
@@ -335,7 +337,7 @@ class Estimate:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
 
-def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
+def identify(model, data, *, friction=True, armature=None, base=None, cutoff=None,
              topic='/joint_states', physically_consistent=False, prior_weight=1.0,
              validation=None, retime=True):
     """
@@ -364,9 +366,11 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
         Identify ``Ia`` of every joint too; None (default): if the model has rotor inertias.
     base : BaseParameters, optional
         Which base parameters to identify; computed when not given.
-    cutoff : float or 'auto'
+    cutoff : float, 'auto' or None
         Low-pass cutoff in Hz for time series; ``'auto'``: chosen from the data by
-        :func:`choose_cutoff` (``processing['cutoff_selection']`` says how).
+        :func:`choose_cutoff` (``processing['cutoff_selection']`` says how); None (default):
+        the same, but data too short to judge any candidate get :data:`CUTOFF_HZ` and the
+        reason (``cutoff_selection['fallback']``) where ``'auto'`` is an error.
     topic : str
         The JointState topic in a rosbag2 recording.
     physically_consistent : bool
@@ -396,10 +400,8 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
 
     """
     law = friction_law(friction)
-    chosen = None
-    if cutoff == 'auto':
-        cutoff, chosen = choose_cutoff(model, data, topic=topic, friction=friction,
-                                       armature=armature, retime=retime)
+    cutoff, chosen = resolve_cutoff(model, data, cutoff, topic=topic, friction=friction,
+                                    armature=armature, retime=retime)
     q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic,
                                                     retime=retime)
     if chosen is not None:
@@ -480,6 +482,10 @@ def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 
         raise IdentificationError('select_friction needs validation data or folds (not both): '
                                   'the laws are compared on data the fits did not see')
     laws = [friction_law(law) for law in laws]
+    # once, with the first law, not again for every law and fold
+    options['cutoff'], cutoff_selection = resolve_cutoff(
+        model, data, options.get('cutoff'), topic=options.get('topic', '/joint_states'),
+        **_judging(dict(options, friction=laws[0])))
     if validation is not None:
         estimates = {law: identify(model, data, friction=law, validation=validation, **options)
                      for law in laws}
@@ -496,9 +502,11 @@ def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 
         chosen = dataclasses.replace(identify(model, data, friction=best, **options),
                                      validation=checks[best].pooled)
         how = f'{folds}-fold cross-validation in time'
-    return dataclasses.replace(chosen, processing={**chosen.processing,
-                                                   'friction_selection': errors,
-                                                   'friction_selection_by': how})
+    processing = {**chosen.processing, 'friction_selection': errors,
+                  'friction_selection_by': how}
+    if cutoff_selection is not None:
+        processing['cutoff_selection'] = cutoff_selection
+    return dataclasses.replace(chosen, processing=processing)
 
 
 #: Multiples of the motion's bandwidth (:func:`motion_bandwidth`) ``cutoff='auto'`` tries.
@@ -566,13 +574,38 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
                   'refused': refused}
 
 
+def resolve_cutoff(model, data, cutoff, *, topic='/joint_states', retime=True, **options):
+    """
+    Return ``(cutoff in Hz, how it was chosen or None)`` for ``identify``'s ``cutoff``.
+
+    A number is used as it is; ``'auto'`` and None choose it from the data
+    (:func:`choose_cutoff`, ``options`` going to :func:`identify`), None falling back to
+    :data:`CUTOFF_HZ` with the reason where no candidate can be judged (too short a log) and
+    for ``(q, qd, qdd, tau)`` arrays, which are not filtered.
+    """
+    if cutoff is not None and cutoff != 'auto':
+        return cutoff, None
+    if cutoff is None:
+        logs = [_read(model, d, topic, retime)[0]
+                for d in (data if isinstance(data, list) else [data])]
+        if any(len(log) != 3 for log in logs):
+            return CUTOFF_HZ, None                  # arrays: used as they are
+        try:
+            return choose_cutoff(model, logs, topic=topic, retime=retime, **options)
+        except IdentificationError as e:
+            return CUTOFF_HZ, {'fallback': f'{CUTOFF_HZ:g} Hz, the default: {e}'}
+    return choose_cutoff(model, data, topic=topic, retime=retime, **options)
+
+
 def cutoff_summary(processing):
     """Say the cutoff and, when chosen from the data, how; empty for arrays used as given."""
     if 'cutoff_hz' not in processing:
         return ''
     text = f"cutoff: {processing['cutoff_hz']:.3g} Hz"
     chosen = processing.get('cutoff_selection')
-    if chosen:
+    if chosen and 'fallback' in chosen:
+        text += f" (not chosen from the data: {chosen['fallback']})"
+    elif chosen:
         text += (f" (chosen: the smallest {chosen['folds']}-fold held-out error; motion "
                  f"bandwidth {chosen['bandwidth_hz']:.3g} Hz): " + ', '.join(
                      f'{c:.3g} Hz {e:.4g} %' for c, e in chosen['held_out_error'].items()))
@@ -628,6 +661,9 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
         raise IdentificationError(f'folds must be an integer of at least 2, got {folds!r}')
     logs = _time_series(model, data, topic, 'cross-validation in time',
                         options.get('retime', True))
+    # once, on every log, not again inside each fold
+    options['cutoff'], chosen = resolve_cutoff(model, logs, options.get('cutoff'), topic=topic,
+                                               **_judging(options))
     pieces = [[tuple(np.asarray(x)[rows] for x in log)
                for rows in np.array_split(np.arange(len(log[0])), folds)] for log in logs]
     estimates = []
@@ -636,8 +672,15 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
         held = [cut[k] for cut in pieces]
         estimates.append(identify(model, train, topic=topic,
                                   validation=held if len(held) > 1 else held[0], **options))
+        if chosen is not None:
+            estimates[-1].processing['cutoff_selection'] = chosen
     return CrossValidation(estimates=estimates, pooled=_pooled([e.validation
                                                                for e in estimates]))
+
+
+def _judging(options):
+    """Return the options of :func:`identify` that :func:`choose_cutoff` judges with."""
+    return {k: options[k] for k in ('friction', 'armature', 'retime') if k in options}
 
 
 def _time_series(model, data, topic, what, retime=True):
