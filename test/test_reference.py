@@ -1,0 +1,69 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The numpy reference (rigid/reference.py) against the compiled kernels and against Pinocchio.
+
+The reference needs nothing but numpy: where Pinocchio cannot be installed it is still an
+oracle, and a reader checks the compiled kernels' equations against it.
+"""
+
+import inspect
+
+from conftest import assert_rel, ERD, erd, PinRobot, random_state
+import manipulator_dynamics as md
+from manipulator_dynamics.rigid import reference
+import numpy as np
+import pytest
+
+TOL = 1e-9          # relative to the size of the result, as against Pinocchio
+
+
+def test_the_reference_is_the_compiled_kernels(rigid):
+    """Inverse dynamics, inertia matrix and forward dynamics: the same numbers, every robot."""
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, qd, qdd = random_state(rigid, rng)
+        assert_rel(reference.inverse_dynamics(rigid, q, qd, qdd),
+                   md.inverse_dynamics(rigid, q, qd, qdd), TOL, 'tau')
+        assert_rel(reference.inertia_matrix(rigid, q), md.inertia_matrix(rigid, q), TOL, 'M')
+        tau = rng.uniform(-10, 10, rigid.n)
+        for method in ('udut', 'cholesky'):
+            assert_rel(reference.forward_dynamics(rigid, q, qd, tau),
+                       md.forward_dynamics(rigid, q, qd, tau, method=method), 1e-8, method)
+
+
+@pytest.mark.parametrize('name', ['panda', 'ur5', 'baxter', 'pr2'])
+def test_the_reference_is_pinocchio(name):
+    """The reference alone against Pinocchio: what it says does not rest on the kernels."""
+    pin = pytest.importorskip('pinocchio', reason='Pinocchio is the test oracle: pip install pin')
+    if ERD is None:
+        pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
+    from conftest import PIN_ROBOTS
+    path = erd(PIN_ROBOTS[name])
+    model = md.load_model(path, check_inertia='ignore')
+    ref = PinRobot(pin, path, model)
+    q, qd, qdd = random_state(model, np.random.default_rng(6))
+    assert_rel(reference.inverse_dynamics(model, q, qd, qdd), ref.rnea(q, qd, qdd), TOL, 'tau')
+    assert_rel(reference.inertia_matrix(model, q), ref.crba(q), TOL, 'M')
+    tau = ref.rnea(q, qd, qdd)
+    assert_rel(reference.forward_dynamics(model, q, qd, tau), ref.aba(q, qd, tau), 1e-8, 'qdd')
+
+
+def test_each_algorithm_fits_on_a_screen():
+    """The reference is read, not run: each algorithm is a loop out and a loop back, short."""
+    for f, longest in ((reference.inverse_dynamics, 25), (reference.inertia_matrix, 25),
+                       (reference.forward_dynamics, 40)):
+        code = [line for line in inspect.getsource(f).split('\n')[2:] if line.strip()]
+        assert len(code) <= longest, (f.__name__, len(code))
