@@ -59,14 +59,6 @@ def vectors(a, b, c):
         return False
 
 
-def vector(a):
-    """Tell whether ``a`` is a 1-D float64 array, as :func:`vectors`."""
-    try:
-        return a.dtype is _F64 and a.ndim == 1
-    except AttributeError:
-        return False
-
-
 def _states(model, names, arrays):
     n = model.n
     out = []

@@ -471,7 +471,7 @@ def write_joint_dynamics(model, path=None):
     Return (and write to ``path``) the joint-dynamics YAML of what URDF cannot say.
 
     Per joint, where nonzero: the rotor inertia, the friction offset and the Coulomb velocity
-    of a smooth law (:func:`~manipulator_dynamics.load_joint_dynamics` reads it back).
+    of a smooth law (:func:`~manipulator_dynamics.model.load_joint_dynamics` reads it back).
     """
     import yaml
 

@@ -770,6 +770,11 @@ def test_invalid_start_parameter_stops_the_node_with_a_reason(processes):
     (['integrator:=rk45'], 'parameter integrator: must be one of auto, rk4, implicitfast'),
     (['engine:=internal', 'integrator:=euler'],
      "parameter engine: engine 'internal' integrates with rk4 only, not euler"),
+    # the nodes' one check of a command order: unknown joints, and a joint named twice
+    (['command_joints:=[joint1, elbow]'], 'parameter command_joints: not joints of the model: '
+     'elbow'),
+    (['command_joints:=[joint1, joint1]'], 'parameter command_joints: names a joint twice: '
+     'joint1'),
 ])
 def test_invalid_sim_parameters_stop_the_sim_with_a_reason(processes, params, reason):
     code, output = processes('sim_node', *params).wait()

@@ -306,7 +306,7 @@ def base_parameters(model, *, friction=False, armature=None, samples=None, seed=
     method : {"energy", "dynamic"}
         Rows of ``W``: energy functions ``h(q, qd)``, or torque regressor ``Y(q, qd, qdd)``.
     loops : str, path, mapping or ClosedLoops, optional
-        Loop closures (see :mod:`manipulator_dynamics.closures`): the active joints are drawn at
+        Loop closures (see :mod:`.closures`): the active joints are drawn at
         random and the passive ones solved from the closures (A5.3).
 
     Returns

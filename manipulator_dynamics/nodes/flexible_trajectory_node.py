@@ -57,14 +57,13 @@ import os
 
 import numpy as np
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (array_message, BadMessage, existing_file, JointStates, names_message,
-                      Plan, spin, Throttled)
+from ._common import (array_message, BadMessage, existing_file, JointStates, LATCHED,
+                      names_message, Plan, spin, Throttled)
 from ._parameters import (ConfigurationError, finite_positive, one_of, Param, Parameters,
                           zero_or_positive)
 from ..flexible.arm import FlexibleArm
@@ -116,8 +115,7 @@ class FlexibleTrajectoryNode(Node):
             raise ConfigurationError(f'arm_config: {e}') from None
         self.throttle = Throttled(self)
         self.deflection_pub = self.create_publisher(Float64MultiArray, '~/tip_deflections', 10)
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        names = self.create_publisher(String, '~/link_names', latched)
+        names = self.create_publisher(String, '~/link_names', LATCHED)
         names.publish(names_message([link.name for link in self.arm.links]))
         if params.mode == 'stream':
             try:

@@ -71,7 +71,8 @@ from rosgraph_msgs.msg import Clock as ClockMessage
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from ._common import clamp_efforts, controller_of, existing_file, LATCHED, spin, Throttled
+from ._common import (check_command_joints, clamp_efforts, controller_of, existing_file, LATCHED,
+                      spin, Throttled)
 from ._parameters import ConfigurationError, finite_positive, one_of, Param, Parameters
 from .. import robots
 from ..plant import default_engine, ENGINES, INTEGRATORS, make_plant, PlantError
@@ -174,10 +175,9 @@ class SimNode(Node):
         self.command_at = None          # physics time of the latest command, ns
         self.throttle = Throttled(self)
         joints = [j for j in params.command_joints if j]
-        unknown = [j for j in joints if j not in self.model.joint_names]
-        if unknown:
-            raise ConfigurationError(f'parameter command_joints: {", ".join(unknown)} are not '
-                                     'joints of the model')
+        wrong = check_command_joints(self.model, joints)
+        if wrong:
+            raise ConfigurationError(f'parameter command_joints: {wrong}')
         self.command_index = np.array([self.model.joint_index(j) for j in joints or
                                        self.model.joint_names], dtype=np.int64)
         with open(path) as f:

@@ -27,8 +27,8 @@ With ``S_k`` joint k's motion subspace in body frame k and ``psi_k = IA_k S_k`` 
 * the parent's articulated inertia grows by the part of k's that joint k cannot resist (eq. 35):
   ``IA_a(k) += X^T (IA_k - psi_k psi_k^T / D_k) X``, ``X`` the motion transform from a(k) to k.
 
-The same quantities drive the O(n) forward dynamics in :mod:`manipulator_dynamics.forward`.
-Spatial vectors here are 6-arrays, angular first (see :mod:`._kinematics`).
+The same quantities drive the O(n) forward dynamics in :mod:`.forward`.
+Spatial vectors here are 6-arrays, angular first (see :mod:`.kinematics`).
 """
 
 from numba import njit
