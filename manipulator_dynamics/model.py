@@ -30,6 +30,7 @@ inertia added to that body.  Every URDF link stays addressable through :attr:`Mo
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 import math
 import os
@@ -37,6 +38,8 @@ from types import MappingProxyType
 from typing import Mapping, NamedTuple, Sequence
 
 import numpy as np
+
+from .inertia import body_fault, is_mass_distribution, tensor_fault
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -117,24 +120,6 @@ def central_inertia(phi):
     m = phi[9]
     c = np.asarray(phi[6:9], dtype=float) / m
     return m, c, inertia_tensor(phi[:6]) - m * (c @ c * np.eye(3) - np.outer(c, c))
-
-
-def body_fault(phi):
-    """
-    Say why one link's ten parameters are not a mass distribution; None when they are.
-
-    They are exactly when the pseudo-inertia is positive definite: the mass positive, and the
-    inertia about the centre of mass positive definite with the triangle inequalities.
-    """
-    m = phi[9]
-    if not m > 0:
-        return f'mass {m:.6g} kg is not positive'
-    if np.linalg.eigvalsh(pseudo_inertia(phi))[0] > 0:
-        return None
-    principal = np.linalg.eigvalsh(central_inertia(phi)[2])
-    return ('inertia about the centre of mass is impossible (principal moments '
-            f'{", ".join(f"{x:.4g}" for x in principal)} kg m^2: each must be less than the '
-            'sum of the other two, i.e. the pseudo-inertia positive definite)')
 
 
 class URDFError(ValueError):
@@ -294,11 +279,8 @@ class Model:
         See :func:`load_joint_dynamics` for the format.
         """
         values = load_joint_dynamics(joint_dynamics, self.joint_names)
-        fields = {k: getattr(self, k) for k in self.__dataclass_fields__
-                  if self.__dataclass_fields__[k].init}
-        for key, column in values.items():
-            fields[key] = column(fields[key])
-        return Model(**fields)
+        return dataclasses.replace(self, **{key: column(getattr(self, key))
+                                            for key, column in values.items()})
 
     def with_parameters(self, values, names) -> 'Model':
         """
@@ -312,11 +294,9 @@ class Model:
         values = np.asarray(values, dtype=float).reshape(-1)
         if len(values) != len(names):
             raise ValueError(f'{len(values)} values for {len(names)} names')
-        fields = {k: getattr(self, k) for k in self.__dataclass_fields__
-                  if self.__dataclass_fields__[k].init}
         where = {'Ia': 'armature', 'Fv': 'viscous', 'Fc': 'coulomb', 'Fo': 'friction_offset',
                  'Vs': 'coulomb_velocity'}
-        arrays = {key: np.array(fields[key]) for key in ('inertial', *where.values())}
+        arrays = {key: np.array(getattr(self, key)) for key in ('inertial', *where.values())}
         links = {name: i for i, name in enumerate(self.link_names)}
         joints = {name: i for i, name in enumerate(self.joint_names)}
         columns = {name: k for k, name in enumerate(PARAMETER_NAMES)}
@@ -331,8 +311,7 @@ class Model:
             else:
                 raise ValueError(f"parameter '{name}' names no link or joint of model "
                                  f"'{self.name}' (names look like ZZ_<link>, Fv_<joint>)")
-        fields.update(arrays)
-        return Model(**fields)
+        return dataclasses.replace(self, **arrays)
 
     def payload_frame(self, link) -> Frame:
         """Return where ``link`` sits on its body; ValueError if unknown or fixed to the base."""
@@ -371,20 +350,13 @@ class Model:
             raise ValueError(f'payload: com must be 3 finite numbers, got {com.tolist()}')
         if not np.all(np.isfinite(inertia)) or not np.allclose(inertia, inertia.T):
             raise ValueError('payload: inertia must be finite and symmetric')
-        moments = np.linalg.eigvalsh(inertia)
-        tol = 1e-9 * max(abs(moments).max(), 1e-300)
-        if moments[0] < -tol or moments[0] + moments[1] < moments[2] - tol:
-            raise ValueError(f'payload: inertia has principal moments {moments[0]:.6g}, '
-                             f'{moments[1]:.6g}, {moments[2]:.6g}: not those of a mass '
-                             'distribution (each must be >= 0 and at most the sum of the other '
-                             'two)')
+        fault = tensor_fault(inertia)
+        if fault:
+            raise ValueError(f'payload: inertia {fault}')
         phi = transform_parameters(frame.R, frame.p) @ link_parameters(mass, com, inertia)
         inertial = np.array(self.inertial)
         inertial[frame.body] += phi
-        fields = {k: getattr(self, k) for k in self.__dataclass_fields__
-                  if self.__dataclass_fields__[k].init}
-        fields['inertial'] = inertial
-        return Model(**fields)
+        return dataclasses.replace(self, inertial=inertial)
 
     def __repr__(self):
         kinds = ', '.join(f'{JOINT_TYPE_NAMES[t]}' for t in self.joint_type)
@@ -525,7 +497,7 @@ def parameter_problems(model):
     problems = []
     for i, link in enumerate(model.link_names):
         phi = model.inertial[i]
-        fault = None if np.all(phi == 0) else body_fault(phi)
+        fault = None if is_mass_distribution(phi) else body_fault(phi)
         if fault:
             problems.append(f"body of link '{link}': {fault}")
     for kind, values in (('armature', model.armature), ('viscous', model.viscous),

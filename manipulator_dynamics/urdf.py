@@ -30,9 +30,10 @@ import warnings
 
 import numpy as np
 
-from .model import (body_fault, central_inertia, finite_number, Frame, InertiaError,
-                    InertiaWarning, link_parameters, load_parameters, Mimic, Model,
-                    parameter_problems, PRISMATIC, REVOLUTE, URDFError)
+from .inertia import is_mass_distribution, tensor_fault
+from .model import (central_inertia, finite_number, Frame, InertiaError, InertiaWarning,
+                    link_parameters, load_parameters, Mimic, Model, parameter_problems, PRISMATIC,
+                    REVOLUTE, URDFError)
 
 
 def _read_urdf(urdf) -> bytes:
@@ -81,23 +82,10 @@ def _check_inertial(link, mass, inertia, check):
         raise InertiaError(f"link '{link}': inertia tensor has non-finite entries")
     if check == 'ignore':
         return
-    ev = np.linalg.eigvalsh(inertia)
-    # Tolerance: URDFs print inertias with ~6 significant digits, so a principal moment may round
-    # to a relative 1e-6 below the physical bound; a tensor that is all zeros (a massless frame) is
-    # valid.
-    tol = 1e-6 * max(abs(ev).max(), 1e-300)
-    problem = None
-    if ev[0] < -tol:
-        problem = (f'is not positive semi-definite (principal moments {ev[0]:.6g}, {ev[1]:.6g}, '
-                   f'{ev[2]:.6g})')
-    elif ev[0] + ev[1] < ev[2] - tol:
-        problem = (f'violates the triangle inequality: principal moments {ev[0]:.6g} + '
-                   f'{ev[1]:.6g} < {ev[2]:.6g}')
-    elif mass == 0 and ev[2] > 0:
-        problem = f'is not zero although the mass is zero (largest principal moment {ev[2]:.6g})'
-    if problem is None:
+    fault = tensor_fault(inertia, mass)
+    if fault is None:
         return
-    message = f"link '{link}': inertia tensor {problem}"
+    message = f"link '{link}': inertia tensor {fault}"
     if check == 'raise':
         raise InertiaError(message + "; fix the URDF, or load it with check_inertia='warn'")
     warnings.warn(message, InertiaWarning, stacklevel=5)     # to load_model's caller
@@ -431,7 +419,7 @@ def write_urdf(model, path=None):
     for i, own in enumerate(model.link_names):
         others = [name for name in original if frames[name].body == i and name != own]
         phi = model.inertial[i] - sum((original[name] for name in others), np.zeros(10))
-        if not _realisable(phi):
+        if not is_mass_distribution(phi):
             locked = [name for name in others if not _fixed_to(name, own, parent_joint)]
             if locked:
                 raise URDFError(
@@ -441,7 +429,7 @@ def write_urdf(model, path=None):
             phi = np.array(model.inertial[i])
             for name in others:
                 _set_inertial(elements[('link', name)], None)
-            if not _realisable(phi):
+            if not is_mass_distribution(phi):
                 raise URDFError(f"body of link '{own}': its parameters are not physically "
                                 'realisable (identify with physically_consistent=True)')
         _set_inertial(elements[('link', own)], phi)
@@ -487,11 +475,6 @@ def write_joint_dynamics(model, path=None):
         with open(path, 'w', encoding='utf-8') as f:
             f.write(text)
     return text
-
-
-def _realisable(phi):
-    """Tell whether ten parameters are a mass distribution (or nothing at all)."""
-    return bool(np.all(phi == 0)) or body_fault(phi) is None
 
 
 def _fixed_to(link, ancestor, parent_joint):

@@ -58,7 +58,8 @@ import warnings
 import numpy as np
 import scipy.linalg
 
-from ..model import body_fault, pseudo_inertia, standard_from_pseudo_inertia
+from ..inertia import body_fault
+from ..model import pseudo_inertia, standard_from_pseudo_inertia
 
 #: Smallest length scale of a link's mass distribution for the prior, metres.
 MIN_LENGTH = 0.01
@@ -94,7 +95,7 @@ def physical_problems(standard, names):
 
     ``standard`` in ``names`` order (:func:`parameter_names`).  Per link: mass not positive,
     inertia about the centre of mass not positive definite or breaking a triangle inequality
-    (the pseudo-inertia not positive definite); rotor inertias and friction negative.  Empty
+    (:func:`..inertia.body_fault`); rotor inertias and friction negative.  Empty
     when the set is realisable.
     """
     standard = np.asarray(standard, dtype=float)
@@ -142,7 +143,7 @@ class ConsistentFit:
         taken = set(np.concatenate(self.links + [self.scalars]).tolist())
         self.free = np.array([i for i in range(self.p) if i not in taken], dtype=int)
         prior = np.asarray(prior, dtype=float)
-        self.J0 = [_realisable(prior[idx]) for idx in self.links]
+        self.J0 = [_positive_definite_near(prior[idx]) for idx in self.links]
         self.J0inv = [np.linalg.inv(J0) for J0 in self.J0]
         # rotor inertias and friction: the URDF's value where it has one, else (a URDF without
         # friction) the size the data give them, so that the prior stays one sample of noise
@@ -258,7 +259,7 @@ def _newton_step(hessian, gradient):
     return s * y
 
 
-def _realisable(phi):
+def _positive_definite_near(phi):
     """Return a positive definite pseudo-inertia near ``phi``'s."""
     J = pseudo_inertia(phi)
     m = J[3, 3]
