@@ -46,7 +46,8 @@ _WHERE = {
     '.model': ('InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'URDFError'),
     '.rigid.regressor': ('parameter_names', 'regressor', 'standard_parameters'),
     '.rigid.rnea': ('bias_forces', 'gravity_torques', 'inverse_dynamics'),
-    '.rigid.udut': ('SingularInertiaError', 'udut'),
+    '.rigid.status': ('SingularInertiaError',),
+    '.rigid.udut': ('udut',),
     '.urdf': ('load_model', 'write_joint_dynamics', 'write_urdf'),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}

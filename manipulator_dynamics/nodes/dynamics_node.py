@@ -54,7 +54,7 @@ from ..precompile import warm_up
 from ..rigid.crba import inertia_matrix
 from ..rigid.forward import forward_dynamics
 from ..rigid.rnea import bias_forces, gravity_torques, inverse_dynamics
-from ..rigid.udut import SingularInertiaError
+from ..rigid.status import SingularInertiaError
 
 MODES = ('gravity_compensation', 'inverse_dynamics', 'none')
 OUTPUTS = ('inertia_matrix', 'bias_forces', 'gravity_torques', 'forward_dynamics')

@@ -35,8 +35,9 @@ import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, joint_poses, kernel_model, model_at,
                          rotate_symmetric, vectors_ok)
+from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
-from .._inputs import _F64, raise_nonfinite, states
+from .._inputs import _F64, states
 from .._jit import INLINE, INT, JIT, OUT_MATRIX, Signature, VECTOR
 from ..model import PRISMATIC
 
@@ -133,9 +134,9 @@ def inertia_columns(m, flags, R, p, C, H, full=True):
 
 @njit(**JIT)
 def crba_kernel(m, q, flags, out):
-    """Fill ``out (N, n, n)`` with M(q) for each sample; return False if ``q`` is not finite."""
+    """Fill ``out (N, n, n)`` with M(q) for each sample; return a status (:mod:`.status`)."""
     if not all_finite(q):
-        return False
+        return NON_FINITE
     n = m.parent.shape[0]
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
@@ -144,23 +145,23 @@ def crba_kernel(m, q, flags, out):
         joint_poses(m, _row(s, q), R, p)
         composite_inertia(m, R, p, C)
         inertia_columns(m, flags, R, p, C, out[s])
-    return True
+    return OK
 
 
 @njit(**JIT)
 def crba_vector(address, q, flags, out):
-    """M(q) for one state given as a vector (the control-loop path); False if ``q`` is bad."""
+    """M(q) for one state given as a vector (the control-loop path); BAD_VECTOR if ``q`` is."""
     m = model_at(address)
     n = m.parent.shape[0]
     if not vectors_ok(n, q, q, q):
-        return False
+        return BAD_VECTOR
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
     C = np.empty((n, 10))
     joint_poses(m, q, R, p)
     composite_inertia(m, R, p, C)
     inertia_columns(m, flags, R, p, C, out)
-    return True
+    return OK
 
 
 _crba_vector = Signature(crba_vector, INT, VECTOR, INT, OUT_MATRIX)
@@ -192,13 +193,12 @@ def inertia_matrix(model, q, *, armature=True):
         m = model._kernel_model
         if q.dtype is _F64 and q.ndim == 1:
             out = _empty(m.matrix_shape)
-            if _crba_vector.call(m.address, q, flags, out):
+            if _crba_vector.call(m.address, q, flags, out) == OK:
                 return out
     except (AttributeError, TypeError):  # no kernel model yet, or q not an array: below
         pass
     m = kernel_model(model)
     (q,), N, single = states(model, ('q',), q)
     out = np.empty((N, model.n, model.n))
-    if not all(parallel.run(crba_kernel, N, {'q': q, 'out': out}, m=m, flags=flags)):
-        raise_nonfinite(model, ('q',), q)
+    check(model, parallel.run(crba_kernel, N, {'q': q, 'out': out}, m=m, flags=flags), ('q',), q)
     return out[0] if single else out

@@ -30,8 +30,9 @@ import numpy as np
 
 from .kinematics import _row, all_finite, body_motion, kernel_model, motion_workspace
 from .regressor import has_armature, standard_parameters
+from .status import check, NON_FINITE, OK
 from .. import _parallel as parallel
-from .._inputs import raise_nonfinite, states
+from .._inputs import states
 from .._jit import JIT
 
 _NAMES = ('q', 'qd')
@@ -41,7 +42,7 @@ _NAMES = ('q', 'qd')
 def energy_kernel(m, q, qd, stride, armature, out):
     """Fill ``out (N, n*stride)`` with energy rows; columns per joint: 10 inertial [, Ia]."""
     if not (all_finite(q) and all_finite(qd)):
-        return False
+        return NON_FINITE
     N = out.shape[0]
     n = m.parent.shape[0]
     gravity = m.gravity
@@ -75,7 +76,7 @@ def energy_kernel(m, q, qd, stride, armature, out):
                 gravity[0] * p0[i, 0] + gravity[1] * p0[i, 1] + gravity[2] * p0[i, 2])
             if armature:
                 h[c + 10] = 0.5 * rate * rate
-    return True
+    return OK
 
 
 def energy_regressor(model, q, qd, *, armature=None):
@@ -104,9 +105,8 @@ def energy_regressor(model, q, qd, *, armature=None):
     stride = 11 if armature else 10
     out = np.empty((N, model.n * stride))
     batched = {'q': q, 'qd': qd, 'out': out}
-    if not all(parallel.run(energy_kernel, N, batched, m=kernel_model(model), stride=stride,
-                            armature=armature)):
-        raise_nonfinite(model, _NAMES, q, qd)
+    check(model, parallel.run(energy_kernel, N, batched, m=kernel_model(model), stride=stride,
+                              armature=armature), _NAMES, q, qd)
     return out[0] if single else out
 
 

@@ -39,9 +39,10 @@ from .crba import composite_inertia, inertia_columns
 from .kinematics import (_row, all_finite, ARMATURE, FRICTION, joint_poses, kernel_model,
                          model_at, vectors_ok)
 from .rnea import body_wrenches, joint_friction, rnea_sample, rnea_workspace
-from .udut import articulated, articulated_workspace, raise_singular
+from .status import BAD_VECTOR, check, NON_FINITE, OK, raise_singular
+from .udut import articulated, articulated_workspace
 from .. import _parallel as parallel
-from .._inputs import external_wrenches, raise_nonfinite, states, vectors
+from .._inputs import external_wrenches, states, vectors
 from .._jit import BOOL, INLINE, INT, JIT, OUT_VECTOR, Signature, VECTOR
 from ..model import PRISMATIC
 
@@ -79,7 +80,7 @@ def udut_workspace(n):
 
 @njit(**INLINE)
 def udut_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
-    """Saha's three sweeps for one state into ``qdd (n,)``; -1, or the index of a zero pivot."""
+    """Saha's three sweeps for one state into ``qdd (n,)``; OK, or the index of a zero pivot."""
     rnea_work, art_work, D, eta, mu = work
     R, p = rnea_work[0], rnea_work[1]
     phi = art_work[1]                                   # psi_k / D_k
@@ -131,7 +132,7 @@ def udut_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
             acc -= ((g[0] * uk[0] + g[1] * uk[1]) + (g[2] * uk[2] + g[3] * uk[3])
                     + (g[4] * uk[4] + g[5] * uk[5]))
         qdd[k] = acc
-    return -1
+    return OK
 
 
 #: A Cholesky pivot at or below this fraction of its diagonal entry in M counts as zero.
@@ -143,7 +144,7 @@ def ltl_factor(parent, H, diag):
     """
     Factorise in place, ``H = L^T L`` along the parent array (Featherstone's LTL).
 
-    Reads only the diagonal and ``H[k, i]`` for i on k's root path.  Returns -1, or the index of
+    Reads only the diagonal and ``H[k, i]`` for i on k's root path.  Returns OK, or the index of
     the first zero pivot.  ``diag`` receives ``1 / L[k, k]`` (it first holds the original diagonal,
     against which pivots are judged).
     """
@@ -167,7 +168,7 @@ def ltl_factor(parent, H, diag):
                 H[i, j] -= H[k, i] * H[k, j]
                 j = parent[j]
             i = parent[i]
-    return -1
+    return OK
 
 
 @njit(**INLINE)
@@ -206,14 +207,14 @@ def cholesky_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
     if k >= 0:
         return k
     ltl_solve(m.parent, H, diag, qdd)
-    return -1
+    return OK
 
 
 @njit(**JIT)
 def fd_kernel(m, cholesky, q, qd, tau, fext, flags, out):
-    """Fill ``out (N, n)``; -2 non-finite input, k >= 0 zero pivot at joint k, -1 ok."""
+    """Fill ``out (N, n)``; return a status (:mod:`.status`): k >= 0 a zero pivot at joint k."""
     if not (all_finite(q) and all_finite(qd) and all_finite(tau)):
-        return -2
+        return NON_FINITE
     N, n = out.shape
     if cholesky:
         work_c = cholesky_workspace(n)
@@ -228,16 +229,16 @@ def fd_kernel(m, cholesky, q, qd, tau, fext, flags, out):
                                out[s])
         if k >= 0:
             return k
-    return -1
+    return OK
 
 
 @njit(**JIT)
 def fd_vector(address, cholesky, q, qd, tau, flags, out):
-    """One state given as vectors (the control-loop path); -3 for a bad length, else as above."""
+    """One state given as vectors (the control-loop path); BAD_VECTOR for a bad length."""
     m = model_at(address)
     n = m.parent.shape[0]
     if not vectors_ok(n, q, qd, tau):
-        return -3
+        return BAD_VECTOR
     fext = np.empty((0, n, 6))
     if cholesky:
         return cholesky_fd_sample(m, q, qd, tau, fext, 0, flags, cholesky_workspace(n), out)
@@ -325,20 +326,16 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
         try:
             status = _fd_vector.call(m.address, cholesky, q, qd, tau, flags, out)
         except TypeError:               # array-like, not an array: converted below
-            status = -3
-        if status == -1:
+            status = BAD_VECTOR
+        if status == OK:
             return out
         if status >= 0:
-            raise_singular(model, status, q)
-        # -3: a bad length or value; the general path says which
+            raise_singular(model, status)
+        # BAD_VECTOR: a bad length or value; the general path says which
     (q, qd, tau), N, single = states(model, _NAMES, q, qd, tau)
     out = np.empty((N, model.n))
     batched = {'q': q, 'qd': qd, 'tau': tau,
                'fext': external_wrenches(model, f_ext, N), 'out': out}
-    statuses = parallel.run(fd_kernel, N, batched, m=m, cholesky=cholesky, flags=flags)
-    status = -2 if -2 in statuses else max(statuses)
-    if status == -2:
-        raise_nonfinite(model, _NAMES, q, qd, tau)
-    if status >= 0:
-        raise_singular(model, status, q)
+    check(model, parallel.run(fd_kernel, N, batched, m=m, cholesky=cholesky, flags=flags),
+          _NAMES, q, qd, tau)
     return out[0] if single else out

@@ -32,8 +32,9 @@ import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, force_to_parent, FRICTION,
                          joint_poses, kernel_model, motion_pass, OFFSET)
+from .status import check, NON_FINITE, OK
 from .. import _parallel as parallel
-from .._inputs import raise_nonfinite, states
+from .._inputs import states
 from .._jit import INLINE, JIT
 from ..model import PARAMETER_NAMES, PRISMATIC
 
@@ -88,7 +89,7 @@ def link_wrench_matrix(W, E, V, A):
 def regressor_kernel(m, q, qd, qdd, stride, flags, out):
     """Fill ``out (N, n, n*stride)``; ``flags``: the Ia column, the Fv and Fc, the Fo column."""
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
-        return False
+        return NON_FINITE
     N, n = out.shape[0], out.shape[1]
     parent = m.parent
     R = np.empty((n, 3, 3))
@@ -134,7 +135,7 @@ def regressor_kernel(m, q, qd, qdd, stride, flags, out):
                 Y[j, c + 1] = coulomb_law(qds[j], m.coulomb_velocity[j])
             if flags & OFFSET:
                 Y[j, c + 2] = 1.0
-    return True
+    return OK
 
 
 def has_armature(model, armature):
@@ -242,7 +243,7 @@ def regressor(model, q, qd, qdd, *, armature=None, friction=False):
     (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
     stride, flags = _layout(model, has_armature(model, armature), friction)
     out = np.empty((N, model.n, model.n * stride))
-    if not all(parallel.run(regressor_kernel, N, {'q': q, 'qd': qd, 'qdd': qdd, 'out': out},
-                            m=kernel_model(model), stride=stride, flags=flags)):
-        raise_nonfinite(model, _NAMES, q, qd, qdd)
+    check(model, parallel.run(regressor_kernel, N, {'q': q, 'qd': qd, 'qdd': qdd, 'out': out},
+                              m=kernel_model(model), stride=stride, flags=flags),
+          _NAMES, q, qd, qdd)
     return out[0] if single else out

@@ -30,8 +30,9 @@ import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, force_to_parent, FRICTION,
                          joint_poses, kernel_model, model_at, motion_pass, vectors_ok)
+from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
-from .._inputs import external_wrenches, raise_nonfinite, states, vectors
+from .._inputs import external_wrenches, states, vectors
 from .._jit import INLINE, INT, JIT, OUT_VECTOR, Signature, VECTOR
 from ..model import PRISMATIC
 
@@ -121,27 +122,27 @@ def rnea_sample(m, qs, qds, qdds, fext, s, flags, work, tau):
 
 @njit(**JIT)
 def rnea_kernel(m, q, qd, qdd, fext, flags, out):
-    """Fill ``out (N, n)`` with joint efforts; return False if an input is not finite."""
+    """Fill ``out (N, n)`` with joint efforts; return a status (:mod:`.status`)."""
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
-        return False
+        return NON_FINITE
     work = rnea_workspace(m.parent.shape[0])
     for s in range(out.shape[0]):
         joint_poses(m, _row(s, q), work[0], work[1])
         rnea_sample(m, _row(s, q), _row(s, qd), _row(s, qdd), fext, s, flags, work, out[s])
-    return True
+    return OK
 
 
 @njit(**JIT)
 def rnea_vector(address, q, qd, qdd, flags, out):
-    """One state given as vectors (the control-loop path); False if a length or value is bad."""
+    """One state given as vectors (the control-loop path); BAD_VECTOR for a bad length or value."""
     m = model_at(address)
     n = m.parent.shape[0]
     if not vectors_ok(n, q, qd, qdd):
-        return False
+        return BAD_VECTOR
     work = rnea_workspace(n)
     joint_poses(m, q, work[0], work[1])
     rnea_sample(m, q, qd, qdd, np.empty((0, n, 6)), 0, flags, work, out)
-    return True
+    return OK
 
 
 _rnea_vector = Signature(rnea_vector, INT, VECTOR, VECTOR, VECTOR, INT, OUT_VECTOR)
@@ -187,7 +188,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=F
     if f_ext is None and vectors(q, qd, qdd):
         out = np.empty(m.vector_shape)
         try:
-            if _rnea_vector.call(m.address, q, qd, qdd, flags, out):
+            if _rnea_vector.call(m.address, q, qd, qdd, flags, out) == OK:
                 return out
         except TypeError:               # array-like, not an array: converted below
             pass
@@ -195,8 +196,7 @@ def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=F
     out = np.empty((N, model.n))
     batched = {'q': q, 'qd': qd, 'qdd': qdd,
                'fext': external_wrenches(model, f_ext, N), 'out': out}
-    if not all(parallel.run(rnea_kernel, N, batched, m=m, flags=flags)):
-        raise_nonfinite(model, _NAMES, q, qd, qdd)
+    check(model, parallel.run(rnea_kernel, N, batched, m=m, flags=flags), _NAMES, q, qd, qdd)
     return out[0] if single else out
 
 

@@ -36,18 +36,15 @@ import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, axis_dot, force_to_parent, joint_poses,
                          kernel_model, rotate_symmetric)
+from .status import check, NON_FINITE, OK
 from .. import _parallel as parallel
-from .._inputs import raise_nonfinite, states
+from .._inputs import states
 from .._jit import INLINE, JIT
 from ..model import PRISMATIC
 
 #: A pivot ``D_k`` at or below this fraction of its articulated inertia's largest diagonal entry
 #: counts as zero.
 ZERO_PIVOT = 1e-12
-
-
-class SingularInertiaError(ValueError):
-    """M(q) is singular: a joint moves no inertia (a massless tip, or mass only on its axis)."""
 
 
 #: Layout of an articulated inertia, one row of 21 numbers per body: the symmetric angular block
@@ -212,14 +209,14 @@ def articulated(m, flags, R, p, work, D, tau, eta):
             scratch[0], scratch[1], scratch[2] = e[0] + s0 * t, e[1] + s1 * t, e[2] + s2 * t
             scratch[3], scratch[4], scratch[5] = e[3] + s3 * t, e[4] + s4 * t, e[5] + s5 * t
             force_to_parent(R[k], p[k], scratch[:3], scratch[3:6], eta[a, :3], eta[a, 3:])
-    return -1
+    return OK
 
 
 @njit(**JIT)
 def udut_kernel(m, q, flags, U, D):
-    """Fill ``U (N, n, n)``, ``D (N, n)``; return -2 for non-finite q, k >= 0 for a zero pivot."""
+    """Fill ``U (N, n, n)``, ``D (N, n)``; return a status (:mod:`.status`)."""
     if not all_finite(q):
-        return -2
+        return NON_FINITE
     N, n = D.shape
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
@@ -246,17 +243,7 @@ def udut_kernel(m, q, flags, U, D):
                 w[:] = carried
                 j = m.parent[j]
                 Us[j, k] = axis_dot(m, j, w)
-    return -1
-
-
-def raise_singular(model, k, q):
-    """Raise :class:`SingularInertiaError` naming joint ``k``."""
-    name = model.joint_names[k]
-    raise SingularInertiaError(
-        f"M(q) is singular: joint '{name}' moves no inertia about its axis (the links it "
-        'carries have zero mass and inertia, or all their mass lies on the axis) and has no '
-        f"armature; give those links mass, set an armature for '{name}', or leave it out with "
-        'tip_links')
+    return OK
 
 
 def udut(model, q, *, armature=True):
@@ -288,11 +275,6 @@ def udut(model, q, *, armature=True):
     (q,), N, single = states(model, ('q',), q)
     U = np.empty((N, model.n, model.n))
     D = np.empty((N, model.n))
-    statuses = parallel.run(udut_kernel, N, {'q': q, 'U': U, 'D': D}, m=kernel_model(model),
-                            flags=ARMATURE if armature else 0)
-    status = -2 if -2 in statuses else max(statuses)
-    if status == -2:
-        raise_nonfinite(model, ('q',), q)
-    if status >= 0:
-        raise_singular(model, status, q)
+    check(model, parallel.run(udut_kernel, N, {'q': q, 'U': U, 'D': D}, m=kernel_model(model),
+                              flags=ARMATURE if armature else 0), ('q',), q)
     return (U[0], D[0]) if single else (U, D)
