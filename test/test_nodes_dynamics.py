@@ -285,9 +285,10 @@ def test_rejected_parameters_change_nothing(client, processes):
                                 ('rate', -5.0, 'out of range'),
                                 ('rate', float('nan'), 'rate'),
                                 ('outputs', ['inertia_matrix', 'jacobian'], 'unknown: jacobian'),
-                                ('command_joints', ['joint1', 'elbow'], 'not joints of the '
-                                 'model: elbow'),
-                                ('command_joints', ['joint1', 'joint1'], 'names a joint twice'),
+                                ('command_joints', ['joint1', 'elbow'], 'names elbow: not '
+                                 'joints of the model'),
+                                ('command_joints', ['joint1', 'joint1'], 'names joint1 more '
+                                 'than once'),
                                 ('command_topic', 'elsewhere', 'read-only'),
                                 ('mode', 3, 'type')]:
         param = Parameter(name, value=value).to_parameter_msg()
@@ -771,10 +772,10 @@ def test_invalid_start_parameter_stops_the_node_with_a_reason(processes):
     (['engine:=internal', 'integrator:=euler'],
      "parameter engine: engine 'internal' integrates with rk4 only, not euler"),
     # the nodes' one check of a command order: unknown joints, and a joint named twice
-    (['command_joints:=[joint1, elbow]'], 'parameter command_joints: not joints of the model: '
-     'elbow'),
-    (['command_joints:=[joint1, joint1]'], 'parameter command_joints: names a joint twice: '
-     'joint1'),
+    (['command_joints:=[joint1, elbow]'], 'parameter command_joints: the command order names '
+     'elbow: not joints of the model'),
+    (['command_joints:=[joint1, joint1]'], 'parameter command_joints: the command order names '
+     'joint1 more than once'),
 ])
 def test_invalid_sim_parameters_stop_the_sim_with_a_reason(processes, params, reason):
     code, output = processes('sim_node', *params).wait()

@@ -471,7 +471,7 @@ def test_unknown_command_joint_from_a_new_model_does_not_stop_the_node(client, p
     assert not commands
     code, output = node.stop()
     assert code == 0 and 'Traceback' not in output, output
-    assert 'command_joints: not joints of the model: elbow' in output
+    assert 'command_joints: the command order names elbow: not joints of the model' in output
 
 
 def test_trajectory_node_commands_nothing_before_the_controller_answers(client, processes):

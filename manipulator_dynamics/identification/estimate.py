@@ -54,6 +54,7 @@ from . import timing
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit
 from ..model import Model
+from ..names import joint_map, JointNamesError
 from ..rigid.regressor import regressor, standard_parameters
 from ..urdf import write_joint_dynamics, write_urdf
 
@@ -1333,14 +1334,19 @@ def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
         if not connections:
             topics = ', '.join(sorted({c.topic for c in reader.connections})) or 'none'
             raise IdentificationError(f'{path} has no topic {topic} (topics: {topics})')
-        times, positions, velocities, efforts, seen = [], [], [], [], set()
+        times, positions, velocities, efforts, seen, maps = [], [], [], [], set(), {}
         for connection, stamp, raw in reader.messages(connections=connections):
             msg = reader.deserialize(raw, connection.msgtype)
-            names = list(msg.name)
+            names = tuple(msg.name)
             seen.update(names)
-            if not all(j in names for j in model.joint_names) or len(msg.effort) != len(names):
+            if names not in maps:
+                try:
+                    maps[names] = joint_map(model.joint_names, names, every=True).rows
+                except JointNamesError:         # lacks a joint, or names one twice: skipped
+                    maps[names] = None
+            idx = maps[names]
+            if idx is None or len(msg.effort) != len(names):
                 continue
-            idx = [names.index(j) for j in model.joint_names]
             header = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
             times.append(header if header > 0 else stamp * 1e-9)
             positions.append([msg.position[i] for i in idx])

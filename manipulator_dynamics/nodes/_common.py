@@ -30,6 +30,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
 from ._parameters import ConfigurationError, one_of, Param
 from ..control import SplineTrajectory
+from ..names import joint_map, JointNamesError
 from ..urdf import load_model
 
 #: QoS of /robot_description as robot_state_publisher and ros2_control publish it.
@@ -154,13 +155,9 @@ class Plan:
 
     def __init__(self, model, msg):
         names = list(msg.joint_names)
-        if len(set(names)) != len(names):
-            raise BadMessage('names', 'trajectory names a joint twice')
-        missing = [j for j in model.joint_names if j not in names]
-        if missing:
-            raise BadMessage('missing', f'trajectory lacks joints {", ".join(missing)} (every '
-                             'joint of the model; restrict the model with tip_links)')
-        k = [names.index(j) for j in model.joint_names]
+        k = list(by_name(model, names, what='trajectory', every=True,
+                         hint=' (every joint of the model; restrict the model with '
+                         'tip_links)').rows)
         self.names, self.order = names, k
         points = msg.points
         t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
@@ -361,14 +358,7 @@ class JointStates:
         key = tuple(names)
         found = self._maps.get(key)
         if found is None:
-            if len(set(key)) != len(key):
-                dup = sorted({n for n in key if key.count(n) > 1})
-                raise BadMessage(
-                    'duplicated', f'{self.topic} names {", ".join(dup)} more than once')
-            pairs = [(i, self.model.joint_index(n)) for i, n in enumerate(key)
-                     if n in self.model.joint_names]
-            found = (np.array([i for i, _ in pairs], dtype=np.int64),
-                     np.array([j for _, j in pairs], dtype=np.int64))
+            found = by_name(self.model, key, what=self.topic)
             if len(self._maps) > 64:                       # names that keep changing
                 self._maps.clear()
             self._maps[key] = found
@@ -465,14 +455,20 @@ def on_time_jump_back(node, callback):
 
 def check_command_joints(model, names):
     """Reason why ``names`` (empty entries ignored) are not all joints of ``model``, or None."""
-    unknown = [n for n in names if n and model is not None and n not in model.joint_names]
-    if unknown:
-        return f'not joints of the model: {", ".join(unknown)}'
-    given = [n for n in names if n]
-    if len(set(given)) != len(given):
-        twice = sorted({n for n in given if given.count(n) > 1})
-        return 'names a joint twice: ' + ', '.join(twice)
+    try:
+        joint_map(model.joint_names if model is not None else (), names,
+                  what='the command order', unknown=model is not None)
+    except JointNamesError as e:
+        return str(e)
     return None
+
+
+def by_name(model, names, **options):
+    """:func:`..names.joint_map` of ``model``'s joints; a :class:`BadMessage` if it refuses."""
+    try:
+        return joint_map(model.joint_names, names, **options)
+    except JointNamesError as e:
+        raise BadMessage(e.kind, str(e)) from None
 
 
 def command_joints_check(node):

@@ -44,7 +44,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_PARAMS,
+from ._common import (BadMessage, by_name, clamp_efforts, command_joints_check, COMMAND_PARAMS,
                       CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates, LATCHED,
                       matrix_message, MODEL_PARAMS, ModelSource, names_message, on_time_jump_back,
                       payload_check, PAYLOAD_PARAMS, spin, Throttled, vector_message)
@@ -182,14 +182,12 @@ class DynamicsNode(Node):
                                  f'{len(msg.points)}')
             point = msg.points[0]
             names = list(msg.joint_names)
-            if len(point.accelerations) != len(names) or len(set(names)) != len(names):
+            if len(point.accelerations) != len(names):
                 raise BadMessage('lengths', 'desired_state needs one acceleration per joint '
-                                 'name, names unique')
-            index = {n: i for i, n in enumerate(names)}
-            missing = [j for j in model.joint_names if j not in index]
-            if missing:
-                raise BadMessage('missing', f'desired_state lacks joints {", ".join(missing)}')
-            qdd = np.array([point.accelerations[index[j]] for j in model.joint_names])
+                                 f'name: {len(names)} names, {len(point.accelerations)} '
+                                 'accelerations')
+            rows = by_name(model, names, what='desired_state', every=True).rows
+            qdd = np.asarray(point.accelerations, dtype=float)[rows]
             if not np.all(np.isfinite(qdd)):
                 raise BadMessage('non-finite', 'desired_state has non-finite accelerations')
         except BadMessage as e:
