@@ -28,7 +28,7 @@ import warnings
 
 import numpy as np
 
-from . import robots
+from . import csvlog, robots
 from .identification.base_parameters import base_parameters
 from .identification.estimate import (cross_validate, CUTOFF_HZ, cutoff_summary,
                                       FRICTION_LAWS, friction_summary, identify,
@@ -405,13 +405,12 @@ def cmd_flexible(args):
 
 def _write_flexible_csv(path, result):
     traj = result.trajectory
-    names = traj.arm.joint_names
-    header = (['time'] + [f'{j}.target' for j in names] + [f'{j}.reached' for j in names]
-              + [f'{j}.effort' for j in names]
-              + [f'{link.name}.tip_deflection' for link in traj.arm.links])
-    columns = [result.t[:, None], traj.q_target, traj.q, result.tau,
-               np.linalg.norm(result.tip_deflection, axis=2)]
-    np.savetxt(path, np.hstack(columns), delimiter=',', header=','.join(header), comments='')
+    columns = csvlog.joint_columns(traj.arm.joint_names, target=traj.q_target, reached=traj.q,
+                                   effort=result.tau)
+    deflection = np.linalg.norm(result.tip_deflection, axis=2)
+    columns.update({f'{link.name}.tip_deflection': deflection[:, k]
+                    for k, link in enumerate(traj.arm.links)})
+    csvlog.write(path, result.t, columns)
 
 
 def build_parser():
@@ -532,7 +531,8 @@ def build_parser():
                        'parallel inverse-dynamics scheme on a flexible arm and on the same arm '
                        'with rigid links, along a target trajectory.')
     p.add_argument('config', help='flexible arm YAML (see config/flexible_arm.yaml)')
-    p.add_argument('trajectory', help='CSV with a time column and one column per joint')
+    p.add_argument('trajectory', help='CSV with a time column and <joint>.position (or <joint>) '
+                   'columns; others, as excitation --output writes, are ignored')
     p.add_argument('--dt', type=float, help='integrate on a uniform grid of this step (s); '
                    'default: the CSV samples')
     p.add_argument('--plot', metavar='PNG', help='write the figures to this PNG')

@@ -215,4 +215,4 @@ def test_flexible_names_a_missing_joint_column(tmp_path):
     _two_link_csv(tmp_path / 'traj.csv', columns=('time', 'joint1'))
     result = run('flexible', config, str(tmp_path / 'traj.csv'))
     assert result.returncode == 2
-    assert 'no column for joint(s) joint2' in result.stderr
+    assert 'no position column for joint(s) joint2' in result.stderr

@@ -180,9 +180,9 @@ def test_send_trajectory_runs_an_excitation_csv(client, processes, tmp_path):
 
 def test_send_trajectory_names_a_bad_csv(processes, tmp_path):
     bad = tmp_path / 'bad.csv'
-    bad.write_text('t,joint1.position\n0,0\n')
+    bad.write_text('clock,joint1.position\n0,0\n1,0.1\n')
     code, output = processes('send_trajectory', f'csv:={bad}').wait()
-    assert code == 2 and 'no time column' in output, output
+    assert code == 2 and "no 'time' column" in output, output
 
 
 def test_streamed_commands_follow_time_from_start(client, processes):

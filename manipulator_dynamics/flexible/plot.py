@@ -14,46 +14,22 @@
 
 """Isobe & Imaizumi's figures for any flexible arm: trajectories, torques, deflections, forces."""
 
-import csv
-
 import numpy as np
+
+from .. import csvlog
 
 
 def read_trajectory(path, joint_names):
     """
-    Read a target trajectory from CSV: a ``time`` column and one column per joint, by name.
+    Read a target trajectory from CSV (:mod:`..csvlog`): ``time`` and every joint's position.
 
-    Returns ``t (T,)`` and ``q (T, n)`` in ``joint_names`` order.  Columns may come in any order;
-    a ``t`` column is accepted for ``time``.  Errors name the file, the row and the column.
+    A joint's position is its ``<joint>.position`` column, or a column named after the joint;
+    other columns are ignored (an ``excitation --output`` file's velocities, say).  Returns
+    ``t (T,)`` and ``q (T, n)`` in ``joint_names`` order.  Errors name the file, the row and the
+    column.
     """
-    with open(path, newline='', encoding='utf-8') as f:
-        rows = list(csv.reader(row for row in f if row.strip() and not row.startswith('#')))
-    if not rows:
-        raise ValueError(f'{path}: empty trajectory file')
-    header = [h.strip() for h in rows[0]]
-    time = 'time' if 'time' in header else ('t' if 't' in header else None)
-    if time is None:
-        raise ValueError(f"{path}: no 'time' column (header: {', '.join(header)})")
-    missing = [j for j in joint_names if j not in header]
-    if missing:
-        raise ValueError(f'{path}: no column for joint(s) {", ".join(missing)} '
-                         f'(header: {", ".join(header)})')
-    unknown = [h for h in header if h not in joint_names and h != time]
-    if unknown:
-        raise ValueError(f'{path}: column(s) {", ".join(unknown)} are not joints of the arm '
-                         f'(joints: {", ".join(joint_names)})')
-    cols = [header.index(time)] + [header.index(j) for j in joint_names]
-    data = np.empty((len(rows) - 1, len(cols)))
-    for r, row in enumerate(rows[1:]):
-        if len(row) != len(header):
-            raise ValueError(f'{path}, row {r + 2}: {len(row)} values for {len(header)} columns')
-        for c, col in enumerate(cols):
-            try:
-                data[r, c] = float(row[col])
-            except ValueError:
-                raise ValueError(f'{path}, row {r + 2}, column {header[col]}: not a number: '
-                                 f'{row[col]!r}') from None
-    return data[:, 0], data[:, 1:]
+    table = csvlog.read(path)
+    return table.time(), table.field(joint_names, 'position')
 
 
 def plot_flexible(flexible, rigid, path):

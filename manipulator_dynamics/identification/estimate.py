@@ -42,7 +42,6 @@ Identification of the base parameters from measured motion and efforts (Gautier'
    is an error that names the base parameters the motion does not excite.
 """
 
-import csv
 import dataclasses
 from dataclasses import dataclass, field
 import math
@@ -53,6 +52,7 @@ import numpy as np
 from . import timing
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit
+from .. import csvlog
 from ..model import Model
 from ..names import joint_map, JointNamesError
 from ..rigid.regressor import regressor, standard_parameters
@@ -1267,47 +1267,30 @@ def suggest_tip_links(model, present):
 
 def read_csv(model, path, *, velocity=False):
     """
-    Read ``(t, q, tau)`` from a CSV file with a header row.
+    Read ``(t, q, tau)`` from a CSV file (:mod:`..csvlog`'s convention).
 
     Columns: ``time`` (seconds), and for every joint of the model ``<joint>.position`` and
     ``<joint>.effort``; other columns are ignored.  With ``velocity``: a mapping with keys
     ``t, q, tau`` and ``qd``, the ``<joint>.velocity`` columns, None unless every joint has one.
     """
-    with open(path, newline='', encoding='utf-8') as f:
-        reader = csv.reader(f)
-        try:
-            header = [h.strip() for h in next(reader)]
-        except StopIteration:
-            raise IdentificationError(f'{path} is empty') from None
-        rows = [r for r in reader if r]
-    wanted = ['time'] + [f'{j}.position' for j in model.joint_names] + \
-        [f'{j}.effort' for j in model.joint_names]
-    missing = [w for w in wanted if w not in header]
+    try:
+        table = csvlog.read(path)
+        t = table.time()
+    except ValueError as e:
+        raise IdentificationError(str(e)) from None
+    joints = model.joint_names
+    missing = [f'{j}.{field}' for field in ('position', 'effort')
+               for j in table.missing(joints, field)]
     if missing:
-        present = [j for j in model.joint_names
-                   if f'{j}.position' in header and f'{j}.effort' in header]
+        present = [j for j in joints if not table.missing([j], 'position')
+                   and not table.missing([j], 'effort')]
         raise IdentificationError(f'{path} lacks the columns {", ".join(missing)} (expected a '
                                   'header with time, <joint>.position and <joint>.effort)'
                                   + suggest_tip_links(model, present))
-    index = [header.index(w) for w in wanted]
-    try:
-        values = np.array([[float(r[i]) for i in index] for r in rows])
-    except (ValueError, IndexError) as e:
-        raise IdentificationError(f'{path}: a row is not numbers in every column ({e})') from None
-    if len(values) == 0:
-        raise IdentificationError(f'{path} has a header but no data rows')
-    n = model.n
-    t, q, tau = values[:, 0], values[:, 1:1 + n], values[:, 1 + n:]
+    q, tau = table.field(joints, 'position'), table.field(joints, 'effort')
     if not velocity:
         return t, q, tau
-    columns = [f'{j}.velocity' for j in model.joint_names]
-    qd = None
-    if all(c in header for c in columns):
-        try:
-            qd = np.array([[float(r[header.index(c)]) for c in columns] for r in rows])
-        except (ValueError, IndexError) as e:
-            raise IdentificationError(f'{path}: a velocity is not a number ({e})') from None
-    return {'t': t, 'q': q, 'tau': tau, 'qd': qd}
+    return {'t': t, 'q': q, 'tau': tau, 'qd': table.field(joints, 'velocity', required=False)}
 
 
 def read_rosbag(model, path, topic='/joint_states', *, velocity=False):

@@ -61,6 +61,7 @@ import time
 import numpy as np
 
 from .base_parameters import base_parameters, BaseParameters
+from .. import csvlog
 from ..rigid.regressor import regressor
 from ..rigid.rnea import inverse_dynamics
 
@@ -168,12 +169,9 @@ class Excitation:
                        self.offset, self.a, self.b)
 
     def to_csv(self, path):
-        """Write ``time`` and ``<joint>.position/.velocity/.acceleration`` columns to ``path``."""
-        names = [f'{j}.{k}' for k in ('position', 'velocity', 'acceleration')
-                 for j in self.joint_names]
-        table = np.column_stack([self.t, self.q, self.qd, self.qdd])
-        np.savetxt(path, table, delimiter=',', header=','.join(['time'] + names), comments='',
-                   fmt='%.10g')
+        """Write ``time`` and ``<joint>.position/.velocity/.acceleration`` (:mod:`..csvlog`)."""
+        csvlog.write(path, self.t, csvlog.joint_columns(
+            self.joint_names, position=self.q, velocity=self.qd, acceleration=self.qdd))
 
     @property
     def well_identified(self):
@@ -338,40 +336,24 @@ def _smoothed_count(relative):
 
 def read_trajectory_csv(path):
     """
-    Read a trajectory CSV as :meth:`Excitation.to_csv` writes it.
+    Read a trajectory CSV as :meth:`Excitation.to_csv` writes it (:mod:`..csvlog`).
 
     Columns ``time`` and ``<joint>.position`` for every joint, and ``<joint>.velocity`` and
     ``<joint>.acceleration`` where given for every joint.  Returns ``(names, t, q, qd, qdd)``,
     ``qd`` / ``qdd`` None when absent.  Raises ValueError naming what is wrong.
     """
-    import csv
-
-    with open(path, newline='', encoding='utf-8') as f:
-        rows = [r for r in csv.reader(f) if r]
-    if not rows:
-        raise ValueError(f'{path} is empty')
-    header = [h.strip() for h in rows[0]]
-    if 'time' not in header:
-        raise ValueError(f'{path} has no time column')
-    names = [h[:-len('.position')] for h in header if h.endswith('.position')]
+    table = csvlog.read(path)
+    t = table.time()
+    names = table.joints('position')
     if not names:
         raise ValueError(f'{path} has no <joint>.position column')
-    try:
-        table = np.array([[float(x) for x in r] for r in rows[1:]])
-    except ValueError as e:
-        raise ValueError(f'{path}: a row is not numbers ({e})') from None
-    if table.ndim != 2 or len(table) < 2 or table.shape[1] != len(header):
-        raise ValueError(f'{path} needs at least two rows of {len(header)} numbers')
-
-    def columns(kind):
-        keys = [f'{j}.{kind}' for j in names]
-        if not all(k in header for k in keys):
-            return None
-        return table[:, [header.index(k) for k in keys]]
-    t = table[:, header.index('time')]
+    if len(t) < 2:
+        raise ValueError(f'{path} needs at least two rows')
     if not np.all(np.diff(t) > 0):
         raise ValueError(f'{path}: time must increase from row to row')
-    return names, t, columns('position'), columns('velocity'), columns('acceleration')
+    return (names, t, table.field(names, 'position'),
+            table.field(names, 'velocity', required=False),
+            table.field(names, 'acceleration', required=False))
 
 
 def condition(model, base, q, qd, qdd):

@@ -1,0 +1,116 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The one CSV convention of every time series the package reads or writes.
+
+A header row, then one row per sample: ``time`` in seconds (``t`` is read too), then a column
+per joint and quantity, ``<joint>.<field>``: ``position``, ``velocity``, ``acceleration``,
+``effort`` (writers add their own: ``target``, ``reached``, ``<link>.tip_deflection``).  A
+column named after a joint alone is its position (hand-written trajectories).  Columns may come
+in any order; columns no reader asks for are ignored; lines starting with ``#`` are comments.
+So the CSV that ``excitation --output`` writes feeds ``identify`` (with efforts added),
+``flexible`` and the demo node alike.
+"""
+
+import csv
+
+import numpy as np
+
+#: The quantities of a joint, as its columns' suffixes.
+FIELDS = ('position', 'velocity', 'acceleration', 'effort')
+
+
+class Table:
+    """A CSV file read: its ``path``, ``header`` and ``values (rows, columns)``."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        with open(path, newline='', encoding='utf-8') as f:
+            rows = list(csv.reader(line for line in f
+                                   if line.strip() and not line.startswith('#')))
+        if not rows:
+            raise ValueError(f'{self.path} is empty')
+        self.header = [h.strip() for h in rows[0]]
+        if len(rows) < 2:
+            raise ValueError(f'{self.path} has a header but no data rows')
+        self.values = np.empty((len(rows) - 1, len(self.header)))
+        for r, row in enumerate(rows[1:]):
+            if len(row) != len(self.header):
+                raise ValueError(f'{self.path}, row {r + 2}: {len(row)} values for '
+                                 f'{len(self.header)} columns')
+            for c, text in enumerate(row):
+                try:
+                    self.values[r, c] = float(text)
+                except ValueError:
+                    raise ValueError(f'{self.path}, row {r + 2}, column {self.header[c]}: not a '
+                                     f'number: {text!r}') from None
+
+    def time(self):
+        """Return the ``time`` (or ``t``) column; ValueError if there is none."""
+        for name in ('time', 't'):
+            if name in self.header:
+                return self.values[:, self.header.index(name)]
+        raise ValueError(f"{self.path}: no 'time' column (header: {', '.join(self.header)})")
+
+    def joints(self, field='position'):
+        """Return the joints that have a ``<joint>.<field>`` column, in the header's order."""
+        tail = '.' + field
+        return [h[:-len(tail)] for h in self.header if h.endswith(tail)]
+
+    def missing(self, joints, field):
+        """Return the joints of ``joints`` without a ``field`` column."""
+        return [j for j in joints if self._column(j, field) is None]
+
+    def field(self, joints, field, required=True):
+        """
+        Return the ``(rows, len(joints))`` columns of ``field``, in ``joints`` order.
+
+        None if a joint lacks the column and ``required`` is false; else ValueError naming them.
+        """
+        index = [self._column(j, field) for j in joints]
+        if any(i is None for i in index):
+            if not required:
+                return None
+            missing = [j for j, i in zip(joints, index) if i is None]
+            raise ValueError(f'{self.path}: no {field} column for joint(s) {", ".join(missing)} '
+                             f'(expected <joint>.{field}; header: {", ".join(self.header)})')
+        return self.values[:, index]
+
+    def _column(self, joint, field):
+        for name in (f'{joint}.{field}',) + ((joint,) if field == 'position' else ()):
+            if name in self.header:
+                return self.header.index(name)
+        return None
+
+
+def read(path):
+    """Read a CSV time series: a :class:`Table`.  Errors name the file, row and column."""
+    return Table(path)
+
+
+def write(path, t, columns, fmt='%.10g'):
+    """Write ``time`` and ``columns`` (a mapping of header to ``(rows,)`` arrays) to ``path``."""
+    names = list(columns)
+    table = np.column_stack([np.asarray(t, dtype=float)]
+                            + [np.asarray(columns[n], dtype=float) for n in names])
+    np.savetxt(path, table, delimiter=',', header=','.join(['time'] + names), comments='',
+               fmt=fmt)
+
+
+def joint_columns(joints, **fields):
+    """Return the columns of ``write`` for ``(rows, n)`` arrays by field: ``<joint>.<field>``."""
+    return {f'{j}.{field}': np.asarray(values)[:, i]
+            for field, values in fields.items() if values is not None
+            for i, j in enumerate(joints)}

@@ -1,0 +1,85 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""The one CSV convention (csvlog.py): what one command writes, every other reads."""
+
+import os
+
+from manipulator_dynamics import cli, csvlog
+from manipulator_dynamics.identification.excitation import read_trajectory_csv
+import numpy as np
+import pytest
+
+TWO_LINK = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two_link.yaml')
+
+
+def two_link_motion(path):
+    """Write a 2-link move as ``excitation --output`` writes motions: positions, velocities..."""
+    t = np.arange(0.0, 0.6, 1e-3)
+    s = np.clip(t / 0.2, 0, 1)
+    q = np.column_stack([0.5, 1.0]) * (10 * s**3 - 15 * s**4 + 6 * s**5)[:, None]
+    qd = np.gradient(q, t, axis=0)
+    csvlog.write(path, t, csvlog.joint_columns(('joint2', 'joint1'), position=q[:, ::-1],
+                                               velocity=qd[:, ::-1], acceleration=0 * q))
+    return t, q
+
+
+def test_a_motion_written_for_identification_feeds_the_flexible_command(tmp_path, capsys):
+    """
+    The ``excitation --output`` layout is what ``flexible`` reads.
+
+    ``<joint>.position/.velocity/.acceleration``, any joint order: ``flexible`` used to refuse
+    every column but time and bare joint names.
+    """
+    t, q = two_link_motion(tmp_path / 'motion.csv')
+    assert cli.main(['flexible', TWO_LINK, str(tmp_path / 'motion.csv')]) == 0
+    assert 'peak |tau| flexible' in capsys.readouterr().out
+    names, t2, q2, qd2, qdd2 = read_trajectory_csv(tmp_path / 'motion.csv')
+    assert names == ['joint2', 'joint1'] and qdd2 is not None
+    np.testing.assert_allclose(q2[:, ::-1], q, rtol=1e-9, atol=1e-12)
+
+
+def test_columns_by_name_in_any_order_bare_names_as_positions(tmp_path):
+    path = tmp_path / 'log.csv'
+    path.write_text('# a comment\njoint2,extra,time,joint1.position,joint1.effort\n'
+                    '2,9,0.0,1,5\n4,9,0.1,3,6\n')
+    table = csvlog.read(path)
+    np.testing.assert_array_equal(table.time(), [0.0, 0.1])
+    np.testing.assert_array_equal(table.field(['joint1', 'joint2'], 'position'),
+                                  [[1, 2], [3, 4]])
+    assert table.field(['joint1', 'joint2'], 'effort', required=False) is None
+    assert table.missing(['joint1', 'joint2'], 'effort') == ['joint2']
+
+
+@pytest.mark.parametrize('text, message', [
+    ('', 'is empty'),
+    ('time,joint1\n', 'has a header but no data rows'),
+    ('time,joint1\n0,1\n0.1\n', 'row 3: 1 values for 2 columns'),
+    ('time,joint1\n0,one\n', "row 2, column joint1: not a number: 'one'"),
+    ('clock,joint1\n0,1\n', "no 'time' column (header: clock, joint1)"),
+])
+def test_what_is_wrong_is_named(tmp_path, text, message):
+    path = tmp_path / 'bad.csv'
+    path.write_text(text)
+    with pytest.raises(ValueError) as raised:
+        csvlog.read(path).time()
+    assert message in str(raised.value)
+    assert str(path) in str(raised.value)
+
+
+def test_a_missing_field_names_the_joints(tmp_path):
+    path = tmp_path / 'log.csv'
+    path.write_text('time,joint1.position\n0,1\n')
+    with pytest.raises(ValueError, match=r'no effort column for joint\(s\) joint1, joint2'):
+        csvlog.read(path).field(['joint1', 'joint2'], 'effort')
