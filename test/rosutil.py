@@ -128,7 +128,7 @@ class Client:
         client has discovered it still arrives.
         """
         from rcl_interfaces.msg import Log
-        from manipulator_dynamics.nodes._common import ROSOUT
+        from manipulator_dynamics.nodes.qos import ROSOUT
         return self.listen(Log, '/rosout', ROSOUT)
 
     def wait_for_publisher(self, topic, timeout=30.0):

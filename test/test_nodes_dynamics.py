@@ -519,7 +519,7 @@ def test_a_half_built_objects_finaliser_is_quiet_only_once_a_stop_was_asked():
     ones seen so far; the same complaint while the node serves, and any other, is passed on.
     """
     import types
-    from manipulator_dynamics.nodes._common import quiet_unraisable
+    from manipulator_dynamics.nodes.process import quiet_unraisable
 
     class HalfBuilt:
 
@@ -581,8 +581,8 @@ def test_a_stop_signal_inside_a_finaliser_is_honoured_quietly():
     import sys
     script = (
         'import os, signal, time, rclpy\n'
-        'from manipulator_dynamics.nodes import _common\n'
-        'stop = _common.ros_init()\n'
+        'from manipulator_dynamics.nodes import process\n'
+        'stop = process.ros_init()\n'
         'class Finaliser:\n'
         '    def __del__(self):\n'
         '        os.kill(os.getpid(), signal.SIGINT)\n'
@@ -591,7 +591,7 @@ def test_a_stop_signal_inside_a_finaliser_is_honoured_quietly():
         '            time.sleep(0.001)\n'
         'Finaliser()\n'
         'print("requested" if stop.requested else "lost")\n'
-        '_common.shut_down(None)\n')
+        'process.shut_down(None)\n')
     run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
                          timeout=60)
     assert (run.returncode, run.stdout, run.stderr) == (0, 'requested\n', '')
@@ -808,7 +808,7 @@ def test_latency_report(client, processes):
 
 def test_the_controller_is_the_one_of_the_resolved_command_topic():
     """Namespaces and remaps apply: the controller is found where the commands really go."""
-    from manipulator_dynamics.nodes._common import controller_of
+    from manipulator_dynamics.nodes.commands import controller_of
     assert controller_of('/effort_controller/commands', '/') == '/effort_controller'
     assert controller_of('/robot1/effort_controller/commands', '/robot1') == \
         '/robot1/effort_controller'

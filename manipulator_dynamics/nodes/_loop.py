@@ -82,7 +82,7 @@ class Loop:
         from sensor_msgs.msg import JointState
         from trajectory_msgs.msg import JointTrajectory
 
-        from ._common import ROSOUT
+        from .qos import ROSOUT
         from ..precompile import precompile
         # once, here, before the nodes: on a cold cache each node would compile the same
         # kernels at once, silently, for minutes on a busy 2-core machine

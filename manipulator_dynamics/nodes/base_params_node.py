@@ -31,8 +31,9 @@ import warnings
 from rclpy.node import Node
 from std_srvs.srv import Trigger
 
-from ._common import existing_file, MODEL_PARAMS, ModelSource, spin
 from ._parameters import one_of, Param, Parameters
+from .model_source import existing_file, MODEL_PARAMS, ModelSource
+from .process import spin
 from ..identification.base_parameters import base_parameters
 
 PARAMS = MODEL_PARAMS + (

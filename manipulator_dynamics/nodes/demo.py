@@ -71,7 +71,7 @@ def demo_trajectory(args=None):
     from rclpy.executors import ExternalShutdownException
     from trajectory_msgs.msg import JointTrajectory
 
-    from ._common import ros_init, shut_down
+    from .process import ros_init, shut_down
     ros_init(args)
     node = rclpy.create_node('demo_trajectory')
     path = node.declare_parameter('urdf_path', robots.path('demo_arm')).value

@@ -44,11 +44,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, by_name, clamp_efforts, command_joints_check, COMMAND_PARAMS,
-                      CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates, LATCHED,
-                      matrix_message, MODEL_PARAMS, ModelSource, names_message, on_time_jump_back,
-                      payload_check, PAYLOAD_PARAMS, spin, Throttled, vector_message)
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
+from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
+from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_time_jump_back
+from .logs import Throttled
+from .messages import BadMessage, by_name, matrix_message, names_message, vector_message
+from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
+from .process import spin
+from .qos import LATCHED
 from ..control import friction_torque
 from ..precompile import warm_up
 from ..rigid.crba import inertia_matrix

@@ -20,7 +20,7 @@ A node's module imports numpy, numba, rclpy and the library (about half a second
 ``ros2 launch`` and stops it at once) printed a KeyboardInterrupt traceback and died with exit
 code -2; one that landed inside rclpy's C extension import came out as "ImportError:
 initialization failed".  These entry points make SIGINT and SIGTERM end the process at once with
-exit code 0 until the node's own handling (``_common.ros_init``) takes over, then import the node
+exit code 0 until the node's own handling (``process.ros_init``) takes over, then import the node
 and run it.
 """
 
@@ -44,7 +44,7 @@ def _leave(signum, frame):
 
 
 def quiet_until_ready():
-    """Make SIGINT and SIGTERM end the process quietly until ``_common.ros_init`` takes over."""
+    """Make SIGINT and SIGTERM end the process quietly until ``process.ros_init`` takes over."""
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _leave)
 

@@ -62,10 +62,14 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (array_message, BadMessage, existing_file, JointStates, LATCHED,
-                      names_message, Plan, spin, Throttled)
 from ._parameters import (ConfigurationError, finite_positive, one_of, Param, Parameters,
                           zero_or_positive)
+from .joint_states import JointStates, Plan
+from .logs import Throttled
+from .messages import array_message, BadMessage, names_message
+from .model_source import existing_file
+from .process import spin
+from .qos import LATCHED
 from ..flexible.arm import FlexibleArm
 from ..flexible.dynamics import check_step, flexible_inverse_dynamics
 from ..flexible.stream import FlexibleStream

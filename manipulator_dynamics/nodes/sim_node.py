@@ -71,9 +71,12 @@ from rosgraph_msgs.msg import Clock as ClockMessage
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from ._common import (check_command_joints, clamp_efforts, controller_of, existing_file, LATCHED,
-                      spin, Throttled)
 from ._parameters import ConfigurationError, finite_positive, one_of, Param, Parameters
+from .commands import check_command_joints, clamp_efforts, controller_of
+from .logs import Throttled
+from .model_source import existing_file
+from .process import spin
+from .qos import LATCHED
 from .. import robots
 from ..plant import default_engine, ENGINES, INTEGRATORS, make_plant, PlantError
 from ..precompile import warm_up

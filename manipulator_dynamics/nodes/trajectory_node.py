@@ -53,11 +53,14 @@ from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._common import (BadMessage, clamp_efforts, command_joints_check, COMMAND_PARAMS,
-                      CommandOutput, JOINT_STATE_PARAMS, joint_states_qos, JointStates,
-                      MODEL_PARAMS, ModelSource, on_time_jump_back, payload_check, PAYLOAD_PARAMS,
-                      Plan, QuickLogger, spin, Throttled)
 from ._parameters import finite_positive, Param, Parameters
+from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
+from .joint_states import (JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_time_jump_back,
+                           Plan)
+from .logs import QuickLogger, Throttled
+from .messages import BadMessage
+from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
+from .process import spin
 from ..control import computed_torque
 from ..precompile import warm_up
 from ..rigid.rnea import inverse_dynamics

@@ -1,0 +1,261 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Effort commands in the controller's joint order, sent once the controller agrees."""
+
+import time
+
+import numpy as np
+from std_msgs.msg import Float64MultiArray, String
+
+from ._parameters import Param
+from .logs import QuickLogger, Throttled
+from .messages import names_message, vector_message
+from .qos import LATCHED
+from ..names import joint_map, JointNamesError
+
+
+def check_command_joints(model, names):
+    """Reason why ``names`` (empty entries ignored) are not all joints of ``model``, or None."""
+    try:
+        joint_map(model.joint_names if model is not None else (), names,
+                  what='the command order', unknown=model is not None)
+    except JointNamesError as e:
+        return str(e)
+    return None
+
+
+def command_joints_check(node):
+    """Check ``command_joints`` values for ``node``: against its model once it has one."""
+    def check(names):
+        source = getattr(node, 'source', None)          # none yet while parameters declare
+        return check_command_joints(source and source.model, names)
+    return check
+
+
+COMMAND_PARAMS = (
+    Param('command_topic', 'effort_controller/commands', 'effort command topic of the '
+          'controller (std_msgs/Float64MultiArray), relative to the namespace', read_only=True),
+    Param('command_joints', [''], "joint order of the commands: the controller's 'joints' "
+          "(empty: the model's joints)"),
+    Param('controller_name', '', "controller node whose 'joints' parameter the command order "
+          "must match, checked while it answers (empty: the command topic's namespace, e.g. "
+          "effort_controller; '-': do not check)", read_only=True),
+)
+
+
+def controller_of(topic, namespace, controller_name=''):
+    """
+    Return the node name of the controller that takes the command ``topic``, or None (no check).
+
+    A ros2_control controller is a node named after it, and subscribes ``<name>/commands``:
+    ``controller_name`` if given (``'-'``: none; relative to the node's namespace), else the
+    namespace of ``topic`` (resolved, remaps applied: ``/robot1/effort_controller/commands`` ->
+    ``/robot1/effort_controller``), unless that is the node's own ``namespace``.
+    """
+    if controller_name:
+        return None if controller_name == '-' else controller_name
+    parent = topic.rsplit('/', 1)[0]
+    return None if parent in ('', namespace.rstrip('/')) else parent
+
+
+class CommandOutput:
+    """
+    Effort commands in the controller's joint order, sent only once the controller agrees.
+
+    ``params`` holds :data:`COMMAND_PARAMS`.  The order of the commands is published on
+    ``~/command_joints`` (std_msgs/String, transient local) and logged.  Where a controller is
+    named (by default: a ros2_control controller is a node named after the command topic's
+    namespace, e.g. ``effort_controller``), not one command leaves before that controller's
+    ``joints`` parameter has answered and equals the command order, element for element (so its
+    size too): until then :meth:`publish` sends nothing and a throttled warning says what it waits
+    for; on a mismatch an error names both orders.  The controller is asked again every
+    ``ASK_PERIOD`` seconds while the node runs (a controller gone, or answering otherwise, stops
+    the commands), on every new model or ``command_joints``, and whenever a subscription joins or
+    joins the command topic (a controller restarting: DDS's count of the subscriptions ever
+    matched is read before every command, so none reaches a subscriber that came after the
+    question): commands stop from that moment until the answer matches again.
+    ``controller_name: '-'`` is the explicit opt-out: commands go out unchecked.
+    """
+
+    ASK_PERIOD = 0.5          # s between questions to the controller (a lost answer: asked again)
+
+    def __init__(self, node, params):
+        from rcl_interfaces.srv import GetParameters
+
+        self.node, self.params = node, params
+        self.log = QuickLogger(node)
+        self.throttle = Throttled(node, period=2.0)
+        self.pub = node.create_publisher(Float64MultiArray, params.command_topic, 10)
+        self.controller = controller_of(self.pub.topic_name, node.get_namespace(),
+                                        params.controller_name)
+        self._matched = matched_subscriptions(self.pub)
+        self._asked_matched = 0               # subscriptions ever matched when last asked
+        self.order_pub = node.create_publisher(String, '~/command_joints', LATCHED)
+        self.index = self.names = None
+        self.mismatch = None                  # why commands are refused (error), or None
+        self.ready = False                    # commands may leave
+        self.controller_joints = None         # the controller's latest answer (None: unknown)
+        self._pending = self._asked_at = None
+        self._waiting_since = time.monotonic()
+        self._client = None
+        if self.controller is not None:
+            self._client = node.create_client(GetParameters, f'{self.controller}/get_parameters')
+            # on the steady clock: under use_sim_time a paused or held simulation stops the
+            # node's clock, and the question must still be asked
+            from rclpy.clock import Clock, ClockType
+            node.create_timer(self.ASK_PERIOD, self._ask,
+                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+
+    def set_model(self, model):
+        """Map the commands onto ``model`` (a new model, or new ``command_joints``)."""
+        self.index = command_index(self.node, model, self.params.command_joints)
+        self.names = None if self.index is None else [model.joint_names[i] for i in self.index]
+        if self.names is not None:
+            self.order_pub.publish(names_message(self.names))
+            topic = self.pub.topic_name
+            self.log.info(f'commands on {topic} in joint order [{", ".join(self.names)}]')
+        self._forget('the command order changed')
+
+    def _forget(self, why):
+        """Stop commanding until the controller answers again (``why`` it must be asked)."""
+        if self.controller is not None:
+            if self.ready:
+                self.log.info(f'{why}: commands stop until controller {self.controller} '
+                              "confirms its 'joints'")
+            self.controller_joints = None
+            self._drop_pending()
+            self._waiting_since = time.monotonic()
+        self._compare()
+        if self.controller is not None:
+            self._ask()
+
+    def _drop_pending(self):
+        if self._pending is not None:
+            self._client.remove_pending_request(self._pending)
+            self._pending = None
+
+    def _ask(self):
+        if self._pending is not None:
+            if time.monotonic() - self._asked_at < 2 * self.ASK_PERIOD:
+                return
+            self._drop_pending()          # a response DDS dropped (sent before it matched)
+        if not self._client.service_is_ready():
+            if self.controller_joints is not None:
+                self.log.warning(f'controller {self.controller} is gone: no commands until it '
+                                 "answers for its 'joints' again")
+                self.controller_joints = None
+                self._compare()
+            return
+        from rcl_interfaces.srv import GetParameters
+        self._asked_at = time.monotonic()
+        self._asked_matched = self._matched()
+        self._pending = self._client.call_async(GetParameters.Request(names=['joints']))
+        self._pending.add_done_callback(self._answer)
+
+    def _answer(self, future):
+        if future is not self._pending:
+            return                            # an answer to a question withdrawn since
+        self._pending = None
+        result = future.result()
+        values = result.values if result is not None else []
+        joints = list(values[0].string_array_value) if values else []
+        if not joints:
+            self.throttle.warn('no joints', f"controller {self.controller} has no 'joints' "
+                               'parameter: no commands (controller_name: '
+                               "'-' sends them unchecked)")
+        if joints != self.controller_joints:
+            self.controller_joints = joints or None
+            self._compare()
+
+    def _compare(self):
+        if self.controller is None:
+            self.mismatch, self.ready = None, self.index is not None
+            return
+        joints, was = self.controller_joints, self.mismatch
+        self.mismatch = None
+        if joints is not None and self.names is not None and joints != self.names:
+            self.mismatch = (f"controller {self.controller}'s joints are [{', '.join(joints)}] "
+                             f"but the commands' order is [{', '.join(self.names)}]: no commands "
+                             "until command_joints is set to the controller's order")
+            if self.mismatch != was:
+                self.log.error(self.mismatch)
+        ready = joints is not None and self.names is not None and self.mismatch is None
+        if ready and not self.ready:
+            self.log.info(f'command order matches controller {self.controller}: commanding')
+        self.ready = ready
+
+    def publish(self, tau):
+        """Send ``tau`` (model order) in the command order; False when nothing may be sent."""
+        if self.ready and self.controller is not None and \
+                self._matched() > self._asked_matched:
+            self._forget(f'a new subscriber on {self.pub.topic_name}')
+        if not self.ready:
+            if self.controller is not None and self.mismatch is None and self.index is not None:
+                waited = time.monotonic() - self._waiting_since
+                self.throttle.warn('waiting', 'no commands yet: waiting for controller '
+                                   f"{self.controller} to answer for its 'joints' "
+                                   f"({waited:.1f} s; controller_name: '-' sends them unchecked)")
+            return False
+        self.pub.publish(vector_message(tau[self.index]))
+        return True
+
+
+def matched_subscriptions(publisher):
+    """
+    Return a function: how many subscriptions ``publisher`` has matched so far, ever.
+
+    DDS counts every match (a subscriber that left and one that came in its place are two),
+    read synchronously from the publisher's matched status in about 3 us.  Where this rclpy
+    lacks that entry point, the current count stands in (a swap between two reads goes unseen).
+    """
+    try:
+        from rclpy.event_handler import QoSPublisherEventType
+        from rclpy.impl.implementation_singleton import rclpy_implementation
+        with publisher.handle:
+            event = rclpy_implementation.EventHandle(
+                publisher.handle, QoSPublisherEventType.RCL_PUBLISHER_MATCHED)
+    except (ImportError, AttributeError, RuntimeError):
+        return publisher.get_subscription_count
+
+    def total():
+        with event:
+            return event.take_event().total_count
+    total.event = event                  # kept alive with the function
+    return total
+
+
+def command_index(node, model, names):
+    """
+    Model indices of the command joints ``names`` (empty: the model's joints), or None.
+
+    Unknown names are logged, and None means no commands until they are fixed: a new URDF
+    without a configured joint must not stop the node.
+    """
+    names = [n for n in names if n] or list(model.joint_names)
+    reason = check_command_joints(model, names)
+    if reason:
+        QuickLogger(node).error(f'command_joints: {reason}; no commands until they are fixed')
+        return None
+    return np.array([model.joint_index(n) for n in names], dtype=np.int64)
+
+
+def clamp_efforts(model, tau, throttle):
+    """``tau`` within the URDF effort limits; a throttled warning names the joints clamped."""
+    limit = model.effort_limit
+    clamped = np.clip(tau, -limit, limit)
+    if np.any(clamped != tau):
+        over = [model.joint_names[i] for i in np.flatnonzero(clamped != tau)]
+        throttle.warn('clamped', f'efforts clamped to the URDF limits: {", ".join(over)}')
+    return clamped

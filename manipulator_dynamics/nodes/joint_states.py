@@ -1,0 +1,221 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Joint states by name, merged from many messages; trajectories checked against the model."""
+
+import numpy as np
+from rclpy.qos import HistoryPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
+
+from ._parameters import one_of, Param
+from .logs import QuickLogger
+from .messages import BadMessage, by_name
+from ..control import SplineTrajectory
+
+
+#: How a node listens to joint_states (see :class:`JointStates` and :func:`joint_states_qos`).
+JOINT_STATE_PARAMS = (
+    Param('stale_after', 0.5, 'a joint whose latest state is older than this (s) stops the '
+          'commands; 0: never', low=0.0, high=3600.0),
+    Param('state_queue', 1, 'joint_states kept while busy; 1: always the newest (commands from '
+          'old states would act late)', read_only=True, low=1, high=1000),
+    Param('joint_states_qos', 'sensor_data', 'QoS of the joint_states subscription: '
+          'sensor_data (best effort: hears reliable and best-effort publishers) | reliable',
+          one_of('sensor_data', 'reliable'), read_only=True),
+)
+
+
+def joint_states_qos(params):
+    """Make the QoS of the joint_states subscription: sensor data (best effort) or reliable."""
+    if params.joint_states_qos == 'reliable':
+        return QoSProfile(depth=params.state_queue, reliability=ReliabilityPolicy.RELIABLE,
+                          history=HistoryPolicy.KEEP_LAST)
+    return QoSProfile(depth=params.state_queue, reliability=qos_profile_sensor_data.reliability,
+                      durability=qos_profile_sensor_data.durability,
+                      history=HistoryPolicy.KEEP_LAST)
+
+
+class Plan:
+    """
+    A JointTrajectory message checked against the model, as a :class:`SplineTrajectory`.
+
+    Every joint of the model by name (others are refused), positions within the URDF limits,
+    finite values; ``t, q, qd, qdd`` in model joint order, ``names`` and ``order`` map back to the
+    message's.  Raises :class:`BadMessage`.
+    """
+
+    def __init__(self, model, msg):
+        names = list(msg.joint_names)
+        k = list(by_name(model, names, what='trajectory', every=True,
+                         hint=' (every joint of the model; restrict the model with '
+                         'tip_links)').rows)
+        self.names, self.order = names, k
+        points = msg.points
+        t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
+        q = self._field(points, 'positions', len(names), k, required=True)
+        lo, hi = model.lower - 1e-9, model.upper + 1e-9
+        beyond = np.argwhere((q < lo) | (q > hi))
+        if len(beyond):
+            i, j = beyond[0]
+            raise BadMessage('limits', f"trajectory point {i}: joint '{model.joint_names[j]}' "
+                             f'at {q[i, j]:.4g} is beyond its limits [{model.lower[j]:.4g}, '
+                             f'{model.upper[j]:.4g}]')
+        qd = self._field(points, 'velocities', len(names), k)
+        qdd = self._field(points, 'accelerations', len(names), k)
+        try:
+            spline = SplineTrajectory(t, q, qd, qdd)
+        except ValueError as e:
+            raise BadMessage('times', f'{e}: time_from_start') from None
+        self.t, self.q, self.qd, self.qdd = spline.t, spline.q, spline.qd, spline.qdd
+        self.hermite, self.at = spline.hermite, spline.at
+
+    @staticmethod
+    def _field(points, what, n, k, required=False):
+        sizes = {len(getattr(p, what)) for p in points}
+        if sizes == {0} and not required:
+            return None
+        if sizes != {n}:
+            raise BadMessage('lengths', f'trajectory {what}: every point needs {n} values, got '
+                             f'{sorted(sizes)}')
+        a = np.array([getattr(p, what) for p in points], dtype=float)[:, k]
+        if not np.all(np.isfinite(a)):
+            i, j = np.argwhere(~np.isfinite(a))[0]
+            raise BadMessage('non-finite', f'trajectory {what} of point {i} is {a[i, j]}')
+        return a
+
+
+class JointStates:
+    """
+    The model's joint state, merged by joint name from every message on joint_states.
+
+    An arm driver and a gripper driver may each publish their own joints (robot_state_publisher
+    merges them too): each message updates the joints it names, other robots' joints are
+    ignored, and every joint keeps its own stamp.  A state is served only when every joint of
+    the model has been heard and none is older than ``stale_after`` (s, 0: never stale).
+    """
+
+    def __init__(self, model, stale_after=0.0, topic='joint_states'):
+        n = model.n
+        self.model = model
+        self.topic = topic                  # what the messages are called in the errors
+        self.stale_after = stale_after
+        self.q, self.qd, self.effort = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.stamp = np.zeros(n, dtype=np.int64)          # ns: header stamp, else receipt
+        self.heard = np.zeros(n, dtype=bool)
+        self.has_qd = np.zeros(n, dtype=bool)
+        self.has_effort = np.zeros(n, dtype=bool)
+        self._maps = {}             # names of a message -> (its indices, the model's), cached:
+        #                             a driver sends the same names every time
+
+    def forget(self):
+        """Forget every joint's state: the next ones start afresh (a new clock)."""
+        self.heard[:] = False
+        self.stamp[:] = 0
+
+    def _map(self, names):
+        key = tuple(names)
+        found = self._maps.get(key)
+        if found is None:
+            found = by_name(self.model, key, what=self.topic)
+            if len(self._maps) > 64:                       # names that keep changing
+                self._maps.clear()
+            self._maps[key] = found
+        return found
+
+    def read(self, msg, now_ns):
+        """
+        Merge ``msg``; return ``(q, qd or None, effort or None, stamp_ns)`` of the model.
+
+        None for a message that names none of the model's joints (another robot's): it changes
+        nothing, so it calls for no new command.
+
+        Raise :class:`BadMessage` with the reason when the message is unusable (duplicated
+        names, wrong lengths, non-finite values, older than the joints' last state) or when the
+        merged state is not complete or fresh (a joint never heard of, or stale): no command may
+        be computed without every joint.  ``qd`` (``effort``) is None unless every joint has one.
+        """
+        names = msg.name
+        rows, joints = self._map(names)
+        q = self._field(msg.position, 'position', names, rows, joints, required=True)
+        qd = self._field(msg.velocity, 'velocity', names, rows, joints)
+        effort = self._field(msg.effort, 'effort', names, rows, joints)
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        if len(joints) == 0:
+            return None
+        if stamp and np.any(self.heard[joints] & (self.stamp[joints] > stamp)):
+            last = int(self.stamp[joints].max())
+            raise BadMessage('out of order',
+                             f'{self.topic} stamp {stamp * 1e-9:.6f} s is older than the '
+                             f'last one ({last * 1e-9:.6f} s): out of order')
+        self.q[joints] = q
+        if qd is not None:
+            self.qd[joints] = qd
+        if effort is not None:
+            self.effort[joints] = effort
+        self.has_qd[joints] = qd is not None
+        self.has_effort[joints] = effort is not None
+        self.stamp[joints] = stamp or now_ns
+        self.heard[joints] = True
+        if not self.heard.all():
+            missing = [self.model.joint_names[j] for j in np.flatnonzero(~self.heard)]
+            raise BadMessage('missing', f'no {self.topic} yet for joints {", ".join(missing)}: '
+                             'no command until every joint is heard')
+        if self.stale_after > 0:
+            age = now_ns - self.stamp
+            old = np.flatnonzero(age > self.stale_after * 1e9)
+            if len(old):
+                names = ', '.join(self.model.joint_names[j] for j in old)
+                raise BadMessage('stale', f'{self.topic} of {names} is '
+                                 f'{age[old].max() * 1e-9:.3f} s old, more than stale_after '
+                                 f'({self.stale_after} s)')
+        return (self.q.copy(), self.qd.copy() if self.has_qd.all() else None,
+                self.effort.copy() if self.has_effort.all() else None, stamp)
+
+    def _field(self, values, what, names, rows, joints, required=False):
+        if len(values) == 0 and not required:
+            return None
+        if len(values) != len(names):
+            raise BadMessage('lengths', f'{self.topic} has {len(names)} names but '
+                             f'{len(values)} {what} values')
+        a = np.asarray(values, dtype=float)[rows]
+        bad = np.flatnonzero(~np.isfinite(a))
+        if len(bad):
+            joint = self.model.joint_names[joints[bad[0]]]
+            raise BadMessage('non-finite', f"{self.topic} {what} of '{joint}' is {a[bad[0]]}")
+        return a
+
+
+def on_time_jump_back(node, callback):
+    """
+    Call ``callback(delta_ns)`` (negative) when the node's clock jumps back; one log line says so.
+
+    Under ``use_sim_time`` a simulation reset (Gazebo's, MuJoCo's, a restarted sim_node) sends
+    ``/clock`` back: every stamp the node kept is then in the future of the new clock, and
+    joint states, trajectories in progress and rate timers must follow the new clock (rcl's
+    timers do so themselves).  Returns the handler, which must be kept.
+    """
+    from rclpy.clock import JumpThreshold
+    from rclpy.duration import Duration
+
+    log = QuickLogger(node)
+
+    def jumped(jump):
+        delta = jump.delta.nanoseconds
+        if delta < 0:
+            log.warning(f'the clock jumped back by {-delta * 1e-9:.3f} s (a simulation reset): '
+                        'joint states and any trajectory in progress follow the new clock')
+            callback(delta)
+
+    threshold = JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1),
+                              on_clock_change=False)
+    return node.get_clock().create_jump_callback(threshold, post_callback=jumped)

@@ -1,0 +1,64 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Messages to and from arrays, and a message refused with the reason."""
+
+import numpy as np
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+
+from ..names import joint_map, JointNamesError
+
+
+class BadMessage(ValueError):
+    """A message a node drops: ``kind`` of problem (for throttling) and the reason it logs."""
+
+    def __init__(self, kind, reason):
+        super().__init__(reason)
+        self.kind = kind
+
+
+def by_name(model, names, **options):
+    """:func:`..names.joint_map` of ``model``'s joints; a :class:`BadMessage` if it refuses."""
+    try:
+        return joint_map(model.joint_names, names, **options)
+    except JointNamesError as e:
+        raise BadMessage(e.kind, str(e)) from None
+
+
+def vector_message(values, label='joint'):
+    """Make a 1-D Float64MultiArray."""
+    msg = Float64MultiArray()
+    msg.layout.dim = [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
+    msg.data = np.asarray(values, dtype=float).tolist()
+    return msg
+
+
+def array_message(a, labels):
+    """Make a Float64MultiArray of ``a``, row-major, one dimension per label (ROS layout rules)."""
+    msg = Float64MultiArray()
+    strides = np.cumprod(a.shape[::-1])[::-1]
+    msg.layout.dim = [MultiArrayDimension(label=label, size=size, stride=int(stride))
+                      for label, size, stride in zip(labels, a.shape, strides)]
+    msg.data = a.astype(float).reshape(-1).tolist()
+    return msg
+
+
+def matrix_message(M):
+    """Make a 2-D Float64MultiArray, row-major: dim[0] rows, dim[1] columns (ROS layout rules)."""
+    return array_message(M, ('rows', 'cols'))
+
+
+def names_message(names):
+    """Make the joint order of array topics a YAML flow list in a std_msgs/String."""
+    return String(data='[' + ', '.join(names) + ']')

@@ -1,0 +1,170 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""Where a node's model comes from: a URDF file or /robot_description, and a payload."""
+
+import os
+
+from std_msgs.msg import String
+
+from ._parameters import one_of, Param
+from .logs import QuickLogger
+from .qos import LATCHED
+from ..urdf import load_model
+
+
+def existing_file(value):
+    """Reason why ``value`` is not empty or an existing file, or None."""
+    return None if not value or os.path.isfile(value) else f'no such file: {value}'
+
+
+#: Where a node's robot model comes from (see :class:`ModelSource`).
+MODEL_PARAMS = (
+    Param('robot_description', '', 'URDF text (overrides urdf_path and the topic)',
+          read_only=True),
+    Param('urdf_path', '', 'URDF file, used when robot_description is empty',
+          existing_file, read_only=True),
+    Param('robot_description_topic', 'robot_description',
+          'topic of the URDF (transient local), relative to the namespace; empty: do not listen',
+          read_only=True),
+    Param('root_link', '', 'link to use as the fixed base (empty: the URDF root)',
+          read_only=True),
+    Param('tip_links', [''], 'keep only joints leading to these links (empty: all)',
+          read_only=True),
+    Param('without_links', [''], 'links not mounted (a hand, a tool): left out with everything '
+          'below them (empty: none)', read_only=True),
+    Param('joint_dynamics', '', 'YAML file of armature and friction per joint', existing_file,
+          read_only=True),
+    Param('identified_parameters', '', 'YAML file of standard parameters to use instead of the '
+          "URDF's (manipulator-dynamics identify --parameters-out)", existing_file,
+          read_only=True),
+    Param('check_inertia', 'warn', "physically impossible inertias: 'raise' rejects the URDF, "
+          "'warn' loads it and logs (default), 'ignore'", one_of('raise', 'warn', 'ignore'),
+          read_only=True),
+)
+
+
+#: A payload held by the robot, changeable while the node runs (``ros2 param set``).
+PAYLOAD_PARAMS = (
+    Param('payload_link', '', 'link that holds a payload (a gripper or tool frame too); '
+          'empty: none'),
+    Param('payload', [0.0], "the payload: mass (kg)[, centre of mass x y z (m) in payload_link's "
+          'frame[, inertia about it ixx ixy ixz iyy iyz izz (kg m^2)]]'),
+)
+
+
+def with_payload(model, link, values):
+    """Return ``model`` carrying the payload of the parameters; ValueError naming the fault."""
+    values = [float(v) for v in values]
+    if len(values) not in (1, 4, 10):
+        raise ValueError(f'payload needs 1, 4 or 10 numbers (mass[, x y z[, ixx ixy ixz iyy '
+                         f'iyz izz]]), got {len(values)}')
+    if not link:
+        if values[0] != 0:
+            raise ValueError('payload has a mass but payload_link is empty')
+        return model
+    return model.with_payload(link, values[0], values[1:4] or (0.0, 0.0, 0.0),
+                              values[4:] or None)
+
+
+def payload_check(node, name):
+    """Check ``payload`` or ``payload_link`` against the other one and the node's model."""
+    def check(value):
+        params, source = getattr(node, 'params', None), getattr(node, 'source', None)
+        if params is None or source is None or source.loaded is None:
+            # declaring (the other one is not known yet) or no model: the shape only
+            if name == 'payload' and len(value) not in (1, 4, 10):
+                return f'needs 1, 4 or 10 numbers, got {len(value)}'
+            return None
+        link = value if name == 'payload_link' else params.payload_link
+        values = value if name == 'payload' else params.payload
+        try:
+            with_payload(source.loaded, link, values)
+        except ValueError as e:
+            return str(e)
+        return None
+    return check
+
+
+class ModelSource:
+    """
+    The robot model of a node: from parameters, or else from the ``robot_description`` topic.
+
+    ``params`` holds :data:`MODEL_PARAMS`.  A model given by parameter (``robot_description``
+    text, else ``urdf_path``) is authoritative: the topic is not used (a simulator's description
+    arriving late must not replace it).  Otherwise a URDF on the topic (relative name: a
+    namespace moves it) replaces the model whenever its text changes; a bad one is logged and
+    the previous model kept.  ``on_model(model)`` is called with each new model.
+    """
+
+    def __init__(self, node, params, on_model):
+        self.node = node
+        self.params = params
+        self.on_model = on_model
+        self.model = None
+        self.loaded = None                    # the model as loaded, without a payload
+        self.log = QuickLogger(node)
+        self._urdf = None
+        if params.robot_description:
+            self.load(params.robot_description, 'parameter robot_description')
+        elif params.urdf_path:
+            self.load(params.urdf_path, f'urdf_path {params.urdf_path}')
+        elif params.robot_description_topic:
+            node.create_subscription(String, params.robot_description_topic,
+                                     self._on_description, LATCHED)
+
+    def _on_description(self, msg):
+        if msg.data != self._urdf:
+            self.load(msg.data, 'topic robot_description')
+
+    def load(self, urdf, source):
+        """Load ``urdf`` (text or path); on failure log why and keep the previous model."""
+        p = self.params
+        tips = [t for t in p.tip_links if t]
+        unmounted = [link for link in p.without_links if link]
+        try:
+            import warnings
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter('always')
+                model = load_model(urdf, root_link=p.root_link or None, tip_links=tips or None,
+                                   joint_dynamics=p.joint_dynamics or None,
+                                   parameters=p.identified_parameters or None,
+                                   check_inertia=p.check_inertia,
+                                   without_links=unmounted or None)
+            for w in caught:
+                self.log.warning(f'{source}: {w.message}')
+        except (ValueError, OSError, KeyError) as e:
+            self.log.error(f'{source} rejected, keeping the previous model: {e}')
+            return False
+        self._urdf = urdf if isinstance(urdf, str) and urdf.lstrip().startswith('<') else None
+        if self._urdf is None:
+            with open(urdf, encoding='utf-8') as f:        # loaded: the file exists
+                self._urdf = f.read()
+        self.loaded = model
+        self.log.info(f'model from {source}: {model!r}')
+        self.apply_payload()
+        return True
+
+    def apply_payload(self):
+        """Put the payload of the parameters (if the node has them) on the loaded model."""
+        p, model = self.params, self.loaded
+        link, values = getattr(p, 'payload_link', ''), getattr(p, 'payload', [0.0])
+        try:
+            model = with_payload(self.loaded, link, values)
+        except ValueError as e:
+            self.log.error(f'payload ignored, the model carries none: {e}')
+        if model is not self.loaded:
+            self.log.info(f'payload on {link}: {values[0]:g} kg')
+        self.model = model
+        self.on_model(model)

@@ -1,0 +1,156 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""A node's process: rclpy's start and shutdown, signals, the garbage collector."""
+
+import functools
+import gc
+import signal
+import sys
+
+import rclpy
+import rclpy.logging
+
+from ._parameters import ConfigurationError
+
+
+def quiet_unraisable(unraisable, default=sys.unraisablehook, stopping=lambda: True):
+    """
+    Drop the complaints a stop signal leaves in finalisers; pass every other one on.
+
+    * The node's stop handler (:func:`_quiet_signals`) raises KeyboardInterrupt during start-up;
+      when the signal lands while the garbage collector runs a ``__del__`` (a ``ZipFile``'s, in
+      CI), Python swallows it there and prints "Exception ignored in ... KeyboardInterrupt".
+      Nothing is lost: the handler has set ``requested``, and the node stops as soon as it
+      would start serving.
+    * A KeyboardInterrupt that lands inside a constructor leaves a half-built object, whose
+      ``__del__`` then fails on the attribute it never got: "Exception ignored ...
+      AttributeError" (``rclpy.task.Future`` without ``_exception``; llvmlite's ``ObjectRef``
+      without ``_as_parameter_``, interrupted while numba loads).  Harmless (the node is
+      stopping), but it reads as a crash: dropped once ``stopping()`` says a stop was asked for,
+      whichever class it was.
+    """
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        return
+    where = getattr(unraisable.object, '__qualname__', '')
+    if (isinstance(unraisable.exc_value, AttributeError) and where.endswith('__del__')
+            and stopping()):
+        return
+    default(unraisable)
+
+
+def settle_garbage():
+    """
+    Keep Python's full garbage collections out of the control loop: call once, after start-up.
+
+    The imports (numba, llvmlite, scipy) and the warmed kernels leave ~170,000 objects that the
+    cyclic collector walks on every full collection: ~80 ms, with the GIL held, whenever one comes
+    due, and a 1 kHz loop has stalled that long at random.  Collect once and freeze what is left
+    (``gc.freeze``): later collections see only objects made while serving.
+    """
+    gc.collect()
+    gc.freeze()
+
+
+def _quiet_signals():
+    """
+    Make SIGINT and SIGTERM stop a node without a traceback, however many arrive.
+
+    A person's Ctrl-C on ``ros2 launch`` reaches every process of the terminal's group, and launch
+    then sends its own SIGINT: a node gets two.  rclpy's signal handler shuts the context down
+    (which ends the executor's spin) and then calls the handler that was there before it:
+    Python's, which raises KeyboardInterrupt wherever the node happens to be, the second time
+    inside ``destroy_node`` (a traceback and exit code -2).  Installed before ``rclpy.init``, this
+    handler is the one rclpy calls.  While the node starts (loading, warming kernels), the first
+    signal interrupts the start-up at once (``interruptible``); once it serves, a signal only ends
+    the spin (``requested``, and rclpy's shutdown of the context), and no later one raises
+    anywhere.
+    """
+    def stop(signum, frame):
+        stop.requested = True
+        if stop.interruptible:
+            stop.interruptible = False
+            raise KeyboardInterrupt
+    stop.interruptible, stop.requested = True, False
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, stop)
+    return stop
+
+
+def ignore_signals():
+    """
+    Ignore SIGINT and SIGTERM from here on: the node is stopping anyway.
+
+    Python resets the handlers it installed to the default at exit, while numba and the DDS
+    threads are still being torn down (tens of ms): launch's SIGINT landing then killed a node
+    with exit code -2.  Called once the node is done, and again after ``rclpy.try_shutdown``
+    (which puts back the handler rclpy found at ``init``).
+    """
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+
+
+def shut_down(node):
+    """Destroy ``node`` (if any) and shut rclpy down, deaf to further SIGINT and SIGTERM."""
+    ignore_signals()
+    if node is not None:
+        for companion in getattr(node, 'companions', ()):
+            companion.destroy_node()
+        node.destroy_node()
+    rclpy.try_shutdown()
+    ignore_signals()
+
+
+def ros_init(args=None):
+    """``rclpy.init`` for a node's process; return the signal handler (see _quiet_signals)."""
+    handler = _quiet_signals()
+    sys.unraisablehook = functools.partial(quiet_unraisable, stopping=lambda: handler.requested)
+    rclpy.init(args=args)
+    return handler
+
+
+def spin(node_class, args=None):
+    """
+    Run a node until SIGINT or SIGTERM, then shut down with exit code 0: its ``main()``.
+
+    A node that is done by itself (a one-shot sender) shuts its context down: spin then ends too.
+    """
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    handler = ros_init(args)
+    # the executor first: a signal during the node's start-up then finds it whole
+    executor = SingleThreadedExecutor()
+    node = None
+    try:
+        node = node_class()
+        executor.add_node(node)
+        for companion in getattr(node, 'companions', ()):     # nodes it shows beside it
+            executor.add_node(companion)
+        settle_garbage()
+        handler.interruptible = False
+        # executor.spin() ends only when rclpy's signal guard condition wakes it; a wake-up every
+        # 0.1 s when idle (nothing on a busy 1 kHz loop) also ends it once the context is down or
+        # a stop was asked for: a node stops within 0.1 s, whatever the wake-up did
+        while rclpy.ok() and not handler.requested:
+            executor.spin_once(timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ConfigurationError as e:
+        rclpy.logging.get_logger(node_class.__name__).fatal(f'not started: {e}')
+        raise SystemExit(2)
+    except RuntimeError:            # rclpy's RCLError: also what a signal during start-up gives
+        if rclpy.ok():
+            raise
+    finally:
+        handler.interruptible = False
+        shut_down(node)
