@@ -587,8 +587,7 @@ def resolve_cutoff(model, data, cutoff, *, topic='/joint_states', retime=True, *
     if cutoff is not None and cutoff != 'auto':
         return cutoff, None
     if cutoff is None:
-        logs = [_read(model, d, topic, retime)[0]
-                for d in (data if isinstance(data, list) else [data])]
+        logs = _logs(model, data, topic, retime)
         if any(len(log) != 3 for log in logs):
             return CUTOFF_HZ, None                  # arrays: used as they are
         try:
@@ -684,10 +683,15 @@ def _judging(options):
     return {k: options[k] for k in ('friction', 'armature', 'retime') if k in options}
 
 
+def _logs(model, data, topic, retime=True):
+    """Read every log of ``data`` once: a list of tuples, ``(t, q, tau)`` or arrays."""
+    return [_read(model, d, topic, retime)[0]
+            for d in (data if isinstance(data, list) else [data])]
+
+
 def _time_series(model, data, topic, what, retime=True):
     """Read every log of ``data`` once: a list of ``(t, q, tau)``; error if some are arrays."""
-    logs = [_read(model, d, topic, retime)[0]
-            for d in (data if isinstance(data, list) else [data])]
+    logs = _logs(model, data, topic, retime)
     if any(len(log) != 3 for log in logs):
         raise IdentificationError(f'{what} needs time series (t, q, tau), CSV files or rosbag2 '
                                   'recordings, not (q, qd, qdd, tau) arrays, which are not '
