@@ -22,6 +22,7 @@ person, or ``--format json|yaml`` for a program.  Errors are one line on stderr 
 import argparse
 import dataclasses
 import json
+import os
 import sys
 import time
 import warnings
@@ -57,11 +58,12 @@ def _vector(text, model, what):
     return np.array(values)
 
 
-def _load(args):
+def _load(args, parameters=None):
+    """Load the robot the shared options describe; ``parameters`` in place of --parameters."""
     return load_model(args.urdf or robots.path('demo_arm'), root_link=args.root_link,
                       tip_links=args.tip_link, joint_dynamics=args.joint_dynamics,
-                      parameters=args.parameters, check_inertia=args.check_inertia,
-                      without_links=args.without_link)
+                      parameters=parameters or args.parameters,
+                      check_inertia=args.check_inertia, without_links=args.without_link)
 
 
 def _emit(args, title, data, table):
@@ -208,7 +210,16 @@ def _cutoff(text):
 def cmd_identify(args):
     if args.validate_plot and not (args.validate or args.folds):
         raise ValueError('--validate-plot needs --validate LOG or --folds K: the data to plot')
+    if args.compare and not (args.validate or args.folds):
+        raise ValueError('--compare needs --validate LOG or --folds K: the held-out data the '
+                         'parameter sets are judged on')
     model = _load(args)
+    compare = {}
+    for path in args.compare or ():
+        label = os.path.splitext(os.path.basename(path))[0]
+        if label in compare:
+            raise ValueError(f'--compare {path}: two files named {label!r}; rename one')
+        compare[label] = _load(args, parameters=path)
     data = args.data if len(args.data) > 1 else args.data[0]
     check = None if not args.validate else args.validate if len(args.validate) > 1 else \
         args.validate[0]
@@ -232,7 +243,8 @@ def cmd_identify(args):
     options = {'armature': args.armature, 'cutoff': args.cutoff, 'topic': args.topic,
                'retime': not args.stamps_as_logged,
                'physically_consistent': (args.physically_consistent or bool(args.urdf_out)
-                                         or bool(args.parameters_out))}
+                                         or bool(args.parameters_out)),
+               'compare': compare or None}
     folds = None
     if len(laws) > 1:
         estimate = select_friction(model, data, check, laws=laws, folds=args.folds, **options)
@@ -474,6 +486,10 @@ def build_parser():
     p.add_argument('--folds', type=int, metavar='K', help='k-fold cross-validation in time: '
                    'each log cut into K pieces, each held out in turn and predicted from the '
                    'rest (instead of --validate)')
+    p.add_argument('--compare', metavar='YAML', action='append', help='standard parameters '
+                   '(as --parameters-out writes them: a published or an earlier identified set) '
+                   'judged on the held-out data beside the URDF and the identified model, '
+                   'labelled by the file name (repeatable; with --validate or --folds)')
     p.add_argument('--validate-plot', metavar='PNG', help='plot the held-out torques '
                    '(--validate or --folds), measured and predicted by each model, a panel per '
                    'joint')

@@ -318,6 +318,51 @@ def test_validation_compares_every_model_on_data_not_fitted(arm, base, tmp_path,
         in out
 
 
+def test_validation_judges_other_parameter_sets_beside_the_urdf(arm, base, tmp_path, capsys):
+    """
+    ``compare`` / ``--compare YAML``: a published or earlier set judged on the held-out data.
+
+    The robot is 1 kg heavier at its wrist than its URDF.  Its true parameters, given as a
+    parameters YAML, predict the held-out torques to the sensor noise; the URDF given again as
+    a compared model predicts them through its own inverse dynamics exactly as the base
+    parameters' row ``urdf`` does through the regressor (two independent computations).
+    """
+    from manipulator_dynamics import cli
+    heavier = arm.with_parameters([arm.inertial[6, 9] + 1.0], ['M_link7'])
+    fit, check = measured(heavier, seed=13), measured(heavier, seed=14, seconds=12.0)
+    estimate = md.identify(arm, (fit[0], fit[5], fit[4]), base=base, cutoff=2.5,
+                           validation=(check[0], check[5], check[4]),
+                           compare={'truth': heavier, 'again': arm})
+    validation = estimate.validation
+    assert list(validation.error) == ['urdf', 'identified', 'truth', 'again']
+    assert validation.error['again'] == pytest.approx(validation.error['urdf'], rel=1e-9)
+    tau = md.inverse_dynamics(heavier, *check[1:4], friction=True)
+    noise = 0.01 * np.abs(tau).max(axis=0) + 0.02
+    assert np.all(validation.rms['truth'] < 1.2 * noise), validation.table()
+    assert validation.error['urdf'] > 10 * validation.error['truth'], validation.table()
+    # the command line: the true set as a parameters YAML, labelled by its file's name
+    names = md.parameter_names(heavier, friction=True)
+    values = md.standard_parameters(heavier, friction=True)
+    (tmp_path / 'truth.yaml').write_text('standard_parameters:\n' + ''.join(
+        f'  {n}: {float(v)!r}\n' for n, v in zip(names, values)))
+    write_log_csv(tmp_path / 'fit.csv', arm.joint_names, fit[0], fit[5], fit[4])
+    write_log_csv(tmp_path / 'check.csv', arm.joint_names, check[0], check[5], check[4])
+    command = ['identify', robots.path('demo_arm'), str(tmp_path / 'fit.csv'), '--joint-dynamics',
+               CONFIG, '--armature', '--cutoff', '2.5']
+    assert cli.main(command + ['--validate', str(tmp_path / 'check.csv'), '--compare',
+                               str(tmp_path / 'truth.yaml')]) == 0
+    out = capsys.readouterr().out
+    assert f'truth {validation.error["truth"]:.4g} %' in out, out
+    assert cli.main(command + ['--compare', str(tmp_path / 'truth.yaml')]) == 2
+    assert '--compare needs --validate LOG or --folds K' in capsys.readouterr().err
+    with pytest.raises(md.IdentificationError, match="compare 'short': its joints joint1, "):
+        estimate.validate((check[0], check[5], check[4]),
+                          compare={'short': md.load_model(robots.path('demo_arm'),
+                                                          tip_links=['link3'])})
+    with pytest.raises(md.IdentificationError, match="the label 'urdf' is the validation's"):
+        md.identify(arm, (fit[0], fit[5], fit[4]), compare={'urdf': heavier})
+
+
 @pytest.fixture(scope='module')
 def rough(arm):
     """Give the demo arm the friction of a real joint: offsets and smooth Coulomb laws."""

@@ -56,6 +56,7 @@ from .. import csvlog
 from ..model import Model
 from ..names import joint_map, JointNamesError
 from ..rigid.regressor import regressor, standard_parameters
+from ..rigid.rnea import inverse_dynamics
 from ..urdf import write_joint_dynamics, write_urdf
 
 #: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
@@ -225,16 +226,21 @@ class Estimate:
     model: Model = field(default=None, repr=False)
     validation: Validation = None
 
-    def validate(self, data, *, topic='/joint_states'):
+    def validate(self, data, *, topic='/joint_states', compare=None):
         """
         Predict the torques of ``data`` (as :func:`identify` takes them) with every model.
 
         The URDF's base parameters, the identified ones and, where there is one, the physically
         consistent set, against the torques measured: the same filtering of positions as the
         fit (its cutoff), the measured torques unfiltered, at their full rate, each stretch's
-        filter transients left out.  Returns a :class:`Validation`.
+        filter transients left out.  ``compare``: other models to judge beside them, ``{label:
+        Model}`` on the same joints (a published or an earlier identified set:
+        ``load_model(urdf, parameters='published.yaml')``); each predicts by its own inverse
+        dynamics, with rotor inertia and friction as the fit has them.  Returns a
+        :class:`Validation`.
         """
         model, base = self.model, self.base
+        compare = _compared(model, compare)
         q, qd, qdd, tau, parallel, _ = prepare(
             model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic,
             retime=self.processing.get('retime', True))
@@ -243,11 +249,15 @@ class Estimate:
         t = np.arange(len(tau), dtype=float)           # arrays given as they are: a count
         if parallel is not None:
             W, tau, t = parallel.rows(W), parallel.rows(tau), parallel.rows(parallel.t)
+            q, qd, qdd = parallel.rows(q), parallel.rows(qd), parallel.rows(qdd)
         models = {'urdf': base.values, 'identified': self.values}
         if self.consistent_values is not None:
             models['consistent'] = self.consistent_values
-        return Validation.of(model.joint_names, t, tau,
-                             {m: W @ k for m, k in models.items()})
+        predicted = {m: W @ k for m, k in models.items()}
+        for label, other in compare.items():
+            predicted[label] = inverse_dynamics(other, q, qd, qdd, armature=bool(base.armature),
+                                                friction=bool(base.friction))
+        return Validation.of(model.joint_names, t, tau, predicted)
 
     def identified_model(self):
         """Return the model with the physically consistent standard parameters in place."""
@@ -340,7 +350,7 @@ class Estimate:
 
 def identify(model, data, *, friction=True, armature=None, base=None, cutoff=None,
              topic='/joint_states', physically_consistent=False, prior_weight=1.0,
-             validation=None, retime=True):
+             validation=None, retime=True, compare=None):
     """
     Identify the base parameters of ``model`` from measured data.
 
@@ -385,6 +395,9 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
         Data not used for the fit (as ``data``: other logs, or another stretch): the estimate's
         ``validation`` then compares the URDF's, the identified and the consistent models'
         torques with them (:meth:`Estimate.validate`).
+    compare : mapping of str to Model, optional
+        Other models the validation judges beside those, by label: a published parameter set
+        or an earlier identification (``load_model(urdf, parameters=YAML)``).
     retime : bool
         Put a time series that has the robot's measured velocities on the robot's clock where
         they allow it (:func:`.timing.retime`; ``processing['timing']``); False: the stamps as
@@ -401,6 +414,7 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
 
     """
     law = friction_law(friction)
+    _compared(model, compare)                         # refused before any work, not after it
     cutoff, chosen = resolve_cutoff(model, data, cutoff, topic=topic, friction=friction,
                                     armature=armature, retime=retime)
     q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic,
@@ -462,7 +476,8 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
                         consistency=consistency, model=model)
     if validation is None:
         return estimate
-    return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic))
+    return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic,
+                                                                      compare=compare))
 
 
 def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 'smooth'),
@@ -706,6 +721,29 @@ def _pooled(validations):
         validations[0].joint_names, np.concatenate([v.t for v in validations]),
         np.concatenate([v.measured for v in validations]),
         {m: np.concatenate([v.predicted[m] for v in validations]) for m in models})
+
+
+def _compared(model, compare):
+    """Check ``compare`` (``{label: Model}``, or None) against ``model``; return it as a dict."""
+    if compare is None:
+        return {}
+    if not isinstance(compare, dict):
+        raise IdentificationError('compare must map a label to a Model, e.g. {"published": '
+                                  "load_model(urdf, parameters='published.yaml')}, got "
+                                  f'{type(compare).__name__}')
+    for label, other in compare.items():
+        if label in ('urdf', 'identified', 'consistent'):
+            raise IdentificationError(f"compare: the label '{label}' is the validation's own "
+                                      'model of that name: choose another')
+        if not isinstance(other, Model):
+            raise IdentificationError(f"compare '{label}': a Model is needed (load_model(urdf, "
+                                      f"parameters=...)), got {type(other).__name__}")
+        if tuple(other.joint_names) != tuple(model.joint_names):
+            raise IdentificationError(
+                f"compare '{label}': its joints {', '.join(other.joint_names)} are not the "
+                f"identified model's {', '.join(model.joint_names)} (the same URDF, root, tip "
+                'and left-out links are needed)')
+    return dict(compare)
 
 
 def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True):
