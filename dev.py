@@ -79,7 +79,7 @@ def main(argv):
     # the venv's commands (colcon, the linters) first, as an activated venv would have it
     env['PATH'] = os.path.dirname(PYTHON) + os.pathsep + env.get('PATH', '')
     if command == 'demo':
-        args = [PYTHON, '-m', 'manipulator_dynamics.nodes.demo'] + rest
+        args = [PYTHON, '-m', 'manipulator_dynamics.demo'] + rest
     else:
         # the slowest tests named at the end: the suite keeps within 10 minutes on 2 cores
         args = [PYTHON, '-m', 'pytest', '-q', '--durations=15', os.path.join(HERE, 'test')] + rest

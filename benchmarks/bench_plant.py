@@ -41,8 +41,9 @@ import numpy as np
 os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
-from manipulator_dynamics.nodes._loop import demo_model, Loop  # noqa: E402, I100
-from manipulator_dynamics.nodes.demo import demo_message, demo_points, SECONDS  # noqa: E402
+from manipulator_dynamics.demo.loop import demo_model, Loop  # noqa: E402, I100
+from manipulator_dynamics.nodes.send_trajectory import (  # noqa: E402
+    demo_message, demo_points, SECONDS)
 
 
 def stamp(msg):

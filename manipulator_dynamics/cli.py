@@ -42,6 +42,7 @@ from .rigid.forward import choose_method, forward_dynamics
 from .rigid.regressor import standard_parameters
 from .rigid.rnea import gravity_torques, inverse_dynamics
 from .rigid.udut import udut
+from .trajectories import joint_span, out_and_back
 from .urdf import load_model
 
 
@@ -337,14 +338,9 @@ def cmd_demo(args):
     rng = np.random.default_rng(0)
     T, N = 4.0, 2001
     t = np.linspace(0.0, T, N)
-    # a smooth out-and-back motion within the joint limits: q(t) = q0 + A sin^2(pi t / T)
-    span = np.minimum(np.where(np.isfinite(model.upper), model.upper, np.pi),
-                      -np.where(np.isfinite(model.lower), model.lower, -np.pi))
-    amp = 0.5 * span * rng.uniform(0.3, 0.6, model.n)
-    w = np.pi / T
-    q = amp * np.sin(w * t)[:, None] ** 2
-    qd = amp * (w * np.sin(2 * w * t))[:, None]
-    qdd = amp * (2 * w * w * np.cos(2 * w * t))[:, None]
+    # a smooth out-and-back motion within the joint limits: q(t) = A sin^2(pi t / T)
+    amp = 0.5 * joint_span(model) * rng.uniform(0.3, 0.6, model.n)
+    q, qd, qdd = out_and_back(amp, t, T)
     # load (or compile, on a first run) the kernels before timing them
     forward_dynamics(model, q[:2], qd[:2], inverse_dynamics(model, q[:2], qd[:2], qdd[:2]))
     t0 = time.perf_counter()

@@ -29,7 +29,7 @@ def test_a_node_that_dies_ends_the_wait_at_once_with_its_last_words(capsys):
     sim_node with a rate of 0 stops on its parameter: the demo says so within seconds, not
     after the 15-minute allowance.
     """
-    from manipulator_dynamics.nodes import _loop
+    from manipulator_dynamics.demo import loop as _loop
     loop = _loop.Loop([('sim_node', {'rate': '0.0'}), ('trajectory_node', {})])
     started = time.monotonic()
     try:

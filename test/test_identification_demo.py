@@ -18,32 +18,22 @@ import importlib.util
 import subprocess
 import sys
 
-from manipulator_dynamics.nodes.identification_demo import transfer
-import numpy as np
 import pytest
 
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs it)')
 
 
-def test_transfer_is_rest_to_rest_and_smooth():
-    q_a, q_b = np.array([0.1, -0.2]), np.array([0.5, 0.3])
-    t, q, qd, qdd = transfer(q_a, q_b, 2.0, 100.0)
-    assert np.allclose(q[-1], q_b) and np.allclose(qd[-1], 0) and np.allclose(qdd[-1], 0)
-    assert np.allclose(np.gradient(q, t, axis=0)[2:-2], qd[2:-2], atol=1e-3)
-    assert t[0] == pytest.approx(0.01) and t[-1] == pytest.approx(2.0)
-
-
 def test_identification_demo_identifies_the_simulated_arm(tmp_path):
     """
-    ``python3 -m manipulator_dynamics.nodes.demo --identify``: sim_node, trajectory_node, DDS.
+    ``python3 -m manipulator_dynamics.demo --identify``: sim_node, trajectory_node, DDS.
 
     Exit 0 means the identified model predicts a validation motion's torques within 5 % RMS on
     every joint and its parameters pass every physical check; the plot is written.
     """
     plot = tmp_path / 'identification.png'
     result = subprocess.run(
-        [sys.executable, '-m', 'manipulator_dynamics.nodes.demo', '--identify', '--duration',
+        [sys.executable, '-m', 'manipulator_dynamics.demo', '--identify', '--duration',
          '10', '--plot', str(plot)], capture_output=True, text=True, timeout=600,
         cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -119,7 +119,7 @@ def test_public_names_are_what_they_name():
 
     import manipulator_dynamics as md
     for info in pkgutil.walk_packages(md.__path__, 'manipulator_dynamics.'):
-        if '.nodes' not in info.name:       # nodes need rclpy; test_nodes_* import them
+        if not {'nodes', 'demo'} & set(info.name.split('.')):  # rclpy: test_nodes_* import them
             __import__(info.name)           # a submodule import must shadow no public name
     for name in md.__all__:
         value = getattr(md, name)
@@ -174,17 +174,21 @@ def test_no_import_cycle():
 
 
 def test_kernels_never_import_nodes():
-    """Layers: the library below nodes/ never imports a node module."""
+    """Layers: the library never imports nodes/ or demo/, and no node imports a demo."""
+    def layer(module):
+        parts = module.split('.')
+        return 'demo' if 'demo' in parts else 'nodes' if 'nodes' in parts else 'library'
+
+    above = {'library': {'nodes', 'demo'}, 'nodes': {'demo'}, 'demo': set()}
     for m, targets in package_imports().items():
-        if '.nodes' not in m:
-            assert not [t for t in targets if '.nodes' in t], m
+        assert not [t for t in targets if layer(t) in above[layer(m)]], m
 
 
 def test_runtime_code_never_imports_test_oracles_or_ros():
-    """Pinocchio is a test oracle and rclpy belongs to nodes/: the library imports neither."""
+    """Pinocchio is a test oracle, rclpy is for nodes/ and demo/: the library imports neither."""
     for path in PYTHON_FILES:
         parts = path.split(os.sep)
-        if 'manipulator_dynamics' not in parts or 'nodes' in parts:
+        if 'manipulator_dynamics' not in parts or {'nodes', 'demo'} & set(parts):
             continue
         tree = ast.parse(open(path).read())
         for node in ast.walk(tree):

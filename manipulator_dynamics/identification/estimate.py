@@ -728,7 +728,7 @@ def _compared(model, compare):
     if compare is None:
         return {}
     if not isinstance(compare, dict):
-        raise IdentificationError('compare must map a label to a Model, e.g. {"published": '
+        raise IdentificationError("compare must map a label to a Model, e.g. {'published': "
                                   "load_model(urdf, parameters='published.yaml')}, got "
                                   f'{type(compare).__name__}')
     for label, other in compare.items():
@@ -737,7 +737,7 @@ def _compared(model, compare):
                                       'model of that name: choose another')
         if not isinstance(other, Model):
             raise IdentificationError(f"compare '{label}': a Model is needed (load_model(urdf, "
-                                      f"parameters=...)), got {type(other).__name__}")
+                                      f'parameters=...)), got {type(other).__name__}')
         if tuple(other.joint_names) != tuple(model.joint_names):
             raise IdentificationError(
                 f"compare '{label}': its joints {', '.join(other.joint_names)} are not the "

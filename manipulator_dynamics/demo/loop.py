@@ -15,8 +15,7 @@
 """
 The demo's loop over DDS: nodes started as processes, a trajectory sent, joint states recorded.
 
-Shared by the demo (``demo.run``) and the identification demo, and ``trajectory_message`` by
-``send_trajectory``.
+Shared by the tracking demo and the identification demo.
 """
 
 import os
@@ -28,30 +27,12 @@ import time
 import numpy as np
 
 from .. import robots
+from ..nodes.send_trajectory import LEAD
 from ..urdf import load_model
 
-LEAD = 1.0        # a trajectory starts this long after it is sent
 #: Longest wait for the nodes to start, s: each loads the compiled kernels, which took over
 #: 120 s on two cores beside four busy processes; progress is said every PROGRESS s.
 START, PROGRESS = 900.0, 30.0
-
-
-def trajectory_message(names, t, q, qd, qdd, start):
-    """Make a JointTrajectory of samples (``qd``, ``qdd`` may be None) starting at ``start``."""
-    from builtin_interfaces.msg import Duration
-    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-    msg = JointTrajectory(joint_names=list(names))
-    msg.header.stamp = start.to_msg()
-    for i, ti in enumerate(t):
-        sec = int(ti)
-        point = JointTrajectoryPoint(positions=q[i].tolist(), time_from_start=Duration(
-            sec=sec, nanosec=int(round((ti - sec) * 1e9))))
-        if qd is not None:
-            point.velocities = qd[i].tolist()
-        if qdd is not None:
-            point.accelerations = qdd[i].tolist()
-        msg.points.append(point)
-    return msg
 
 
 def start_node(name, params):
@@ -82,7 +63,7 @@ class Loop:
         from sensor_msgs.msg import JointState
         from trajectory_msgs.msg import JointTrajectory
 
-        from .qos import ROSOUT
+        from ..nodes.qos import ROSOUT
         from ..precompile import precompile
         # once, here, before the nodes: on a cold cache each node would compile the same
         # kernels at once, silently, for minutes on a busy 2-core machine

@@ -15,7 +15,7 @@
 """
 The identification demo: the simulated arm identified from its own motion, over DDS.
 
-``python3 -m manipulator_dynamics.nodes.demo --identify`` designs an excitation trajectory for
+``python3 -m manipulator_dynamics.demo --identify`` designs an excitation trajectory for
 the demo arm (:func:`excitation_trajectory`), has trajectory_node run it on sim_node (computed
 torque; the arm simulated by MuJoCo, where installed, with its rotor inertias and friction:
 its dry friction is a constraint, stiff enough that a sliding joint feels ``Fc``, the law that
@@ -31,12 +31,14 @@ import os
 
 import numpy as np
 
-from ._loop import demo_model, Loop, trajectory_message
+from .loop import demo_model, Loop
 from ..identification.base_parameters import base_parameters
 from ..identification.estimate import identify, prepare
 from ..identification.excitation import excitation_trajectory
 from ..model import parameter_problems
+from ..nodes.send_trajectory import trajectory_message
 from ..rigid.rnea import inverse_dynamics
+from ..trajectories import rest_to_rest
 
 #: Seconds of the rest-to-rest transfer between the excitation and the validation motion.
 TRANSFER = 2.0
@@ -46,23 +48,13 @@ CUTOFF = 2.5
 REVERSAL = 0.05
 
 
-def transfer(q_a, q_b, seconds, rate):
-    """Return ``t, q, qd, qdd`` of a quintic rest-to-rest move from ``q_a`` to ``q_b``."""
-    t = np.arange(1, int(round(seconds * rate)) + 1) / rate
-    s = (t / seconds)[:, None]
-    d = q_b - q_a
-    q = q_a + d * (10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5)
-    qd = d * (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / seconds
-    qdd = d * (60 * s - 180 * s ** 2 + 120 * s ** 3) / seconds ** 2
-    return t, q, qd, qdd
-
-
 def plan(model, duration):
     """Return the excitation, the whole motion ``t, q, qd, qdd``, and when validation starts."""
     excitation = excitation_trajectory(model, duration=duration, maxiter=40)
     check = excitation_trajectory(model, duration=duration, seed=1, maxiter=0)
     rate = 1.0 / (excitation.t[1] - excitation.t[0])
-    move = transfer(excitation.q[-1], check.q[0], TRANSFER, rate)
+    t_move = np.arange(1, int(round(TRANSFER * rate)) + 1) / rate
+    move = (t_move,) + rest_to_rest(excitation.q[-1], check.q[0], t_move, TRANSFER)
     parts = [(excitation.t, excitation.q, excitation.qd, excitation.qdd), move,
              (check.t[1:], check.q[1:], check.qd[1:], check.qdd[1:])]
     offsets = [0.0, excitation.duration, excitation.duration + TRANSFER]

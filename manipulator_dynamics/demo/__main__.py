@@ -1,0 +1,53 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+
+"""``python3 -m manipulator_dynamics.demo``: the tracking demo; ``--identify``, identification."""
+
+import argparse
+import sys
+
+
+def main(argv=None):
+    """``python3 -m manipulator_dynamics.demo [--plot FILE] [--identify [--duration S]]``."""
+    parser = argparse.ArgumentParser(description='The loop on the bundled demo arm, its nodes as '
+                                     'processes over DDS (localhost only): computed-torque '
+                                     'tracking, or with --identify identification')
+    parser.add_argument('--plot', help='PNG to write ("" for none; default demo.png, or '
+                        'identification.png with --identify)')
+    parser.add_argument('--identify', action='store_true', help='the identification demo: the '
+                        'simulated arm identified from an excitation motion it runs')
+    parser.add_argument('--duration', type=float, default=20.0, help='seconds of excitation '
+                        '(--identify; default 20)')
+    parser.add_argument('--engine', default='auto', choices=['auto', 'mujoco', 'internal'],
+                        help="sim_node's engine (default auto: MuJoCo where installed)")
+    parser.add_argument('--real-time', action='store_true', help='sim_node free in real time '
+                        '(default: lockstep at real-time pace, the same motion however busy '
+                        'the machine is)')
+    args = parser.parse_args(argv)
+    try:
+        if args.identify:
+            from .identification import run as identification
+            plot = 'identification.png' if args.plot is None else args.plot
+            return identification(plot, args.duration, not args.real_time, args.engine)
+        from .tracking import run
+        return run('demo.png' if args.plot is None else args.plot, not args.real_time,
+                   args.engine)
+    except RuntimeError as e:
+        print(f'demo failed: {e}', file=sys.stderr)
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
