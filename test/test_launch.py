@@ -136,9 +136,9 @@ def parameter_table(node):
 
 
 def markdown_rows(heading):
-    """Return the cells of the first table under ``heading`` in README.md (escaped bars kept)."""
+    """Return the cells of the first table under ``heading`` in docs/nodes.md (bars kept)."""
     import re
-    text = open(os.path.join(ROOT, 'README.md')).read()
+    text = open(os.path.join(ROOT, 'docs', 'nodes.md')).read()
     table = '| ' + text[text.index(heading + '\n'):].split('\n\n| ', 1)[1].split('\n\n')[0]
     rows = [re.split(r'(?<!\\)\|', line)[1:-1] for line in table.splitlines()]
     return [[cell.strip() for cell in row] for row in rows[2:]]
@@ -190,8 +190,8 @@ def test_every_launch_argument_sets_a_node_parameter_of_its_type(path):
         f'declared but reaching no node: {sorted(declared - set(LAUNCH_LEVEL) - reached)}'
 
 
-def test_readme_launch_table_lists_what_each_file_declares():
-    rows = markdown_rows('### Launch files')
+def test_the_docs_launch_table_lists_what_each_file_declares():
+    rows = markdown_rows('## Launch files')
     documented = {code_names(row[0])[0]: set(code_names(row[2])) for row in rows}
     assert set(documented) == {os.path.basename(p) for p in LAUNCH_FILES}
     for path in LAUNCH_FILES:
@@ -199,14 +199,14 @@ def test_readme_launch_table_lists_what_each_file_declares():
         assert documented[os.path.basename(path)] == {name for name, _, _ in arguments}, path
 
 
-def test_every_parameter_the_readme_documents_is_in_its_nodes_table():
-    rows = markdown_rows('## ROS 2 nodes')
+def test_every_parameter_the_docs_document_is_in_its_nodes_table():
+    rows = markdown_rows('## The nodes')
     nodes = {code_names(row[0])[0]: code_names(row[3]) for row in rows}
     assert set(nodes) == {'dynamics_node', 'trajectory_node', 'base_params_node',
                           'flexible_trajectory_node', 'sim_node'}
     for node, names in nodes.items():
         unknown = set(names) - set(parameter_table(node))
-        assert names and not unknown, f'README documents {node} parameters it lacks: {unknown}'
+        assert names and not unknown, f'docs/nodes.md: {node} has no parameters {unknown}'
 
 
 def test_launch_arguments_take_the_type_of_the_parameter_they_set():

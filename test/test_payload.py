@@ -128,6 +128,33 @@ def test_identify_payload_within_its_sigmas_with_noise(motion):
     assert payload.to_dict()['mass'] == payload.mass
 
 
+def test_a_noisy_inertia_is_refused_with_the_way_out(motion):
+    """
+    A point mass's inertia, identified from noisy torques, is no body's: ``apply`` says so.
+
+    The estimate's inertia scatters around zero by its deviations, so that it is not positive
+    semi-definite for most noise draws; ``apply`` refuses it naming the deviations, and
+    ``apply(model, inertia=False)`` carries the mass at the identified centre of mass.
+    """
+    model, mo = motion
+    held = model.with_payload('tool0', BOX[0], BOX[1])            # a point mass: no inertia
+    tau = md.inverse_dynamics(held, mo.q, mo.qd, mo.qdd, friction=True)
+    refused = 0
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        noisy = tau + 0.02 * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
+        payload = md.identify_payload(model, (mo.q, mo.qd, mo.qdd, noisy), 'tool0')
+        if np.linalg.eigvalsh(payload.inertia).min() < 0:
+            refused += 1
+            with pytest.raises(md.IdentificationError, match=r'no rigid body.s \(its deviations, '
+                               r'XX .* inertia=False\) takes the mass and centre of mass'):
+                payload.apply(model)
+        point = payload.apply(model, inertia=False)
+        expected = model.with_payload('tool0', payload.mass, payload.com)
+        assert np.array_equal(point.inertial, expected.inertial)
+    assert refused >= 1
+
+
 def test_identify_payload_from_a_csv_time_series(motion, tmp_path):
     """Positions and efforts over time (filtered and differentiated as identify does)."""
     model, mo = motion

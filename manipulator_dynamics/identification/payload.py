@@ -76,9 +76,25 @@ class PayloadEstimate:
     samples: int
     processing: dict = field(default_factory=dict)
 
-    def apply(self, model):
-        """Return ``model`` carrying this payload (:meth:`Model.with_payload`)."""
-        return model.with_payload(self.link, self.mass, self.com, self.inertia)
+    def apply(self, model, *, inertia=True):
+        """
+        Return ``model`` carrying this payload (:meth:`Model.with_payload`).
+
+        ``inertia=False`` leaves its inertia out: a point mass at the identified centre of
+        mass.  A short or slow motion pins a payload's mass and centre of mass down well before
+        its inertia, whose estimate can then be as far from any body's as its deviations
+        (``std[:6]``) allow; such an inertia is refused, saying so, rather than applied.
+        """
+        if not inertia:
+            return model.with_payload(self.link, self.mass, self.com)
+        try:
+            return model.with_payload(self.link, self.mass, self.com, self.inertia)
+        except ValueError as e:
+            raise IdentificationError(
+                f"{e}: the identified inertia is no rigid body's (its deviations, "
+                f'{", ".join(f"{n} {s:.2g}" for n, s in zip(PARAMETER_NAMES[:6], self.std))} '
+                'kg m^2, are as large as it is); a longer or faster motion identifies it, or '
+                'apply(model, inertia=False) takes the mass and centre of mass alone') from None
 
     def to_dict(self):
         """Return a plain mapping for YAML or JSON."""
