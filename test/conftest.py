@@ -23,6 +23,9 @@ import sys
 import numpy as np
 import pytest
 
+#: The repository's root: config/, launch/, docs/ and the package are below it, shared/ beside it.
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+
 # launch_testing files are run by the `launch_test` command (test_ros2_launch.py), which starts
 # their launch description first; collected as plain modules they would run without it
 collect_ignore = ['launch']
@@ -235,3 +238,35 @@ RIGID_ROBOTS = ('demo arm', 'demo arm + gripper (tree, prismatic)', 'random tree
 def rigid(request):
     """Load each robot of the oracle-free checks of the algorithms."""
     return _rigid_robot(request.param)
+
+
+def two_link_urdf(m1, m2, l1, lc1, lc2, I1, I2):
+    """Two revolute joints about z, links along x, gravity set along -y by the caller."""
+    def body(m, lc, izz):
+        return (f'<inertial><origin xyz="{lc} 0 0"/><mass value="{m}"/><inertia ixx="{izz / 10}" '
+                f'ixy="0" ixz="0" iyy="{izz}" iyz="0" izz="{izz}"/></inertial>')
+    return f"""<robot name="planar2"><link name="base"/>
+      <link name="link1">{body(m1, lc1, I1)}</link><link name="link2">{body(m2, lc2, I2)}</link>
+      <joint name="q1" type="revolute"><parent link="base"/><child link="link1"/>
+        <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="50" velocity="2"/></joint>
+      <joint name="q2" type="revolute"><parent link="link1"/><child link="link2"/>
+        <origin xyz="{l1} 0 0"/><axis xyz="0 0 1"/>
+        <limit lower="-3" upper="3" effort="50" velocity="2"/></joint></robot>"""
+
+
+#: The textbook 2-link planar arm of :func:`two_link_urdf` (test_closed_form's oracle).
+TWO_LINK = {'m1': 2.0, 'm2': 1.5, 'l1': 0.8, 'lc1': 0.35, 'lc2': 0.3, 'I1': 0.12, 'I2': 0.05}
+
+
+def body(mass, moments, com):
+    """Return the 10 standard parameters, about the frame origin, of principal central moments."""
+    c = np.asarray(com, dtype=float)
+    inertia = np.diag(moments) + mass * (c @ c * np.eye(3) - np.outer(c, c))
+    return np.array([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2],
+                     inertia[2, 2], *(mass * c), mass])
+
+
+def rod(mass, length, radius, com):
+    """Return the 10 standard parameters of a solid cylinder along x, about the frame origin."""
+    side = mass * (3 * radius ** 2 + length ** 2) / 12
+    return body(mass, [0.5 * mass * radius ** 2, side, side], com)

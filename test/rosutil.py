@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 
+from conftest import ROOT
 import pytest
 
 os.environ['ROS_DOMAIN_ID'] = str(1 + os.getpid() % 100)
@@ -213,9 +214,6 @@ def client(ros):
     c = Client(ros)
     yield c
     c.close()
-
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 
 
 def stamp(msg):

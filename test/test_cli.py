@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-from conftest import write_log_csv
+from conftest import ROOT, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 import numpy as np
@@ -176,7 +176,7 @@ def test_errors_are_one_line_without_traceback(args, message):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-TWO_LINK = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two_link.yaml')
+TWO_LINK = os.path.join(ROOT, 'config', 'flexible_two_link.yaml')
 
 
 def _two_link_csv(path, columns=('time', 'joint2', 'joint1')):

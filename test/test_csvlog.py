@@ -16,12 +16,13 @@
 
 import os
 
+from conftest import ROOT
 from manipulator_dynamics import cli, csvlog
 from manipulator_dynamics.identification.excitation import read_trajectory_csv
 import numpy as np
 import pytest
 
-TWO_LINK = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two_link.yaml')
+TWO_LINK = os.path.join(ROOT, 'config', 'flexible_two_link.yaml')
 
 
 def two_link_motion(path):

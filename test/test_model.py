@@ -16,13 +16,13 @@
 
 import os
 
-from conftest import assert_rel, ERD, erd, PinRobot, random_state
+from conftest import assert_rel, ERD, erd, PinRobot, random_state, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np
 import pytest
 
-CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config')
+CONFIG = os.path.join(ROOT, 'config')
 
 
 def test_demo_arm():

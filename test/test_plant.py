@@ -18,7 +18,7 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 
-from conftest import ERD, erd, erd_urdfs, needs_erd
+from conftest import ERD, erd, erd_urdfs, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import plant as plants, robots
 import numpy as np
@@ -27,7 +27,7 @@ import pytest
 mujoco = pytest.importorskip('mujoco', reason='MuJoCo is the independent plant: pip install '
                              'mujoco (the test extra installs it)')
 
-CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config')
+CONFIG = os.path.join(ROOT, 'config')
 DEMO_DYNAMICS = os.path.join(CONFIG, 'demo_arm_dynamics.yaml')
 ARMS = ['panda_description/urdf/panda.urdf', 'ur_description/urdf/ur5_robot.urdf',
         'kinova_description/robots/kinova.urdf', 'z1_description/urdf/z1.urdf',

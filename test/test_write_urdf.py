@@ -17,13 +17,12 @@
 import dataclasses
 import json
 
-from conftest import erd, needs_erd, write_log_csv
+from conftest import body, erd, needs_erd, rod, write_log_csv
 from lxml import etree
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 import numpy as np
 import pytest
-from test_consistent import body, rod
 
 GRIPPER = robots.path('demo_arm_gripper')
 

@@ -14,16 +14,13 @@
 
 """ament's template test: every source file carries the Apache-2.0 copyright header."""
 
-import os
-
+from conftest import ROOT
 import pytest
 
 main = pytest.importorskip(
     'ament_copyright.main', reason='ament_copyright comes only with a ROS 2 installation (no '
     'registry these machines reach serves it); test_package.py::test_licence_header checks the '
     'same headers on every machine').main
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 
 
 @pytest.mark.copyright

@@ -17,13 +17,14 @@
 import math
 import os
 
+from conftest import ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification import closures
 import numpy as np
 import pytest
 
-LOOPS = os.path.join(os.path.dirname(__file__), '..', 'config', 'parallelogram_loops.yaml')
+LOOPS = os.path.join(ROOT, 'config', 'parallelogram_loops.yaml')
 
 
 @pytest.fixture(scope='module')

@@ -16,7 +16,7 @@
 
 import os
 
-from conftest import erd, needs_erd, write_bag, write_log_csv
+from conftest import erd, needs_erd, ROOT, write_bag, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification.estimate import (cutoff_summary, resolve_cutoff,
@@ -24,7 +24,7 @@ from manipulator_dynamics.identification.estimate import (cutoff_summary, resolv
 import numpy as np
 import pytest
 
-CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config', 'demo_arm_dynamics.yaml')
+CONFIG = os.path.join(ROOT, 'config', 'demo_arm_dynamics.yaml')
 RATE = 200.0          # Hz, a joint_states rate
 
 

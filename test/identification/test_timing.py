@@ -22,7 +22,7 @@ each sample when it receives it, up to 3 periods late, misses 3 % of them and wr
 import os
 import re
 
-from conftest import write_bag, write_log_csv
+from conftest import ROOT, write_bag, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 from manipulator_dynamics.identification.estimate import stamps_summary
@@ -30,7 +30,7 @@ from manipulator_dynamics.identification.timing import retime
 import numpy as np
 import pytest
 
-CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config', 'demo_arm_dynamics.yaml')
+CONFIG = os.path.join(ROOT, 'config', 'demo_arm_dynamics.yaml')
 PERIOD = 1 / 500.0
 
 

@@ -18,13 +18,13 @@ import os
 import shutil
 import subprocess
 
+from conftest import ROOT
 import pytest
 
 main = pytest.importorskip(
     'ament_xmllint.main', reason='ament_xmllint comes with ROS 2, or from PyPI with the test '
     'extra (pip install .[test]; python3 dev.py test installs it)').main
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 SCHEMA = 'http://download.ros.org/schema/package_format3.xsd'
 
 

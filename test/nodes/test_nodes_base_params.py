@@ -14,6 +14,7 @@
 
 """/compute_base_params from base_params_node, as a real process over DDS."""
 
+from conftest import ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import pytest
@@ -44,7 +45,7 @@ def test_yaml_answer_matches_the_library(client, processes):
 
 def test_closed_loop_robot_through_the_service(client, processes):
     import os
-    loops = os.path.join(os.path.dirname(__file__), '..', 'config', 'parallelogram_loops.yaml')
+    loops = os.path.join(ROOT, 'config', 'parallelogram_loops.yaml')
     processes('base_params_node', f'urdf_path:={robots.path("parallelogram")}',
               f'loops:={loops}')
     data = yaml.safe_load(call(client).message)

@@ -16,13 +16,12 @@
 
 import os
 
+from conftest import ROOT
 import pytest
 
 main = pytest.importorskip(
     'ament_pep257.main', reason='ament_pep257 comes with ROS 2, or from PyPI with the test extra '
     '(pip install .[test]; python3 dev.py test installs it)').main
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 
 
 @pytest.mark.linter

@@ -17,13 +17,12 @@
 import math
 import xml.etree.ElementTree as ET
 
-from conftest import ERD, erd, PinRobot, random_state
+from conftest import ERD, erd, PinRobot, random_state, TWO_LINK as P, two_link_urdf
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification.base_parameters import random_states
 import numpy as np
 import pytest
-from test_closed_form import P, two_link_urdf
 
 PIN_RANK_ROBOTS = {
     'panda': 'panda_description/urdf/panda.urdf',

@@ -20,13 +20,12 @@ import os
 import sys
 import xml.etree.ElementTree as ET
 
+from conftest import ROOT
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 PYTHON_FILES = sorted(
     glob.glob(os.path.join(ROOT, 'manipulator_dynamics', '**', '*.py'), recursive=True)
-    + glob.glob(os.path.join(ROOT, 'test', '*.py'))
-    + glob.glob(os.path.join(ROOT, 'test', 'launch', '*.py'))
+    + glob.glob(os.path.join(ROOT, 'test', '**', '*.py'), recursive=True)
     + glob.glob(os.path.join(ROOT, 'launch', '*.py'))
     + glob.glob(os.path.join(ROOT, 'benchmarks', '*.py'))
     + glob.glob(os.path.join(ROOT, 'tools', '*.py'))

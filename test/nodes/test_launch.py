@@ -23,13 +23,13 @@ import ast
 import glob
 import os
 
+from conftest import ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np
 import pytest
 import yaml
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 LAUNCH_FILES = sorted(glob.glob(os.path.join(ROOT, 'launch', '*.launch.py')))
 
 

@@ -24,9 +24,9 @@ import shutil
 import subprocess
 import sys
 
+from conftest import ROOT
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 COLCON = shutil.which('colcon', path=os.path.dirname(sys.executable)) or shutil.which('colcon')
 pytestmark = pytest.mark.skipif(COLCON is None, reason='colcon is not installed '
                                 '(pip install colcon-common-extensions; dev.py test installs it)')

@@ -21,6 +21,7 @@ section 7.4.
 
 import math
 
+from conftest import TWO_LINK as P, two_link_urdf
 import manipulator_dynamics as md
 import numpy as np
 import pytest
@@ -52,23 +53,6 @@ def test_pendulum():
                                rtol=1e-14)
     qdd_fd = md.forward_dynamics(model, q[:, None], qd[:, None], tau[:, None], method='udut')
     np.testing.assert_allclose(qdd_fd[:, 0], qdd, rtol=1e-10, atol=1e-10)
-
-
-def two_link_urdf(m1, m2, l1, lc1, lc2, I1, I2):
-    """Two revolute joints about z, links along x, gravity set along -y by the caller."""
-    def body(m, lc, izz):
-        return (f'<inertial><origin xyz="{lc} 0 0"/><mass value="{m}"/><inertia ixx="{izz / 10}" '
-                f'ixy="0" ixz="0" iyy="{izz}" iyz="0" izz="{izz}"/></inertial>')
-    return f"""<robot name="planar2"><link name="base"/>
-      <link name="link1">{body(m1, lc1, I1)}</link><link name="link2">{body(m2, lc2, I2)}</link>
-      <joint name="q1" type="revolute"><parent link="base"/><child link="link1"/>
-        <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="50" velocity="2"/></joint>
-      <joint name="q2" type="revolute"><parent link="link1"/><child link="link2"/>
-        <origin xyz="{l1} 0 0"/><axis xyz="0 0 1"/>
-        <limit lower="-3" upper="3" effort="50" velocity="2"/></joint></robot>"""
-
-
-P = {'m1': 2.0, 'm2': 1.5, 'l1': 0.8, 'lc1': 0.35, 'lc2': 0.3, 'I1': 0.12, 'I2': 0.05}
 
 
 def textbook(q, qd, qdd):

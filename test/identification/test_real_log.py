@@ -23,7 +23,7 @@ import math
 import os
 import warnings
 
-from conftest import erd, needs_erd
+from conftest import erd, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics.identification.consistent import ConsistentFit, physical_problems
 from manipulator_dynamics.identification.estimate import prepare
@@ -31,7 +31,7 @@ from manipulator_dynamics.rigid.regressor import regressor
 import numpy as np
 import pytest
 
-LOG = os.path.join(os.path.dirname(__file__), '..', '..', 'shared', 'data', 'panda_gaz2019',
+LOG = os.path.join(ROOT, '..', 'shared', 'data', 'panda_gaz2019',
                    'panda_exciting_traj_1.npz')
 needs_log = pytest.mark.skipif(not os.path.isfile(LOG), reason=f'the real Panda log is not at '
                                f'{os.path.normpath(LOG)} (../shared/data beside the clone)')

@@ -32,13 +32,12 @@ import re
 import shlex
 import shutil
 
-from conftest import ERD, write_bag, write_log_csv
+from conftest import ERD, ROOT, write_bag, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np
 import pytest
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 PAGES = ['README.md'] + sorted(os.path.relpath(p, ROOT)
                                for p in glob.glob(os.path.join(ROOT, 'docs', '*.md')))
 LOG = os.path.join(ROOT, '..', 'shared', 'data', 'panda_gaz2019', 'panda_exciting_traj_1.npz')

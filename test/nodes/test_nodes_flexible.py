@@ -16,6 +16,7 @@
 
 import os
 
+from conftest import ROOT
 import manipulator_dynamics as md
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402, I100
 from std_srvs.srv import Trigger  # noqa: E402, I100
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402, I100
 
-CONFIG = os.path.join(os.path.dirname(__file__), '..', 'config', 'flexible_two_link.yaml')
+CONFIG = os.path.join(ROOT, 'config', 'flexible_two_link.yaml')
 OUT = '/flexible_trajectory_node/flexible_trajectory'
 DEFLECTIONS = '/flexible_trajectory_node/tip_deflections'
 LATCHED_NAMES = '/flexible_trajectory_node/link_names'

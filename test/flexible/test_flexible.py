@@ -22,6 +22,7 @@ spectrum, and conservation of energy / the work-energy balance for the flexible 
 
 import math
 
+from conftest import ROOT
 from manipulator_dynamics import (flexible_inverse_dynamics, flexible_trajectory, FlexibleArm,
                                   FlexibleArmError, inverse_dynamics, load_model,
                                   parallel_matrices, robots)
@@ -517,7 +518,7 @@ def test_work_of_the_flexible_torques_is_the_energy_gained():
 
 def test_the_shipped_configs_load():
     import os
-    config = os.path.join(os.path.dirname(__file__), '..', 'config')
+    config = os.path.join(ROOT, 'config')
     arm = FlexibleArm.from_yaml(os.path.join(config, 'flexible_arm.yaml'))
     assert arm.n == 7 and [link.rigid for link in arm.links].count(True) == 3
     assert FlexibleArm.from_yaml(os.path.join(config, 'flexible_two_link.yaml')).n == 2
@@ -615,7 +616,7 @@ def test_rigid_links_are_the_limit_of_stiff_ones_in_a_mixed_3d_arm():
 
 def test_the_shipped_demo_arm_config_runs_bounded():
     import os
-    arm = FlexibleArm.from_yaml(os.path.join(os.path.dirname(__file__), '..', 'config',
+    arm = FlexibleArm.from_yaml(os.path.join(ROOT, 'config',
                                              'flexible_arm.yaml'))
     t = np.arange(0.0, 1.5, 1e-3)
     q, _, _ = quintic(t, 0.8, np.zeros(arm.n), [0.8, -0.5, 0.4, -0.9, 0.6, 0.5, 0.3])

@@ -16,13 +16,12 @@
 
 import os
 
+from conftest import ROOT
 import pytest
 
 main_with_errors = pytest.importorskip(
     'ament_flake8.main', reason='ament_flake8 comes with ROS 2, or from PyPI with the test extra '
     '(pip install .[test]; python3 dev.py test installs it)').main_with_errors
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 
 
 @pytest.mark.flake8

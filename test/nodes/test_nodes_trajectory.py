@@ -16,7 +16,7 @@
 
 import os
 
-from conftest import erd, needs_erd
+from conftest import erd, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np
@@ -33,7 +33,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from rosutil import jumped_back, stamp  # noqa: E402, I100
 
 ARM = robots.path('demo_arm')
-DYNAMICS = os.path.join(os.path.dirname(__file__), '..', 'config', 'demo_arm_dynamics.yaml')
+DYNAMICS = os.path.join(ROOT, 'config', 'demo_arm_dynamics.yaml')
 COMMANDS = '/effort_controller/commands'
 #: the client's plain command topic has no controller to confirm the order: opt out
 UNCHECKED = "controller_name:='-'"

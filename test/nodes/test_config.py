@@ -17,13 +17,13 @@
 import importlib
 import os
 
+from conftest import ROOT
 import pytest
 import yaml
 
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 NODES = ['dynamics_node', 'trajectory_node', 'base_params_node', 'sim_node',
          'flexible_trajectory_node']
 

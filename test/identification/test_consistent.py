@@ -17,27 +17,13 @@
 import dataclasses
 import math
 
-from conftest import erd, needs_erd
+from conftest import body, erd, needs_erd, rod
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification import consistent
 from manipulator_dynamics.model import pseudo_inertia, standard_from_pseudo_inertia
 import numpy as np
 import pytest
-
-
-def body(mass, moments, com):
-    """Return the 10 standard parameters, about the frame origin, of principal central moments."""
-    c = np.asarray(com, dtype=float)
-    inertia = np.diag(moments) + mass * (c @ c * np.eye(3) - np.outer(c, c))
-    return np.array([inertia[0, 0], inertia[0, 1], inertia[0, 2], inertia[1, 1], inertia[1, 2],
-                     inertia[2, 2], *(mass * c), mass])
-
-
-def rod(mass, length, radius, com):
-    """Return the 10 standard parameters of a solid cylinder along x, about the frame origin."""
-    side = mass * (3 * radius ** 2 + length ** 2) / 12
-    return body(mass, [0.5 * mass * radius ** 2, side, side], com)
 
 
 def test_pseudo_inertia_is_the_second_moment_of_the_mass():

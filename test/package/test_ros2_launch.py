@@ -26,6 +26,7 @@ import os
 import subprocess
 import time
 
+from conftest import ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np
@@ -37,7 +38,6 @@ from rclpy.qos import qos_profile_sensor_data  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 LAUNCH_TESTS = sorted(os.path.join(ROOT, 'test', 'launch', f)
                       for f in os.listdir(os.path.join(ROOT, 'test', 'launch'))
                       if f.startswith('test_') and f.endswith('.py'))
