@@ -30,26 +30,15 @@ Element axes: ``x`` along the link, ``z`` the joint axis's component across the 
 about ``z`` is bending in the plane in which the joint swings the link), ``y = z x x``.
 """
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 import math
-import os
 
 import numpy as np
 
 from . import beam
-from .. import robots
-from ..model import Model, read_yaml, REVOLUTE
-from ..urdf import load_model
-
-#: Beam properties of a link, as YAML keys and :meth:`FlexibleArm.planar` arguments.
-BEAM_FIELDS = ('flexural_rigidity', 'shear_rigidity', 'axial_rigidity', 'torsional_rigidity',
-               'mass', 'elements', 'damping', 'mass_at')
-
-#: Where a link's mass may sit (``mass_at``): spread along it (the default), all of it at the node
-#: of its centre of gravity (Isobe & Imaizumi's pin-joint rigid-bar link), or a list of nodes.
-DISTRIBUTED = 'distributed'
-COG = 'cog'
+from .description import (beam_entries, COG, DISTRIBUTED, FlexibleArmError, Link, link_entry,
+                          nonnegative, per_link, pick, positive, read_document)
+from ..model import Model, REVOLUTE
 
 # Shear, axial and torsional rigidity default to "stiff" relative to bending: a shear flexibility
 # 12 EI / (GA l^2) of 1e-4 per element (a slender beam; Euler-Bernoulli behaviour), axial stretch
@@ -61,10 +50,6 @@ _STIFF = 1.0e4
 # the band Cholesky stays accurate: its bending is then ~1e7 times a flexible link's, and the
 # condition number of the effective stiffness stays near 1e12).
 _RIGID_FACTOR = 1.0e3
-
-
-class FlexibleArmError(ValueError):
-    """A flexible arm that cannot be built: the message names the link and the field."""
 
 
 def timoshenko_stiffness(length, ei_y, ei_z, ga, ea, gj):
@@ -104,28 +89,6 @@ def _perpendicular(x, hint):
         trial = np.eye(3)[int(np.argmin(np.abs(x)))]
         z = trial - np.dot(trial, x) * x
     return z / np.linalg.norm(z)
-
-
-@dataclass(frozen=True)
-class Link:
-    """Beam properties of one link (SI units); ``inf`` flexural rigidity means rigid."""
-
-    name: str
-    length: float
-    mass: float
-    elements: int
-    flexural_rigidity: tuple        # (EI_y, EI_z), N m^2
-    shear_rigidity: float           # kappa G A, N
-    axial_rigidity: float           # E A, N
-    torsional_rigidity: float       # G J, N m^2
-    damping: tuple                  # Rayleigh (alpha 1/s, beta s)
-    mass_at: object = DISTRIBUTED   # DISTRIBUTED, COG, or a tuple of the link's node numbers
-    centre: float = 0.5             # its centre of gravity along it, a fraction of its length
-
-    @property
-    def rigid(self) -> bool:
-        """Tell whether this link has infinite flexural rigidity."""
-        return math.isinf(self.flexural_rigidity[0]) or math.isinf(self.flexural_rigidity[1])
 
 
 @dataclass(frozen=True, eq=False)
@@ -257,11 +220,11 @@ class FlexibleArm:
             The arm's name (its model's).
 
         """
-        lengths = _per_link(lengths, None, 'lengths')
+        lengths = per_link(lengths, None, 'lengths')
         n = len(lengths)
-        masses = _per_link(masses, n, 'masses')
+        masses = per_link(masses, n, 'masses')
         for i in range(n):
-            _positive(lengths[i], f'link {i + 1}', 'length')
+            positive(lengths[i], f'link {i + 1}', 'length')
         props = {'flexural_rigidity': flexural_rigidity, 'shear_rigidity': shear_rigidity,
                  'axial_rigidity': axial_rigidity, 'torsional_rigidity': torsional_rigidity,
                  'damping': damping, 'elements': elements_per_link, 'mass_at': mass_at}
@@ -279,7 +242,7 @@ class FlexibleArm:
             for key, value in props.items():
                 if value is None:
                     continue
-                entry[key] = _pick(value, i, n, key)
+                entry[key] = pick(value, i, n, key)
             beams[link_names[i]] = entry
         eye = np.tile(np.eye(3), (n, 1, 1))
         p = np.zeros((n, 3))
@@ -336,29 +299,8 @@ class FlexibleArm:
         if not model.is_chain():
             raise FlexibleArmError(f"model '{model.name}' is a tree; a flexible arm is a serial "
                                    'chain (choose one with load_model(tip_links=[...]))')
-        beams = read_yaml(beams, 'beam properties', FlexibleArmError)
-        if not isinstance(beams, Mapping):
-            raise FlexibleArmError('beam properties must be a mapping of link name to '
-                                   f'{{{", ".join(BEAM_FIELDS)}}}')
-        if 'links' in beams:
-            tip = beams.get('tip', tip)
-            motor_masses = beams.get('motor_masses', motor_masses)
-            payload = beams.get('payload', payload)
-            beams = beams['links']
-            if not isinstance(beams, Mapping):
-                raise FlexibleArmError("'links' must be a mapping of link name to beam properties")
-        for name in beams:
-            if name not in model.link_names:
-                raise FlexibleArmError(f"beam properties name link '{name}', which is not a link "
-                                       f'of the chain (links: {", ".join(model.link_names)})')
-        entries = {}
-        for i, name in enumerate(model.link_names):
-            entry = dict(beams.get(name) or {})
-            if 'flexural_rigidity' not in entry:
-                raise FlexibleArmError(f"link '{name}': flexural_rigidity is missing (a number in "
-                                       'N m^2, a pair [EI_y, EI_z], or .inf for a rigid link)')
-            entry.setdefault('mass', float(model.inertial[i, 9]))
-            entries[name] = entry
+        entries, tip, motor_masses, payload = beam_entries(model, beams, tip, motor_masses,
+                                                           payload)
         if tip is None:
             m = model.inertial[-1]
             com = m[6:9] / m[9] if m[9] > 0 else np.zeros(3)
@@ -379,35 +321,8 @@ class FlexibleArm:
         robot) with optional ``root_link``, ``tip_link`` and ``gravity``, plus ``links:``,
         ``tip``, ``motor_masses`` and ``payload`` for :meth:`from_model`.
         """
-        doc = read_yaml(source, 'flexible arm', FlexibleArmError)
-        if not isinstance(doc, Mapping):
-            raise FlexibleArmError('a flexible arm YAML must be a mapping with a planar: or urdf: '
-                                   'key')
-        doc = doc.get('flexible_arm', doc)
-        if 'planar' in doc:
-            args = dict(doc['planar'] or {})
-            missing = [k for k in ('lengths', 'masses', 'flexural_rigidity') if k not in args]
-            if missing:
-                raise FlexibleArmError(f'planar arm: missing {", ".join(missing)}')
-            unknown = set(args) - set(_PLANAR_ARGS)
-            if unknown:
-                raise FlexibleArmError(f'planar arm: unknown key(s) {", ".join(sorted(unknown))} '
-                                       f'(expected {", ".join(_PLANAR_ARGS)})')
-            return cls.planar(**args)
-        if 'urdf' in doc:
-            path = doc['urdf']
-            if path in robots.NAMES:
-                path = robots.path(path)
-            base = os.path.dirname(os.fspath(source)) if isinstance(source, (str, os.PathLike)) \
-                and os.path.exists(os.fspath(source)) else ''
-            if base and not os.path.isabs(path) and not os.path.exists(path):
-                path = os.path.join(base, path)
-            tips = doc.get('tip_link')
-            model = load_model(path, root_link=doc.get('root_link'),
-                               tip_links=[tips] if isinstance(tips, str) else tips,
-                               gravity=doc.get('gravity', (0.0, 0.0, -9.81)))
-            return cls.from_model(model, doc)
-        raise FlexibleArmError('a flexible arm YAML needs a planar: or a urdf: key')
+        kind, *what = read_document(source)
+        return cls.planar(**what[0]) if kind == 'planar' else cls.from_model(*what)
 
     @classmethod
     def _build(cls, model, beams, tip, motor_masses, payload, centres=None):
@@ -418,7 +333,7 @@ class FlexibleArm:
         length (default mid-link: a uniform link).
         """
         n = model.n
-        links = tuple(_link(name, beams[name]) for name in model.link_names)
+        links = tuple(link_entry(name, beams[name]) for name in model.link_names)
         centres = [0.5] * n if centres is None else centres
         # The end of each link in its own frame: the next joint's origin, or the tip.
         ends = [np.asarray(model.p_parent_joint[i + 1], float) for i in range(n - 1)]
@@ -430,10 +345,10 @@ class FlexibleArm:
         links = tuple(_with_length(link, length, centre)
                       for link, length, centre in zip(links, lengths, centres))
         motors = np.zeros(n) if motor_masses is None else np.asarray(
-            _per_link(motor_masses, n, 'motor_masses'), float)
+            per_link(motor_masses, n, 'motor_masses'), float)
         for i, m in enumerate(motors):
-            _nonnegative(m, model.joint_names[i], 'motor mass')
-        _nonnegative(payload, 'payload', 'mass')
+            nonnegative(m, model.joint_names[i], 'motor mass')
+        nonnegative(payload, 'payload', 'mass')
         ref = _reference_stiffness(links, lengths)
 
         node_body, node_r, node_mass = [-1], [np.asarray(model.p_parent_joint[0], float)], [0.0]
@@ -537,12 +452,6 @@ class FlexibleArm:
         return beam.natural_frequencies(self, q, count)
 
 
-_PLANAR_ARGS = ('lengths', 'masses', 'flexural_rigidity', 'elements_per_link', 'shear_rigidity',
-                'axial_rigidity', 'torsional_rigidity', 'damping', 'mass_at', 'motor_masses',
-                'payload',
-                'gravity', 'base', 'joint_names', 'name')
-
-
 def _rebuild(arm, beams):
     return FlexibleArm._build(arm.model, beams, arm.tip, arm.motor_masses, arm.payload,
                               [link.centre for link in arm.links])
@@ -590,118 +499,6 @@ def _frozen(a, dtype=np.float64):
     a = np.array(a, dtype=dtype)
     a.setflags(write=False)
     return a
-
-
-def _per_link(value, n, what):
-    try:
-        values = [float(v) for v in np.atleast_1d(np.asarray(value, dtype=float))]
-    except (TypeError, ValueError):
-        raise FlexibleArmError(f'{what} must be numbers, got {value!r}') from None
-    if n is not None and len(values) != n:
-        raise FlexibleArmError(f'{what} needs {n} values (one per link), got {len(values)}')
-    if not values:
-        raise FlexibleArmError(f'{what} is empty: an arm needs at least one link')
-    return values
-
-
-def _pick(value, i, n, key):
-    """
-    Link ``i``'s value of a property given for all links or as a sequence of one per link.
-
-    ``damping`` is a pair ``(alpha, beta)`` for all links or a sequence of pairs; ``mass_at`` a
-    word or a list of node numbers for all links, or a sequence of those; other properties are
-    one number for all links or a sequence of ``n`` (each ``flexural_rigidity`` may itself be a
-    pair ``(EI_y, EI_z)``).
-    """
-    if key == 'mass_at':
-        if isinstance(value, str) or all(isinstance(v, (int, np.integer)) for v in value):
-            return value
-    elif isinstance(value, (str, bytes)):
-        raise FlexibleArmError(f'{key} must be numbers, got {value!r}')
-    if not isinstance(value, (Sequence, np.ndarray)):
-        return value
-    if key == 'damping' and len(value) and not isinstance(value[0], (Sequence, np.ndarray)):
-        return value
-    if len(value) == n:
-        return value[i]
-    raise FlexibleArmError(f'{key} needs one value for all links or {n} (one per link), got '
-                           f'{len(value)}')
-
-
-def _positive(value, where, what):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise FlexibleArmError(f'{where}: {what} must be a number, got {value!r}') from None
-    if not v > 0 or math.isnan(v):
-        raise FlexibleArmError(f'{where}: {what} must be positive, got {v:g}')
-    return v
-
-
-def _nonnegative(value, where, what):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise FlexibleArmError(f'{where}: {what} must be a number, got {value!r}') from None
-    if not (v >= 0 and math.isfinite(v)):
-        raise FlexibleArmError(f'{where}: {what} must be finite and >= 0, got {v:g}')
-    return v
-
-
-def _link(name, entry):
-    if not isinstance(entry, Mapping):
-        raise FlexibleArmError(f"link '{name}': beam properties must be a mapping")
-    unknown = set(entry) - set(BEAM_FIELDS)
-    if unknown:
-        raise FlexibleArmError(f"link '{name}': unknown field(s) {', '.join(sorted(unknown))} "
-                               f'(expected {", ".join(BEAM_FIELDS)})')
-    ei = entry['flexural_rigidity']
-    ei = [ei, ei] if not isinstance(ei, (Sequence, np.ndarray)) or isinstance(ei, str) \
-        else list(ei)
-    if len(ei) != 2:
-        raise FlexibleArmError(f"link '{name}': flexural_rigidity must be one number or a pair "
-                               f'[EI_y, EI_z], got {len(ei)} values')
-    ei = tuple(_positive(v, f"link '{name}'", 'flexural_rigidity') for v in ei)
-    mass = _positive(entry.get('mass', 0.0), f"link '{name}'", 'mass')
-    if math.isinf(mass):
-        raise FlexibleArmError(f"link '{name}': mass must be finite")
-    optional = {}
-    for key in ('shear_rigidity', 'axial_rigidity', 'torsional_rigidity'):
-        if entry.get(key) is not None:
-            optional[key] = _positive(entry[key], f"link '{name}'", key)
-    elements = entry.get('elements', 4)
-    if isinstance(elements, bool) or not isinstance(elements, (int, np.integer)) or elements < 1:
-        raise FlexibleArmError(f"link '{name}': elements must be an integer >= 1, got "
-                               f'{elements!r}')
-    damping = entry.get('damping', (0.0, 0.0))
-    if isinstance(damping, Mapping):
-        damping = (damping.get('alpha', 0.0), damping.get('beta', 0.0))
-    try:
-        damping = tuple(float(v) for v in damping)
-    except (TypeError, ValueError):
-        raise FlexibleArmError(f"link '{name}': damping must be a pair (alpha, beta), got "
-                               f'{damping!r}') from None
-    if len(damping) != 2 or not all(math.isfinite(v) and v >= 0 for v in damping):
-        raise FlexibleArmError(f"link '{name}': damping must be two finite numbers >= 0 "
-                               f'(alpha 1/s, beta s), got {damping}')
-    return Link(name=name, length=0.0, mass=mass, elements=int(elements), flexural_rigidity=ei,
-                shear_rigidity=optional.get('shear_rigidity', math.nan),
-                axial_rigidity=optional.get('axial_rigidity', math.nan),
-                torsional_rigidity=optional.get('torsional_rigidity', math.nan), damping=damping,
-                mass_at=_mass_at(name, entry.get('mass_at')))
-
-
-def _mass_at(name, value):
-    """Check a link's ``mass_at``: DISTRIBUTED, COG, or a non-empty list of node numbers."""
-    if value is None or value == DISTRIBUTED:
-        return DISTRIBUTED
-    if value == COG:
-        return COG
-    if isinstance(value, (Sequence, np.ndarray)) and not isinstance(value, str) and len(value) \
-            and all(isinstance(j, (int, np.integer)) and not isinstance(j, bool) for j in value):
-        return tuple(int(j) for j in value)
-    raise FlexibleArmError(f"link '{name}': mass_at must be '{DISTRIBUTED}', '{COG}' or a list "
-                           f'of node numbers along the link, got {value!r}')
 
 
 def _with_length(link, length, centre):

@@ -44,8 +44,9 @@ import numpy as np
 from .arm import _RIGID_FACTOR, FlexibleArm
 from .dynamics import (_target, check_step, FlexibleDynamics, FlexibleTrajectory)
 from .motion import rigid_motion
-from .newmark import (acceleration_at_step, accelerations_at_steps, Fem, generalized_alpha,
-                      newmark_step, SPECTRAL_RADIUS, static_start, work_arrays)
+from .newmark import (acceleration_at_step, accelerations_at_steps, Deformation, Fem,
+                      generalized_alpha, newmark_step, SPECTRAL_RADIUS, static_start,
+                      work_arrays)
 from .parallel_scheme import reached_angles, section_forces, torques_at
 from .._jit import JIT
 from ..model import PRISMATIC
@@ -197,7 +198,8 @@ def integrate_loop(fem, work, open_dof, closed_dof, closed, t, coef, am, Q, tip_
                     v0[tip_a, j] = v0[tip_b, j] = wa * v0[tip_a, j] + wb * v0[tip_b, j]
                     a0[tip_a, j] = a0[tip_b, j] = wa * a0[tip_a, j] + wb * a0[tip_b, j]
             newmark_step(fem, work, closed_dof if closed[s] else open_dof, t[s] - t[old], coef,
-                         am[old], am[s], Q[s], ud[old], v0, a0, ud[s], vd[s], ad[s])
+                         am[old], am[s], Q[s], Deformation(ud[old], v0, a0),
+                         Deformation(ud[s], vd[s], ad[s]))
             a_tip = acceleration_at_step(ad[s, tip_b], a0[tip_b], coef)
         if closed[s]:
             # m (a - g) = -(K u + C v) + pin  on b's tip; work.internal holds K u + C v
@@ -252,55 +254,24 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, close
         joint while open, or anything :func:`~manipulator_dynamics.flexible_trajectory` refuses.
 
     """
-    for chain in (chain_a, chain_b):
-        if not isinstance(chain, FlexibleArm):
-            raise TypeError(f'chains must be FlexibleArm, got {type(chain).__name__}')
-    names = tuple(chain_a.joint_names) + tuple(chain_b.joint_names)
-    if len(set(names)) != len(names):
-        raise ValueError(f'the chains share joint names: {", ".join(names)}; name them apart')
-    unknown = [j for j in active if j not in names]
-    if unknown:
-        raise ValueError(f'active joint(s) {", ".join(unknown)} are in neither chain (joints: '
-                         f'{", ".join(names)})')
-    if not np.allclose(chain_a.model.gravity, chain_b.model.gravity):
-        raise ValueError(f'the chains have different gravity: {chain_a.model.gravity} and '
-                         f'{chain_b.model.gravity}')
+    names, passive, rigid = _check_chains(chain_a, chain_b, active)
+    ta, (qa, qb), (motion_a, motion_b), closed = _closed_targets(
+        chain_a, chain_b, t, q_a, q_b, dt, closed, [names[i] for i in passive], tolerance)
     na = chain_a.n
-    passive = [i for i, j in enumerate(names) if j not in active]
-    rigid = chain_a.rigid and chain_b.rigid
-    if rigid and not passive:
-        raise ValueError('every joint is active and both chains are rigid: nothing decides the '
-                         'cut force (make a joint passive, or a link flexible)')
-    t0 = np.asarray(t, dtype=float)
-    ta, qa, qda, qdda = _target(chain_a, t0, q_a, dt)
-    tb, qb, qdb, qddb = _target(chain_b, t0, q_b, dt)
-    closed = _schedule(closed, t0, ta)
-    if passive and not closed.all():
-        s = int(np.argmin(closed))
-        raise ValueError(f'passive joint(s) {", ".join(names[i] for i in passive)} with the loop '
-                         f'open at step {s} (t = {ta[s]:g} s): nothing would hold them')
-    for chain, q in ((chain_a, qa), (chain_b, qb)):
-        check_step(chain, float(np.max(np.diff(ta))), q[0])
-    motion_a, motion_b = rigid_motion(chain_a, qa, qda, qdda), rigid_motion(chain_b, qb, qdb, qddb)
-    xm, vm, am, Q = (np.concatenate([x, y], axis=1) for x, y in zip(motion_a[:4], motion_b[:4]))
-    tip_a, tip_b = len(chain_a.node_mass) - 1, len(xm[0]) - 1
-    gaps = np.where(closed, np.linalg.norm(xm[:, tip_a] - xm[:, tip_b], axis=1), 0.0)
-    if gaps.max() > tolerance:
-        s = int(np.argmax(gaps))
-        raise ValueError(f'the chains do not close: their tips are {gaps[s]:.3g} m apart at step '
-                         f'{s} (t = {ta[s]:g} s); q_a and q_b must satisfy the loop closure')
     stiffness = _stand_ins(chain_a, chain_b,
                            released_stiffness(chain_a, [i for i in passive if i < na]),
                            released_stiffness(chain_b, [i - na for i in passive if i >= na]))
     fem = loop_fem(chain_a, chain_b, *stiffness, geometric_stiffening)
-    nn = len(fem.mass)
     coef = generalized_alpha(spectral_radius)
+    xm, vm, am, Q = (np.concatenate([x, y], axis=1) for x, y in zip(motion_a[:4], motion_b[:4]))
+    split, nn = len(chain_a.node_mass), len(fem.mass)
+    tip_a, tip_b = split - 1, nn - 1
     if rigid:
         ud = vd = ad = np.zeros((len(ta), nn, 6))
         pin, loss = np.zeros((len(ta), 3)), np.zeros(len(ta))
     else:
-        open_dof = loop_dofs(len(chain_a.node_mass), len(chain_b.node_mass), False)
-        closed_dof = loop_dofs(len(chain_a.node_mass), len(chain_b.node_mass), True)
+        open_dof = loop_dofs(split, nn - split, False)
+        closed_dof = loop_dofs(split, nn - split, True)
         ud, vd, ad, pin, loss = integrate_loop(
             fem, work_arrays(fem, int(open_dof.max()) + 1), open_dof, closed_dof, closed, ta,
             coef, am, Q, tip_a, tip_b)
@@ -308,7 +279,6 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, close
     acc = am + accelerations_at_steps(ad, coef)[:, :, :3]
     velocity = vm + vd[:, :, :3]
     forces = fem.mass[None, :, None] * (acc - fem.gravity)
-    split = len(chain_a.node_mass)
     parts = ((chain_a, qa, motion_a, slice(0, split)), (chain_b, qb, motion_b, slice(split, nn)))
     tau, cut, residual = _torques(parts, nodes, ud, forces, pin, closed, passive, tip_a, tip_b)
     results = []
@@ -325,6 +295,57 @@ def closed_loop_inverse_dynamics(chain_a, chain_b, t, q_a, q_b, active, *, close
         tip_deflection=np.concatenate([r.tip_deflection for r in results], axis=1),
         nodes=nodes, energy=sum(r.trajectory.energy for r in results), closed=closed,
         grasp_loss=loss, chain_a=results[0], chain_b=results[1])
+
+
+def _check_chains(chain_a, chain_b, active):
+    """Check the two chains and the active joints; return ``(names, passive, rigid)``."""
+    for chain in (chain_a, chain_b):
+        if not isinstance(chain, FlexibleArm):
+            raise TypeError(f'chains must be FlexibleArm, got {type(chain).__name__}')
+    names = tuple(chain_a.joint_names) + tuple(chain_b.joint_names)
+    if len(set(names)) != len(names):
+        raise ValueError(f'the chains share joint names: {", ".join(names)}; name them apart')
+    unknown = [j for j in active if j not in names]
+    if unknown:
+        raise ValueError(f'active joint(s) {", ".join(unknown)} are in neither chain (joints: '
+                         f'{", ".join(names)})')
+    if not np.allclose(chain_a.model.gravity, chain_b.model.gravity):
+        raise ValueError(f'the chains have different gravity: {chain_a.model.gravity} and '
+                         f'{chain_b.model.gravity}')
+    passive = [i for i, j in enumerate(names) if j not in active]
+    rigid = chain_a.rigid and chain_b.rigid
+    if rigid and not passive:
+        raise ValueError('every joint is active and both chains are rigid: nothing decides the '
+                         'cut force (make a joint passive, or a link flexible)')
+    return names, passive, rigid
+
+
+def _closed_targets(chain_a, chain_b, t, q_a, q_b, dt, closed, passive, tolerance):
+    """
+    Both chains' targets on one grid, their rigid motion, and where the loop is closed.
+
+    Returns ``(t, (q_a, q_b), (motion_a, motion_b), closed)``; refuses ``passive`` joints (by
+    name) while open, and targets whose tips do not meet while closed, naming the step.
+    """
+    t0 = np.asarray(t, dtype=float)
+    ta, qa, qda, qdda = _target(chain_a, t0, q_a, dt)
+    tb, qb, qdb, qddb = _target(chain_b, t0, q_b, dt)
+    closed = _schedule(closed, t0, ta)
+    if passive and not closed.all():
+        s = int(np.argmin(closed))
+        raise ValueError(f'passive joint(s) {", ".join(passive)} with the loop open at step {s} '
+                         f'(t = {ta[s]:g} s): nothing would hold them')
+    for chain, q in ((chain_a, qa), (chain_b, qb)):
+        check_step(chain, float(np.max(np.diff(ta))), q[0])
+    motion_a, motion_b = rigid_motion(chain_a, qa, qda, qdda), rigid_motion(chain_b, qb, qdb, qddb)
+    tip_a = len(chain_a.node_mass) - 1
+    tips = motion_a[0][:, tip_a] - motion_b[0][:, -1]
+    gaps = np.where(closed, np.linalg.norm(tips, axis=1), 0.0)
+    if gaps.max() > tolerance:
+        s = int(np.argmax(gaps))
+        raise ValueError(f'the chains do not close: their tips are {gaps[s]:.3g} m apart at step '
+                         f'{s} (t = {ta[s]:g} s); q_a and q_b must satisfy the loop closure')
+    return ta, (qa, qb), (motion_a, motion_b), closed
 
 
 def _stand_ins(chain_a, chain_b, k_a, k_b):

@@ -81,6 +81,14 @@ class Fem(NamedTuple):
     dense: bool                 # solve dense (a loop), not as one chain's band
 
 
+class Deformation(NamedTuple):
+    """The elastic state of every node at one step: deformations and their rates, (N, 6) each."""
+
+    u: np.ndarray               # (N, 6) u_d: displacements, m, and small rotations, rad
+    v: np.ndarray               # (N, 6) u_d'
+    a: np.ndarray               # (N, 6) u_d''
+
+
 class Work(NamedTuple):
     """Scratch arrays of one integration (matrix, right-hand side, element matrices, axial)."""
 
@@ -328,9 +336,9 @@ def static_start(fem, work, dof, am, Q, ud):
 
 
 @njit(**JIT)
-def newmark_step(fem, work, dof, h, coef, am0, am1, Q, ud, vd, ad, ud1, vd1, ad1):
+def newmark_step(fem, work, dof, h, coef, am0, am1, Q, old, new):
     """
-    One step of ``h`` s: from ``ud, vd, ad`` to ``ud1, vd1, ad1`` (all ``(N, 6)``); new strain.
+    One step of ``h`` s from the :class:`Deformation` ``old`` into ``new``; return the new strain.
 
     Generalized-alpha (``coef`` from :func:`generalized_alpha`) on eq. 15,
     ``M u_d''_(n+1-alpha_m) + (1 - alpha_f) (C u_d' + K u_d)_(n+1) + alpha_f (C u_d' + K u_d)_n
@@ -347,6 +355,8 @@ def newmark_step(fem, work, dof, h, coef, am0, am1, Q, ud, vd, ad, ud1, vd1, ad1
     ``fem.stiffening``.
     """
     alpha_m, alpha_f, gamma, nb = coef[0], coef[1], coef[2], coef[3]
+    ud, vd, ad = old
+    ud1, vd1, ad1 = new
     nn = am1.shape[0]
     ndof = _unknowns(dof)
     mass, damping_mass, rhs = fem.mass, fem.damping_mass, work.rhs
@@ -425,6 +435,6 @@ def newmark(fem, work, dof, t, coef, am, Q, rigid):
     strain[0] = static_start(fem, work, dof, am[0], Q[0], ud[0])
     for s in range(T - 1):
         strain[s + 1] = newmark_step(fem, work, dof, t[s + 1] - t[s], coef, am[s], am[s + 1],
-                                     Q[s + 1], ud[s], vd[s], ad[s], ud[s + 1], vd[s + 1],
-                                     ad[s + 1])
+                                     Q[s + 1], Deformation(ud[s], vd[s], ad[s]),
+                                     Deformation(ud[s + 1], vd[s + 1], ad[s + 1]))
     return ud, vd, ad, strain

@@ -37,8 +37,9 @@ import numpy as np
 from .arm import FlexibleArm
 from .dynamics import check_step
 from .motion import node_motion
-from .newmark import (acceleration_at_step, chain_dofs, fem_arrays, generalized_alpha,
-                      newmark_step, SPECTRAL_RADIUS, static_start, work_arrays)
+from .newmark import (acceleration_at_step, chain_dofs, Deformation, fem_arrays,
+                      generalized_alpha, newmark_step, SPECTRAL_RADIUS, static_start,
+                      work_arrays)
 from .parallel_scheme import add_force_increments, reached_angles, section_forces, torques_at
 from ..rigid.kinematics import kernel_model
 
@@ -159,7 +160,7 @@ class FlexibleStream:
         ud1, vd1, ad1 = np.zeros_like(self._ud), np.zeros_like(self._vd), np.zeros_like(self._ad)
         if not arm.rigid:
             newmark_step(self._fem, self._work, self._dof, h, self._coef, self._a, a1, self._Q[0],
-                         self._ud, self._vd, self._ad, ud1, vd1, ad1)
+                         Deformation(self._ud, self._vd, self._ad), Deformation(ud1, vd1, ad1))
         at = a1 + acceleration_at_step(ad1[:, :3], self._ad[:, :3], self._coef)
         add_force_increments(arm.node_mass, at, self._at, self._F)                # eq. 14
         self._history = [q2, q1, q]

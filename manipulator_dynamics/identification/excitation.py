@@ -252,11 +252,29 @@ def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=
         room, or an impossible duration / frequency pair.
 
     """
-    import scipy.optimize
-
     f, periods = _fundamental(duration, frequency)
-    L = int(harmonics)
-    if L < 2:
+    _check_options(harmonics, rate, margin, criterion, noise)
+    limits = _Limits(model, margin)
+    base = base_parameters(model, friction=friction, armature=armature)
+    problem = _Problem(model, base, limits, 2 * math.pi * f, int(harmonics),
+                       np.arange(OPTIMISATION_SAMPLES) / (OPTIMISATION_SAMPLES * f))
+    x0 = problem.start(np.random.default_rng(seed), np.random.default_rng([seed, 1]))
+    t = np.linspace(0.0, periods / f, int(round(periods / f * rate)) + 1)
+    started = time.perf_counter()
+    chosen, designs, iterations, messages = _optimise(problem, limits, t, x0, criterion, noise,
+                                                      int(maxiter))
+    return Excitation(
+        t=t, q=chosen.q, qd=chosen.qd, qdd=chosen.qdd, joint_names=tuple(model.joint_names),
+        condition=chosen.condition, initial_condition=designs[-1].condition, frequency=f,
+        periods=periods, offset=chosen.offset, a=chosen.a, b=chosen.b, base=base,
+        criterion=criterion, noise=float(noise), predicted_relative_std=chosen.relative,
+        scaled=chosen.scale, iterations=iterations, elapsed=time.perf_counter() - started,
+        message='; '.join(messages))
+
+
+def _check_options(harmonics, rate, margin, criterion, noise):
+    """Refuse options :func:`excitation_trajectory` cannot work with, saying which and why."""
+    if int(harmonics) < 2:
         raise ValueError('harmonics must be at least 2 (starting and ending at rest takes two), '
                          f'got {harmonics}')
     if not rate > 0 or not math.isfinite(rate):
@@ -267,25 +285,27 @@ def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=
         raise ValueError(f'criterion must be one of {", ".join(CRITERIA)}, got {criterion!r}')
     if not (isinstance(noise, (int, float)) and math.isfinite(noise) and noise > 0):
         raise ValueError(f'noise must be a positive fraction of the RMS torque, got {noise!r}')
-    limits = _Limits(model, margin)
-    base = base_parameters(model, friction=friction, armature=armature)
-    w = 2 * math.pi * f
-    problem = _Problem(model, base, limits, w, L,
-                       np.arange(OPTIMISATION_SAMPLES) / (OPTIMISATION_SAMPLES * f))
-    x0 = problem.start(np.random.default_rng(seed), np.random.default_rng([seed, 1]))
-    t = np.linspace(0.0, periods / f, int(round(periods / f * rate)) + 1)
-    started = time.perf_counter()
+
+
+def _optimise(problem, limits, t, x0, criterion, noise, maxiter):
+    """
+    Run the design's stages from ``x0``; return ``(chosen, designs, iterations, messages)``.
+
+    The condition number first, then (``relative_std``) the count of base parameters above
+    10 %.  Every candidate is fitted inside the limits at the returned samples ``t``: the
+    optimum scaled down if it overshoots between the optimisation's samples (or if SLSQP
+    stopped outside them); the seeded start is kept as a candidate, if it still excites better
+    (an optimisation stopped early, far from the feasible set).
+    """
+    import scipy.optimize
     constraints = problem.constraints()
-    options = {'maxiter': int(maxiter), 'ftol': 1e-6}
+    options = {'maxiter': maxiter, 'ftol': 1e-6}
     result = scipy.optimize.minimize(problem.cost, x0, method='SLSQP', constraints=constraints,
                                      options=options)
     iterations, messages = int(result.nit), [str(result.message)]
-    # every returned sample inside the limits: the optimum scaled down if it overshoots between
-    # the optimisation's samples (or if SLSQP stopped outside them); the seeded start if that
-    # still excites better (an optimisation stopped early, far from the feasible set)
     designs = [_Design(problem, limits, t, x) for x in (result.x, x0)]
     first = min(designs, key=lambda d: d.condition)
-    floor = np.zeros(model.n)
+    floor = np.zeros(problem.model.n)
     if criterion == 'relative_std' and maxiter > 0:
         floor = noise * _rms(problem.torques(first.x))
         problem.aim(noise, floor, len(t) / OPTIMISATION_SAMPLES, CONDITION_SLACK * first.condition)
@@ -298,13 +318,7 @@ def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=
         d.predict(problem, noise, floor)
     chosen = min(designs, key=(lambda d: d.score) if criterion == 'relative_std' else (
         lambda d: d.condition))
-    return Excitation(
-        t=t, q=chosen.q, qd=chosen.qd, qdd=chosen.qdd, joint_names=tuple(model.joint_names),
-        condition=chosen.condition, initial_condition=designs[-1].condition, frequency=f,
-        periods=periods, offset=chosen.offset, a=chosen.a, b=chosen.b, base=base,
-        criterion=criterion, noise=float(noise), predicted_relative_std=chosen.relative,
-        scaled=chosen.scale, iterations=iterations, elapsed=time.perf_counter() - started,
-        message='; '.join(messages))
+    return chosen, designs, iterations, messages
 
 
 class _Design:
