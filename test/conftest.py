@@ -270,3 +270,30 @@ def rod(mass, length, radius, com):
     """Return the 10 standard parameters of a solid cylinder along x, about the frame origin."""
     side = mass * (3 * radius ** 2 + length ** 2) / 12
     return body(mass, [0.5 * mass * radius ** 2, side, side], com)
+
+
+#: Hz: the rate of :func:`exciting`'s samples, a joint_states rate.
+EXCITATION_RATE = 200.0
+
+
+def exciting(model, seconds=20.0, seed=0, harmonics=5, fundamental=0.1, scale=0.25):
+    """Sample a finite Fourier series per joint (Swevers' excitation): t, q, qd, qdd."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, seconds, 1.0 / EXCITATION_RATE)
+    w = 2 * np.pi * fundamental * np.arange(1, harmonics + 1)[:, None]
+    a, b = rng.uniform(-1, 1, (2, harmonics, model.n)) * scale
+    s, c = np.sin(w * t[:, None, None]), np.cos(w * t[:, None, None])
+    q = (a / w * s - b / w * c).sum(axis=1)
+    qd = (a * c + b * s).sum(axis=1)
+    qdd = (w * (b * c - a * s)).sum(axis=1)
+    return t, q, qd, qdd
+
+
+def measured(model, seed=1, **kw):
+    """Exciting motion, efforts from the model with 1 % + 0.02 N m noise, positions +- 1e-5 rad."""
+    import manipulator_dynamics as md
+    t, q, qd, qdd = exciting(model, **kw)
+    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)
+    rng = np.random.default_rng(seed)
+    noisy = tau + rng.normal(size=tau.shape) * (0.01 * np.abs(tau).max(axis=0) + 0.02)
+    return t, q, qd, qdd, noisy, q + rng.normal(size=q.shape) * 1e-5

@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-from conftest import ROOT, write_log_csv
+from conftest import measured, ROOT, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 import numpy as np
@@ -108,7 +108,6 @@ def test_warnings_are_one_line_each():
 
 
 def test_identify_from_csv(capsys, tmp_path):
-    from test_identification import measured
     model = md.load_model(robots.path('demo_arm'))
     t, _, _, _, tau, q = measured(model, seconds=12.0)
     write_log_csv(tmp_path / 'log.csv', model.joint_names, t, q, tau)
@@ -125,7 +124,6 @@ def test_identify_from_csv(capsys, tmp_path):
 
 def test_identify_several_logs(capsys, tmp_path):
     """``identify URDF run1.csv run2.csv``: one estimate, and what each log's stamps showed."""
-    from test_identification import measured
     model = md.load_model(robots.path('demo_arm'))
     t, _, _, _, tau, q = measured(model, seconds=16.0)
     half = len(t) // 2
@@ -144,7 +142,6 @@ def test_identify_several_logs(capsys, tmp_path):
 def test_identify_physically_consistent_from_csv(capsys, tmp_path):
     """``--physically-consistent``: a realisable standard set, in the table and the YAML."""
     import yaml
-    from test_identification import measured
     model = md.load_model(robots.path('demo_arm'))
     t, _, _, _, tau, q = measured(model, seconds=12.0)
     write_log_csv(tmp_path / 'log.csv', model.joint_names, t, q, tau)

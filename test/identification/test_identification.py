@@ -16,7 +16,8 @@
 
 import os
 
-from conftest import erd, needs_erd, ROOT, write_bag, write_log_csv
+from conftest import erd, EXCITATION_RATE, exciting, measured, needs_erd, ROOT, write_bag, \
+    write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification.estimate import (cutoff_summary, resolve_cutoff,
@@ -25,7 +26,7 @@ import numpy as np
 import pytest
 
 CONFIG = os.path.join(ROOT, 'config', 'demo_arm_dynamics.yaml')
-RATE = 200.0          # Hz, a joint_states rate
+RATE = EXCITATION_RATE          # Hz, a joint_states rate
 
 
 @pytest.fixture(scope='module')
@@ -36,28 +37,6 @@ def arm():
 @pytest.fixture(scope='module')
 def base(arm):
     return md.base_parameters(arm, friction=True, armature=True)
-
-
-def exciting(model, seconds=20.0, seed=0, harmonics=5, fundamental=0.1, scale=0.25):
-    """Sample a finite Fourier series per joint (Swevers' excitation) at RATE: t, q, qd, qdd."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(0.0, seconds, 1.0 / RATE)
-    w = 2 * np.pi * fundamental * np.arange(1, harmonics + 1)[:, None]
-    a, b = rng.uniform(-1, 1, (2, harmonics, model.n)) * scale
-    s, c = np.sin(w * t[:, None, None]), np.cos(w * t[:, None, None])
-    q = (a / w * s - b / w * c).sum(axis=1)
-    qd = (a * c + b * s).sum(axis=1)
-    qdd = (w * (b * c - a * s)).sum(axis=1)
-    return t, q, qd, qdd
-
-
-def measured(model, seed=1, **kw):
-    """Exciting motion, efforts from the model with 1 % + 0.02 N m noise, positions +- 1e-5 rad."""
-    t, q, qd, qdd = exciting(model, **kw)
-    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)
-    rng = np.random.default_rng(seed)
-    noisy = tau + rng.normal(size=tau.shape) * (0.01 * np.abs(tau).max(axis=0) + 0.02)
-    return t, q, qd, qdd, noisy, q + rng.normal(size=q.shape) * 1e-5
 
 
 def within_confidence(estimate, truth, sigmas):
