@@ -13,20 +13,28 @@
 # limitations under the License.
 
 """
-Load: joint_states at 1 kHz into dynamics_node; latency to the effort command, states lost.
+Load: joint_states at 1 kHz into dynamics_node, against the floor any rclpy node pays.
 
-    python3 benchmarks/bench_latency.py [--seconds 60] [--rate 1000]
+    python3 benchmarks/bench_latency.py [--seconds 30] [--rate 1000] [--executor single,events]
 
-Starts dynamics_node (gravity compensation, the bundled 7-joint arm, ``report_latency`` on) as a
-process and publishes ``/joint_states`` at ``--rate`` Hz from this process.  The node reports, per
-state, the time from the DDS receipt of the state to the return of the command's publication:
-the latency of the node itself.  Every state is unique: joint 2 sweeps
-monotonically, so the gravity torque of joint 2 in a command says which state it answers (a table
-of g(q) for every state sent, searched by value).  Latency is from the publication of a state to
-the reception of its command here: two DDS hops and the node's work, an upper bound of the node's
-own receipt-to-publication time.  Prints p50 / p99 / max, states sent, answered, and lost (the
-node keeps only the newest state while busy, ``state_queue`` 1: a state it never saw is lost by
-design, never one it held).
+For each executor (``MANIPULATOR_DYNAMICS_EXECUTOR``: rclpy's SingleThreadedExecutor polled by
+``spin_once``, or rclpy.experimental.EventsExecutor) it runs two nodes in turn as processes, in
+the same process shape (the package's ``spin``): dynamics_node (gravity compensation of the
+bundled 7-joint arm) and ``echo_node.py`` (positions in, positions out: no model, no work).
+``/joint_states`` go out at ``--rate`` Hz from this process.  Per node:
+
+* latency in the node: from the DDS receipt of a state to the return of its command's
+  publication, as the node reports it (``report_latency``);
+* latency end to end: from the publication of a state here to the reception of its command
+  here (two DDS hops and the node's work).  Every state is unique (joint 2 sweeps
+  monotonically), so a command says which state it answers: g_2 for dynamics_node, the
+  position for the echo;
+* superseded: the states never answered (a node keeps only the newest state while busy,
+  ``state_queue`` 1: by design it answers the newest, never a stale one);
+* CPU: the node process's user + system time over the run, per state sent and as cores.
+
+Then ours / echo for p50 and p99 (in the node, end to end) and CPU per state.  Absolute times
+move from machine to machine and with the load; the ratios, measured in the same run, less so.
 """
 
 import argparse
@@ -43,91 +51,133 @@ os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
 import manipulator_dynamics as md  # noqa: E402, I100
 from manipulator_dynamics import robots  # noqa: E402, I100
+from manipulator_dynamics.nodes.process import EXECUTOR_VARIABLE, EXECUTORS  # noqa: E402, I100
 import rclpy  # noqa: E402, I100
 from sensor_msgs.msg import JointState  # noqa: E402, I100
 from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402, I100
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--seconds', type=float, default=60.0)
-    parser.add_argument('--rate', type=float, default=1000.0)
-    args = parser.parse_args(argv)
+
+def cpu_seconds(pid):
+    """User + system CPU time of process ``pid`` so far, s (from /proc)."""
+    with open(f'/proc/{pid}/stat') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def measure(node, executor, q, rate):
+    """Run one node under one executor; return its numbers (see the module docstring)."""
     model = md.load_model(robots.path('demo_arm'))
-    count = int(args.seconds * args.rate)
-    q = np.tile([0.1, 0.0, 0.2, -0.8, 0.1, 0.5, 0.0], (count, 1))
-    q[:, 1] = np.linspace(0.2, 1.2, count)             # g of joint 2 is monotonic here
-    table = md.gravity_torques(model, q)[:, 1]
+    if node == 'dynamics_node':
+        command = [os.path.join(os.path.dirname(sys.executable), 'dynamics_node'), '--ros-args',
+                   '-p', f'urdf_path:={robots.path("demo_arm")}', '-p', 'outputs:=[""]',
+                   '-p', 'report_latency:=true']
+        table = md.gravity_torques(model, q)[:, 1]          # what a command's data[1] says
+        latency_topic = '/dynamics_node/command_latency'
+    else:
+        command = [sys.executable, os.path.join(HERE, 'echo_node.py'), '--ros-args',
+                   '-p', 'report_latency:=true']
+        table = q[:, 1]
+        latency_topic = '/echo_node/command_latency'
     order = np.argsort(table)
-    assert np.all(np.diff(table[order]) != 0), 'states must be told apart by g_2'
-    node_cmd = [os.path.join(os.path.dirname(sys.executable), 'dynamics_node'), '--ros-args',
-                '-p', f'urdf_path:={robots.path("demo_arm")}', '-p', 'outputs:=[""]',
-                '-p', 'report_latency:=true']
-    proc = subprocess.Popen(node_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+    assert np.all(np.diff(table[order]) != 0), 'states must be told apart'
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, **{EXECUTOR_VARIABLE: executor}))
     rclpy.init()
     # the commands' receiver stands for forward_command_controller: a node named after the
     # command topic's namespace with a 'joints' parameter, which dynamics_node checks first
-    node = rclpy.create_node('effort_controller')
-    node.declare_parameter('joints', list(model.joint_names))
-    received = []                                   # (receipt ns, g_2)
+    listener = rclpy.create_node('effort_controller')
+    listener.declare_parameter('joints', list(model.joint_names))
+    received = []                                   # (receipt ns, data[1])
 
     def on_command(msg):
         received.append((time.monotonic_ns(), msg.data[1]))
-    node.create_subscription(Float64MultiArray, '/effort_controller/commands', on_command, 1000)
+    listener.create_subscription(Float64MultiArray, '/effort_controller/commands', on_command,
+                                 1000)
     internal = []                                   # the node's own receipt-to-publication ms
-    node.create_subscription(Float64, '/dynamics_node/command_latency',
-                             lambda m: internal.append(m.data), 1000)
-    pub = node.create_publisher(JointState, '/joint_states', 1000)
+    listener.create_subscription(Float64, latency_topic, lambda m: internal.append(m.data), 1000)
+    pub = listener.create_publisher(JointState, '/joint_states', 1000)
+    count = len(q)
     try:
         while pub.get_subscription_count() == 0 or not received:
+            if proc.poll() is not None:
+                raise RuntimeError(f'{node} exited: {proc.stderr.read()}')
             pub.publish(JointState(name=list(model.joint_names), position=q[0].tolist()))
-            rclpy.spin_once(node, timeout_sec=0.05)        # until the order is confirmed
+            rclpy.spin_once(listener, timeout_sec=0.05)      # until the order is confirmed
         time.sleep(1.0)
-        rclpy.spin_once(node, timeout_sec=0)
+        rclpy.spin_once(listener, timeout_sec=0)
         received.clear()
         internal.clear()
         sent = np.zeros(count, dtype=np.int64)
         msg = JointState(name=list(model.joint_names))
-        period = int(1e9 / args.rate)
+        period = int(1e9 / rate)
+        cpu = cpu_seconds(proc.pid)
         start = time.monotonic_ns()
         for k in range(count):
             due = start + k * period
             while time.monotonic_ns() < due:
-                rclpy.spin_once(node, timeout_sec=0)
+                rclpy.spin_once(listener, timeout_sec=0)
             msg.position = q[k].tolist()
-            msg.header.stamp = node.get_clock().now().to_msg()
+            msg.header.stamp = listener.get_clock().now().to_msg()
             sent[k] = time.monotonic_ns()
             pub.publish(msg)
-            rclpy.spin_once(node, timeout_sec=0)
+            rclpy.spin_once(listener, timeout_sec=0)
+        cpu = cpu_seconds(proc.pid) - cpu
+        wall = (time.monotonic_ns() - start) * 1e-9
         end = time.monotonic_ns() + 1_000_000_000
         while time.monotonic_ns() < end:
-            rclpy.spin_once(node, timeout_sec=0.01)
+            rclpy.spin_once(listener, timeout_sec=0.01)
     finally:
-        node.destroy_node()
+        listener.destroy_node()
         rclpy.try_shutdown()
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=20)
     got = np.array(received)
-    index = order[np.clip(np.searchsorted(table[order], got[:, 1]), 0, count - 1)]
-    # nearest of the two neighbours in the sorted table
-    lower = order[np.clip(np.searchsorted(table[order], got[:, 1]) - 1, 0, count - 1)]
-    index = np.where(np.abs(table[lower] - got[:, 1]) < np.abs(table[index] - got[:, 1]),
-                     lower, index)
+    position = np.searchsorted(table[order], got[:, 1])
+    upper = order[np.clip(position, 0, count - 1)]
+    lower = order[np.clip(position - 1, 0, count - 1)]   # the nearer of the two neighbours
+    index = np.where(np.abs(table[lower] - got[:, 1]) < np.abs(table[upper] - got[:, 1]),
+                     lower, upper)
     latency = (got[:, 0] - sent[index]) * 1e-6
-    rate = count / ((sent[-1] - sent[0]) * 1e-9)
-    answered = len(np.unique(index))
-    print(f'dynamics_node, gravity compensation of the demo arm: {count} joint states at '
-          f'{rate:.0f} Hz over {(sent[-1] - sent[0]) * 1e-9:.1f} s')
     inner = np.array(internal)
-    print(f'latency in the node, DDS receipt -> command published: p50 '
-          f'{np.percentile(inner, 50):.3f} ms, p99 {np.percentile(inner, 99):.3f} ms, max '
-          f'{inner.max():.3f} ms ({len(inner)} states)')
-    print(f'latency end to end, state published -> command received here: p50 '
-          f'{np.percentile(latency, 50):.3f} ms, p99 {np.percentile(latency, 99):.3f} ms, max '
-          f'{latency.max():.3f} ms')
-    print(f'states answered {answered} of {count} ({count - answered} lost: '
-          f'{100 * (count - answered) / count:.2f} %)')
+    return {'node': node, 'executor': executor, 'states': count,
+            'rate': count / ((sent[-1] - sent[0]) * 1e-9),
+            'inner': np.percentile(inner, [50, 99]), 'inner_max': inner.max(),
+            'end': np.percentile(latency, [50, 99]), 'end_max': latency.max(),
+            'superseded': 100 * (count - len(np.unique(index))) / count,
+            'cpu_us': 1e6 * cpu / count, 'cores': cpu / wall}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--seconds', type=float, default=30.0)
+    parser.add_argument('--rate', type=float, default=1000.0)
+    parser.add_argument('--executor', default=','.join(EXECUTORS),
+                        help=f'comma-separated, of {", ".join(EXECUTORS)}')
+    args = parser.parse_args(argv)
+    count = int(args.seconds * args.rate)
+    q = np.tile([0.1, 0.0, 0.2, -0.8, 0.1, 0.5, 0.0], (count, 1))
+    q[:, 1] = np.linspace(0.2, 1.2, count)             # g of joint 2 is monotonic here
+    print(f'{count} joint states at {args.rate:g} Hz into each node (the bundled 7-joint arm, '
+          'gravity compensation)\n')
+    print(f'{"executor":9s} {"node":14s} {"in node p50/p99 [ms]":>21s} '
+          f'{"end to end p50/p99 [ms]":>24s} {"superseded":>10s} {"CPU/state":>10s} '
+          f'{"cores":>6s}')
+    results = {}
+    for executor in args.executor.split(','):
+        for node in ('echo_node', 'dynamics_node'):
+            r = results[executor, node] = measure(node, executor, q, args.rate)
+            print(f'{executor:9s} {node:14s} {r["inner"][0]:10.3f} /{r["inner"][1]:7.3f} '
+                  f'{r["end"][0]:13.3f} /{r["end"][1]:7.3f} {r["superseded"]:9.2f}% '
+                  f'{r["cpu_us"]:8.0f}us {r["cores"]:6.2f}', flush=True)
+    print('\nours / echo (same executor, same run):')
+    for executor in args.executor.split(','):
+        ours, echo = results[executor, 'dynamics_node'], results[executor, 'echo_node']
+        print(f'  {executor:9s} in node p50 {ours["inner"][0] / echo["inner"][0]:.2f}, '
+              f'p99 {ours["inner"][1] / echo["inner"][1]:.2f}; end to end p50 '
+              f'{ours["end"][0] / echo["end"][0]:.2f}, p99 {ours["end"][1] / echo["end"][1]:.2f}; '
+              f'CPU per state {ours["cpu_us"] / echo["cpu_us"]:.2f}')
 
 
 if __name__ == '__main__':

@@ -48,13 +48,13 @@ def executable(name):
 class Process:
     """A node running as its console script; stopped with SIGINT (or ``signal``) at the end."""
 
-    def __init__(self, name, *params, args=()):
+    def __init__(self, name, *params, args=(), env=None):
         command = [executable(name), *args, '--ros-args']
         for p in params:
             command += ['-p', p]
         self.name = name
         self.popen = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True, env=dict(os.environ))
+                                      text=True, env=dict(os.environ, **(env or {})))
         self.output = None
 
     def wait(self, timeout=60.0):
@@ -83,8 +83,8 @@ def processes():
     """Give a function that starts a node with its parameters; all are stopped afterwards."""
     started = []
 
-    def start(name, *params, args=()):
-        process = Process(name, *params, args=args)
+    def start(name, *params, args=(), env=None):
+        process = Process(name, *params, args=args, env=env)
         started.append(process)
         return process
     yield start

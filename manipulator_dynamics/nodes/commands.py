@@ -21,7 +21,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ._parameters import Param
 from .logs import QuickLogger, Throttled
-from .messages import names_message, vector_message
+from .messages import float64_array, names_message, vector_message
 from .qos import LATCHED
 from ..names import joint_map, JointNamesError
 
@@ -104,6 +104,7 @@ class CommandOutput:
         self._asked_matched = 0               # subscriptions ever matched when last asked
         self.order_pub = node.create_publisher(String, '~/command_joints', LATCHED)
         self.index = self.names = None
+        self._message = None                # the command message, reused
         self.mismatch = None                  # why commands are refused (error), or None
         self.ready = False                    # commands may leave
         self.controller_joints = None         # the controller's latest answer (None: unknown)
@@ -208,7 +209,13 @@ class CommandOutput:
                                    f"{self.controller} to answer for its 'joints' "
                                    f"({waited:.1f} s; controller_name: '-' sends them unchecked)")
             return False
-        self.pub.publish(vector_message(tau[self.index]))
+        tau = tau[self.index]
+        msg = self._message
+        if msg is None or len(msg.data) != len(tau):
+            msg = self._message = vector_message(tau)
+        else:                   # one message reused: publish serialises it before it returns
+            msg.data = float64_array(tau)
+        self.pub.publish(msg)
         return True
 
 
@@ -254,8 +261,9 @@ def command_index(node, model, names):
 def clamp_efforts(model, tau, throttle):
     """``tau`` within the URDF effort limits; a throttled warning names the joints clamped."""
     limit = model.effort_limit
+    if (np.abs(tau) <= limit).all():                # the common case, in one pass
+        return tau
     clamped = np.clip(tau, -limit, limit)
-    if np.any(clamped != tau):
-        over = [model.joint_names[i] for i in np.flatnonzero(clamped != tau)]
-        throttle.warn('clamped', f'efforts clamped to the URDF limits: {", ".join(over)}')
+    over = [model.joint_names[i] for i in np.flatnonzero(clamped != tau)]
+    throttle.warn('clamped', f'efforts clamped to the URDF limits: {", ".join(over)}')
     return clamped

@@ -50,7 +50,7 @@ from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_
 from .logs import Throttled
 from .messages import BadMessage, by_name, matrix_message, names_message, vector_message
 from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
-from .process import spin
+from .process import spin, with_receipt_time
 from .qos import LATCHED
 from ..control import friction_torque
 from ..precompile import warm_up
@@ -82,8 +82,9 @@ PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
           + ' ([""]: none)', _check_outputs),
     Param('forward_method', 'auto', 'forward dynamics method: auto | udut | cholesky',
           one_of('auto', 'udut', 'cholesky')),
-    Param('report_latency', False, 'publish ~/command_latency: ms from the DDS receipt of each '
-          'joint state to the publication of its command (for benchmarks)'),
+    Param('report_latency', False, 'publish ~/command_latency: ms from the receipt of each joint '
+          'state (DDS; the callback start under the EventsExecutor) to the publication of its '
+          'command (for benchmarks)'),
 )
 
 
@@ -114,7 +115,7 @@ class DynamicsNode(Node):
         # the model (loaded and its kernels warmed up) before the subscriptions: a node that
         # says it listens must be ready to serve, or the first states wait and go stale
         self.source = ModelSource(self, self.params, self._on_model)
-        self.create_subscription(JointState, 'joint_states', self._on_state,
+        self.create_subscription(JointState, 'joint_states', with_receipt_time(self._on_state),
                                  joint_states_qos(self.params))
         self.create_subscription(JointTrajectory, 'desired_state', self._on_desired, 10)
         self._set_timer()

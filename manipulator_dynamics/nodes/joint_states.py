@@ -112,6 +112,7 @@ class JointStates:
         self.q, self.qd, self.effort = np.zeros(n), np.zeros(n), np.zeros(n)
         self.stamp = np.zeros(n, dtype=np.int64)          # ns: header stamp, else receipt
         self.heard = np.zeros(n, dtype=bool)
+        self._complete = False              # every joint heard since the last forget()
         self.has_qd = np.zeros(n, dtype=bool)
         self.has_effort = np.zeros(n, dtype=bool)
         self._maps = {}             # names of a message -> (its indices, the model's), cached:
@@ -120,6 +121,7 @@ class JointStates:
     def forget(self):
         """Forget every joint's state: the next ones start afresh (a new clock)."""
         self.heard[:] = False
+        self._complete = False
         self.stamp[:] = 0
 
     def _map(self, names):
@@ -152,7 +154,8 @@ class JointStates:
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         if len(joints) == 0:
             return None
-        if stamp and np.any(self.heard[joints] & (self.stamp[joints] > stamp)):
+        # a joint never heard of has stamp 0, so the newest stamp of the joints is their check
+        if stamp and self.stamp[joints].max() > stamp:
             last = int(self.stamp[joints].max())
             raise BadMessage('out of order',
                              f'{self.topic} stamp {stamp * 1e-9:.6f} s is older than the '
@@ -165,19 +168,20 @@ class JointStates:
         self.has_qd[joints] = qd is not None
         self.has_effort[joints] = effort is not None
         self.stamp[joints] = stamp or now_ns
-        self.heard[joints] = True
-        if not self.heard.all():
-            missing = [self.model.joint_names[j] for j in np.flatnonzero(~self.heard)]
-            raise BadMessage('missing', f'no {self.topic} yet for joints {", ".join(missing)}: '
-                             'no command until every joint is heard')
-        if self.stale_after > 0:
+        if not self._complete:
+            self.heard[joints] = True
+            self._complete = bool(self.heard.all())
+            if not self._complete:
+                missing = [self.model.joint_names[j] for j in np.flatnonzero(~self.heard)]
+                raise BadMessage('missing', f'no {self.topic} yet for joints '
+                                 f'{", ".join(missing)}: no command until every joint is heard')
+        if self.stale_after > 0 and now_ns - self.stamp.min() > self.stale_after * 1e9:
             age = now_ns - self.stamp
             old = np.flatnonzero(age > self.stale_after * 1e9)
-            if len(old):
-                names = ', '.join(self.model.joint_names[j] for j in old)
-                raise BadMessage('stale', f'{self.topic} of {names} is '
-                                 f'{age[old].max() * 1e-9:.3f} s old, more than stale_after '
-                                 f'({self.stale_after} s)')
+            names = ', '.join(self.model.joint_names[j] for j in old)
+            raise BadMessage('stale', f'{self.topic} of {names} is '
+                             f'{age[old].max() * 1e-9:.3f} s old, more than stale_after '
+                             f'({self.stale_after} s)')
         return (self.q.copy(), self.qd.copy() if self.has_qd.all() else None,
                 self.effort.copy() if self.has_effort.all() else None, stamp)
 
@@ -188,8 +192,8 @@ class JointStates:
             raise BadMessage('lengths', f'{self.topic} has {len(names)} names but '
                              f'{len(values)} {what} values')
         a = np.asarray(values, dtype=float)[rows]
-        bad = np.flatnonzero(~np.isfinite(a))
-        if len(bad):
+        if not np.isfinite(a).all():
+            bad = np.flatnonzero(~np.isfinite(a))
             joint = self.model.joint_names[joints[bad[0]]]
             raise BadMessage('non-finite', f"{self.topic} {what} of '{joint}' is {a[bad[0]]}")
         return a

@@ -14,6 +14,8 @@
 
 """Messages to and from arrays, and a message refused with the reason."""
 
+import array
+
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
@@ -36,11 +38,21 @@ def by_name(model, names, **options):
         raise BadMessage(e.kind, str(e)) from None
 
 
+def float64_array(values):
+    """
+    Return ``values`` as the ``array.array('d')`` a float64[] message field holds.
+
+    A message's setter takes one as it is; a list it checks element by element (type and range:
+    about 2 us for 7 numbers, a third of what a 1 kHz node's callback spends on its command).
+    """
+    return array.array('d', np.ascontiguousarray(values, dtype=float).tobytes())
+
+
 def vector_message(values, label='joint'):
     """Make a 1-D Float64MultiArray."""
     msg = Float64MultiArray()
     msg.layout.dim = [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
-    msg.data = np.asarray(values, dtype=float).tolist()
+    msg.data = float64_array(values)
     return msg
 
 
@@ -50,7 +62,7 @@ def array_message(a, labels):
     strides = np.cumprod(a.shape[::-1])[::-1]
     msg.layout.dim = [MultiArrayDimension(label=label, size=size, stride=int(stride))
                       for label, size, stride in zip(labels, a.shape, strides)]
-    msg.data = a.astype(float).reshape(-1).tolist()
+    msg.data = float64_array(a.reshape(-1))
     return msg
 
 

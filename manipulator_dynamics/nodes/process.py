@@ -16,6 +16,7 @@
 
 import functools
 import gc
+import os
 import signal
 import sys
 
@@ -120,16 +121,86 @@ def ros_init(args=None):
     return handler
 
 
+#: The environment variable that chooses a node's executor, one of :data:`EXECUTORS`.
+EXECUTOR_VARIABLE = 'MANIPULATOR_DYNAMICS_EXECUTOR'
+#: ``events``: rclpy.experimental.EventsExecutor, the default where this rclpy has it (Kilted
+#: on); ``single``: rclpy's SingleThreadedExecutor (the default where it has not).
+EXECUTORS = ('events', 'single')
+
+
+def executor_name():
+    """
+    Return the executor this process's nodes run on: :data:`EXECUTOR_VARIABLE`'s, or the default.
+
+    EventsExecutor where rclpy has it: at 1 kHz into dynamics_node it halves the CPU per state
+    and the latency in the node (docs/speed.md, benchmarks/bench_latency.py).
+    """
+    name = os.environ.get(EXECUTOR_VARIABLE)
+    if name:
+        return name
+    try:
+        from rclpy.experimental import EventsExecutor  # noqa: F401
+    except ImportError:
+        return 'single'
+    return 'events'
+
+
+def with_receipt_time(callback):
+    """
+    Return a subscription callback that hands ``callback(msg, info)`` the message's receipt time.
+
+    rclpy's SingleThreadedExecutor passes the message info (``received_timestamp``, ns: the DDS
+    receipt) to a callback that takes it; rclpy 9's EventsExecutor fails on such a callback
+    ("SystemError: null argument to internal routine"), so there the time the callback starts
+    stands in (it leaves out the wait in the executor's queue, which the EventsExecutor keeps
+    short: it takes each message as it arrives).
+    """
+    if executor_name() != 'events':
+        return callback
+    import time
+
+    def on_message(msg):
+        return callback(msg, {'received_timestamp': time.time_ns()})
+    return on_message
+
+
+def make_executor(name=None):
+    """
+    Return the executor ``name``, by default :func:`executor_name`'s.
+
+    An unknown name, or ``events`` where this rclpy lacks it, is an error naming the choices.
+    """
+    name = name or executor_name()
+    if name == 'single':
+        from rclpy.executors import SingleThreadedExecutor
+        return SingleThreadedExecutor()
+    if name == 'events':
+        try:
+            from rclpy.experimental import EventsExecutor
+        except ImportError:
+            raise ConfigurationError(f'{EXECUTOR_VARIABLE}=events: this rclpy has no '
+                                     'rclpy.experimental.EventsExecutor (Kilted on); use '
+                                     'single') from None
+        return EventsExecutor()
+    raise ConfigurationError(f'{EXECUTOR_VARIABLE}={name!r}: the executor is one of '
+                             f'{", ".join(EXECUTORS)}')
+
+
 def spin(node_class, args=None):
     """
     Run a node until SIGINT or SIGTERM, then shut down with exit code 0: its ``main()``.
 
     A node that is done by itself (a one-shot sender) shuts its context down: spin then ends too.
     """
-    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from rclpy.executors import ExternalShutdownException
     handler = ros_init(args)
     # the executor first: a signal during the node's start-up then finds it whole
-    executor = SingleThreadedExecutor()
+    try:
+        executor = make_executor()
+    except ConfigurationError as e:
+        rclpy.logging.get_logger(node_class.__name__).fatal(f'not started: {e}')
+        shut_down(None)
+        raise SystemExit(2)
     node = None
     try:
         node = node_class()

@@ -458,6 +458,55 @@ def test_a_new_robot_description_is_checked_against_the_controller_again(client,
     wait_logged(client, log, 'no commands until')
 
 
+def _has_events_executor():
+    try:
+        from rclpy.experimental import EventsExecutor  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize('executor', [
+    pytest.param('events', marks=pytest.mark.skipif(
+        not _has_events_executor(), reason='this rclpy has no rclpy.experimental.EventsExecutor '
+        '(Kilted on); the nodes run on the SingleThreadedExecutor')),
+    'single'])
+def test_each_executor_serves_reports_its_latency_and_stops_cleanly(client, processes, executor):
+    """
+    Under either executor (MANIPULATOR_DYNAMICS_EXECUTOR): gravity torques answered, latency.
+
+    The receipt time reaches the callback both ways (the message info, or the callback's start
+    under the EventsExecutor), parameters are served, and Ctrl-C ends it with exit code 0.
+    """
+    from rcl_interfaces.srv import GetParameters
+    from std_msgs.msg import Float64
+    from manipulator_dynamics.nodes.process import EXECUTOR_VARIABLE
+    model = md.load_model(robots.path('demo_arm'))
+    node = processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}',
+                     'report_latency:=true', env={EXECUTOR_VARIABLE: executor})
+    latency = client.listen(Float64, '/dynamics_node/command_latency')
+    q = np.linspace(-0.4, 0.6, model.n)
+    command_now = commands_for(client, model, q)[0]
+    np.testing.assert_allclose(command_now(), md.gravity_torques(model, q), atol=1e-9)
+    client.wait(lambda: latency, what='a latency report')
+    assert 0 < latency[-1].data < 1000, latency[-1].data          # ms
+    service = client.node.create_client(GetParameters, '/dynamics_node/get_parameters')
+    reply = client.call(service, GetParameters.Request(names=['mode']))
+    assert reply.values[0].string_value == 'gravity_compensation'
+    code, output = node.stop(signal.SIGINT)
+    assert code == 0 and 'Traceback' not in output, output
+
+
+def test_an_unknown_executor_is_refused_by_name(processes):
+    from manipulator_dynamics.nodes.process import EXECUTOR_VARIABLE
+    node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}',
+                     env={EXECUTOR_VARIABLE: 'multi'})
+    code, output = node.wait(timeout=60)
+    assert code == 2, output
+    assert f"{EXECUTOR_VARIABLE}='multi': the executor is one of events, single" in output, output
+    assert 'Traceback' not in output, output
+
+
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
 def test_clean_shutdown(client, processes, sig):
     node = processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}')
