@@ -31,11 +31,11 @@ import numpy as np
 
 from . import csvlog, robots
 from .identification.base_parameters import base_parameters
-from .identification.estimate import (cross_validate, CUTOFF_HZ, cutoff_summary,
-                                      FRICTION_LAWS, friction_summary, identify,
-                                      resolve_cutoff, select_friction, stamps_summary,
-                                      std_summary)
+from .identification.estimate import (cross_validate, cutoff_summary, FRICTION_LAWS,
+                                      friction_summary, identify, resolve_cutoff,
+                                      select_friction, std_summary)
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
+from .identification.logs import CUTOFF_HZ, stamps_summary
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
 from .rigid.forward import choose_method, forward_dynamics

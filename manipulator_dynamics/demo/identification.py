@@ -33,8 +33,9 @@ import numpy as np
 
 from .loop import demo_model, Loop
 from ..identification.base_parameters import base_parameters
-from ..identification.estimate import identify, prepare
+from ..identification.estimate import identify
 from ..identification.excitation import excitation_trajectory
+from ..identification.logs import prepare
 from ..model import parameter_problems
 from ..nodes.send_trajectory import trajectory_message
 from ..rigid.rnea import inverse_dynamics

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .estimate import (check_excitation, CUTOFF_HZ, IdentificationError, prepare,
-                       weighted_least_squares)
+from .estimate import check_excitation, weighted_least_squares
+from .logs import CUTOFF_HZ, IdentificationError, prepare
 from ..model import central_inertia, PARAMETER_NAMES, transform_parameters
 from ..rigid.regressor import regressor
 from ..rigid.rnea import inverse_dynamics

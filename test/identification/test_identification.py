@@ -20,8 +20,8 @@ from conftest import erd, EXCITATION_RATE, exciting, measured, needs_erd, ROOT, 
     write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
-from manipulator_dynamics.identification.estimate import (cutoff_summary, resolve_cutoff,
-                                                          stamps_summary)
+from manipulator_dynamics.identification.estimate import cutoff_summary, resolve_cutoff
+from manipulator_dynamics.identification.logs import stamps_summary
 import numpy as np
 import pytest
 
@@ -247,7 +247,7 @@ def test_a_log_without_the_fingers_names_the_tip_links(tmp_path, capsys):
 
 
 def test_no_tip_links_to_suggest_where_a_middle_joint_is_missing(arm):
-    from manipulator_dynamics.identification.estimate import suggest_tip_links
+    from manipulator_dynamics.identification.logs import suggest_tip_links
     names = list(arm.joint_names)
     assert suggest_tip_links(arm, names[:3] + names[4:]) == ''
     assert "tip_links=['link4']" in suggest_tip_links(arm, names[:4])

@@ -26,7 +26,7 @@ import warnings
 from conftest import erd, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics.identification.consistent import ConsistentFit, physical_problems
-from manipulator_dynamics.identification.estimate import prepare
+from manipulator_dynamics.identification.logs import prepare
 from manipulator_dynamics.rigid.regressor import regressor
 import numpy as np
 import pytest

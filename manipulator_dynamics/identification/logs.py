@@ -1,0 +1,437 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Identification data as loggers write it: read, checked, re-timed, filtered and differentiated.
+
+What :func:`.estimate.identify` fits comes from here: a CSV file (:mod:`..csvlog`'s convention)
+or a rosbag2 recording of ``/joint_states`` (:func:`read_csv`, :func:`read_rosbag`), a mapping
+or arrays (:func:`read_log`); the stamps checked, repeats dropped and gaps found
+(:func:`check_stamps`), the log re-timed on the robot's clock by its velocities
+(:mod:`.timing`); each stretch between gaps filtered and differentiated on its own, with the
+parallel filter for both sides of ``tau = W K`` (:func:`differentiate_logs`, the estimate
+module's docstring).  Every refusal is an :class:`IdentificationError` naming what is wrong.
+"""
+
+import math
+import os
+
+import numpy as np
+
+from . import timing
+from .. import csvlog
+from ..names import joint_map, JointNamesError
+
+
+#: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
+#: structural resonances above.
+CUTOFF_HZ = 10.0
+
+
+FILTER_ORDER = 4
+
+
+#: An interval between samples longer than this many sample periods, and than this fraction of
+#: the cutoff's period, is a gap: the stretches on either side are filtered and differentiated
+#: apart (a dropped recording, several runs).  Shorter ones are interpolated over: a real
+#: Panda's logger skipped up to 8 samples of 1 ms, a tenth of a 2.5 Hz cutoff's period is 40.
+GAP_STEPS, GAP_CUTOFF_PERIODS = 5, 0.1
+
+
+class IdentificationError(ValueError):
+    """The data cannot give an estimate: wrong shapes, NaN, too short, or not exciting enough."""
+
+
+def read_logs(model, data, topic, retime=True):
+    """Read every log of ``data`` once: a list of tuples, ``(t, q, tau)`` or arrays."""
+    return [read_log(model, d, topic, retime)[0]
+            for d in (data if isinstance(data, list) else [data])]
+
+
+def read_time_series(model, data, topic, what, retime=True):
+    """Read every log of ``data`` once: a list of ``(t, q, tau)``; error if some are arrays."""
+    logs = read_logs(model, data, topic, retime)
+    if any(len(log) != 3 for log in logs):
+        raise IdentificationError(f'{what} needs time series (t, q, tau), CSV files or rosbag2 '
+                                  'recordings, not (q, qd, qdd, tau) arrays, which are not '
+                                  'filtered')
+    return logs
+
+
+def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True):
+    """
+    Read and condition identification data: ``(q, qd, qdd, tau, parallel, processing)``.
+
+    ``data`` as :func:`identify` takes it.  ``parallel`` is None for ``(q, qd, qdd, tau)``
+    arrays (used as they are), else the parallel filter to apply to both sides of a linear
+    model of ``tau`` (see :func:`differentiate`).  ``retime``: see :func:`identify`.
+    """
+    if isinstance(data, list) and data and all(
+            isinstance(d, (str, os.PathLike, dict, tuple)) for d in data):
+        logs = [read_log(model, d, topic, retime) for d in data]
+        if any(len(log) != 3 for log, _ in logs):
+            raise IdentificationError('several logs must each be a time series (t, q, tau), a '
+                                      'CSV file or a rosbag2 recording')
+        processing = {'source': [p.get('source', 'arrays') for _, p in logs],
+                      'timing': [p.get('timing') for _, p in logs]}
+        data = [log for log, _ in logs]
+    else:
+        data, processing = read_log(model, data, topic, retime)
+    parallel = None
+    if isinstance(data, list) or len(data) == 3:
+        logs = data if isinstance(data, list) else [data]
+        q, qd, qdd, tau, parallel, more = differentiate_logs(model, logs, cutoff=cutoff)
+        processing.update(more, retime=retime)
+    elif len(data) == 4:
+        names = ('q', 'qd', 'qdd', 'tau')
+        q, qd, qdd, tau = (sample_matrix(model, name, x) for name, x in zip(names, data))
+        processing.setdefault('source', 'arrays')
+        if not q.shape == qd.shape == qdd.shape == tau.shape:
+            raise IdentificationError(f'q, qd, qdd and tau must have the same shape, got '
+                                      f'{q.shape}, {qd.shape}, {qdd.shape}, {tau.shape}')
+    else:
+        raise IdentificationError('data must be (q, qd, qdd, tau), (t, q, tau), a CSV file or a '
+                                  'rosbag2 recording')
+    return q, qd, qdd, tau, parallel, processing
+
+
+def read_log(model, data, topic, retime=True):
+    """
+    One log: ``(data as a tuple, processing)``, read from its file where it is one.
+
+    A time series with the robot's measured velocities (a mapping's ``qd``, a CSV's
+    ``<joint>.velocity`` columns, a JointState's ``velocity``) is re-timed on the robot's clock
+    where they allow it and ``retime`` is true (:func:`.timing.retime`); ``processing['timing']``
+    says what was done, or why not.
+    """
+    processing = {}
+    if isinstance(data, (str, os.PathLike)):
+        path = os.fspath(data)
+        if os.path.isfile(path) and path.lower().endswith('.csv'):
+            data, processing = read_csv(model, path, velocity=True), {'source': path}
+        elif os.path.exists(path):
+            data, processing = (read_rosbag(model, path, topic, velocity=True),
+                                {'source': path, 'topic': topic})
+        else:
+            raise IdentificationError(f'no such data file or recording: {path}')
+    if not isinstance(data, dict):
+        return tuple(data), processing
+    if 'qdd' in data:
+        return tuple(data[k] for k in ('q', 'qd', 'qdd', 'tau')), processing
+    try:
+        t, q, tau = (data[k] for k in ('t', 'q', 'tau'))
+    except KeyError as e:
+        raise IdentificationError(f'a log as a mapping needs the keys t, q, tau (and qd, the '
+                                  f'measured velocities, if there are any): no {e}') from None
+    if data.get('qd') is not None:
+        if not retime:
+            processing['timing'] = {'retimed': False, 'reason': 'retime=False: the stamps as '
+                                    'logged, the measured velocities unused'}
+        else:
+            t, q, tau = time_series(model, t, q, tau)
+            qd = sample_matrix(model, 'qd', data['qd'])
+            if len(qd) != len(t):
+                raise IdentificationError(f'qd has {len(qd)} samples, t {len(t)}')
+            t, processing['timing'] = timing.retime(t, q, qd)
+    return (t, q, tau), processing
+
+
+def sample_matrix(model, name, x):
+    """Return ``x`` as an ``(N, n)`` array of finite numbers, or refuse it naming the sample."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise IdentificationError(f'{name} must be an array of numbers') from None
+    if a.ndim != 2 or a.shape[1] != model.n:
+        raise IdentificationError(f'{name} must have shape (N, {model.n}) for the joints '
+                                  f'{", ".join(model.joint_names)}, got {a.shape}')
+    bad = np.argwhere(~np.isfinite(a))
+    if len(bad):
+        s, j = bad[0]
+        raise IdentificationError(f"{name}[{s}, {j}] (joint '{model.joint_names[j]}') is "
+                                  f'{a[s, j]}: {len(bad)} non-finite values in {name}; remove '
+                                  'those samples or fill the gaps before identifying')
+    return a
+
+
+def differentiate(model, t, q, tau, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
+    """Filter and differentiate one time series: :func:`differentiate_logs` of one log."""
+    return differentiate_logs(model, [(t, q, tau)], cutoff=cutoff, order=order)
+
+
+def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
+    """
+    Filter and differentiate time series, each stretch between gaps on its own grid.
+
+    Returns ``(q, qd, qdd, tau, parallel, processing)``: filtered positions and their derivatives,
+    the efforts as measured, and ``parallel(x)``, the parallel filter (the same low-pass filter
+    along the first axis, then the ends trimmed) to apply to both sides of ``tau = W K``.  See the
+    module docstring.  ``logs``: ``(t, q, tau)`` per log, ``t (N,)`` in seconds, non-decreasing;
+    a log never runs into the next.
+
+    The stamps are checked first (:func:`check_stamps`): samples that repeat the one before
+    (the same stamp, or every position and effort the same) are dropped, and an interval longer
+    than the report's ``gap_s`` ends a stretch.  A stretch is put on a uniform grid (linear
+    interpolation where stamps jitter by more than 1 %), filtered and differentiated alone, and
+    ``parallel`` filters it alone: nothing is drawn across a gap.  Stretches too short to filter
+    are left out and reported.  ``processing`` says what was found and done.
+    """
+    import scipy.signal
+
+    pieces, stamps = [], []
+    for i, (ti, qi, taui) in enumerate(logs):
+        ti, qi, taui = time_series(model, ti, qi, taui, f'log {i + 1}: ' if len(logs) > 1 else '')
+        keep, report = check_stamps(ti, qi, taui, cutoff)
+        stamps.append(report)
+        ti, qi, taui = ti[keep], qi[keep], taui[keep]
+        cuts = np.flatnonzero(np.diff(ti) > report['gap_s']) + 1
+        pieces += [(a, b) for a, b in zip(np.split(ti, cuts), zip(np.split(qi, cuts),
+                                                                  np.split(taui, cuts)))]
+    step = float(np.median([r['step_s'] for r in stamps]))
+    fs = 1.0 / step
+    if not 0 < cutoff < 0.5 * fs:
+        raise IdentificationError(f'cutoff {cutoff:g} Hz must be between 0 and half the sample '
+                                  f'rate ({0.5 * fs:g} Hz)')
+    b, a = scipy.signal.butter(order, cutoff / (0.5 * fs))
+    trim = int(math.ceil(round(3 * fs / cutoff, 6)))      # 239.99999 and 240.00001: 240
+    shortest = 2 * trim + 3 * max(len(a), len(b)) + 1
+    decimate = max(1, int(fs / (2.5 * cutoff)))
+    used, short, resampled, spans = [], [], False, []
+    for ts, (qs, taus) in pieces:
+        if np.abs(np.diff(ts) - step).max(initial=0.0) > 0.01 * step:
+            grid = np.arange(ts[0], ts[-1] + 0.5 * step, step)
+            qs = np.column_stack([np.interp(grid, ts, qs[:, j]) for j in range(model.n)])
+            taus = np.column_stack([np.interp(grid, ts, taus[:, j]) for j in range(model.n)])
+            ts, resampled = grid, True
+        if len(ts) < shortest:
+            short.append([float(ts[0]), float(ts[-1])])
+            continue
+        qf = scipy.signal.filtfilt(b, a, qs, axis=0)
+        qd = np.gradient(qf, step, axis=0)
+        used.append((qf, qd, np.gradient(qd, step, axis=0), taus, ts))
+        spans.append([float(ts[0]), float(ts[-1])])
+    if not used:
+        raise IdentificationError(f'{sum(len(p[0]) for p in pieces)} samples in {len(pieces)} '
+                                  f'stretch(es), none long enough to filter at {cutoff:g} Hz and '
+                                  f'{fs:g} Hz: record more than {shortest} samples without a gap')
+    bounds = np.cumsum([0] + [len(u[0]) for u in used])
+
+    def parallel(x):
+        return np.concatenate([
+            scipy.signal.filtfilt(b, a, x[i:j], axis=0)[trim:j - i - trim:decimate]
+            for i, j in zip(bounds[:-1], bounds[1:])])
+
+    def rows(x):
+        """Return the rows ``parallel`` keeps, every one and unfiltered (for validation)."""
+        return np.concatenate([x[i + trim:j - trim] for i, j in zip(bounds[:-1], bounds[1:])])
+    parallel.rows = rows
+    parallel.t = np.concatenate([u[4] for u in used])          # the stamps of every row
+
+    processing = {
+        'rate_hz': fs, 'cutoff_hz': float(cutoff),
+        'filter': f'Butterworth order {order}, zero phase (filtfilt), cutoff '
+        f'{cutoff:g} Hz, on positions; the same in parallel on efforts and regressor, each '
+        'stretch alone', 'resampled': resampled, 'stamps': stamps, 'stretches': spans,
+        'too_short': short, 'trimmed_samples': 2 * trim * len(used), 'decimation': decimate}
+    joined = tuple(np.concatenate([u[k] for u in used]) for k in range(4))
+    return joined + (parallel, processing)
+
+
+def stamps_summary(processing):
+    """Say in a line per log what :func:`check_stamps` found, and which stretches were used."""
+    lines = []
+    sources = processing.get('source')
+    sources = sources if isinstance(sources, list) else [sources]
+    timings = processing.get('timing')
+    timings = timings if isinstance(timings, list) else [timings]
+    for i, r in enumerate(processing.get('stamps', ())):
+        name = sources[i] if i < len(sources) and sources[i] else f'log {i + 1}'
+        gaps = ', '.join(f'{a:.3f}-{b:.3f} s' for a, b in r['gaps']) or 'none'
+        lines.append(f"{name}: {r['samples']} samples at {1 / r['step_s']:.4g} Hz, jitter "
+                     f"{r['jitter_ms']:.3g} ms RMS; {r['repeated']} repeats dropped, "
+                     f"{r['skipped']} intervals with missed samples (interpolated), gaps: {gaps}")
+        told = timings[i] if i < len(timings) else None
+        if told and told['retimed']:
+            lines.append(f"  re-timed on the robot's clock: {told['reason']}; the logger's "
+                         f"stamps lagged it by {told['offset_ms'][0]:.3g} to "
+                         f"{told['offset_ms'][1]:.3g} ms (from the first sample's)")
+        elif told:
+            lines.append(f"  stamps as logged: {told['reason']}")
+    if 'stretches' in processing:
+        lines.append(f"filtered in {len(processing['stretches'])} stretch(es): " + ', '.join(
+            f'{a:.3f}-{b:.3f} s' for a, b in processing['stretches'])
+            + ''.join(f'; {a:.3f}-{b:.3f} s too short, left out'
+                      for a, b in processing['too_short']))
+    return '\n'.join(lines)
+
+
+def time_series(model, t, q, tau, where=''):
+    """Check one log's ``t (N,)``, ``q``, ``tau (N, n)``; return them as arrays."""
+    t = np.asarray(t, dtype=float).reshape(-1)
+    try:
+        q, tau = sample_matrix(model, 'q', q), sample_matrix(model, 'tau', tau)
+    except IdentificationError as e:
+        raise IdentificationError(where + str(e)) from None
+    if not (len(t) == len(q) == len(tau)):
+        raise IdentificationError(f'{where}t, q and tau must have the same number of samples, '
+                                  f'got {len(t)}, {len(q)}, {len(tau)}')
+    if not np.all(np.isfinite(t)):
+        raise IdentificationError(f'{where}time stamps must be finite')
+    dt = np.diff(t)
+    if len(t) < 2 or np.any(dt < 0):
+        at = int(np.argmax(dt < 0)) + 1 if len(t) >= 2 else 0
+        raise IdentificationError(f'{where}time stamps must not decrease (sample {at}, '
+                                  f'{t[at]:.6g} s, is before the one before it): sort the data, '
+                                  'or pass each recording as its own log')
+    return t, q, tau
+
+
+def check_stamps(t, q, tau, cutoff=CUTOFF_HZ):
+    """
+    Check a log's stamps: return ``(keep, report)``, the samples to use and what was found.
+
+    * A sample with the stamp of the one before, or with every position and effort equal to
+      it (a logger that wrote the last message again), is a repeat: dropped.
+    * ``step_s``: the median interval of what is kept, the sample period; ``jitter_ms``: the
+      RMS of the intervals' deviation from it (missed samples and gaps left out).
+    * ``gap_s``: the longest interval interpolated over, the larger of ``GAP_STEPS`` periods
+      and ``GAP_CUTOFF_PERIODS`` of the cutoff's period (motion kept below the cutoff barely
+      bends within it: a straight line across it is the motion).
+    * ``skipped``: intervals of 1.5 periods to ``gap_s`` (samples the logger missed;
+      interpolated over); ``gaps``: longer intervals ``(from, to)`` in seconds, where a stretch
+      ends.
+    """
+    unchanged = np.all(q[1:] == q[:-1], axis=1) & np.all(tau[1:] == tau[:-1], axis=1)
+    same = np.r_[False, (np.diff(t) == 0) | unchanged]
+    keep = ~same
+    tk = t[keep]
+    dt = np.diff(tk)
+    if len(tk) < 2:
+        raise IdentificationError(f'{len(t)} samples, {len(tk)} of them not repeats: too few')
+    step = float(np.median(dt))
+    gap = max(GAP_STEPS * step, GAP_CUTOFF_PERIODS / cutoff)
+    steady = dt <= gap
+    gaps = np.flatnonzero(~steady)
+    report = {'samples': len(t), 'repeated': int(same.sum()), 'step_s': step, 'gap_s': gap,
+              'jitter_ms': float(np.sqrt(np.mean((dt[dt <= 1.5 * step] - step) ** 2)) * 1e3),
+              'skipped': int(np.sum(steady & (dt > 1.5 * step))),
+              'gaps': [[float(tk[i]), float(tk[i + 1])] for i in gaps]}
+    return keep, report
+
+
+def suggest_tip_links(model, present):
+    """
+    Say how to load only the joints a log has, where ``tip_links`` can: else an empty string.
+
+    The joints ``present`` must be the root's side of the tree (every ancestor of one present
+    too): the robot as recorded is then the URDF cut at the links where they end (a gripper's
+    fingers that were not logged, a hand that was not mounted).
+    """
+    kept = np.array([j in present for j in model.joint_names])
+    if not kept.any() or kept.all() or any(
+            kept[i] and model.parent[i] >= 0 and not kept[model.parent[i]]
+            for i in range(model.n)):
+        return ''
+    ends = [model.link_names[i] for i in range(model.n) if kept[i] and not any(
+        kept[j] and model.parent[j] == i for j in range(model.n))]
+    return (f'; the joints it has end at {", ".join(ends)}: load the robot as recorded with '
+            f'load_model(..., tip_links={ends!r}) (command line: '
+            + ' '.join(f'--tip-link {e}' for e in ends) + ')')
+
+
+def read_csv(model, path, *, velocity=False):
+    """
+    Read ``(t, q, tau)`` from a CSV file (:mod:`..csvlog`'s convention).
+
+    Columns: ``time`` (seconds), and for every joint of the model ``<joint>.position`` and
+    ``<joint>.effort``; other columns are ignored.  With ``velocity``: a mapping with keys
+    ``t, q, tau`` and ``qd``, the ``<joint>.velocity`` columns, None unless every joint has one.
+    """
+    try:
+        table = csvlog.read(path)
+        t = table.time()
+    except ValueError as e:
+        raise IdentificationError(str(e)) from None
+    joints = model.joint_names
+    missing = [f'{j}.{field}' for field in ('position', 'effort')
+               for j in table.missing(joints, field)]
+    if missing:
+        present = [j for j in joints if not table.missing([j], 'position')
+                   and not table.missing([j], 'effort')]
+        raise IdentificationError(f'{path} lacks the columns {", ".join(missing)} (expected a '
+                                  'header with time, <joint>.position and <joint>.effort)'
+                                  + suggest_tip_links(model, present))
+    q, tau = table.field(joints, 'position'), table.field(joints, 'effort')
+    if not velocity:
+        return t, q, tau
+    return {'t': t, 'q': q, 'tau': tau, 'qd': table.field(joints, 'velocity', required=False)}
+
+
+def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
+    """
+    Read ``(t, q, tau)`` from the sensor_msgs/JointState messages of a rosbag2 recording.
+
+    Joints are matched by name (other robots' joints are ignored); time is the header stamp, or
+    the recording time when the stamp is zero.  Messages without every joint of the model, or
+    without efforts, are skipped.  With ``velocity``: a mapping with keys ``t, q, tau`` and
+    ``qd``, the messages' velocities, None unless every message kept has them.
+    """
+    from pathlib import Path
+
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import get_typestore, Stores
+
+    try:
+        reader = AnyReader([Path(path)], default_typestore=get_typestore(Stores.ROS2_HUMBLE))
+        reader.open()
+    except Exception as e:  # noqa: B902 - rosbags raises its own error types
+        raise IdentificationError(f'{path} is not a readable rosbag2 recording: {e}') from None
+    try:
+        connections = [c for c in reader.connections if c.topic == topic]
+        if not connections:
+            topics = ', '.join(sorted({c.topic for c in reader.connections})) or 'none'
+            raise IdentificationError(f'{path} has no topic {topic} (topics: {topics})')
+        times, positions, velocities, efforts, seen, maps = [], [], [], [], set(), {}
+        for connection, stamp, raw in reader.messages(connections=connections):
+            msg = reader.deserialize(raw, connection.msgtype)
+            names = tuple(msg.name)
+            seen.update(names)
+            if names not in maps:
+                try:
+                    maps[names] = joint_map(model.joint_names, names, every=True).rows
+                except JointNamesError:         # lacks a joint, or names one twice: skipped
+                    maps[names] = None
+            idx = maps[names]
+            if idx is None or len(msg.effort) != len(names):
+                continue
+            header = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            times.append(header if header > 0 else stamp * 1e-9)
+            positions.append([msg.position[i] for i in idx])
+            efforts.append([msg.effort[i] for i in idx])
+            velocities.append([msg.velocity[i] for i in idx]
+                              if len(msg.velocity) == len(names) else None)
+    finally:
+        reader.close()
+    if not times:
+        missing = [j for j in model.joint_names if j not in seen]
+        raise IdentificationError(
+            f'no message on {topic} has positions and efforts of every joint of the model'
+            + (f' (never seen: {", ".join(missing)})' if missing else ' (efforts missing)')
+            + suggest_tip_links(model, [j for j in model.joint_names if j in seen]))
+    order = np.argsort(times, kind='stable')
+    t, q, tau = np.array(times)[order], np.array(positions)[order], np.array(efforts)[order]
+    if not velocity:
+        return t, q, tau
+    qd = None if any(v is None for v in velocities) else np.array(velocities)[order]
+    return {'t': t, 'q': q, 'tau': tau, 'qd': qd}
