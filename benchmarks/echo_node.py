@@ -22,7 +22,8 @@ bench_latency.py runs it beside dynamics_node, in the same process shape (the pa
 ``spin``, its signal handling and executor, chosen by ``MANIPULATOR_DYNAMICS_EXECUTOR``), so
 that the difference between the two is the dynamics node's own work.  It publishes on
 ``effort_controller/commands`` and, with ``report_latency``, ``~/command_latency`` (ms from the
-DDS receipt of each state to the return of the publication), as dynamics_node does.
+receipt of each state to the return of the publication), measured as dynamics_node measures it
+(:func:`manipulator_dynamics.nodes.process.with_receipt_time`).
 """
 
 import time

@@ -194,15 +194,10 @@ def spin(node_class, args=None):
     """
     from rclpy.executors import ExternalShutdownException
     handler = ros_init(args)
-    # the executor first: a signal during the node's start-up then finds it whole
-    try:
-        executor = make_executor()
-    except ConfigurationError as e:
-        rclpy.logging.get_logger(node_class.__name__).fatal(f'not started: {e}')
-        shut_down(None)
-        raise SystemExit(2)
     node = None
     try:
+        # the executor first: a signal during the node's start-up then finds it whole
+        executor = make_executor()
         node = node_class()
         executor.add_node(node)
         for companion in getattr(node, 'companions', ()):     # nodes it shows beside it
