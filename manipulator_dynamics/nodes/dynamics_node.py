@@ -50,7 +50,7 @@ from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_
 from .logs import Throttled
 from .messages import BadMessage, by_name, matrix_message, names_message, vector_message
 from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
-from .process import spin, with_receipt_time
+from .process import clock_ns, spin, with_receipt_time
 from .qos import LATCHED
 from ..control import friction_torque
 from ..precompile import warm_up
@@ -112,6 +112,7 @@ class DynamicsNode(Node):
         self.desired = None            # (qdd (n,), receipt time ns)
         self.timer = None
         self.throttle = Throttled(self)
+        self.now_ns = clock_ns(self)
         # the model (loaded and its kernels warmed up) before the subscriptions: a node that
         # says it listens must be ready to serve, or the first states wait and go stale
         self.source = ModelSource(self, self.params, self._on_model)
@@ -165,7 +166,7 @@ class DynamicsNode(Node):
                        'urdf_path)')
             return
         try:
-            state = self.states.read(msg, self.get_clock().now().nanoseconds)
+            state = self.states.read(msg, self.now_ns())
         except BadMessage as e:
             self._warn(f'dropped joint_states: {e}', 'states ' + e.kind)
             return
@@ -197,7 +198,7 @@ class DynamicsNode(Node):
         except BadMessage as e:
             self._warn(f'dropped desired_state: {e}', 'desired ' + e.kind)
             return
-        self.desired = (qdd, self.get_clock().now().nanoseconds)
+        self.desired = (qdd, self.now_ns())
 
     def _on_timer(self):
         if self.latest is not None:
@@ -219,7 +220,7 @@ class DynamicsNode(Node):
             else:
                 qdd = np.zeros(model.n)
                 if self.desired is not None:
-                    age = self.get_clock().now().nanoseconds - self.desired[1]
+                    age = self.now_ns() - self.desired[1]
                     if age <= params.desired_timeout * 1e9:
                         qdd = self.desired[0]
                     else:

@@ -68,7 +68,7 @@ from .joint_states import JointStates, Plan
 from .logs import Throttled
 from .messages import array_message, BadMessage, names_message
 from .model_source import existing_file
-from .process import spin
+from .process import clock_ns, spin
 from .qos import LATCHED
 from ..flexible.arm import FlexibleArm
 from ..flexible.dynamics import check_step, flexible_inverse_dynamics
@@ -111,6 +111,7 @@ class FlexibleTrajectoryNode(Node):
 
     def __init__(self, node_name='flexible_trajectory_node', **kwargs):
         super().__init__(node_name, **kwargs)
+        self.now_ns = clock_ns(self)
         self.params = params = Parameters(self, PARAMS)
         config = params.arm_config
         try:
@@ -152,7 +153,7 @@ class FlexibleTrajectoryNode(Node):
     def _on_target(self, msg):
         arm, dt = self.arm, self.params.dt
         try:
-            state = self.targets.read(msg, self.get_clock().now().nanoseconds)
+            state = self.targets.read(msg, self.now_ns())
             if state is None:
                 return
             q, qd, _, stamp = state

@@ -14,6 +14,8 @@
 
 """Joint states by name, merged from many messages; trajectories checked against the model."""
 
+from math import isfinite
+
 import numpy as np
 from rclpy.qos import HistoryPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 
@@ -112,23 +114,28 @@ class JointStates:
         self.q, self.qd, self.effort = np.zeros(n), np.zeros(n), np.zeros(n)
         self.stamp = np.zeros(n, dtype=np.int64)          # ns: header stamp, else receipt
         self.heard = np.zeros(n, dtype=bool)
-        self._complete = False              # every joint heard since the last forget()
         self.has_qd = np.zeros(n, dtype=bool)
         self.has_effort = np.zeros(n, dtype=bool)
-        self._maps = {}             # names of a message -> (its indices, the model's), cached:
-        #                             a driver sends the same names every time
+        self._maps = {}             # names of a message -> _Map, cached: a driver sends the
+        #                             same names every time
+        self.forget()
 
     def forget(self):
         """Forget every joint's state: the next ones start afresh (a new clock)."""
         self.heard[:] = False
-        self._complete = False
         self.stamp[:] = 0
+        # What the arrays above say, kept as numbers: a driver's message names every joint, and
+        # then these answer without a pass over the arrays (the 1 kHz path).
+        self._complete = False              # every joint heard since the last forget()
+        self._newest = 0                    # stamp.max()
+        self._oldest = 0                    # stamp.min()
+        self._all_qd = self._all_effort = False   # has_qd.all(), has_effort.all()
 
     def _map(self, names):
         key = tuple(names)
         found = self._maps.get(key)
         if found is None:
-            found = by_name(self.model, key, what=self.topic)
+            found = _Map(*by_name(self.model, key, what=self.topic), self.model.n, len(key))
             if len(self._maps) > 64:                       # names that keep changing
                 self._maps.clear()
             self._maps[key] = found
@@ -147,19 +154,22 @@ class JointStates:
         be computed without every joint.  ``qd`` (``effort``) is None unless every joint has one.
         """
         names = msg.name
-        rows, joints = self._map(names)
-        q = self._field(msg.position, 'position', names, rows, joints, required=True)
-        qd = self._field(msg.velocity, 'velocity', names, rows, joints)
-        effort = self._field(msg.effort, 'effort', names, rows, joints)
-        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        if len(joints) == 0:
+        m = self._map(names)
+        q = self._field(msg.position, 'position', names, m, required=True)
+        qd = self._field(msg.velocity, 'velocity', names, m)
+        effort = self._field(msg.effort, 'effort', names, m)
+        stamp = msg.header.stamp
+        stamp = stamp.sec * 1_000_000_000 + stamp.nanosec
+        if m.count == 0:
             return None
+        joints = m.joints
         # a joint never heard of has stamp 0, so the newest stamp of the joints is their check
-        if stamp and self.stamp[joints].max() > stamp:
+        if stamp and stamp < self._newest and self.stamp[joints].max() > stamp:
             last = int(self.stamp[joints].max())
             raise BadMessage('out of order',
                              f'{self.topic} stamp {stamp * 1e-9:.6f} s is older than the '
                              f'last one ({last * 1e-9:.6f} s): out of order')
+        at = stamp or now_ns
         self.q[joints] = q
         if qd is not None:
             self.qd[joints] = qd
@@ -167,36 +177,63 @@ class JointStates:
             self.effort[joints] = effort
         self.has_qd[joints] = qd is not None
         self.has_effort[joints] = effort is not None
-        self.stamp[joints] = stamp or now_ns
-        if not self._complete:
-            self.heard[joints] = True
-            self._complete = bool(self.heard.all())
+        self.stamp[joints] = at
+        self._newest = max(self._newest, at)
+        if m.every:                         # every joint, all at once: no pass over the arrays
+            self._oldest = at
+            self._all_qd, self._all_effort = qd is not None, effort is not None
+            self.heard[:] = True
+            self._complete = True
+        else:
+            self._oldest = int(self.stamp.min())
+            self._all_qd, self._all_effort = bool(self.has_qd.all()), bool(self.has_effort.all())
             if not self._complete:
-                missing = [self.model.joint_names[j] for j in np.flatnonzero(~self.heard)]
-                raise BadMessage('missing', f'no {self.topic} yet for joints '
-                                 f'{", ".join(missing)}: no command until every joint is heard')
-        if self.stale_after > 0 and now_ns - self.stamp.min() > self.stale_after * 1e9:
+                self.heard[joints] = True
+                self._complete = bool(self.heard.all())
+        if not self._complete:
+            missing = [self.model.joint_names[j] for j in np.flatnonzero(~self.heard)]
+            raise BadMessage('missing', f'no {self.topic} yet for joints '
+                             f'{", ".join(missing)}: no command until every joint is heard')
+        if self.stale_after > 0 and now_ns - self._oldest > self.stale_after * 1e9:
             age = now_ns - self.stamp
             old = np.flatnonzero(age > self.stale_after * 1e9)
             names = ', '.join(self.model.joint_names[j] for j in old)
             raise BadMessage('stale', f'{self.topic} of {names} is '
                              f'{age[old].max() * 1e-9:.3f} s old, more than stale_after '
                              f'({self.stale_after} s)')
-        return (self.q.copy(), self.qd.copy() if self.has_qd.all() else None,
-                self.effort.copy() if self.has_effort.all() else None, stamp)
+        return (self.q.copy(), self.qd.copy() if self._all_qd else None,
+                self.effort.copy() if self._all_effort else None, stamp)
 
-    def _field(self, values, what, names, rows, joints, required=False):
+    def _field(self, values, what, names, m, required=False):
         if len(values) == 0 and not required:
             return None
         if len(values) != len(names):
             raise BadMessage('lengths', f'{self.topic} has {len(names)} names but '
                              f'{len(values)} {what} values')
-        a = np.asarray(values, dtype=float)[rows]
-        if not np.isfinite(a).all():
+        a = np.asarray(values, dtype=float)
+        if m.rows is not None:
+            a = a[m.rows]
+        # a finite sum has no inf or nan in it (the cheap test); one that is not may still be
+        # an overflow of finite values, or a non-finite value of a joint not ours
+        if not isfinite(sum(values)) and not np.isfinite(a).all():
             bad = np.flatnonzero(~np.isfinite(a))
-            joint = self.model.joint_names[joints[bad[0]]]
+            joint = self.model.joint_names[m.joint_index[bad[0]]]
             raise BadMessage('non-finite', f"{self.topic} {what} of '{joint}' is {a[bad[0]]}")
         return a
+
+
+class _Map:
+    """A message's names against the model's joints, with what the 1 kHz path skips."""
+
+    __slots__ = ('rows', 'joints', 'joint_index', 'count', 'every')
+
+    def __init__(self, rows, joints, n, given):
+        self.count = len(joints)
+        self.joint_index = joints           # model index of each value read
+        self.every = self.count == n        # joints is then 0..n-1: whole arrays
+        self.joints = slice(None) if self.every else joints
+        # the message's values in the model's order; None: they already are (no copy to make)
+        self.rows = None if given == n and np.array_equal(rows, np.arange(n)) else rows
 
 
 def on_time_jump_back(node, callback):

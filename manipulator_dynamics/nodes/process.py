@@ -164,6 +164,25 @@ def with_receipt_time(callback):
     return on_message
 
 
+def clock_ns(node):
+    """
+    Return a function: the node's clock now, in ns (its ROS time: simulated under use_sim_time).
+
+    ``node.get_clock().now()`` builds a Time object, whose checks cost 1.3 of the 2 us a call
+    takes: a tenth of a 1 kHz state callback.  This reads rclpy's own clock handle (which
+    ``now()`` itself reads, and which follows ``/clock`` the same way) where this rclpy has it.
+    """
+    clock = node.get_clock()
+    handle = getattr(clock, 'handle', None)
+    if handle is None or not hasattr(handle, 'get_now'):
+        return lambda: clock.now().nanoseconds
+
+    def now():
+        with handle:
+            return handle.get_now().nanoseconds
+    return now
+
+
 def make_executor(name=None):
     """
     Return the executor ``name``, by default :func:`executor_name`'s.

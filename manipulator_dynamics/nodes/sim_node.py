@@ -75,7 +75,7 @@ from ._parameters import ConfigurationError, finite_positive, one_of, Param, Par
 from .commands import check_command_joints, clamp_efforts, controller_of
 from .logs import Throttled
 from .model_source import existing_file
-from .process import spin
+from .process import clock_ns, spin
 from .qos import LATCHED
 from .. import robots
 from ..plant import default_engine, ENGINES, INTEGRATORS, make_plant, PlantError
@@ -143,6 +143,7 @@ class SimNode(Node):
 
     def __init__(self, node_name='sim_node', **kwargs):
         super().__init__(node_name, **kwargs)
+        self.now_ns = clock_ns(self)
         self.params = params = Parameters(self, PARAMS, self._on_parameters)
         path = params.urdf_path or robots.path('demo_arm')
         self.model = load_model(path, joint_dynamics=params.joint_dynamics or None,
@@ -257,7 +258,7 @@ class SimNode(Node):
         self.tau = clamp_efforts(self.model, tau, self.throttle)
         self.held_for = 0
         if not self.params.lockstep:
-            self.command_at = self.get_clock().now().nanoseconds
+            self.command_at = self.now_ns()
             return
         self.command_at = self._stamp()
         self.last_command_wall = time.monotonic()
@@ -266,7 +267,7 @@ class SimNode(Node):
 
     # --- real time ----------------------------------------------------------------------------
     def _tick(self):
-        now = self.get_clock().now().nanoseconds
+        now = self.now_ns()
         self._timeout(now)
         if self.t0 is None or (self.params.wait_for_command and self.command_at is None):
             self.t0 = now - self.steps * self.step_ns        # physics starts (again) now

@@ -60,7 +60,7 @@ from .joint_states import (JOINT_STATE_PARAMS, joint_states_qos, JointStates, on
 from .logs import QuickLogger, Throttled
 from .messages import BadMessage
 from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
-from .process import spin
+from .process import clock_ns, spin
 from ..control import computed_torque
 from ..precompile import warm_up
 from ..rigid.rnea import inverse_dynamics
@@ -85,6 +85,7 @@ class TrajectoryNode(Node):
 
     def __init__(self, node_name='trajectory_node', **kwargs):
         super().__init__(node_name, **kwargs)
+        self.now_ns = clock_ns(self)
         self.params = params = Parameters(
             self, PARAMS, self._on_parameters,
             checks={'kp': self._check_gains, 'kd': self._check_gains,
@@ -152,7 +153,7 @@ class TrajectoryNode(Node):
         if self.states is None:
             return
         try:
-            state = self.states.read(msg, self.get_clock().now().nanoseconds)
+            state = self.states.read(msg, self.now_ns())
         except BadMessage as e:
             self.throttle.warn('states ' + e.kind, f'dropped joint_states: {e}')
             return
@@ -193,7 +194,7 @@ class TrajectoryNode(Node):
                 time_from_start=point.time_from_start)
             out.points.append(filled)
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        now = self.get_clock().now().nanoseconds
+        now = self.now_ns()
         if stamp and stamp < now:
             # late: starting from where the plan already is would jump the robot to it
             self.throttle.warn('late', f'trajectory arrived {(now - stamp) * 1e-9:.3f} s after '
@@ -219,7 +220,7 @@ class TrajectoryNode(Node):
         plan, model, params = self.plan, self.source.model, self.params
         if plan is None or model is None or self.command.index is None:
             return
-        t = ((at_ns or self.get_clock().now().nanoseconds) - self.start_ns) * 1e-9
+        t = ((at_ns or self.now_ns()) - self.start_ns) * 1e-9
         q_d, qd_d, qdd_d = plan.at(t)
         friction = params.friction_compensation
         if params.feedback and self.measured is not None:

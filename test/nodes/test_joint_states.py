@@ -1,0 +1,192 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""JointStates, the nodes' merge of joint_states by name, against a per-joint reference."""
+
+import math
+import time
+
+import manipulator_dynamics as md
+from manipulator_dynamics import robots
+import numpy as np
+import pytest
+
+pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
+                    'test installs the PyPI wheels)')
+from manipulator_dynamics.nodes.joint_states import JointStates  # noqa: E402, I100
+from manipulator_dynamics.nodes.messages import BadMessage  # noqa: E402
+from manipulator_dynamics.nodes.process import clock_ns  # noqa: E402
+import rclpy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+SECOND = 1_000_000_000
+
+
+@pytest.fixture(scope='module')
+def model():
+    return md.load_model(robots.path('demo_arm'))
+
+
+def message(names, position, velocity=(), effort=(), stamp=0):
+    msg = JointState(name=list(names), position=[float(x) for x in position],
+                     velocity=[float(x) for x in velocity], effort=[float(x) for x in effort])
+    msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, SECOND)
+    return msg
+
+
+class Reference:
+    """The merge as the docstring states it, one joint at a time (the oracle)."""
+
+    def __init__(self, model, stale_after):
+        self.names, self.stale_after, self.joints = model.joint_names, stale_after, {}
+
+    def read(self, msg, now):
+        ours = [(i, n) for i, n in enumerate(msg.name) if n in self.names]
+        if len(set(msg.name)) != len(msg.name):
+            return 'duplicated'
+        fields = {}
+        for field in ('position', 'velocity', 'effort'):
+            values = list(getattr(msg, field))
+            if not values and field != 'position':
+                continue
+            if len(values) != len(msg.name):
+                return 'lengths'
+            if not all(math.isfinite(values[i]) for i, _ in ours):
+                return 'non-finite'
+            fields[field] = values
+        if not ours:
+            return None
+        stamp = msg.header.stamp.sec * SECOND + msg.header.stamp.nanosec
+        if stamp and any(self.joints.get(n, {}).get('stamp', 0) > stamp for _, n in ours):
+            return 'out of order'
+        for i, n in ours:
+            self.joints[n] = {f: v[i] for f, v in fields.items()}
+            self.joints[n]['stamp'] = stamp or now
+        if len(self.joints) < len(self.names):
+            return 'missing'
+        if self.stale_after > 0 and any(now - j['stamp'] > self.stale_after * SECOND
+                                        for j in self.joints.values()):
+            return 'stale'
+        state = [[self.joints[n].get(f) for n in self.names]
+                 for f in ('position', 'velocity', 'effort')]
+        return tuple(None if None in s else np.array(s) for s in state) + (stamp,)
+
+
+def read(states, msg, now):
+    try:
+        return states.read(msg, now)
+    except BadMessage as e:
+        return e.kind
+
+
+def test_one_driver_in_the_model_order_then_another_order_and_another_robot(model):
+    states = JointStates(model, stale_after=0.5)
+    names = list(model.joint_names)
+    n = len(names)
+    q, qd, effort, stamp = states.read(message(names, range(n), range(n, 2 * n), [], SECOND),
+                                       SECOND)
+    assert q.tolist() == list(range(n)) and qd.tolist() == list(range(n, 2 * n))
+    assert effort is None and stamp == SECOND
+    q2, qd2, *_ = states.read(message(['gripper'] + names[::-1], [9] + list(range(n))[::-1]),
+                              2 * SECOND)
+    assert q2.tolist() == list(range(n)) and qd2 is None
+    assert states.read(message(['gripper'], [7]), 2 * SECOND) is None     # not ours
+    q[:] = -1                                 # a state read is the caller's own copy
+    assert states.read(message(names, range(n), stamp=3 * SECOND), 3 * SECOND)[0][1] == 1
+
+
+def test_each_refusal_names_its_reason(model):
+    names = list(model.joint_names)
+    states = JointStates(model, stale_after=0.5)
+    n = len(names)
+    zeros = [0.0] * n
+    with pytest.raises(BadMessage, match=f"position of '{names[1]}' is nan"):
+        states.read(message(names, [0, math.nan] + zeros[2:]), 1)
+    # another robot's non-finite value is not ours to refuse, nor is an overflowing sum
+    assert states.read(message(names + ['other'], zeros + [math.inf]), 1)[0].tolist() == zeros
+    assert states.read(message(names, [1e308, 1e308] + zeros[2:]), 1)[0][0] == 1e308
+    with pytest.raises(BadMessage, match=f'{n} names but 2 velocity values'):
+        states.read(message(names, zeros, [0, 0]), 1)
+    states = JointStates(model, stale_after=0.5)
+    with pytest.raises(BadMessage, match=f'no joint_states yet for joints {names[-1]}:'):
+        states.read(message(names[:-1], zeros[1:], stamp=SECOND), SECOND)
+    assert states.read(message(names[-1:], [0], stamp=SECOND), SECOND) is not None
+    with pytest.raises(BadMessage, match='older than the last one'):
+        states.read(message(names[1:2], [0], stamp=SECOND - 1), SECOND)
+    later = SECOND + 600_000_000
+    old = ', '.join(names[:1] + names[2:])
+    with pytest.raises(BadMessage, match=f'joint_states of {old} is 0.600 s old'):
+        states.read(message(names[1:2], [0], stamp=later), later)
+    states.forget()                           # a clock gone back: everything starts afresh
+    with pytest.raises(BadMessage, match='no joint_states yet'):
+        states.read(message(names[:1], [0], stamp=1), 1)
+
+
+def test_any_sequence_of_messages_reads_as_the_reference_does(model):
+    rng = np.random.default_rng(5)
+    names = list(model.joint_names) + ['gripper', 'other']
+    for trial in range(40):
+        stale_after = rng.choice([0.0, 0.05])
+        states, reference = JointStates(model, stale_after), Reference(model, stale_after)
+        now = SECOND
+        for step in range(60):
+            now += int(rng.integers(0, 30_000_000))
+            chosen = list(rng.permutation(names)[:rng.integers(1, len(names) + 1)])
+            if rng.random() < 0.03:
+                chosen.append(chosen[0])                          # a name twice
+            k = len(chosen) - (rng.random() < 0.03)               # a field too short
+            values = rng.normal(size=(3, len(chosen)))
+            values[rng.random(values.shape) < 0.02] = rng.choice([math.nan, math.inf])
+            fields = [values[0][:k]] + [values[i] if rng.random() < 0.7 else () for i in (1, 2)]
+            stamp = 0 if rng.random() < 0.2 else now - int(rng.integers(0, 40_000_000))
+            msg = message(chosen, *fields, stamp=stamp)
+            got, want = read(states, msg, now), reference.read(msg, now)
+            if want == 'duplicated':
+                assert got == 'duplicated'
+                continue
+            assert type(got) is type(want), (trial, step, got, want)
+            if isinstance(want, tuple):
+                for a, b in zip(got, want):
+                    assert (a is None and b is None) or np.array_equal(a, b)
+            else:
+                assert got == want, (trial, step)
+
+
+def test_the_stamps_clock_is_the_nodes_simulated_or_not(ros):
+    """clock_ns reads the node's clock as its now() does: /clock under use_sim_time."""
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from rosgraph_msgs.msg import Clock
+
+    wall = rclpy.create_node('wall_clock_test', context=ros)
+    assert abs(clock_ns(wall)() - time.time_ns()) < SECOND
+    node = rclpy.create_node('sim_clock_test', context=ros,
+                             parameter_overrides=[Parameter('use_sim_time', value=True)])
+    executor = SingleThreadedExecutor(context=ros)
+    executor.add_node(node)
+    pub = node.create_publisher(Clock, '/clock', 10)
+    now = clock_ns(node)
+    try:
+        deadline = time.monotonic() + 30
+        while node.get_clock().now().nanoseconds != 42 * SECOND + 5:
+            assert time.monotonic() < deadline, 'the node never heard /clock'
+            msg = Clock()
+            msg.clock.sec, msg.clock.nanosec = 42, 5
+            pub.publish(msg)
+            executor.spin_once(timeout_sec=0.05)
+        assert now() == 42 * SECOND + 5
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        wall.destroy_node()
