@@ -21,8 +21,8 @@ ignored; sensor-data QoS, so reliable and best-effort publishers are both heard)
 desired accelerations, as trajectory_node publishes it).  Every name is relative: a namespace or
 a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from the latest one):
 
-* ``command_topic`` (std_msgs/Float64MultiArray), in the order of ``command_joints``, which
-  ``~/command_joints`` (transient local) gives: the efforts for ros2_control's
+* ``command_topic`` (std_msgs/Float64MultiArray, data only), in the order of ``command_joints``,
+  which ``~/command_joints`` (transient local) gives: the efforts for ros2_control's
   ``forward_command_controller`` with ``interface_name: effort``: ``g(q)`` in mode
   ``gravity_compensation``, ``M(q) qdd_d + h(q, qd)`` in mode ``inverse_dynamics``, nothing in
   mode ``none``; plus ``Fv qd + Fc s(qd) + Fo`` with ``friction_compensation``; clamped to the URDF

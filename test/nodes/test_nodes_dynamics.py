@@ -108,6 +108,7 @@ def test_gravity_compensation_equals_pinocchio(client, processes):
         expected = ref.gravity(q)[[model.joint_index(j) for j in order]]
         np.testing.assert_allclose(msg.data, expected, rtol=1e-9,
                                    atol=1e-9 * np.abs(expected).max())
+        assert len(msg.layout.dim) == 0, 'data only, as forward_command_controller reads it'
     code, output = node.stop()
     assert code == 0 and 'Traceback' not in output
 
