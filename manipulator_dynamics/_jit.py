@@ -109,6 +109,12 @@ JIT = {'cache': True, 'nogil': True, 'fastmath': {'contract'}, 'error_model': 'n
 #: numba's level instead.  That made the articulated-inertia sweep 2.8 times faster.
 INLINE = dict(JIT, inline='always')
 
+#: Options of the single-state entry points (the ``*_vector`` kernels): they keep the GIL.
+#: Releasing it and taking it back costs 0.04-0.05 us, 7 % of one call of M on a 7-joint arm,
+#: and a call of a microsecond leaves no time for another thread to use it.  The batch kernels,
+#: which the threads of ``_parallel`` run, release it.
+ONE_STATE = dict(JIT, nogil=False)
+
 
 class Signature:
     """

@@ -38,7 +38,7 @@ from .kinematics import (_row, all_finite, ARMATURE, joint_poses, kernel_model, 
 from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import _F64, states
-from .._jit import INLINE, INT, JIT, OUT_MATRIX, Signature, VECTOR
+from .._jit import INLINE, INT, JIT, ONE_STATE, OUT_MATRIX, Signature, VECTOR
 from ..model import PRISMATIC
 
 
@@ -148,7 +148,7 @@ def crba_kernel(m, q, flags, out):
     return OK
 
 
-@njit(**JIT)
+@njit(**ONE_STATE)
 def crba_vector(address, q, flags, out):
     """M(q) for one state given as a vector (the control-loop path); BAD_VECTOR if ``q`` is."""
     m = model_at(address)

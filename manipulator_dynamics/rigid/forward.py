@@ -43,7 +43,7 @@ from .status import BAD_VECTOR, check, NON_FINITE, OK, raise_singular
 from .udut import articulated, articulated_workspace
 from .. import _parallel as parallel
 from .._inputs import external_wrenches, states, vectors
-from .._jit import BOOL, INLINE, INT, JIT, OUT_VECTOR, Signature, VECTOR
+from .._jit import BOOL, INLINE, INT, JIT, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 from ..model import PRISMATIC
 
 
@@ -232,7 +232,7 @@ def fd_kernel(m, cholesky, q, qd, tau, fext, flags, out):
     return OK
 
 
-@njit(**JIT)
+@njit(**ONE_STATE)
 def fd_vector(address, cholesky, q, qd, tau, flags, out):
     """One state given as vectors (the control-loop path); BAD_VECTOR for a bad length."""
     m = model_at(address)
