@@ -15,7 +15,8 @@
 """
 Load: joint_states at 1 kHz into dynamics_node, against the floor any rclpy node pays.
 
-    python3 benchmarks/bench_latency.py [--seconds 30] [--rate 1000] [--executor single,events]
+    python3 benchmarks/bench_latency.py [--seconds 30] [--rounds 3] [--rate 1000]
+                                        [--executor single,events]
 
 For each executor (``MANIPULATOR_DYNAMICS_EXECUTOR``: rclpy's SingleThreadedExecutor polled by
 ``spin_once``, or rclpy.experimental.EventsExecutor) it runs two nodes in turn as processes, in
@@ -34,8 +35,11 @@ bundled 7-joint arm) and ``echo_node.py`` (positions in, positions out: no model
   ``state_queue`` 1: by design it answers the newest, never a stale one);
 * CPU: the node process's user + system time over the run, per state sent and as cores.
 
-Then ours / echo for p50 and p99 (in the node, end to end) and CPU per state.  Absolute times
-move from machine to machine and with the load; the ratios, measured in the same run, less so.
+The two nodes alternate (``--rounds``: echo, ours, echo, ours, ...), so that a change in the
+machine's load falls on both; the table pools each node's rounds.  Then ours / echo for p50 and
+p99 (in the node, end to end) and CPU per state, per round: their median and range.  Absolute
+times move from machine to machine and with the load; the ratios, measured side by side, less
+so (end to end, one 10 s round to the next moved the p50 ratio by 0.2 on this machine).
 """
 
 import argparse
@@ -141,44 +145,65 @@ def measure(node, executor, q, rate):
     index = np.where(np.abs(table[lower] - got[:, 1]) < np.abs(table[upper] - got[:, 1]),
                      lower, upper)
     latency = (got[:, 0] - sent[index]) * 1e-6
-    inner = np.array(internal)
-    return {'node': node, 'executor': executor, 'states': count,
-            'rate': count / ((sent[-1] - sent[0]) * 1e-9),
-            'inner': np.percentile(inner, [50, 99]), 'inner_max': inner.max(),
-            'end': np.percentile(latency, [50, 99]), 'end_max': latency.max(),
-            'superseded': 100 * (count - len(np.unique(index))) / count,
-            'cpu_us': 1e6 * cpu / count, 'cores': cpu / wall}
+    return {'inner': np.array(internal), 'end': latency, 'states': count,
+            'answered': len(np.unique(index)), 'cpu': cpu, 'wall': wall}
+
+
+def pooled(runs):
+    """One node's rounds together: percentiles of all their samples, totals of the rest."""
+    inner = np.concatenate([r['inner'] for r in runs])
+    end = np.concatenate([r['end'] for r in runs])
+    states = sum(r['states'] for r in runs)
+    cpu = sum(r['cpu'] for r in runs)
+    return {'inner': np.percentile(inner, [50, 99]), 'end': np.percentile(end, [50, 99]),
+            'superseded': 100 * (states - sum(r['answered'] for r in runs)) / states,
+            'cpu_us': 1e6 * cpu / states, 'cores': cpu / sum(r['wall'] for r in runs)}
+
+
+def ratios(ours, echo):
+    """Ours / echo of p50 and p99 in the node and end to end, and of CPU per state."""
+    return np.r_[ours['inner'] / echo['inner'], ours['end'] / echo['end'],
+                 ours['cpu_us'] / echo['cpu_us']]
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--seconds', type=float, default=30.0)
+    parser.add_argument('--seconds', type=float, default=30.0, help='per node and executor')
+    parser.add_argument('--rounds', type=int, default=3,
+                        help='the echo and ours alternate this many times, --seconds in all')
     parser.add_argument('--rate', type=float, default=1000.0)
     parser.add_argument('--executor', default=','.join(EXECUTORS),
                         help=f'comma-separated, of {", ".join(EXECUTORS)}')
     args = parser.parse_args(argv)
-    count = int(args.seconds * args.rate)
+    count = int(args.seconds * args.rate / args.rounds)
     q = np.tile([0.1, 0.0, 0.2, -0.8, 0.1, 0.5, 0.0], (count, 1))
     q[:, 1] = np.linspace(0.2, 1.2, count)             # g of joint 2 is monotonic here
-    print(f'{count} joint states at {args.rate:g} Hz into each node (the bundled 7-joint arm, '
-          'gravity compensation)\n')
+    print(f'{count * args.rounds} joint states at {args.rate:g} Hz into each node (the bundled '
+          f'7-joint arm, gravity compensation), in {args.rounds} rounds of echo then ours\n')
     print(f'{"executor":9s} {"node":14s} {"in node p50/p99 [ms]":>21s} '
           f'{"end to end p50/p99 [ms]":>24s} {"superseded":>10s} {"CPU/state":>10s} '
           f'{"cores":>6s}')
-    results = {}
-    for executor in args.executor.split(','):
-        for node in ('echo_node', 'dynamics_node'):
-            r = results[executor, node] = measure(node, executor, q, args.rate)
+    executors = args.executor.split(',')
+    per_round = {}
+    for executor in executors:
+        runs = {'echo_node': [], 'dynamics_node': []}
+        for _ in range(args.rounds):
+            for node in runs:
+                runs[node].append(measure(node, executor, q, args.rate))
+        for node, node_runs in runs.items():
+            r = pooled(node_runs)
             print(f'{executor:9s} {node:14s} {r["inner"][0]:10.3f} /{r["inner"][1]:7.3f} '
                   f'{r["end"][0]:13.3f} /{r["end"][1]:7.3f} {r["superseded"]:9.2f}% '
                   f'{r["cpu_us"]:8.0f}us {r["cores"]:6.2f}', flush=True)
-    print('\nours / echo (same executor, same run):')
-    for executor in args.executor.split(','):
-        ours, echo = results[executor, 'dynamics_node'], results[executor, 'echo_node']
-        print(f'  {executor:9s} in node p50 {ours["inner"][0] / echo["inner"][0]:.2f}, '
-              f'p99 {ours["inner"][1] / echo["inner"][1]:.2f}; end to end p50 '
-              f'{ours["end"][0] / echo["end"][0]:.2f}, p99 {ours["end"][1] / echo["end"][1]:.2f}; '
-              f'CPU per state {ours["cpu_us"] / echo["cpu_us"]:.2f}')
+        per_round[executor] = [ratios(pooled([ours]), pooled([echo])) for ours, echo
+                               in zip(runs['dynamics_node'], runs['echo_node'])]
+    print('\nours / echo (same executor, same run): the median of the rounds [their range]')
+    names = ('in node p50', 'p99', 'end to end p50', 'p99', 'CPU per state')
+    for executor in executors:
+        r = np.array(per_round[executor])
+        print(f'  {executor:9s} ' + '; '.join(
+            f'{name} {np.median(column):.2f} [{column.min():.2f}-{column.max():.2f}]'
+            for name, column in zip(names, r.T)))
 
 
 if __name__ == '__main__':

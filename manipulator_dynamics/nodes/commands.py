@@ -259,10 +259,13 @@ def command_index(node, model, names):
     return np.array([model.joint_index(n) for n in names], dtype=np.int64)
 
 
+_abs, _count = np.abs, np.count_nonzero
+
+
 def clamp_efforts(model, tau, throttle):
     """``tau`` within the URDF effort limits; a throttled warning names the joints clamped."""
     limit = model.effort_limit
-    if (np.abs(tau) <= limit).all():                # the common case, in one pass
+    if not _count(_abs(tau) > limit):           # the common case: three C calls, no .all()
         return tau
     clamped = np.clip(tau, -limit, limit)
     over = [model.joint_names[i] for i in np.flatnonzero(clamped != tau)]
