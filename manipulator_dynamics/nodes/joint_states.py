@@ -182,8 +182,9 @@ class JointStates:
         if m.every:                         # every joint, all at once: no pass over the arrays
             self._oldest = at
             self._all_qd, self._all_effort = qd is not None, effort is not None
-            self.heard[:] = True
-            self._complete = True
+            if not self._complete:
+                self.heard[:] = True
+                self._complete = True
         else:
             self._oldest = int(self.stamp.min())
             self._all_qd, self._all_effort = bool(self.has_qd.all()), bool(self.has_effort.all())
