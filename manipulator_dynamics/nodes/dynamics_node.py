@@ -208,7 +208,6 @@ class DynamicsNode(Node):
     def _publish(self, q, qd, effort, stamp, received=None):
         model, params = self.source.model, self.params
         mode = params.mode
-        rates = qd if qd is not None else np.zeros(model.n)
         g = None
         if mode == 'gravity_compensation' or 'gravity_torques' in self.outputs:
             g = gravity_torques(model, q)              # once, for the command and the topic
@@ -226,6 +225,7 @@ class DynamicsNode(Node):
                     else:
                         self._warn('inverse_dynamics: no fresh desired_state, using zero '
                                    'accelerations')
+                rates = qd if qd is not None else np.zeros(model.n)
                 tau = inverse_dynamics(model, q, rates, qdd,
                                        friction=params.friction_compensation)
             if params.clamp_efforts:
