@@ -44,6 +44,44 @@ def test_the_reference_is_the_compiled_kernels(rigid):
                        md.forward_dynamics(rigid, q, qd, tau, method=method), 1e-8, method)
 
 
+def test_joints_about_each_coordinate_axis_and_any_other(tmp_path):
+    """
+    Joints about every kind of axis give the reference's numbers.
+
+    Revolute joints about +x, +y and +z (the kernels' short path) and about -z, -y and a skew
+    axis (Rodrigues'), prismatic ones too, each frame turned by its own rpy.
+    """
+    rng = np.random.default_rng(8)
+    joints = [('revolute', '1 0 0'), ('revolute', '0 1 0'), ('revolute', '0 0 1'),
+              ('revolute', '0 0 -1'), ('prismatic', '0 1 0'), ('revolute', '0.6 0 0.8'),
+              ('revolute', '0 -1 0'), ('prismatic', '0.48 0.6 0.64'), ('continuous', '1 0 0')]
+    text = '<robot name="axes"><link name="base"/>'
+    for i, (kind, axis) in enumerate(joints, start=1):
+        parent = 'base' if i == 1 else f'l{i - 1}'
+        x, y, z = rng.uniform(-0.3, 0.3, 3)
+        r, p, w = rng.uniform(-3, 3, 3)
+        c = rng.uniform(-0.1, 0.1, 3)
+        text += (f'<link name="l{i}"><inertial><origin xyz="{c[0]} {c[1]} {c[2]}"/>'
+                 f'<mass value="{rng.uniform(0.5, 2)}"/><inertia ixx="0.02" ixy="0.001" '
+                 'ixz="0" iyy="0.03" iyz="0.002" izz="0.025"/></inertial></link>'
+                 f'<joint name="j{i}" type="{kind}"><parent link="{parent}"/>'
+                 f'<child link="l{i}"/><origin xyz="{x} {y} {z}" rpy="{r} {p} {w}"/>'
+                 f'<axis xyz="{axis}"/><limit lower="-3" upper="3" effort="50" velocity="2"/>'
+                 '</joint>')
+    path = tmp_path / 'axes.urdf'
+    path.write_text(text + '</robot>')
+    model = md.load_model(str(path))
+    for _ in range(3):
+        q, qd, qdd = random_state(model, rng)
+        assert_rel(reference.inverse_dynamics(model, q, qd, qdd),
+                   md.inverse_dynamics(model, q, qd, qdd), TOL, 'tau')
+        assert_rel(reference.inertia_matrix(model, q), md.inertia_matrix(model, q), TOL, 'M')
+        tau = rng.uniform(-10, 10, model.n)
+        for method in ('udut', 'cholesky'):
+            assert_rel(reference.forward_dynamics(model, q, qd, tau),
+                       md.forward_dynamics(model, q, qd, tau, method=method), 1e-8, method)
+
+
 @pytest.mark.parametrize('name', ['panda', 'ur5', 'baxter', 'pr2'])
 def test_the_reference_is_pinocchio(name):
     """The reference alone against Pinocchio: what it says does not rest on the kernels."""
