@@ -76,9 +76,12 @@ def run(kernel, N, batched, **fixed):
         pool = _pool
     bounds = [N * c // chunks for c in range(chunks + 1)]
 
-    def chunk(a, b):
+    def chunk(c):
+        a, b = bounds[c], bounds[c + 1]
         part = {k: x[a:b] if x.shape[0] == N else x for k, x in batched.items()}
-        return kernel(**part, **fixed)
+        # each chunk on its own copy of a shared structure (a kernel model: see its private())
+        own = {k: v.private(c) if hasattr(v, 'private') else v for k, v in fixed.items()}
+        return kernel(**part, **own)
 
-    futures = [pool.submit(chunk, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    futures = [pool.submit(chunk, c) for c in range(chunks)]
     return [f.result() for f in futures]

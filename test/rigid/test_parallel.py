@@ -81,6 +81,23 @@ def test_errors_from_a_later_chunk(tree, threads):
         md.forward_dynamics(massless_tip, np.zeros((N, 2)), np.zeros(2), np.zeros(2))
 
 
+def test_each_chunk_runs_on_its_own_copy_of_the_model(tree, threads):
+    """A kernel model shared by the threads' chunks would share its reference counters."""
+    from manipulator_dynamics.rigid.kinematics import kernel_model
+    m = kernel_model(tree)
+    runs = []
+    for _ in range(2):
+        seen = []
+
+        def kernel(q, m):
+            seen.append(m)             # list.append is atomic: the chunks run on their threads
+            return 0
+        assert _parallel.run(kernel, N, {'q': np.zeros((N, tree.n))}, m=m) == [0, 0, 0]
+        runs.append({id(x): x for x in seen})
+    assert len(runs[0]) == 3 and id(m) in runs[0], 'a copy per chunk, the first is the model'
+    assert runs[0].keys() == runs[1].keys(), 'made once, kept with the model'
+
+
 def test_thread_count_is_validated():
     with pytest.raises(ValueError, match='thread count must be >= 1'):
         md.set_threads(0)
