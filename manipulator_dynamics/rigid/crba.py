@@ -34,7 +34,7 @@ from numba import njit
 import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, joint_poses, kernel_model, model_at,
-                         rotate_symmetric, vectors_ok)
+                         rotate_symmetric, scratch, vectors_ok)
 from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import _F64, states
@@ -155,9 +155,7 @@ def crba_vector(address, q, flags, out):
     n = m.parent.shape[0]
     if not vectors_ok(n, q, q, q):
         return BAD_VECTOR
-    R = np.empty((n, 3, 3))
-    p = np.empty((n, 3))
-    C = np.empty((n, 10))
+    R, p, C = scratch((n, 3, 3), True), scratch((n, 3), True), scratch((n, 10), True)
     joint_poses(m, q, R, p)
     composite_inertia(m, R, p, C)
     inertia_columns(m, flags, R, p, C, out)

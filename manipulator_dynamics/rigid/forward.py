@@ -37,7 +37,7 @@ import numpy as np
 
 from .crba import composite_inertia, inertia_columns
 from .kinematics import (_row, all_finite, ARMATURE, FRICTION, joint_poses, kernel_model,
-                         model_at, vectors_ok)
+                         model_at, scratch, vectors_ok)
 from .rnea import body_wrenches, joint_friction, rnea_sample, rnea_workspace
 from .status import BAD_VECTOR, check, NON_FINITE, OK, raise_singular
 from .udut import articulated, articulated_workspace
@@ -72,10 +72,10 @@ def _rhs(m, qs, qds, taus, fext, s, flags, work, t):
 
 
 @njit(**INLINE)
-def udut_workspace(n):
-    """Scratch arrays of :func:`udut_fd_sample` for n bodies."""
-    return (rnea_workspace(n), articulated_workspace(n), np.empty(n), np.empty((n, 6)),
-            np.empty((n, 6)))
+def udut_workspace(n, stack=False):
+    """Scratch arrays of :func:`udut_fd_sample` for n bodies (``stack``: see ``scratch``)."""
+    return (rnea_workspace(n, stack), articulated_workspace(n, stack), scratch((n,), stack),
+            scratch((n, 6), stack), scratch((n, 6), stack))
 
 
 @njit(**INLINE)
@@ -190,9 +190,10 @@ def ltl_solve(parent, L, inv, x):
 
 
 @njit(**INLINE)
-def cholesky_workspace(n):
-    """Scratch arrays of :func:`cholesky_fd_sample` for n bodies."""
-    return rnea_workspace(n), np.empty((n, 10)), np.empty((n, n)), np.empty(n)
+def cholesky_workspace(n, stack=False):
+    """Scratch arrays of :func:`cholesky_fd_sample` for n bodies (``stack``: see ``scratch``)."""
+    return (rnea_workspace(n, stack), scratch((n, 10), stack), scratch((n, n), stack),
+            scratch((n,), stack))
 
 
 @njit(**INLINE)
@@ -241,8 +242,9 @@ def fd_vector(address, cholesky, q, qd, tau, flags, out):
         return BAD_VECTOR
     fext = np.empty((0, n, 6))
     if cholesky:
-        return cholesky_fd_sample(m, q, qd, tau, fext, 0, flags, cholesky_workspace(n), out)
-    return udut_fd_sample(m, q, qd, tau, fext, 0, flags, udut_workspace(n), out)
+        return cholesky_fd_sample(m, q, qd, tau, fext, 0, flags, cholesky_workspace(n, True),
+                                  out)
+    return udut_fd_sample(m, q, qd, tau, fext, 0, flags, udut_workspace(n, True), out)
 
 
 _fd_vector = Signature(fd_vector, INT, BOOL, VECTOR, VECTOR, VECTOR, INT, OUT_VECTOR)

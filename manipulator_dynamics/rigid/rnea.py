@@ -29,7 +29,7 @@ from numba import njit
 import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, force_to_parent, FRICTION,
-                         joint_poses, kernel_model, model_at, motion_pass, vectors_ok)
+                         joint_poses, kernel_model, model_at, motion_pass, scratch, vectors_ok)
 from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import _F64, external_wrenches, states
@@ -38,13 +38,14 @@ from ..model import PRISMATIC
 
 
 @njit(**INLINE)
-def rnea_workspace(n):
+def rnea_workspace(n, stack=False):
     """
     Scratch of :func:`rnea_sample`: poses ``R, p``, then planes ``w, dw, dv, f, mom`` (n, 3).
 
     A sixth plane is left to the caller (forward dynamics keeps its zero accelerations there).
+    ``stack``: on the stack of a single-state entry point (:func:`.kinematics.scratch`).
     """
-    return np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((6, n, 3))
+    return scratch((n, 3, 3), stack), scratch((n, 3), stack), scratch((6, n, 3), stack)
 
 
 @njit(**INLINE)
@@ -139,7 +140,7 @@ def rnea_vector(address, q, qd, qdd, flags, out):
     n = m.parent.shape[0]
     if not vectors_ok(n, q, qd, qdd):
         return BAD_VECTOR
-    work = rnea_workspace(n)
+    work = rnea_workspace(n, True)
     joint_poses(m, q, work[0], work[1])
     rnea_sample(m, q, qd, qdd, np.empty((0, n, 6)), 0, flags, work, out)
     return OK

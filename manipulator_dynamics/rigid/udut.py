@@ -35,7 +35,7 @@ from numba import njit
 import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, axis_dot, force_to_parent, joint_poses,
-                         kernel_model, rotate_symmetric)
+                         kernel_model, rotate_symmetric, scratch)
 from .status import check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import states
@@ -129,9 +129,14 @@ def _load_inertia(k, out):
 
 
 @njit(**INLINE)
-def articulated_workspace(n):
-    """Scratch of :func:`articulated`: ``IA (n, 21)``, ``phi (n, 6)``, ``Z (21,)``, 9 more."""
-    return np.empty((n, INERTIA_SIZE)), np.empty((n, 6)), np.empty(INERTIA_SIZE), np.empty(9)
+def articulated_workspace(n, stack=False):
+    """
+    Scratch of :func:`articulated`: ``IA (n, 21)``, ``phi (n, 6)``, ``Z (21,)``, 9 more.
+
+    ``stack``: on the stack of a single-state entry point (:func:`.kinematics.scratch`).
+    """
+    return (scratch((n, INERTIA_SIZE), stack), scratch((n, 6), stack),
+            scratch((INERTIA_SIZE,), stack), scratch((9,), stack))
 
 
 @njit(**INLINE)

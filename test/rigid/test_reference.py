@@ -105,3 +105,31 @@ def test_each_algorithm_fits_on_a_screen():
                        (reference.forward_dynamics, 40)):
         code = [line for line in inspect.getsource(f).split('\n')[2:] if line.strip()]
         assert len(code) <= longest, (f.__name__, len(code))
+
+
+@pytest.mark.parametrize('n', [7, 70, 250])
+def test_one_state_on_the_stack_or_too_long_for_it_is_the_batchs(n):
+    """
+    One state's scratch lives on the stack up to kinematics.STACK_DOUBLES per array.
+
+    7 joints: all of it; 70: all but the n x n matrix of the Cholesky route; 250: Newton-Euler's
+    planes and the articulated inertias on the heap too.  Each gives the batch path's numbers
+    (heap scratch) and the reference's.
+    """
+    from manipulator_dynamics.robots import random_urdf
+    model = md.load_model(random_urdf(3000 + n, n=n, branching=0.2, prismatic=0.2))
+    rng = np.random.default_rng(n)
+    q, qd, qdd = random_state(model, rng)
+    tau = md.inverse_dynamics(model, q, qd, qdd)
+    np.testing.assert_allclose(tau, md.inverse_dynamics(model, q[None], qd, qdd)[0], rtol=1e-12,
+                               atol=1e-12 * np.abs(tau).max())
+    assert_rel(reference.inverse_dynamics(model, q, qd, qdd), tau, TOL, 'tau')
+    M = md.inertia_matrix(model, q)
+    np.testing.assert_allclose(M, md.inertia_matrix(model, q[None])[0], rtol=1e-12,
+                               atol=1e-12 * np.abs(M).max())
+    for method in ('udut', 'cholesky'):
+        qdd_one = md.forward_dynamics(model, q, qd, tau, method=method)
+        np.testing.assert_allclose(qdd_one, md.forward_dynamics(model, q[None], qd, tau,
+                                                                method=method)[0],
+                                   rtol=1e-9, atol=1e-9 * np.abs(qdd).max())
+        assert_rel(qdd, qdd_one, 1e-6, method)
