@@ -192,8 +192,10 @@ def _stack_doubles(typingctx, count):
     return types.CPointer(types.float64)(types.int64), codegen
 
 
-#: The largest scratch array (in float64) :func:`scratch` puts on the stack: 32 KB.
-STACK_DOUBLES = 4096
+#: The largest scratch array (in float64) :func:`scratch` puts on the stack: 8 KB, every array
+#: of a 30-joint robot; a call's ten arrays at most stay far below the smallest thread stacks
+#: (musl's 128 KB).
+STACK_DOUBLES = 1024
 
 
 @njit(**INLINE)

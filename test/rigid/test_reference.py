@@ -107,12 +107,12 @@ def test_each_algorithm_fits_on_a_screen():
         assert len(code) <= longest, (f.__name__, len(code))
 
 
-@pytest.mark.parametrize('n', [7, 70, 250])
+@pytest.mark.parametrize('n', [7, 40, 250])
 def test_one_state_on_the_stack_or_too_long_for_it_is_the_batchs(n):
     """
     One state's scratch lives on the stack up to kinematics.STACK_DOUBLES per array.
 
-    7 joints: all of it; 70: all but the n x n matrix of the Cholesky route; 250: Newton-Euler's
+    7 joints: all of it; 40: all but the n x n matrix of the Cholesky route; 250: Newton-Euler's
     planes and the articulated inertias on the heap too.  Each gives the batch path's numbers
     (heap scratch) and the reference's.
     """
