@@ -30,18 +30,22 @@ import pytest
 TOL = 1e-9          # relative to the size of the result, as against Pinocchio
 
 
+def assert_kernels_are_the_reference(model, rng, states=3):
+    """Inverse dynamics, inertia matrix and forward dynamics (both methods) at random states."""
+    for _ in range(states):
+        q, qd, qdd = random_state(model, rng)
+        assert_rel(reference.inverse_dynamics(model, q, qd, qdd),
+                   md.inverse_dynamics(model, q, qd, qdd), TOL, 'tau')
+        assert_rel(reference.inertia_matrix(model, q), md.inertia_matrix(model, q), TOL, 'M')
+        tau = rng.uniform(-10, 10, model.n)
+        for method in ('udut', 'cholesky'):
+            assert_rel(reference.forward_dynamics(model, q, qd, tau),
+                       md.forward_dynamics(model, q, qd, tau, method=method), 1e-8, method)
+
+
 def test_the_reference_is_the_compiled_kernels(rigid):
     """Inverse dynamics, inertia matrix and forward dynamics: the same numbers, every robot."""
-    rng = np.random.default_rng(5)
-    for _ in range(3):
-        q, qd, qdd = random_state(rigid, rng)
-        assert_rel(reference.inverse_dynamics(rigid, q, qd, qdd),
-                   md.inverse_dynamics(rigid, q, qd, qdd), TOL, 'tau')
-        assert_rel(reference.inertia_matrix(rigid, q), md.inertia_matrix(rigid, q), TOL, 'M')
-        tau = rng.uniform(-10, 10, rigid.n)
-        for method in ('udut', 'cholesky'):
-            assert_rel(reference.forward_dynamics(rigid, q, qd, tau),
-                       md.forward_dynamics(rigid, q, qd, tau, method=method), 1e-8, method)
+    assert_kernels_are_the_reference(rigid, np.random.default_rng(5))
 
 
 def test_joints_about_each_coordinate_axis_and_any_other(tmp_path):
@@ -70,16 +74,7 @@ def test_joints_about_each_coordinate_axis_and_any_other(tmp_path):
                  '</joint>')
     path = tmp_path / 'axes.urdf'
     path.write_text(text + '</robot>')
-    model = md.load_model(str(path))
-    for _ in range(3):
-        q, qd, qdd = random_state(model, rng)
-        assert_rel(reference.inverse_dynamics(model, q, qd, qdd),
-                   md.inverse_dynamics(model, q, qd, qdd), TOL, 'tau')
-        assert_rel(reference.inertia_matrix(model, q), md.inertia_matrix(model, q), TOL, 'M')
-        tau = rng.uniform(-10, 10, model.n)
-        for method in ('udut', 'cholesky'):
-            assert_rel(reference.forward_dynamics(model, q, qd, tau),
-                       md.forward_dynamics(model, q, qd, tau, method=method), 1e-8, method)
+    assert_kernels_are_the_reference(md.load_model(str(path)), rng)
 
 
 @pytest.mark.parametrize('name', ['panda', 'ur5', 'baxter', 'pr2'])
