@@ -98,8 +98,8 @@ setup(
             'trajectory_node = manipulator_dynamics.nodes.entry:trajectory_node',
             'base_params_node = manipulator_dynamics.nodes.entry:base_params_node',
             'flexible_trajectory_node = manipulator_dynamics.nodes.entry:flexible_trajectory_node',
-            'demo_trajectory = manipulator_dynamics.nodes.send_trajectory:demo_trajectory',
-            'send_trajectory = manipulator_dynamics.nodes.send_trajectory:demo_trajectory',
+            'demo_trajectory = manipulator_dynamics.nodes.entry:demo_trajectory',
+            'send_trajectory = manipulator_dynamics.nodes.entry:demo_trajectory',
         ],
     },
 )

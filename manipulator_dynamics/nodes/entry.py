@@ -49,9 +49,9 @@ def quiet_until_ready():
         signal.signal(sig, _leave)
 
 
-def _run(module):
+def _run(module, function='main'):
     quiet_until_ready()
-    return importlib.import_module(f'manipulator_dynamics.nodes.{module}').main()
+    return getattr(importlib.import_module(f'manipulator_dynamics.nodes.{module}'), function)()
 
 
 def dynamics_node():
@@ -77,3 +77,8 @@ def base_params_node():
 def flexible_trajectory_node():
     """Console script ``flexible_trajectory_node``."""
     return _run('flexible_trajectory_node')
+
+
+def demo_trajectory():
+    """Console scripts ``demo_trajectory`` and ``send_trajectory``."""
+    return _run('send_trajectory', 'demo_trajectory')

@@ -76,14 +76,16 @@ def _quiet_signals():
     handler is the one rclpy calls.  While the node starts (loading, warming kernels), the first
     signal interrupts the start-up at once (``interruptible``); once it serves, a signal only ends
     the spin (``requested``, and rclpy's shutdown of the context), and no later one raises
-    anywhere.
+    anywhere.  ``interrupted`` says the start-up was cut: whatever error it ends with is then the
+    signal.s (:func:`cut_by_stop`).
     """
     def stop(signum, frame):
         stop.requested = True
         if stop.interruptible:
             stop.interruptible = False
+            stop.interrupted = True
             raise KeyboardInterrupt
-    stop.interruptible, stop.requested = True, False
+    stop.interruptible, stop.requested, stop.interrupted = True, False, False
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, stop)
     return stop
@@ -205,6 +207,18 @@ def make_executor(name=None):
                              f'{", ".join(EXECUTORS)}')
 
 
+def cut_by_stop(handler, error):
+    """
+    Whether ``error`` ended a start-up that a stop signal cut: the stop asked for, not a fault.
+
+    ``handler`` is :func:`ros_init`'s.  The start-up ends however the code the signal landed in
+    lets its KeyboardInterrupt out: as rclpy's RCLError once the context is down, or as a
+    library's own error (trimesh catches BaseException around an import, then fails with a
+    TypeError on what it kept).
+    """
+    return handler.interrupted or isinstance(error, RuntimeError) and not rclpy.ok()
+
+
 def spin(node_class, args=None):
     """
     Run a node until SIGINT or SIGTERM, then shut down with exit code 0: its ``main()``.
@@ -230,11 +244,13 @@ def spin(node_class, args=None):
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except ConfigurationError as e:
-        rclpy.logging.get_logger(node_class.__name__).fatal(f'not started: {e}')
-        raise SystemExit(2)
-    except RuntimeError:            # rclpy's RCLError: also what a signal during start-up gives
-        if rclpy.ok():
+    except Exception as e:
+        if cut_by_stop(handler, e):
+            pass
+        elif isinstance(e, ConfigurationError):
+            rclpy.logging.get_logger(node_class.__name__).fatal(f'not started: {e}')
+            raise SystemExit(2)
+        else:
             raise
     finally:
         handler.interruptible = False

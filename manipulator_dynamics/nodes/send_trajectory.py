@@ -58,13 +58,29 @@ def demo_trajectory(args=None):
     publisher, and a trajectory sent in between is lost.
     """
     import rclpy
-    from rclpy.duration import Duration
     from rclpy.executors import ExternalShutdownException
-    from trajectory_msgs.msg import JointTrajectory
 
-    from .process import ros_init, shut_down
-    ros_init(args)
-    node = rclpy.create_node('demo_trajectory')
+    from .process import cut_by_stop, ros_init, shut_down
+    handler = ros_init(args)
+    node = None
+    try:
+        node = rclpy.create_node('demo_trajectory')
+        _send(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception as e:
+        if not cut_by_stop(handler, e):
+            raise
+    finally:
+        handler.interruptible = False
+        shut_down(node)
+
+
+def _send(node):
+    """Read ``node``'s parameters, then send its trajectory until trajectory_node echoes it."""
+    import rclpy
+    from rclpy.duration import Duration
+    from trajectory_msgs.msg import JointTrajectory
     path = node.declare_parameter('urdf_path', robots.path('demo_arm')).value
     topic = node.declare_parameter('trajectory_topic', 'joint_trajectory').value
     csv_path = node.declare_parameter('csv', '').value
@@ -79,7 +95,6 @@ def demo_trajectory(args=None):
             samples = read_trajectory_csv(csv_path)
         except (OSError, ValueError) as e:
             node.get_logger().fatal(f'not sent: {e}')
-            shut_down(node)
             raise SystemExit(2)
         what = f'{csv_path}: {samples[1][-1] - samples[1][0]:g} s'
 
@@ -91,24 +106,19 @@ def demo_trajectory(args=None):
 
         def message(start):
             return demo_message(model, start)
-    try:
-        while rclpy.ok() and pub.get_subscription_count() == 0:
-            rclpy.spin_once(node, timeout_sec=0.1)
-        for _ in range(20):
-            if not rclpy.ok() or echoes:
-                break
-            pub.publish(message(node.get_clock().now() + Duration(seconds=lead)))
-            end = time.monotonic() + 0.5
-            while rclpy.ok() and not echoes and time.monotonic() < end:
-                rclpy.spin_once(node, timeout_sec=0.05)
-        if echoes:
-            node.get_logger().info(f'sent the {what}')
-        elif rclpy.ok():
-            node.get_logger().warning(f'trajectory_node did not take the {what}')
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        shut_down(node)
+    while rclpy.ok() and pub.get_subscription_count() == 0:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    for _ in range(20):
+        if not rclpy.ok() or echoes:
+            break
+        pub.publish(message(node.get_clock().now() + Duration(seconds=lead)))
+        end = time.monotonic() + 0.5
+        while rclpy.ok() and not echoes and time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.05)
+    if echoes:
+        node.get_logger().info(f'sent the {what}')
+    elif rclpy.ok():
+        node.get_logger().warning(f'trajectory_node did not take the {what}')
 
 
 def trajectory_message(names, t, q, qd, qdd, start):

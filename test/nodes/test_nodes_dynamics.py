@@ -567,17 +567,20 @@ def loading(pid, timeout=120.0):
 
 @pytest.mark.skipif(not os.path.isdir('/proc/self'), reason='needs /proc to see a process load')
 @pytest.mark.parametrize('after', [0.0, 0.3, 0.7])
-def test_interrupts_while_a_node_starts_end_it_cleanly(processes, after):
+@pytest.mark.parametrize('program', ['dynamics_node', 'send_trajectory'])
+def test_interrupts_while_a_node_starts_end_it_cleanly(processes, program, after):
     """
-    Ctrl-C (twice) while dynamics_node still imports or loads its model: exit 0, no traceback.
+    Ctrl-C (twice) while a node still imports or loads its model: exit 0, no traceback.
 
     Before its own handling is installed, a console script makes SIGINT leave quietly
     (nodes/entry.py); the second signal must not find Python's default handler back either.
     The first signal comes ``after`` seconds into the node's loading (numpy, numba, rclpy, the
-    model), not into the interpreter's own start, which no program's code can guard.
+    model), not into the interpreter's own start, which no program's code can guard.  The
+    one-shot sender of trajectories starts the same way as the nodes.
     """
     import time
-    node = processes('dynamics_node', UNCHECKED, f'urdf_path:={robots.path("demo_arm")}')
+    params = [UNCHECKED] if program == 'dynamics_node' else []
+    node = processes(program, *params, f'urdf_path:={robots.path("demo_arm")}')
     loading(node.popen.pid)
     time.sleep(after)
     node.popen.send_signal(signal.SIGINT)
@@ -641,6 +644,40 @@ def test_an_early_interrupt_cannot_be_caught_or_converted(catcher):
     run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
                          timeout=60)
     assert (run.returncode, run.stdout, run.stderr) == (0, '', '')
+
+
+@pytest.mark.parametrize('signalled', [True, False])
+def test_a_start_up_cut_by_a_signal_ends_quietly_whatever_error_it_ends_with(signalled):
+    """
+    SIGINT while a node is built, inside code that turns the interrupt into its own error: exit 0.
+
+    CI sent it while dynamics_node imported trimesh (through yourdfpy), which catches
+    BaseException around an import and then fails with a TypeError on what it kept.  A node whose
+    constructor does the same stands in for it (the import cannot be timed).  Without the signal,
+    the same error is the node's own fault: it must still come out, with its traceback.
+    """
+    import subprocess
+    import sys
+    script = (
+        'import os, signal, time\n'
+        'from manipulator_dynamics.nodes import process\n'
+        'class Node:\n'
+        '    def __init__(self):\n'
+        '        try:\n'
+        f'            if {signalled}:\n'
+        '                os.kill(os.getpid(), signal.SIGINT)\n'
+        '                time.sleep(30)\n'
+        '        except BaseException as e:\n'
+        '            kept = e\n'
+        '        raise TypeError("unsupported operand type(s) for |")\n'
+        'process.spin(Node)\n'
+        'print("ended")\n')
+    run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                         timeout=60)
+    if signalled:
+        assert (run.returncode, run.stdout, run.stderr) == (0, 'ended\n', '')
+    else:
+        assert run.returncode == 1 and 'TypeError: unsupported operand' in run.stderr, run.stderr
 
 
 def test_a_stop_signal_inside_a_finaliser_is_honoured_quietly():
