@@ -170,7 +170,13 @@ def test_the_stamps_clock_is_the_nodes_simulated_or_not(ros):
     from rosgraph_msgs.msg import Clock
 
     wall = rclpy.create_node('wall_clock_test', context=ros)
-    assert abs(clock_ns(wall)() - time.time_ns()) < SECOND
+    wall_now = clock_ns(wall)
+    assert abs(wall_now() - time.time_ns()) < SECOND
+    # use_sim_time set while the node runs, and unset: followed both ways (no /clock heard: 0)
+    wall.set_parameters([Parameter('use_sim_time', value=True)])
+    assert wall_now() == wall.get_clock().now().nanoseconds == 0
+    wall.set_parameters([Parameter('use_sim_time', value=False)])
+    assert abs(wall_now() - time.time_ns()) < SECOND
     node = rclpy.create_node('sim_clock_test', context=ros,
                              parameter_overrides=[Parameter('use_sim_time', value=True)])
     executor = SingleThreadedExecutor(context=ros)
