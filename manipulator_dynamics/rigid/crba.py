@@ -34,7 +34,7 @@ from numba import njit
 import numpy as np
 
 from .kinematics import (_row, all_finite, ARMATURE, joint_poses, kernel_model, model_at,
-                         rotate_symmetric, scratch, vectors_ok)
+                         rotate_symmetric, scratch, vector_ok)
 from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import _F64, states
@@ -91,9 +91,14 @@ def inertia_columns(m, flags, R, p, C, H, full=True):
     parent = m.parent
     n = parent.shape[0]
     if full:
-        for i in range(n):
-            for j in range(n):
-                H[i, j] = 0.0
+        chain = True                    # a chain's root paths cover every entry: none to clear
+        for j in range(n):
+            if parent[j] != j - 1:
+                chain = False
+        if not chain:
+            for i in range(n):
+                for j in range(n):
+                    H[i, j] = 0.0
     for j in range(n):
         c = C[j]
         ax, ay, az = m.axis[j, 0], m.axis[j, 1], m.axis[j, 2]
@@ -153,7 +158,7 @@ def crba_vector(address, q, flags, out):
     """M(q) for one state given as a vector (the control-loop path); BAD_VECTOR if ``q`` is."""
     m = model_at(address)
     n = m.parent.shape[0]
-    if not vectors_ok(n, q, q, q):
+    if not vector_ok(n, q):
         return BAD_VECTOR
     R, p, C = scratch((n, 3, 3), True), scratch((n, 3), True), scratch((n, 10), True)
     joint_poses(m, q, R, p)

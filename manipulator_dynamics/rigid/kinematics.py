@@ -225,6 +225,17 @@ def _row(s, a):
 
 
 @njit(**INLINE)
+def vector_ok(n, a):
+    """Tell whether the 1-D ``a`` has length ``n`` and finite elements (one vector: M's q)."""
+    if a.shape[0] != n:
+        return False
+    for i in range(n):
+        if not np.isfinite(a[i]):
+            return False
+    return True
+
+
+@njit(**INLINE)
 def vectors_ok(n, a, b, c):
     """Tell whether the 1-D ``a, b, c`` all have length ``n`` and finite elements."""
     if a.shape[0] != n or b.shape[0] != n or c.shape[0] != n:
