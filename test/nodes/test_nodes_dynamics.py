@@ -619,6 +619,28 @@ def test_a_half_built_objects_finaliser_is_quiet_only_once_a_stop_was_asked():
         assert bool(heard) == kept, (stopping, exc)
 
 
+#: The start of a program for :func:`run_python` whose ``interrupt_me()`` sends its own process a
+#: SIGINT and waits for the handler, in Python (short sleeps, not one long call): the signal may
+#: reach the process on a DDS thread, and Python runs its handler only between bytecodes of the
+#: main thread, so on a loaded machine it could otherwise come after the code under test.
+INTERRUPT_ME = (
+    'import os, signal, time\n'
+    'from manipulator_dynamics.nodes import process\n'
+    'def interrupt_me():\n'
+    '    os.kill(os.getpid(), signal.SIGINT)\n'
+    '    deadline = time.monotonic() + 30\n'
+    '    while time.monotonic() < deadline:\n'
+    '        time.sleep(0.001)\n')
+
+
+def run_python(script):
+    """Run ``script`` in a new interpreter; return its ``subprocess.CompletedProcess``."""
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                          timeout=60)
+
+
 @pytest.mark.parametrize('catcher', ['BaseException', 'SystemExit'])
 def test_an_early_interrupt_cannot_be_caught_or_converted(catcher):
     """
@@ -629,9 +651,7 @@ def test_an_early_interrupt_cannot_be_caught_or_converted(catcher):
     Code that catches the exception stands in here for the C import (which cannot be timed):
     the process must end there, with code 0 and nothing printed.
     """
-    import subprocess
-    import sys
-    script = (
+    run = run_python(
         'import os, signal, time\n'
         'from manipulator_dynamics.nodes import entry\n'
         'entry.quiet_until_ready()\n'
@@ -641,8 +661,6 @@ def test_an_early_interrupt_cannot_be_caught_or_converted(catcher):
         f'except {catcher} as e:\n'
         '    raise ImportError("initialization failed") from e\n'
         'print("the node went on")\n')
-    run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
-                         timeout=60)
     assert (run.returncode, run.stdout, run.stderr) == (0, '', '')
 
 
@@ -656,24 +674,17 @@ def test_a_start_up_cut_by_a_signal_ends_quietly_whatever_error_it_ends_with(sig
     constructor does the same stands in for it (the import cannot be timed).  Without the signal,
     the same error is the node's own fault: it must still come out, with its traceback.
     """
-    import subprocess
-    import sys
-    script = (
-        'import os, signal, time\n'
-        'from manipulator_dynamics.nodes import process\n'
+    run = run_python(INTERRUPT_ME + (
         'class Node:\n'
         '    def __init__(self):\n'
         '        try:\n'
         f'            if {signalled}:\n'
-        '                os.kill(os.getpid(), signal.SIGINT)\n'
-        '                time.sleep(30)\n'
+        '                interrupt_me()\n'
         '        except BaseException as e:\n'
         '            kept = e\n'
         '        raise TypeError("unsupported operand type(s) for |")\n'
         'process.spin(Node)\n'
-        'print("ended")\n')
-    run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
-                         timeout=60)
+        'print("ended")\n'))
     if signalled:
         assert (run.returncode, run.stdout, run.stderr) == (0, 'ended\n', '')
     else:
@@ -687,27 +698,15 @@ def test_a_stop_signal_inside_a_finaliser_is_honoured_quietly():
     CI once sent it while a ZipFile was being finalised: Python swallowed the handler's
     KeyboardInterrupt there and printed "Exception ignored in ... Traceback"; the node must
     still know it was asked to stop (``requested``) and stop when it would start serving.
-    The finaliser waits for the handler in Python (sleeps, not one long C call): the signal may
-    reach the process on a DDS thread, and Python runs its handler only between bytecodes of
-    the main thread, so on a loaded machine it could otherwise land after the finaliser.
     """
-    import subprocess
-    import sys
-    script = (
-        'import os, signal, time, rclpy\n'
-        'from manipulator_dynamics.nodes import process\n'
+    run = run_python(INTERRUPT_ME + (
         'stop = process.ros_init()\n'
         'class Finaliser:\n'
         '    def __del__(self):\n'
-        '        os.kill(os.getpid(), signal.SIGINT)\n'
-        '        deadline = time.monotonic() + 30\n'
-        '        while time.monotonic() < deadline:\n'
-        '            time.sleep(0.001)\n'
+        '        interrupt_me()\n'
         'Finaliser()\n'
         'print("requested" if stop.requested else "lost")\n'
-        'process.shut_down(None)\n')
-    run = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
-                         timeout=60)
+        'process.shut_down(None)\n'))
     assert (run.returncode, run.stdout, run.stderr) == (0, 'requested\n', '')
 
 
