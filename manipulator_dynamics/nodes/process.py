@@ -78,7 +78,7 @@ def _quiet_signals():
     signal interrupts the start-up at once (``interruptible``); once it serves, a signal only ends
     the spin (``requested``, and rclpy's shutdown of the context), and no later one raises
     anywhere.  ``interrupted`` says the start-up was cut: whatever error it ends with is then the
-    signal.s (:func:`cut_by_stop`).
+    signal's (:func:`cut_by_stop`).
     """
     def stop(signum, frame):
         stop.requested = True

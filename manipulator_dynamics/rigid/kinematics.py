@@ -226,7 +226,7 @@ def _row(s, a):
 
 @njit(**INLINE)
 def vector_ok(n, a):
-    """Tell whether the 1-D ``a`` has length ``n`` and finite elements (one vector: M's q)."""
+    """Tell whether the 1-D ``a`` has length ``n`` and finite elements."""
     if a.shape[0] != n:
         return False
     for i in range(n):
@@ -237,7 +237,12 @@ def vector_ok(n, a):
 
 @njit(**INLINE)
 def vectors_ok(n, a, b, c):
-    """Tell whether the 1-D ``a, b, c`` all have length ``n`` and finite elements."""
+    """
+    Tell whether the 1-D ``a, b, c`` all have length ``n`` and finite elements.
+
+    One pass over the three, not :func:`vector_ok` three times: with three loops one call of ID
+    on the panda arm measured 0.94-0.95x Pinocchio against 0.85-0.87x (two paired runs).
+    """
     if a.shape[0] != n or b.shape[0] != n or c.shape[0] != n:
         return False
     for i in range(n):
