@@ -235,6 +235,19 @@ def jumped_back(messages, since=0):
     return None
 
 
+def run_demo(cwd, *args):
+    """
+    Run ``python3 -m manipulator_dynamics.demo *args`` in ``cwd`` as a user does (``dev.py demo``).
+
+    Assert that it ended with exit code 0 (the demo's own verdict on what it printed); return
+    what it printed.
+    """
+    result = subprocess.run([sys.executable, '-m', 'manipulator_dynamics.demo', *args],
+                            capture_output=True, text=True, timeout=600, cwd=cwd)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
 def installed(module):
     """
     Whether ``module`` is an installed package, not this checkout's folder of the same name.

@@ -15,13 +15,12 @@
 """The identification demo, as a user runs it: the simulated arm identified from its motion."""
 
 import importlib.util
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs it)')
+from rosutil import run_demo  # noqa: E402, I100
 
 
 def test_identification_demo_identifies_the_simulated_arm(tmp_path):
@@ -32,13 +31,9 @@ def test_identification_demo_identifies_the_simulated_arm(tmp_path):
     every joint and its parameters pass every physical check; the plot is written.
     """
     plot = tmp_path / 'identification.png'
-    result = subprocess.run(
-        [sys.executable, '-m', 'manipulator_dynamics.demo', '--identify', '--duration',
-         '10', '--plot', str(plot)], capture_output=True, text=True, timeout=600,
-        cwd=tmp_path)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert 'every check passed' in result.stdout, result.stdout
-    assert 'validation motion: RMS torque error' in result.stdout
+    printed = run_demo(tmp_path, '--identify', '--duration', '10', '--plot', str(plot))
+    assert 'every check passed' in printed, printed
+    assert 'validation motion: RMS torque error' in printed
     if importlib.util.find_spec('mujoco') is not None:       # the test extra installs it
-        assert 'with MuJoCo' in result.stdout, result.stdout   # an independent plant
+        assert 'with MuJoCo' in printed, printed              # an independent plant
     assert plot.stat().st_size > 10000

@@ -15,13 +15,12 @@
 """The tracking demo as a user runs it: ``python3 dev.py demo``, the README's first command."""
 
 import importlib.util
-import subprocess
-import sys
 
 import pytest
 
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs it)')
+from rosutil import run_demo  # noqa: E402, I100
 
 
 def test_tracking_demo_tracks_the_arm_and_answers_its_base_parameters(tmp_path):
@@ -34,18 +33,14 @@ def test_tracking_demo_tracks_the_arm_and_answers_its_base_parameters(tmp_path):
     held to that, with room for another plant's integrator (MuJoCo's, or sim_node's own).
     """
     plot = tmp_path / 'demo.png'
-    result = subprocess.run(
-        [sys.executable, '-m', 'manipulator_dynamics.demo', '--plot', str(plot)],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output
-    tracking = result.stdout.split('tracking over ')[1].split('\n')[0]
+    printed = run_demo(tmp_path, '--plot', str(plot))
+    tracking = printed.split('tracking over ')[1].split('\n')[0]
     joint_states = int(tracking.split()[0])
     worst = float(tracking.split('max error ')[1].split()[0])
     rms = float(tracking.split('RMS ')[1].split()[0])
     assert joint_states > 1000, tracking                     # 5 s of states, not a few
     assert worst < 2.0 and rms < 0.2, tracking               # mrad
-    assert '/compute_base_params: ' in result.stdout and 'base parameters' in result.stdout
+    assert '/compute_base_params: ' in printed and 'base parameters' in printed
     if importlib.util.find_spec('mujoco') is not None:       # the test extra installs it
-        assert 'MuJoCo' in result.stdout, result.stdout       # an independent plant
+        assert 'MuJoCo' in printed, printed                   # an independent plant
     assert plot.stat().st_size > 10000
