@@ -35,7 +35,7 @@ from .loop import demo_model, Loop
 from ..identification.base_parameters import base_parameters
 from ..identification.estimate import identify
 from ..identification.excitation import excitation_trajectory
-from ..identification.logs import prepare
+from ..identification.logs import prepare, stamps_summary
 from ..model import parameter_problems
 from ..nodes.send_trajectory import trajectory_message
 from ..rigid.rnea import inverse_dynamics
@@ -107,27 +107,43 @@ def run(plot='identification.png', duration=20.0, lockstep=True, engine='auto'):
           f"fitted in {estimate.consistency['seconds']:.2f} s "
           f"({'converged' if estimate.consistency['converged'] else 'DID NOT CONVERGE'})")
     later = stamp >= validation
-    qv, qdv, qddv, tau, _, _ = prepare(model, (stamp[later], measured[later], applied[later]),
-                                       cutoff=CUTOFF)
-    keep = slice(int(3 * len(qv) / (stamp[later][-1] - stamp[later][0]) / CUTOFF), None)
-    keep = slice(keep.start, len(qv) - keep.start)           # the filter's ends left out
-    predicted = inverse_dynamics(identified, qv, qdv, qddv, friction=True)[keep]
-    tau = tau[keep]
-    # Coulomb friction switches with the sign of the velocity: the filtered velocity crosses
-    # zero a few ms from the simulated one, a spike of 2 Fc at each reversal that says nothing
-    # of the parameters; the error is measured away from reversals
-    moving = np.abs(qdv[keep]) > REVERSAL
-    relative = np.array([np.sqrt(((predicted - tau)[moving[:, j], j] ** 2).mean()
-                                 / (tau[moving[:, j], j] ** 2).mean())
-                         for j in range(model.n)])
+    t_check, tau, predicted, relative, processing = held_out_errors(
+        identified, stamp[later], measured[later], applied[later])
+    for part, report in (('excitation', estimate.processing), ('validation', processing)):
+        print(stamps_summary(dict(report, source=f'recorded {part}')))
     print(f'validation motion: RMS torque error of the identified model (|qd| > {REVERSAL:g} '
           'rad/s), per joint: '
           + ', '.join(f'{j} {r:.2%}' for j, r in zip(model.joint_names, relative)))
     if plot:
-        _plot(plot, model, stamp[later][keep] - validation, tau, predicted)
+        _plot(plot, model, t_check - validation, tau, predicted)
         print(f'\nplot: {os.path.abspath(plot)}')
     converged = estimate.consistency['converged']
     return 0 if relative.max() < 0.05 and not problems and converged else 1
+
+
+def held_out_errors(model, t, q, tau):
+    """
+    ``model``'s torques on a recording it was not fitted to, against the efforts applied.
+
+    The recording (stamps ``t``, positions ``q``, applied efforts ``tau``) is read as the fit
+    reads its own (:func:`prepare`, the same cutoff): each stretch between missed states is
+    filtered and differentiated alone and its filter transients are left out
+    (``parallel.rows``), so that states a busy recorder missed end a stretch instead of bending
+    the accelerations across them.  Coulomb friction switches with the sign of the velocity:
+    the filtered velocity crosses zero a few ms from the simulated one, a spike of 2 Fc at each
+    reversal that says nothing of the parameters, so the error is measured away from reversals.
+
+    Returns ``(t, tau, predicted, relative, processing)``: the stamps, applied and predicted
+    efforts of the rows compared, per joint the RMS error over the RMS effort, and what
+    :func:`stamps_summary` says of the recording.
+    """
+    q, qd, qdd, tau, parallel, processing = prepare(model, (t, q, tau), cutoff=CUTOFF)
+    predicted = parallel.rows(inverse_dynamics(model, q, qd, qdd, friction=True))
+    tau, moving = parallel.rows(tau), np.abs(parallel.rows(qd)) > REVERSAL
+    relative = np.array([np.sqrt(((predicted - tau)[moving[:, j], j] ** 2).mean()
+                                 / (tau[moving[:, j], j] ** 2).mean())
+                         for j in range(model.n)])
+    return parallel.rows(parallel.t), tau, predicted, relative, processing
 
 
 def _plot(path, model, t, measured, predicted):
