@@ -25,20 +25,21 @@ import shutil
 
 import numba
 
-#: Folders of the package with no compiled code: editing them keeps the cache.
-_NO_KERNELS = ('nodes', 'robots', '_prebuilt', '__pycache__')
+#: Folders of the package with no compiled code (none of their modules imports numba or this
+#: module; test_jit_cache checks it): editing them keeps the cache.
+_NO_KERNELS = ('nodes', 'demo', 'robots', '_prebuilt', '__pycache__')
+_HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _source_digest():
+def _source_digest(here=_HERE):
     """
     Hash of numba's version and every module of the package: the key of its compiled code.
 
     Numba keys a cached kernel on its own file's timestamp only, so a kernel that inlines a helper
     from another module would keep stale machine code after the helper changes (in a checkout, or
     a symlink install).  Keying the whole cache on a hash of every module that can hold or feed a
-    kernel avoids that.
+    kernel avoids that.  ``here``: the package's folder.
     """
-    here = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256(numba.__version__.encode())
     for folder, subfolders, files in os.walk(here):
         subfolders[:] = sorted(d for d in subfolders if d not in _NO_KERNELS)
@@ -61,7 +62,7 @@ def numba_cache_dir():
     path of its source, so the same sources run from a checkout have entries of their own in
     the same folder; those already there do not stop the installed copy's from being added.
     """
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = _HERE
     name = _source_digest()
     base = os.environ.get('NUMBA_CACHE_DIR') or os.path.join(
         os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache'),
