@@ -63,7 +63,9 @@ class Loop:
         from sensor_msgs.msg import JointState
         from trajectory_msgs.msg import JointTrajectory
 
+        from ..nodes.process import make_executor
         from ..nodes.qos import ROSOUT
+        from ..nodes.sim_node import LOCKSTEP_STATE_HISTORY
         from ..precompile import precompile
         # once, here, before the nodes: on a cold cache each node would compile the same
         # kernels at once, silently, for minutes on a busy 2-core machine
@@ -72,18 +74,31 @@ class Loop:
             nodes = [(name, dict(params, lockstep='true', pace='1.0') if name == 'sim_node'
                       else dict(params, use_sim_time='true')) for name, params in nodes]
         self.names = [name for name, _ in nodes]
-        self.procs = [start_node(name, params) for name, params in nodes]
+        self.procs, self.rclpy = [], rclpy
         rclpy.init()
-        self.rclpy = rclpy
-        from rclpy.parameter import Parameter
-        self.node = rclpy.create_node('demo', parameter_overrides=[
-            Parameter('use_sim_time', value=lockstep)])
-        self.states, self.echoed, self.logs = [], [], []
-        self.node.create_subscription(JointState, '/joint_states', self.states.append, 1000)
-        self.node.create_subscription(JointTrajectory, '/trajectory_node/trajectory_with_efforts',
-                                      self.echoed.append, 10)
-        self.node.create_subscription(Log, '/rosout', self.logs.append, ROSOUT)
-        self.pub = self.node.create_publisher(JointTrajectory, '/joint_trajectory', 10)
+        try:            # the listener first: a failure here leaves no node process behind
+            from rclpy.parameter import Parameter
+            self.node = rclpy.create_node('demo', parameter_overrides=[
+                Parameter('use_sim_time', value=lockstep)])
+            self.states, self.echoed, self.logs = [], [], []
+            # The recorder: 1 kHz of states and of /clock.  Taken by the package's executor
+            # (the EventsExecutor where rclpy has it: 23,000 messages a second beside two busy
+            # loops, 5,000 by rclpy.spin_once), so that a starved demo process keeps up, and as
+            # deep as sim_node's lockstep history, so that a backlog is held, not dropped.
+            self.node.create_subscription(JointState, '/joint_states', self.states.append,
+                                          LOCKSTEP_STATE_HISTORY)
+            self.node.create_subscription(JointTrajectory,
+                                          '/trajectory_node/trajectory_with_efforts',
+                                          self.echoed.append, 10)
+            self.node.create_subscription(Log, '/rosout', self.logs.append, ROSOUT)
+            self.pub = self.node.create_publisher(JointTrajectory, '/joint_trajectory', 10)
+            self.executor = make_executor()
+            self.executor.add_node(self.node)
+            for name, params in nodes:
+                self.procs.append(start_node(name, params))
+        except BaseException:
+            self.stop()
+            raise
 
     def wait(self, condition, timeout, what, patient=False):
         """
@@ -96,7 +111,7 @@ class Loop:
         started = time.monotonic()
         end, said = started + timeout, started
         while time.monotonic() < end and not condition():
-            self.rclpy.spin_once(self.node, timeout_sec=0.02)
+            self.executor.spin_once(timeout_sec=0.02)
             if patient and any(p.poll() is not None for p in self.procs):
                 break
             if patient and time.monotonic() - said >= PROGRESS:
@@ -131,7 +146,7 @@ class Loop:
     def spin(self, seconds):
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            self.rclpy.spin_once(self.node, timeout_sec=0.01)
+            self.executor.spin_once(timeout_sec=0.01)
 
     def close(self, names, q0, ready=lambda: True):
         """Hold ``q0`` until the loop is closed (DDS discovery between the nodes can be late)."""
@@ -183,7 +198,11 @@ class Loop:
                 np.array([m.effort for m in picked]))
 
     def stop(self):
-        self.node.destroy_node()
+        """End the listener, then every node process (SIGINT; killed after 15 s)."""
+        if getattr(self, 'executor', None) is not None:
+            self.executor.shutdown()
+        if getattr(self, 'node', None) is not None:
+            self.node.destroy_node()
         self.rclpy.try_shutdown()
         for p in self.procs:
             p.send_signal(signal.SIGINT)

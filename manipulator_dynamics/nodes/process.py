@@ -211,16 +211,16 @@ def clock_ns(node):
     return now
 
 
-def make_executor(name=None):
+def make_executor(name=None, context=None):
     """
-    Return the executor ``name``, by default :func:`executor_name`'s.
+    Return the executor ``name``, by default :func:`executor_name`'s (on rclpy's ``context``).
 
     An unknown name, or ``events`` where this rclpy lacks it, is an error naming the choices.
     """
     name = name or executor_name()
     if name == 'single':
         from rclpy.executors import SingleThreadedExecutor
-        return SingleThreadedExecutor()
+        return SingleThreadedExecutor(context=context)
     if name == 'events':
         try:
             from rclpy.experimental import EventsExecutor
@@ -228,9 +228,30 @@ def make_executor(name=None):
             raise ConfigurationError(f'{EXECUTOR_VARIABLE}=events: this rclpy has no '
                                      'rclpy.experimental.EventsExecutor (Kilted on); use '
                                      'single') from None
-        return EventsExecutor()
+        return _with_a_real_stderr(lambda: EventsExecutor(context=context))
     raise ConfigurationError(f'{EXECUTOR_VARIABLE}={name!r}: the executor is one of '
                              f'{", ".join(EXECUTORS)}')
+
+
+def _with_a_real_stderr(make):
+    """
+    Return ``make()`` with ``sys.stderr`` a file that has a descriptor while it runs.
+
+    rclpy 9's EventsExecutor enables ``faulthandler`` on ``sys.stderr`` as it is made, which
+    fails (io.UnsupportedOperation: fileno) where something replaced it by an object in memory:
+    a notebook, an IDE's console, pytest's ``capsys``.  The process's own stderr then takes the
+    tracebacks of a crash in C++.
+    """
+    try:
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):     # no stream, or one without a descriptor
+        if sys.__stderr__ is not None:
+            replaced, sys.stderr = sys.stderr, sys.__stderr__
+            try:
+                return make()
+            finally:
+                sys.stderr = replaced
+    return make()
 
 
 def cut_by_stop(handler, error):

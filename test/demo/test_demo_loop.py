@@ -39,3 +39,17 @@ def test_a_node_that_dies_ends_the_wait_at_once_with_its_last_words(capsys):
     finally:
         loop.stop()
     assert time.monotonic() - started < _loop.START / 2     # did not sit out the allowance
+
+
+def test_a_loop_that_cannot_start_leaves_no_node_running(monkeypatch):
+    """A node that cannot be started ends the ones started before it: none is left orphaned."""
+    from manipulator_dynamics.demo import loop as _loop
+    started, start = [], _loop.start_node
+
+    def recorded(name, params):
+        started.append(start(name, params))
+        return started[-1]
+    monkeypatch.setattr(_loop, 'start_node', recorded)
+    with pytest.raises(FileNotFoundError, match='not_a_node'):
+        _loop.Loop([('trajectory_node', {}), ('not_a_node', {})])
+    assert len(started) == 1 and started[0].poll() is not None

@@ -498,6 +498,34 @@ def test_each_executor_serves_reports_its_latency_and_stops_cleanly(client, proc
     assert code == 0 and 'Traceback' not in output, output
 
 
+@pytest.mark.skipif(not _has_events_executor(), reason='this rclpy has no '
+                    'rclpy.experimental.EventsExecutor (Kilted on): nothing to make')
+def test_the_events_executor_is_made_where_stderr_is_no_file(monkeypatch):
+    """
+    A notebook, an IDE or pytest's capsys holds stderr in memory: the executor is made anyway.
+
+    rclpy's EventsExecutor enables faulthandler on sys.stderr as it is made and failed there
+    (io.UnsupportedOperation: fileno); the demos' loop, run in such a process, stopped at start
+    and left its node processes running.  The stderr in memory is given back afterwards.
+    """
+    import io
+    import sys
+    from manipulator_dynamics.nodes.process import make_executor
+    import rclpy
+    from rclpy.impl.implementation_singleton import rclpy_implementation
+    in_memory = io.StringIO()
+    monkeypatch.setattr(sys, 'stderr', in_memory)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        executor = make_executor('events', context=context)
+        assert isinstance(executor, rclpy_implementation.EventsExecutor)
+        executor.shutdown()
+    finally:
+        rclpy.try_shutdown(context=context)
+    assert sys.stderr is in_memory
+
+
 def test_an_unknown_executor_is_refused_by_name(processes):
     from manipulator_dynamics.nodes.process import EXECUTOR_VARIABLE
     node = processes('dynamics_node', f'urdf_path:={robots.path("demo_arm")}',
