@@ -20,6 +20,9 @@ per joint and quantity, ``<joint>.<field>``: ``position``, ``velocity``, ``accel
 ``effort`` (writers add their own: ``target``, ``reached``, ``<link>.tip_deflection``).  A
 column named after a joint alone is its position (hand-written trajectories).  Columns may come
 in any order; columns no reader asks for are ignored; lines starting with ``#`` are comments.
+Read as spreadsheets and loggers write it too: a UTF-8 byte-order mark is skipped and the
+separator is the header's (``,``, ``;`` or a tab); with ``;``, a decimal comma is read as a
+decimal point.
 So the CSV that ``excitation --output`` writes feeds ``identify`` (with efforts added),
 ``flexible`` and the demo node alike.
 """
@@ -30,6 +33,9 @@ import numpy as np
 
 #: The quantities of a joint, as its columns' suffixes.
 FIELDS = ('position', 'velocity', 'acceleration', 'effort')
+#: Separators read, the header's most frequent one taken: the first where none appears (a
+#: single column).  A spreadsheet in a locale with decimal commas writes ``;``.
+SEPARATORS = (',', ';', '\t')
 
 
 class Table:
@@ -37,9 +43,11 @@ class Table:
 
     def __init__(self, path):
         self.path = str(path)
-        with open(path, newline='', encoding='utf-8') as f:
-            rows = list(csv.reader(line for line in f
-                                   if line.strip() and not line.startswith('#')))
+        with open(path, newline='', encoding='utf-8-sig') as f:
+            lines = [line for line in f if line.strip() and not line.startswith('#')]
+        separator = max(SEPARATORS, key=lines[0].count) if lines else ','
+        rows = list(csv.reader(lines, delimiter=separator))
+        decimal_comma = separator == ';'
         if not rows:
             raise ValueError(f'{self.path} is empty')
         self.header = [h.strip() for h in rows[0]]
@@ -52,7 +60,7 @@ class Table:
                                  f'{len(self.header)} columns')
             for c, text in enumerate(row):
                 try:
-                    self.values[r, c] = float(text)
+                    self.values[r, c] = float(text.replace(',', '.') if decimal_comma else text)
                 except ValueError:
                     raise ValueError(f'{self.path}, row {r + 2}, column {self.header[c]}: not a '
                                      f'number: {text!r}') from None

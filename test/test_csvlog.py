@@ -79,6 +79,21 @@ def test_what_is_wrong_is_named(tmp_path, text, message):
     assert str(path) in str(raised.value)
 
 
+@pytest.mark.parametrize('text', [
+    '\ufefftime,joint1.position,joint1.effort\n0.0,1.5,5\n0.1,3,-6\n',
+    'time;joint1.position;joint1.effort\r\n0,0;1,5;5\r\n0,1;3;-6\r\n',
+    'time\tjoint1.position\tjoint1.effort\n0.0\t1.5\t5\n0.1\t3\t-6\n',
+], ids=['byte-order mark', 'semicolons and decimal commas', 'tabs'])
+def test_what_spreadsheets_and_loggers_write_is_read(tmp_path, text):
+    """A UTF-8 byte-order mark, a ``;`` or tab separator: the same table as the plain CSV."""
+    path = tmp_path / 'log.csv'
+    path.write_bytes(text.encode('utf-8'))
+    table = csvlog.read(path)
+    np.testing.assert_array_equal(table.time(), [0.0, 0.1])
+    np.testing.assert_array_equal(table.field(['joint1'], 'position')[:, 0], [1.5, 3.0])
+    np.testing.assert_array_equal(table.field(['joint1'], 'effort')[:, 0], [5.0, -6.0])
+
+
 def test_a_missing_field_names_the_joints(tmp_path):
     path = tmp_path / 'log.csv'
     path.write_text('time,joint1.position\n0,1\n')
