@@ -472,8 +472,9 @@ def build_parser():
                    '(active joints, closed points)')
     p = command('identify', cmd_identify, 'identify the base parameters from measured data: a '
                 'CSV file (time, <joint>.position, <joint>.effort, optionally '
-                '<joint>.velocity) or a rosbag2 recording of sensor_msgs/JointState with efforts')
-    p.add_argument('data', nargs='+', help='CSV file or rosbag2 folder; several: logs '
+                '<joint>.velocity), a numpy archive (t, q, tau, optionally qd and joints) or a '
+                'rosbag2 recording of sensor_msgs/JointState with efforts')
+    p.add_argument('data', nargs='+', help='CSV file, .npz or rosbag2 folder; several: logs '
                    'identified together (each filtered on its own, as is every stretch between '
                    'gaps in a log)')
     p.add_argument('--validate', metavar='LOG', action='append', help='a log not used for the '

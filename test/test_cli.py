@@ -122,6 +122,19 @@ def test_identify_from_csv(capsys, tmp_path):
     assert 'condition number of W_B' in capsys.readouterr().out
 
 
+def test_identify_from_a_numpy_archive(capsys, tmp_path):
+    """``identify URDF log.npz``: the archive a MATLAB or numpy logger leaves, read by name."""
+    model = md.load_model(robots.path('demo_arm'))
+    t, _, _, _, tau, q = measured(model, seconds=12.0)
+    np.savez(tmp_path / 'log.npz', t=t, q=q[:, ::-1], tau=tau[:, ::-1],
+             joints=list(model.joint_names)[::-1])
+    assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'log.npz'),
+                     '--cutoff', '2.5', '--format', 'json']) == 0
+    data = json.loads(capsys.readouterr().out)
+    estimate = md.identify(model, (t, q, tau), cutoff=2.5)
+    np.testing.assert_allclose([p['value'] for p in data['parameters']], estimate.values)
+
+
 def test_identify_several_logs(capsys, tmp_path):
     """``identify URDF run1.csv run2.csv``: one estimate, and what each log's stamps showed."""
     model = md.load_model(robots.path('demo_arm'))

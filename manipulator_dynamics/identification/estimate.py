@@ -18,7 +18,8 @@ Identification of the base parameters from measured motion and efforts (Gautier'
 ``identify(model, data)`` solves ``tau = W_B(q, qd, qdd) K_B`` by weighted least squares:
 
 1. Data: arrays ``(q, qd, qdd, tau)`` used as given, or a time series of positions and efforts (a
-   CSV file, a rosbag2 recording of ``/joint_states``, or ``(t, q, tau)`` arrays).  A time series
+   CSV file, a numpy archive, a rosbag2 recording of ``/joint_states``, or ``(t, q, tau)``
+   arrays).  A time series
    is put on a uniform grid (linear interpolation where stamps jitter by more than 1 %); positions
    are low-pass filtered by a zero-phase Butterworth filter (``scipy.signal.butter``, order 4,
    ``cutoff`` Hz, applied forward and backward by ``filtfilt``) and differentiated by central
@@ -346,8 +347,8 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
     data : tuple, mapping, path, or list of them
         ``(q, qd, qdd, tau)`` arrays of shape (N, n) used as they are; or ``(t, q, tau)`` /
         a mapping with keys ``t, q, tau`` (a time series, differentiated and filtered); or the
-        path of a CSV file or of a rosbag2 recording (see :func:`.logs.read_csv`,
-        :func:`.logs.read_rosbag`);
+        path of a CSV file, a numpy archive (``.npz``) or a rosbag2 recording (see
+        :func:`.logs.read_csv`, :func:`.logs.read_npz`, :func:`.logs.read_rosbag`);
         or a list of time series (tuples, mappings or paths), several logs identified together.
         A time series is split at its gaps and each stretch filtered alone (see
         :func:`.logs.differentiate`); ``estimate.processing`` reports the stamps of every log.

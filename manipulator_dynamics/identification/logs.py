@@ -15,12 +15,12 @@
 """
 Identification data as loggers write it: read, checked, re-timed, filtered and differentiated.
 
-What :func:`.estimate.identify` fits comes from here: a CSV file (:mod:`..csvlog`'s convention)
-or a rosbag2 recording of ``/joint_states`` (:func:`read_csv`, :func:`read_rosbag`), a mapping
-or arrays (:func:`read_log`); the stamps checked, repeats dropped and gaps found
-(:func:`check_stamps`), the log re-timed on the robot's clock by its velocities
-(:mod:`.timing`); each stretch between gaps filtered and differentiated on its own, with the
-parallel filter for both sides of ``tau = W K`` (:func:`differentiate_logs`, the estimate
+What :func:`.estimate.identify` fits comes from here: a CSV file (:mod:`..csvlog`'s convention),
+a numpy archive or a rosbag2 recording of ``/joint_states`` (:func:`read_csv`, :func:`read_npz`,
+:func:`read_rosbag`), a mapping or arrays (:func:`read_log`); the stamps checked, repeats
+dropped and gaps found (:func:`check_stamps`), the log re-timed on the robot's clock by its
+velocities (:mod:`.timing`); each stretch between gaps filtered and differentiated on its own,
+with the parallel filter for both sides of ``tau = W K`` (:func:`differentiate_logs`, the estimate
 module's docstring).  Every refusal is an :class:`IdentificationError` naming what is wrong.
 """
 
@@ -82,7 +82,7 @@ def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True
         logs = [read_log(model, d, topic, retime) for d in data]
         if any(len(log) != 3 for log, _ in logs):
             raise IdentificationError('several logs must each be a time series (t, q, tau), a '
-                                      'CSV file or a rosbag2 recording')
+                                      'CSV file, a numpy archive or a rosbag2 recording')
         processing = {'source': [p.get('source', 'arrays') for _, p in logs],
                       'timing': [p.get('timing') for _, p in logs]}
         data = [log for log, _ in logs]
@@ -101,8 +101,8 @@ def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True
             raise IdentificationError(f'q, qd, qdd and tau must have the same shape, got '
                                       f'{q.shape}, {qd.shape}, {qdd.shape}, {tau.shape}')
     else:
-        raise IdentificationError('data must be (q, qd, qdd, tau), (t, q, tau), a CSV file or a '
-                                  'rosbag2 recording')
+        raise IdentificationError('data must be (q, qd, qdd, tau), (t, q, tau), a CSV file, a '
+                                  'numpy archive or a rosbag2 recording')
     return q, qd, qdd, tau, parallel, processing
 
 
@@ -120,6 +120,8 @@ def read_log(model, data, topic, retime=True):
         path = os.fspath(data)
         if os.path.isfile(path) and path.lower().endswith('.csv'):
             data, processing = read_csv(model, path, velocity=True), {'source': path}
+        elif os.path.isfile(path) and path.lower().endswith('.npz'):
+            data, processing = read_npz(model, path, velocity=True), {'source': path}
         elif os.path.exists(path):
             data, processing = (read_rosbag(model, path, topic, velocity=True),
                                 {'source': path, 'topic': topic})
@@ -376,6 +378,51 @@ def read_csv(model, path, *, velocity=False):
     if not velocity:
         return t, q, tau
     return {'t': t, 'q': q, 'tau': tau, 'qd': table.field(joints, 'velocity', required=False)}
+
+
+def read_npz(model, path, *, velocity=False):
+    """
+    Read ``(t, q, tau)`` from a numpy archive (``np.savez``), as logs converted from MATLAB are.
+
+    Arrays: ``t (N,)`` in seconds, ``q`` and ``tau`` ``(N, columns)``, optionally ``qd`` (the
+    robot's velocities) and ``joints`` (the columns' joint names).  With ``joints``, columns are
+    matched to the model's joints by name (others ignored; every joint of the model needed);
+    without, they must be the model's joints in its order.  With ``velocity``: a mapping with
+    keys ``t, q, tau`` and ``qd`` (None where the archive has none).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except (OSError, ValueError) as e:
+        raise IdentificationError(f'{path} is not a readable numpy archive: {e}') from None
+    missing = [key for key in ('t', 'q', 'tau') if key not in arrays]
+    if missing:
+        raise IdentificationError(f'{path} has no array {", ".join(missing)} (arrays: '
+                                  f'{", ".join(sorted(arrays)) or "none"}; expected t, q, tau, '
+                                  'optionally qd and joints)')
+    qd = arrays.get('qd')
+    fields = {'q': arrays['q'], 'tau': arrays['tau'], **({} if qd is None else {'qd': qd})}
+    for key, a in fields.items():
+        if a.ndim != 2:
+            raise IdentificationError(f'{path}: {key} must be (samples, joints), got shape '
+                                      f'{a.shape}')
+    if 'joints' in arrays:
+        names = [str(j) for j in arrays['joints'].reshape(-1)]
+        try:
+            rows = joint_map(model.joint_names, names, what=f'{path} (its joints)',
+                             every=True).rows
+        except JointNamesError as e:
+            raise IdentificationError(str(e) + suggest_tip_links(
+                model, [j for j in model.joint_names if j in names])) from None
+        for key, a in fields.items():
+            if a.shape[1] != len(names):
+                raise IdentificationError(f'{path}: {key} has {a.shape[1]} columns for '
+                                          f'{len(names)} joints')
+        fields = {key: a[:, rows] for key, a in fields.items()}
+    t, q, tau = arrays['t'].reshape(-1), fields['q'], fields['tau']
+    if not velocity:
+        return t, q, tau
+    return {'t': t, 'q': q, 'tau': tau, 'qd': fields.get('qd')}
 
 
 def read_rosbag(model, path, topic='/joint_states', *, velocity=False):

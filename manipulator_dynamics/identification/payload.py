@@ -116,7 +116,8 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
         The arm without the payload, friction included (``inverse_dynamics(..., friction=True)``
         must predict its torques: load its identified parameters if there are).
     data
-        As :func:`identify` takes it: arrays, ``(t, q, tau)``, a CSV file or a rosbag2 folder.
+        As :func:`identify` takes it: arrays, ``(t, q, tau)``, a CSV file, a numpy archive or
+        a rosbag2 folder.
     link : str
         The link that holds the payload (a gripper's or tool's frame is fine).
     cutoff, topic

@@ -89,6 +89,51 @@ def test_rosbag2_recording(arm, base, tmp_path):
     assert from_bag.processing['topic'] == '/joint_states'
 
 
+def test_a_numpy_archive_is_read_by_joint_name(arm, base, tmp_path):
+    """
+    ``np.savez`` of t, q, tau (qd, joints): columns matched by name, another robot's ignored.
+
+    The archive's columns are shuffled and one more joint is in it: the same estimate as from
+    the arrays in the model's order.  Without ``joints`` the columns are the model's, in order.
+    """
+    t, _, qd, _, tau, q_noisy = measured(arm, seed=5, seconds=12.0)
+    shuffle = np.random.default_rng(0).permutation(arm.n)
+    names = [arm.joint_names[j] for j in shuffle] + ['gripper_joint']
+
+    def columns(a):
+        return np.column_stack([a[:, shuffle], np.ones(len(a))])
+    np.savez(tmp_path / 'named.npz', t=t, q=columns(q_noisy), tau=columns(tau), qd=columns(qd),
+             joints=np.array(names))
+    np.savez(tmp_path / 'ordered.npz', t=t, q=q_noisy, tau=tau)
+    from_arrays = md.identify(arm, {'t': t, 'q': q_noisy, 'tau': tau, 'qd': qd}, base=base,
+                              cutoff=2.5)
+    named = md.identify(arm, tmp_path / 'named.npz', base=base, cutoff=2.5)
+    np.testing.assert_allclose(named.values, from_arrays.values, rtol=1e-12, atol=1e-12)
+    assert named.processing['source'] == str(tmp_path / 'named.npz')
+    assert named.processing['timing'] == from_arrays.processing['timing']   # qd re-timed it
+    ordered = md.identify(arm, tmp_path / 'ordered.npz', base=base, cutoff=2.5)
+    np.testing.assert_allclose(ordered.values, md.identify(arm, (t, q_noisy, tau), base=base,
+                                                           cutoff=2.5).values, rtol=1e-12)
+
+
+@pytest.mark.parametrize('arrays, message', [
+    ({'t': [0.0, 1.0], 'q': np.zeros((2, 7))}, r'no array tau \(arrays: q, t; expected t, q, '),
+    ({'t': [0.0, 1.0], 'q': np.zeros((2, 6)), 'tau': np.zeros((2, 6)),
+      'joints': ['joint1', 'joint2', 'joint3', 'joint4', 'joint5', 'joint6']}, 'joint7'),
+    ({'t': [0.0, 1.0], 'q': np.zeros(2), 'tau': np.zeros((2, 7))}, r'q must be \(samples, '),
+    ({'t': [0.0, 1.0], 'q': np.zeros((2, 7)), 'tau': np.zeros((2, 6)),
+      'joints': [f'joint{i}' for i in range(1, 8)]}, 'tau has 6 columns for 7 joints'),
+], ids=['no tau', 'a joint missing', 'one-dimensional q', 'columns and names disagree'])
+def test_a_numpy_archive_that_cannot_be_read_says_why(arm, tmp_path, arrays, message):
+    path = tmp_path / 'log.npz'
+    np.savez(path, **arrays)
+    with pytest.raises(md.IdentificationError, match=message):
+        md.identify(arm, path, cutoff=2.5)
+    (tmp_path / 'not.npz').write_text('text')
+    with pytest.raises(md.IdentificationError, match='is not a readable numpy archive'):
+        md.identify(arm, tmp_path / 'not.npz', cutoff=2.5)
+
+
 def test_poor_excitation_names_the_parameters(arm, base):
     t, q, qd, qdd = exciting(arm)
     q[:, 1:], qd[:, 1:], qdd[:, 1:] = 0.0, 0.0, 0.0          # only joint 1 moves

@@ -26,7 +26,7 @@ import warnings
 from conftest import erd, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics.identification.consistent import ConsistentFit, physical_problems
-from manipulator_dynamics.identification.logs import prepare
+from manipulator_dynamics.identification.logs import prepare, read_log
 from manipulator_dynamics.rigid.regressor import regressor
 import numpy as np
 import pytest
@@ -51,6 +51,19 @@ def panda():
     # this robot had no hand: the URDF's hand (0.73 kg) and fingers left out
     return md.load_model(erd('panda_description/urdf/panda.urdf'), without_links=['panda_hand'],
                          check_inertia='warn')
+
+
+@needs_erd
+@needs_log
+def test_the_log_is_read_from_its_own_file_by_joint_name(panda):
+    """``identify(model, 'panda_exciting_traj_1.npz')``: the archive as the log came."""
+    data = np.load(LOG)
+    (t, q, tau), processing = read_log(panda, LOG, '/joint_states')
+    order = [list(data['joints']).index(j) for j in panda.joint_names]
+    assert processing['source'] == LOG and processing['timing']['retimed']   # by its qd
+    np.testing.assert_array_equal(q, data['q'][:, order])
+    np.testing.assert_array_equal(tau, data['tau'][:, order])
+    assert len(t) == len(data['t'])
 
 
 def squared_errors(model, base, values, t, q, tau):
