@@ -19,13 +19,13 @@ Identification of the base parameters from measured motion and efforts (Gautier'
 
 1. Data: arrays ``(q, qd, qdd, tau)`` used as given, or a time series of positions and efforts (a
    CSV file, a numpy archive, a rosbag2 recording of ``/joint_states``, or ``(t, q, tau)``
-   arrays).  A time series
-   is put on a uniform grid (linear interpolation where stamps jitter by more than 1 %); positions
-   are low-pass filtered by a zero-phase Butterworth filter (``scipy.signal.butter``, order 4,
-   ``cutoff`` Hz, applied forward and backward by ``filtfilt``) and differentiated by central
-   differences.  Then Gautier's parallel filter: the same filter on the efforts and on every
-   column of the regressor, so that ``F(tau) = F(W_B) K_B`` holds exactly (filtering only the
-   efforts would smooth Coulomb friction's jumps on one side and bias ``Fc`` and ``Fv``).  The
+   arrays).  A time series is put on a uniform grid (linear interpolation where stamps jitter
+   by more than 1 %); positions are low-pass filtered by a zero-phase Butterworth filter
+   (``scipy.signal.butter``, order 4, ``cutoff`` Hz, applied forward and backward by
+   ``filtfilt``) and differentiated by central differences.  Then Gautier's parallel filter:
+   the same filter on the efforts and on every column of the regressor, so that
+   ``F(tau) = F(W_B) K_B`` holds exactly (filtering only the efforts would smooth Coulomb
+   friction's jumps on one side and bias ``Fc`` and ``Fv``).  The
    ``3 fs / cutoff`` samples at each end, where the filter has transients, are dropped, and the
    rest decimated to about ``2.5 cutoff`` samples per second: the filtered noise carries
    ``2 cutoff`` independent samples per second, and more rows only repeat it (those kept still
