@@ -261,7 +261,7 @@ def cmd_identify(args):
                                                    estimate.values, estimate.std,
                                                    estimate.relative_std)]
     title = (f'identified {estimate.base.count} base parameters of {model.name} from '
-             f'{estimate.samples} states; condition number of W_B {estimate.condition:.3g} '
+             f'{estimate.data_summary()}; condition number of W_B {estimate.condition:.3g} '
              '(excitation: below ~1e3 is good)')
     table = _table(['base parameter', 'URDF', 'identified', 'std', 'std %'], rows)
     stamps = stamps_summary(estimate.processing)

@@ -119,7 +119,9 @@ def test_identify_from_csv(capsys, tmp_path):
     assert [p['name'] for p in data['parameters']] == list(estimate.names)
     np.testing.assert_allclose([p['value'] for p in data['parameters']], estimate.values)
     assert cli.main(['identify', urdf, str(tmp_path / 'log.csv'), '--cutoff', '2.5']) == 0
-    assert 'condition number of W_B' in capsys.readouterr().out
+    assert (f'identified {estimate.base.count} base parameters of {model.name} from {len(t)} '
+            f'logged states, filtered to {estimate.samples} rows; condition number of W_B'
+            ) in capsys.readouterr().out
 
 
 def test_identify_from_a_numpy_archive(capsys, tmp_path):
@@ -149,7 +151,7 @@ def test_identify_several_logs(capsys, tmp_path):
         assert f'{path}: {half} samples at 200 Hz' in out and 'gaps: none' in out
     assert 'filtered in 2 stretch(es): 0.000-7.995 s, 8.000-15.995 s' in out
     estimate = md.identify(model, paths, cutoff=2.5)
-    assert f'from {estimate.samples} states' in out
+    assert f'from {len(t)} logged states, filtered to {estimate.samples} rows' in out  # both logs
 
 
 def test_identify_physically_consistent_from_csv(capsys, tmp_path):

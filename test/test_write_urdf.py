@@ -190,6 +190,7 @@ def test_identified_parameters_yaml_loads_over_the_urdf(tmp_path, identified):
     model, _, motion, tau, estimate = identified
     path = tmp_path / 'identified.yaml'
     estimate.parameters_yaml(path)
+    assert f'from {estimate.data_summary()}, base parameters' in path.read_text()
     loaded = md.load_model(robots.path('demo_arm'), parameters=path)
     assert torques_agree(loaded, estimate.identified_model())
     assert np.allclose(loaded.armature, estimate.identified_model().armature)

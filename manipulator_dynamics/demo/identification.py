@@ -92,7 +92,7 @@ def run(plot='identification.png', duration=20.0, lockstep=True, engine='auto'):
     good = estimate.relative_std < 10
     error = np.abs(estimate.values - truth) / np.maximum(np.abs(truth), 1e-12)
     worst = np.flatnonzero(good)[np.argmax(error[good])]
-    print(f'\nidentified {estimate.base.count} base parameters from {estimate.samples} states '
+    print(f'\nidentified {estimate.base.count} base parameters from {estimate.data_summary()} '
           f'(condition number {estimate.condition:.3g}); {good.sum()} with relative std '
           f'< 10 %, their largest error against the simulated arm: {error[worst]:.2%} '
           f'({estimate.names[worst]}: {truth[worst]:.4g} simulated, identified '

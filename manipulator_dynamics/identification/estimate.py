@@ -180,7 +180,8 @@ class Estimate:
     residual_rms : ndarray, shape (n,)
         RMS of ``tau - W_B values`` per joint, in N m or N.
     samples : int
-        States used (after trimming).
+        Rows fitted: the states given, or a time series' states after the filter's trim and
+        decimation (:meth:`data_summary` says both).
     processing : dict
         What was done to the data: source, rate, filter, trimmed samples.
     standard : ndarray, shape (p,) or None
@@ -245,6 +246,19 @@ class Estimate:
                                                 friction=bool(base.friction))
         return Validation.of(model.joint_names, t, tau, predicted)
 
+    def data_summary(self):
+        """
+        Say what was fitted: ``'N states'`` as given, or ``'M logged states, filtered to N rows'``.
+
+        A time series is decimated to about 2.5 samples per cutoff period after filtering (the
+        module docstring), so the rows fitted are far fewer than the states logged: 10 s at
+        1 kHz with a 2.5 Hz cutoff give about 50.
+        """
+        logged = sum(report['samples'] for report in self.processing.get('stamps', ()))
+        if not logged:
+            return f'{self.samples} states'
+        return f'{logged} logged states, filtered to {self.samples} rows'
+
     def identified_model(self):
         """Return the model with the physically consistent standard parameters in place."""
         if self.standard is None:
@@ -266,8 +280,8 @@ class Estimate:
         values.update({f'Vs_{j}': float(v)
                        for j, v in zip(model.joint_names, model.coulomb_velocity) if v > 0})
         document = {'robot': model.name,
-                    'identified': f'{self.samples} states, base parameters {self.base.count}, '
-                                  'physically consistent',
+                    'identified': f'from {self.data_summary()}, base parameters '
+                                  f'{self.base.count}, physically consistent',
                     'standard_parameters': values}
         text = yaml.safe_dump(document, sort_keys=False)
         if path is not None:

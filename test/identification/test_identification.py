@@ -50,6 +50,7 @@ def test_recovers_base_parameters_from_states(arm, base):
     t, q, qd, qdd, tau, _ = measured(arm)
     estimate = md.identify(arm, (q, qd, qdd, tau), base=base)
     assert estimate.base is base and estimate.samples == len(t)
+    assert estimate.data_summary() == f'{len(t)} states'
     within_confidence(estimate, base.values, 4.0)     # 62 parameters: |z| < 4 for all
     assert estimate.condition < 1e3
     np.testing.assert_array_less(estimate.residual_rms, 3 * estimate.sigma)
@@ -66,6 +67,10 @@ def test_recovers_base_parameters_from_positions_csv(arm, base, tmp_path):
     assert estimate.processing['decimation'] == int(RATE / (2.5 * 2.5))
     assert not estimate.processing['resampled']
     within_confidence(estimate, base.values, 4.0)
+    # the rows fitted are the decimated ones: said beside the states logged, not for them
+    assert estimate.samples < len(t) / estimate.processing['decimation']
+    said = estimate.data_summary()
+    assert said == f'{len(t)} logged states, filtered to {estimate.samples} rows'
 
 
 def test_jittered_stamps_are_resampled(arm, base):
