@@ -21,7 +21,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ._parameters import Param
 from .logs import QuickLogger, Throttled
-from .messages import float64_array, names_message
+from .messages import float64_array, float64_serialiser, names_message
 from .qos import LATCHED
 from ..names import joint_map, JointNamesError
 
@@ -104,7 +104,7 @@ class CommandOutput:
         self._asked_matched = 0               # subscriptions ever matched when last asked
         self.order_pub = node.create_publisher(String, '~/command_joints', LATCHED)
         self.index = self.names = None
-        self._message = self._data = None     # the command message and its data, reused
+        self._serialise = None                # command values -> what is published
         self._in_order = False                # the command order is the model's
         self.mismatch = None                  # why commands are refused (error), or None
         self.ready = False                    # commands may leave
@@ -124,16 +124,13 @@ class CommandOutput:
         """Map the commands onto ``model`` (a new model, or new ``command_joints``)."""
         self.index = command_index(self.node, model, self.params.command_joints)
         self.names = None if self.index is None else [model.joint_names[i] for i in self.index]
-        self._message = self._data = None
+        self._serialise = None
         if self.names is not None:
             # Data only, as forward_command_controller reads it (an empty layout is a flat array
             # by ROS's rules): a labelled dimension cost 8 us more per command to convert and
-            # serialise at 1 kHz (bench_latency).  One message and one buffer for all commands:
-            # publish serialises the message before it returns, and its data field holds the
-            # buffer as it is (an array.array('d')), written through a numpy view of it.
-            self._message = Float64MultiArray()
-            self._message.data = float64_array(np.zeros(len(self.index)))
-            self._data = np.frombuffer(self._message.data, dtype=np.float64)
+            # serialise at 1 kHz (bench_latency).  Published as its serialised bytes where the
+            # middleware's serialisation allows it, else as a message.
+            self._serialise = float64_serialiser(len(self.index)) or _as_message
             self._in_order = np.array_equal(self.index, np.arange(model.n))
             self.order_pub.publish(names_message(self.names))
             topic = self.pub.topic_name
@@ -220,9 +217,12 @@ class CommandOutput:
                                    f"{self.controller} to answer for its 'joints' "
                                    f"({waited:.1f} s; controller_name: '-' sends them unchecked)")
             return False
-        self._data[:] = tau if self._in_order else tau[self.index]
-        self.pub.publish(self._message)
+        self.pub.publish(self._serialise(tau if self._in_order else tau[self.index]))
         return True
+
+
+def _as_message(values):
+    return Float64MultiArray(data=float64_array(values))
 
 
 def matched_subscriptions(publisher):

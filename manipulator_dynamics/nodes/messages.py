@@ -15,6 +15,8 @@
 """Messages to and from arrays, and a message refused with the reason."""
 
 import array
+import struct
+import sys
 
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
@@ -46,6 +48,40 @@ def float64_array(values):
     about 2 us for 7 numbers, a third of what a 1 kHz node's callback spends on its command).
     """
     return array.array('d', np.ascontiguousarray(values, dtype=float).tobytes())
+
+
+def float64_serialiser(n):
+    """
+    Return a function: ``n`` float64 values -> bytes of a data-only Float64MultiArray, or None.
+
+    rclpy publishes bytes as they are (``publish_raw``): no conversion of a Python message to C
+    and no serialisation by the middleware, about half of what the publication of a 7-joint
+    command costs (2.6 against 4.9 us in a warm loop).  The bytes are CDR, little-endian (what
+    ROS 2's middlewares send): the encapsulation, an empty layout, the data's length, padding
+    (zeros) to the first value's 8-byte alignment, and the values as they lie in memory.  That
+    is checked here against rclpy's own serialisation; a middleware or a machine where it
+    differs gets None (publish the message).
+    """
+    from rclpy.serialization import deserialize_message, serialize_message
+
+    if sys.byteorder != 'little':
+        return None
+    prefix = b'\x00\x01\x00\x00' + struct.pack('<III', 0, 0, n) + bytes(4)
+    probe = np.pi * np.arange(1, n + 1, dtype=np.float64)
+    wire = prefix + probe.tobytes()
+    reference = serialize_message(Float64MultiArray(data=float64_array(probe)))
+    if n and (len(reference) != len(wire) or reference[:16] != wire[:16]
+              or reference[20:] != wire[20:]):
+        return None
+    if list(deserialize_message(wire, Float64MultiArray).data) != probe.tolist():
+        return None
+    f64 = np.dtype(np.float64)
+
+    def serialise(values):
+        if values.dtype != f64 or values.shape != (n,):
+            values = np.asarray(values, dtype=f64).reshape(n)
+        return prefix + values.tobytes()
+    return serialise
 
 
 def vector_message(values, label='joint'):

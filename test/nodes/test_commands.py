@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The effort commands' clamp to the URDF limits, without a node."""
+"""The effort commands' clamp to the URDF limits and their bytes on the wire, without a node."""
 
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
@@ -22,6 +22,9 @@ import pytest
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
 from manipulator_dynamics.nodes.commands import clamp_efforts  # noqa: E402, I100
+from manipulator_dynamics.nodes.messages import float64_serialiser  # noqa: E402, I100
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402, I100
+from std_msgs.msg import Float64MultiArray  # noqa: E402, I100
 
 
 class Warnings:
@@ -47,3 +50,30 @@ def test_efforts_within_or_at_their_limits_pass_and_others_are_clamped_by_name()
     assert warnings.said == [('clamped', 'efforts clamped to the URDF limits: '
                               f'{model.joint_names[1]}, {model.joint_names[4]}')]
     assert over[1] == 1.5 * at[1]             # the caller's array is left as it was
+
+
+@pytest.mark.parametrize('n', [0, 1, 6, 7, 12])
+def test_a_command_published_as_bytes_is_rclpys_serialisation_of_the_message(n):
+    serialise = float64_serialiser(n)
+    assert serialise is not None                # rclpy's middleware here serialises plain CDR
+    rng = np.random.default_rng(n)
+    for values in (rng.normal(size=n) * 1e3, np.array([np.inf, -0.0, 1e-310, np.nan,
+                                                       -1e308, 5.0, 0.5] * 2)[:n]):
+        wire = serialise(values)
+        assert same_but_padding(wire, serialize_message(Float64MultiArray(data=values.tolist())))
+        back = np.array(deserialize_message(wire, Float64MultiArray).data)
+        np.testing.assert_array_equal(back, values)
+    # what a caller may hand it: a strided view, another float type, integers
+    base = rng.normal(size=2 * n)
+    for values in (base[::2], base[:n].astype(np.float32), np.arange(n)):
+        expected = np.asarray(values, dtype=float)
+        assert same_but_padding(serialise(values),
+                                serialize_message(Float64MultiArray(data=expected.tolist())))
+
+
+def same_but_padding(ours, rclpys):
+    """Equal bytes but the 4 of padding before the first value (rclpy leaves them unset)."""
+    if len(ours) == 16:                             # no values: rclpy pads the end
+        return rclpys[:16] == ours and len(rclpys) == 20
+    return len(ours) == len(rclpys) and ours[:16] == rclpys[:16] and ours[20:] == rclpys[20:] \
+        and ours[16:20] == bytes(4)
