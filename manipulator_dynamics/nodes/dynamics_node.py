@@ -38,6 +38,7 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
 
 import time
 
+from builtin_interfaces.msg import Time
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -116,8 +117,9 @@ class DynamicsNode(Node):
         # the model (loaded and its kernels warmed up) before the subscriptions: a node that
         # says it listens must be ready to serve, or the first states wait and go stale
         self.source = ModelSource(self, self.params, self._on_model)
+        # raw: the states' bytes, read by JointStates.read_serialized (no message built)
         self.create_subscription(JointState, 'joint_states', with_receipt_time(self._on_state),
-                                 joint_states_qos(self.params))
+                                 joint_states_qos(self.params), raw=True)
         self.create_subscription(JointTrajectory, 'desired_state', self._on_desired, 10)
         self._set_timer()
         self.jumps = on_time_jump_back(self, self._on_time_jump)
@@ -160,20 +162,19 @@ class DynamicsNode(Node):
     def _warn(self, text, kind=None):
         self.throttle.warn(kind or text, text)
 
-    def _on_state(self, msg, info):
+    def _on_state(self, data, info):
         if self.states is None or self.source.model is None:
             self._warn('joint_states received but no robot model yet (robot_description, '
                        'urdf_path)')
             return
         try:
-            state = self.states.read(msg, self.now_ns())
+            state = self.states.read_serialized(data, self.now_ns())
         except BadMessage as e:
             self._warn(f'dropped joint_states: {e}', 'states ' + e.kind)
             return
         if state is None:                       # another robot's joints only
             return
-        q, qd, effort, _ = state
-        self.latest = (q, qd, effort, msg.header.stamp)
+        self.latest = state                     # q, qd, effort, stamp (ns)
         if self.params.rate == 0:
             self._publish(*self.latest, received=info['received_timestamp'])
 
@@ -247,7 +248,7 @@ class DynamicsNode(Node):
                 self._warn(f'forward_dynamics: {e}', 'singular')
                 return
             msg = JointTrajectory()
-            msg.header.stamp = stamp
+            msg.header.stamp = Time(sec=stamp // 1_000_000_000, nanosec=stamp % 1_000_000_000)
             msg.joint_names = list(model.joint_names)
             msg.points = [JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(),
                                                accelerations=qdd.tolist(),

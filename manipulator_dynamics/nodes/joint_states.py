@@ -15,6 +15,9 @@
 """Joint states by name, merged from many messages; trajectories checked against the model."""
 
 from math import isfinite
+import re
+import struct
+import sys
 
 import numpy as np
 from rclpy.qos import HistoryPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
@@ -118,18 +121,31 @@ class JointStates:
         self.has_effort = np.zeros(n, dtype=bool)
         self._maps = {}             # names of a message -> _Map, cached: a driver sends the
         #                             same names every time
+        self._wire = None           # the layout of the last serialised message read (_Wire)
+        self._no_wire = set()       # names whose serialised layout this reader cannot follow
         self.forget()
 
     def forget(self):
         """Forget every joint's state: the next ones start afresh (a new clock)."""
         self.heard[:] = False
         self.stamp[:] = 0
+        # A message naming every joint (a driver's, at 1 kHz) leaves its stamp and its having
+        # velocities and efforts here, for every joint, and the arrays as they were: _settle()
+        # writes them before any other reads or writes them.
+        self._uniform = None
         # What the arrays above say, kept as numbers: a driver's message names every joint, and
         # then these answer without a pass over the arrays (the 1 kHz path).
         self._complete = False              # every joint heard since the last forget()
         self._newest = 0                    # stamp.max()
         self._oldest = 0                    # stamp.min()
         self._all_qd = self._all_effort = False   # has_qd.all(), has_effort.all()
+
+    def _settle(self):
+        """Write the stamps and flags a message naming every joint left as one value; True."""
+        if self._uniform is not None:
+            self.stamp[:], self.has_qd[:], self.has_effort[:] = self._uniform
+            self._uniform = None
+        return True
 
     def _map(self, names):
         key = tuple(names)
@@ -154,30 +170,85 @@ class JointStates:
         be computed without every joint.  ``qd`` (``effort``) is None unless every joint has one.
         """
         names = msg.name
-        m = self._map(names)
-        q = self._field(msg.position, 'position', names, m, required=True)
-        qd = self._field(msg.velocity, 'velocity', names, m)
-        effort = self._field(msg.effort, 'effort', names, m)
         stamp = msg.header.stamp
-        stamp = stamp.sec * 1_000_000_000 + stamp.nanosec
+        return self._read(self._map(names), names, msg.position, msg.velocity, msg.effort,
+                          stamp.sec * 1_000_000_000 + stamp.nanosec, now_ns)
+
+    def read_serialized(self, data, now_ns):
+        """
+        :meth:`read` of a JointState as its serialised bytes (a raw subscription's message).
+
+        A driver sends the same names, frame and lengths in every message: once one such
+        message has been read here, through rclpy's deserialisation, its layout is learnt
+        (:class:`_Wire`), and the next ones of that layout are read from their bytes, with no
+        message built: their stamp and values go through the same checks and merge as
+        :meth:`read`'s.  Any other message is deserialised and read as a message.
+        """
+        wire = self._wire
+        if wire is not None and wire.pattern.match(data) is not None:
+            sec, nanosec = _STAMP.unpack_from(data, 4)
+            view = memoryview(data)
+            position, velocity, effort = wire.slices
+            return self._read(wire.map, wire.names, view[position].cast('d'),
+                              view[velocity].cast('d'), view[effort].cast('d'),
+                              sec * 1_000_000_000 + nanosec, now_ns)
+        msg = _deserialize(data, _joint_state_type())
+        self._learn(data, msg)
+        return self.read(msg, now_ns)
+
+    def _learn(self, data, msg):
+        names = tuple(msg.name)
+        if names in self._no_wire:
+            return
+        try:
+            m = self._map(names)
+        except BadMessage:
+            return                          # read() says why
+        if m.count:                         # another robot's layout would displace ours
+            self._wire = _Wire.learn(data, msg, m)
+            if self._wire is None:
+                if len(self._no_wire) > 64:
+                    self._no_wire.clear()
+                self._no_wire.add(names)
+
+    def _read(self, m, names, position, velocity, effort, stamp, now_ns):
+        q = self._field(position, 'position', names, m, required=True)
+        qd = self._field(velocity, 'velocity', names, m)
+        effort = self._field(effort, 'effort', names, m)
         if m.count == 0:
             return None
         joints = m.joints
         # a joint never heard of has stamp 0, so the newest stamp of the joints is their check
-        if stamp and stamp < self._newest and self.stamp[joints].max() > stamp:
+        if stamp and stamp < self._newest and self._settle() and \
+                self.stamp[joints].max() > stamp:
             last = int(self.stamp[joints].max())
             raise BadMessage('out of order',
                              f'{self.topic} stamp {stamp * 1e-9:.6f} s is older than the '
                              f'last one ({last * 1e-9:.6f} s): out of order')
         at = stamp or now_ns
-        self.q[joints] = q
-        if qd is not None:
-            self.qd[joints] = qd
-        if effort is not None:
-            self.effort[joints] = effort
-        self.has_qd[joints] = qd is not None
-        self.has_effort[joints] = effort is not None
-        self.stamp[joints] = at
+        # The state's arrays are never written once made (they are returned, not copies of
+        # them): a message naming every joint replaces them by its own, fresh from _field;
+        # any other writes into copies.
+        if m.every:
+            self.q = q
+            if qd is not None:
+                self.qd = qd
+            if effort is not None:
+                self.effort = effort
+            self._uniform = (at, qd is not None, effort is not None)
+        else:
+            self._settle()
+            self.q = self.q.copy()
+            self.q[joints] = q
+            if qd is not None:
+                self.qd = self.qd.copy()
+                self.qd[joints] = qd
+            if effort is not None:
+                self.effort = self.effort.copy()
+                self.effort[joints] = effort
+            self.has_qd[joints] = qd is not None
+            self.has_effort[joints] = effort is not None
+            self.stamp[joints] = at
         self._newest = max(self._newest, at)
         if m.every:                         # every joint, all at once: no pass over the arrays
             self._oldest = at
@@ -196,14 +267,15 @@ class JointStates:
             raise BadMessage('missing', f'no {self.topic} yet for joints '
                              f'{", ".join(missing)}: no command until every joint is heard')
         if self.stale_after > 0 and now_ns - self._oldest > self.stale_after * 1e9:
+            self._settle()
             age = now_ns - self.stamp
             old = np.flatnonzero(age > self.stale_after * 1e9)
             names = ', '.join(self.model.joint_names[j] for j in old)
             raise BadMessage('stale', f'{self.topic} of {names} is '
                              f'{age[old].max() * 1e-9:.3f} s old, more than stale_after '
                              f'({self.stale_after} s)')
-        return (self.q.copy(), self.qd.copy() if self._all_qd else None,
-                self.effort.copy() if self._all_effort else None, stamp)
+        return (self.q, self.qd if self._all_qd else None,
+                self.effort if self._all_effort else None, stamp)
 
     def _field(self, values, what, names, m, required=False):
         if len(values) == 0 and not required:
@@ -211,9 +283,9 @@ class JointStates:
         if len(values) != len(names):
             raise BadMessage('lengths', f'{self.topic} has {len(names)} names but '
                              f'{len(values)} {what} values')
-        a = np.asarray(values, dtype=float)
-        if m.rows is not None:
-            a = a[m.rows]
+        # a fresh array (the state's, see _read), in the model's order
+        a = np.array(values, dtype=float) if m.rows is None else \
+            np.asarray(values, dtype=float)[m.rows]
         # a finite sum has no inf or nan in it (the cheap test); one that is not may still be
         # an overflow of finite values, or a non-finite value of a joint not ours
         if not isfinite(sum(values)) and not np.isfinite(a).all():
@@ -235,6 +307,94 @@ class _Map:
         self.joints = slice(None) if self.every else joints
         # the message's values in the model's order; None: they already are (no copy to make)
         self.rows = None if given == n and np.array_equal(rows, np.arange(n)) else rows
+
+
+_STAMP = struct.Struct('<iI')         # header.stamp: sec, nanosec (CDR, little-endian)
+_LENGTH = struct.Struct('<I')
+
+
+def _deserialize(data, msg_type):
+    from rclpy.serialization import deserialize_message
+    return deserialize_message(data, msg_type)
+
+
+def _joint_state_type():
+    from sensor_msgs.msg import JointState
+    return JointState
+
+
+class _Wire:
+    """
+    Where a JointState's fields lie in its serialised bytes, for one names/frame/lengths layout.
+
+    CDR, little-endian (what ROS 2's middlewares send): the encapsulation, the stamp, the frame
+    and the names as length-prefixed strings, then each float64[] as its length and its values.
+    Items are aligned to their size from the end of the encapsulation, and the padding bytes are
+    left unset by the serialiser (any value).  ``pattern`` matches a message of this layout: its
+    names exactly, its frame's and arrays' lengths, any stamp, frame text and values.  A layout
+    is learnt from a message rclpy deserialised, and only when it finds that message's stamp,
+    names and values where the message has them.
+    """
+
+    __slots__ = ('pattern', 'names', 'map', 'slices')
+
+    @classmethod
+    def learn(cls, data, msg, m):
+        """Learn the layout of ``data`` (deserialised as ``msg``, mapped by ``m``), or None."""
+        if sys.byteorder != 'little' or data[:4] != b'\x00\x01\x00\x00':
+            return None
+        wire = cls()
+        wire.names, wire.map = tuple(msg.name), m
+        parts, at = [re.escape(data[:4]), b'.{8}'], 12
+
+        def literal(raw):
+            nonlocal at
+            parts.append(re.escape(raw))
+            at += len(raw)
+
+        def skip(count):
+            nonlocal at
+            if count:
+                parts.append(b'.{%d}' % count)
+                at += count
+
+        def align(size):
+            skip(-(at - 4) % size)
+
+        def string(text, wildcard=False):
+            raw = text.encode() + b'\x00'
+            align(4)
+            literal(_LENGTH.pack(len(raw)))
+            skip(len(raw)) if wildcard else literal(raw)
+
+        def doubles(values):
+            align(4)
+            literal(_LENGTH.pack(len(values)))
+            if not len(values):
+                return slice(0, 0)
+            align(8)
+            start = at
+            skip(8 * len(values))
+            return slice(start, at)
+
+        string(msg.header.frame_id, wildcard=True)
+        align(4)
+        literal(_LENGTH.pack(len(msg.name)))
+        for name in msg.name:
+            string(name)
+        wire.slices = tuple(doubles(values) for values in (msg.position, msg.velocity,
+                                                           msg.effort))
+        wire.pattern = re.compile(b''.join(parts), re.DOTALL)
+        # the bytes found where this layout puts them against the message's (bytes: NaN too)
+        view = memoryview(data)
+        found = [_STAMP.unpack_from(data, 4)] + [bytes(view[at]) for at in wire.slices]
+        stamp = msg.header.stamp
+        given = [(stamp.sec, stamp.nanosec)] + [
+            np.asarray(values, dtype=np.float64).tobytes()
+            for values in (msg.position, msg.velocity, msg.effort)]
+        if wire.pattern.match(data) is None or found != given:
+            return None
+        return wire
 
 
 def on_time_jump_back(node, callback):

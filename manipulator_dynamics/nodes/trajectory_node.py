@@ -106,8 +106,9 @@ class TrajectoryNode(Node):
         self.source = ModelSource(self, params, self._on_model)
         self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory,
                                  10)
+        # raw: the states' bytes, read by JointStates.read_serialized (no message built)
         self.create_subscription(JointState, 'joint_states', self._on_state,
-                                 joint_states_qos(params))
+                                 joint_states_qos(params), raw=True)
         self.create_timer(1.0 / params.rate, self._on_timer)
         self.jumps = on_time_jump_back(self, self._on_time_jump)
 
@@ -149,11 +150,11 @@ class TrajectoryNode(Node):
         if previous is None or previous.joint_names != model.joint_names:
             self.plan = None                   # a running trajectory survives a same-joint reload
 
-    def _on_state(self, msg):
+    def _on_state(self, data):
         if self.states is None:
             return
         try:
-            state = self.states.read(msg, self.now_ns())
+            state = self.states.read_serialized(data, self.now_ns())
         except BadMessage as e:
             self.throttle.warn('states ' + e.kind, f'dropped joint_states: {e}')
             return

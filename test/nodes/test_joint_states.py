@@ -24,10 +24,12 @@ import pytest
 
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
-from manipulator_dynamics.nodes.joint_states import JointStates  # noqa: E402, I100
+from manipulator_dynamics.nodes import joint_states  # noqa: E402, I100
+from manipulator_dynamics.nodes.joint_states import JointStates  # noqa: E402
 from manipulator_dynamics.nodes.messages import BadMessage  # noqa: E402
 from manipulator_dynamics.nodes.process import clock_ns  # noqa: E402
 import rclpy  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 SECOND = 1_000_000_000
@@ -90,6 +92,27 @@ def read(states, msg, now):
         return e.kind
 
 
+def read_bytes(states, msg, now):
+    """:func:`read` of the message as a raw subscription hands it over: its serialised bytes."""
+    try:
+        return states.read_serialized(serialize_message(msg), now)
+    except BadMessage as e:
+        return e.kind
+
+
+@pytest.fixture
+def deserialised(monkeypatch):
+    """Record the messages read_serialized has rclpy deserialise (the rest it reads as bytes)."""
+    done = []
+    real = joint_states._deserialize
+
+    def spy(data, msg_type):
+        done.append(data)
+        return real(data, msg_type)
+    monkeypatch.setattr(joint_states, '_deserialize', spy)
+    return done
+
+
 def test_one_driver_in_the_model_order_then_another_order_and_another_robot(model):
     states = JointStates(model, stale_after=0.5)
     names = list(model.joint_names)
@@ -133,25 +156,33 @@ def test_each_refusal_names_its_reason(model):
         states.read(message(names[:1], [0], stamp=1), 1)
 
 
-def test_any_sequence_of_messages_reads_as_the_reference_does(model):
+@pytest.mark.parametrize('how', [read, read_bytes])
+def test_any_sequence_of_messages_reads_as_the_reference_does(model, how, deserialised):
     rng = np.random.default_rng(5)
     names = list(model.joint_names) + ['gripper', 'other']
+    sent = 0
     for trial in range(40):
         stale_after = rng.choice([0.0, 0.05])
         states, reference = JointStates(model, stale_after), Reference(model, stale_after)
         now = SECOND
+        chosen, lengths, frame = names, (len(names),) * 3, ''
         for step in range(60):
             now += int(rng.integers(0, 30_000_000))
-            chosen = list(rng.permutation(names)[:rng.integers(1, len(names) + 1)])
-            if rng.random() < 0.03:
-                chosen.append(chosen[0])                          # a name twice
-            k = len(chosen) - (rng.random() < 0.03)               # a field too short
+            if rng.random() < 0.5:          # a new layout; else the last one's, as a driver's
+                chosen = list(rng.permutation(names)[:rng.integers(1, len(names) + 1)])
+                if rng.random() < 0.03:
+                    chosen.append(chosen[0])                          # a name twice
+                k = len(chosen) - (rng.random() < 0.03)               # a field too short
+                lengths = [k] + [len(chosen) if rng.random() < 0.7 else 0 for _ in (1, 2)]
+                frame = 'base_link'[:rng.integers(0, 10)]
             values = rng.normal(size=(3, len(chosen)))
             values[rng.random(values.shape) < 0.02] = rng.choice([math.nan, math.inf])
-            fields = [values[0][:k]] + [values[i] if rng.random() < 0.7 else () for i in (1, 2)]
+            fields = [v[:k] for v, k in zip(values, lengths)]
             stamp = 0 if rng.random() < 0.2 else now - int(rng.integers(0, 40_000_000))
             msg = message(chosen, *fields, stamp=stamp)
-            got, want = read(states, msg, now), reference.read(msg, now)
+            msg.header.frame_id = frame
+            sent += 1
+            got, want = how(states, msg, now), reference.read(msg, now)
             if want == 'duplicated':
                 assert got == 'duplicated'
                 continue
@@ -161,6 +192,8 @@ def test_any_sequence_of_messages_reads_as_the_reference_does(model):
                     assert (a is None and b is None) or np.array_equal(a, b)
             else:
                 assert got == want, (trial, step)
+    if how is read_bytes:                   # and most of them were read from their bytes
+        assert len(deserialised) < 0.6 * sent, (len(deserialised), sent)
 
 
 def test_the_stamps_clock_is_the_nodes_simulated_or_not(ros):
@@ -196,3 +229,38 @@ def test_the_stamps_clock_is_the_nodes_simulated_or_not(ros):
         executor.shutdown()
         node.destroy_node()
         wall.destroy_node()
+
+
+def test_a_state_read_stays_as_it_was_while_later_messages_merge(model):
+    """The state's arrays are returned, not copied: a later message must not write into them."""
+    names = list(model.joint_names)
+    n = len(names)
+    for how in (read, read_bytes):
+        states = JointStates(model)
+        q, qd, effort, _ = how(states, message(names, range(n), range(n), range(n)), 1)
+        kept = [a.copy() for a in (q, qd, effort)]
+        later = how(states, message(names[:2], [-1, -2], [-3, -4], [-5, -6]), 2)
+        for a, b in zip((q, qd, effort), kept):
+            np.testing.assert_array_equal(a, b)
+        assert later[0][:3].tolist() == [-1, -2, 2] and later[2][:2].tolist() == [-5, -6]
+
+
+def test_a_layout_not_found_where_the_message_has_it_is_not_learnt(model, deserialised,
+                                                                   monkeypatch):
+    """Bytes read otherwise than rclpy reads them are never served from: rclpy reads them all."""
+    names = list(model.joint_names)
+    n = len(names)
+    msg = message(names, np.arange(n) + 0.5, stamp=SECOND)
+    data = serialize_message(msg)
+    assert joint_states._Wire.learn(data, msg, JointStates(model)._map(names)) is not None
+    moved = data[:-8 * n] + bytes(8) + data[-8 * n:-8]      # values one place later
+    assert joint_states._Wire.learn(moved, msg, JointStates(model)._map(names)) is None
+    big_endian = b'\x00\x00' + data[2:]
+    assert joint_states._Wire.learn(big_endian, msg, JointStates(model)._map(names)) is None
+    # a layout this reader cannot follow: every message deserialised, and read as a message
+    states = JointStates(model)
+    monkeypatch.setattr(joint_states._Wire, 'learn', classmethod(lambda cls, *args: None))
+    for k in range(3):
+        msg = message(names, np.arange(n) + k, stamp=SECOND + k)
+        assert states.read_serialized(serialize_message(msg), SECOND + k)[0][0] == k
+    assert len(deserialised) == 3

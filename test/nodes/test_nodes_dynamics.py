@@ -26,6 +26,7 @@ import pytest
 
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
+from rclpy.clock import Clock  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
@@ -249,8 +250,11 @@ def test_dynamics_topics(client, processes):
         client.wait_for_publisher(f'/dynamics_node/{name}')
     client.wait_for_publisher('/dynamics_node/forward_dynamics')
     q, qd, tau = np.linspace(-0.5, 0.5, 7), np.linspace(1, -1, 7), np.linspace(-3, 3, 7)
-    pub.publish(state(arm.joint_names, q, qd, tau))
+    sent_at = Clock().now()                 # the state's stamp: forward_dynamics' own
+    pub.publish(state(arm.joint_names, q, qd, tau, stamp=sent_at))
     client.wait(lambda: all(got.values()) and fd, what='the dynamics topics')
+    assert (fd[0].header.stamp.sec, fd[0].header.stamp.nanosec) == divmod(sent_at.nanoseconds,
+                                                                          10**9)
     M = got['inertia_matrix'][0]
     assert [d.label for d in M.layout.dim] == ['rows', 'cols']
     np.testing.assert_allclose(np.reshape(M.data, (7, 7)), md.inertia_matrix(arm, q), rtol=1e-12)
