@@ -109,6 +109,8 @@ class JointStates:
     the model has been heard and none is older than ``stale_after`` (s, 0: never stale).
     """
 
+    LAYOUTS = 4         # serialised layouts kept (read_serialized): a driver each, at most
+
     def __init__(self, model, stale_after=0.0, topic='joint_states'):
         n = model.n
         self.model = model
@@ -121,7 +123,7 @@ class JointStates:
         self.has_effort = np.zeros(n, dtype=bool)
         self._maps = {}             # names of a message -> _Map, cached: a driver sends the
         #                             same names every time
-        self._wire = None           # the layout of the last serialised message read (_Wire)
+        self._wires = []            # the layouts of the serialised messages last read (_Wire)
         self._no_wire = set()       # names whose serialised layout this reader cannot follow
         self.forget()
 
@@ -180,18 +182,19 @@ class JointStates:
 
         A driver sends the same names, frame and lengths in every message: once one such
         message has been read here, through rclpy's deserialisation, its layout is learnt
-        (:class:`_Wire`), and the next ones of that layout are read from their bytes, with no
+        (:class:`_Wire`; the last :attr:`LAYOUTS` are kept, an arm's and a gripper's driver
+        each their own), and the next ones of that layout are read from their bytes, with no
         message built: their stamp and values go through the same checks and merge as
         :meth:`read`'s.  Any other message is deserialised and read as a message.
         """
-        wire = self._wire
-        if wire is not None and wire.pattern.match(data) is not None:
-            sec, nanosec = _STAMP.unpack_from(data, 4)
-            view = memoryview(data)
-            position, velocity, effort = wire.slices
-            return self._read(wire.map, wire.names, view[position].cast('d'),
-                              view[velocity].cast('d'), view[effort].cast('d'),
-                              sec * 1_000_000_000 + nanosec, now_ns)
+        for wire in self._wires:
+            if wire.pattern.match(data) is not None:
+                sec, nanosec = _STAMP.unpack_from(data, 4)
+                view = memoryview(data)
+                position, velocity, effort = wire.slices
+                return self._read(wire.map, wire.names, view[position].cast('d'),
+                                  view[velocity].cast('d'), view[effort].cast('d'),
+                                  sec * 1_000_000_000 + nanosec, now_ns)
         msg = _deserialize(data, _joint_state_type())
         self._learn(data, msg)
         return self.read(msg, now_ns)
@@ -204,12 +207,13 @@ class JointStates:
             m = self._map(names)
         except BadMessage:
             return                          # read() says why
-        if m.count:                         # another robot's layout would displace ours
-            self._wire = _Wire.learn(data, msg, m)
-            if self._wire is None:
-                if len(self._no_wire) > 64:
-                    self._no_wire.clear()
-                self._no_wire.add(names)
+        wire = _Wire.learn(data, msg, m)
+        if wire is not None:                # the newest first: an arm's and a gripper's driver
+            self._wires = [wire] + self._wires[:self.LAYOUTS - 1]
+            return
+        if len(self._no_wire) > 64:
+            self._no_wire.clear()
+        self._no_wire.add(names)
 
     def _read(self, m, names, position, velocity, effort, stamp, now_ns):
         q = self._field(position, 'position', names, m, required=True)

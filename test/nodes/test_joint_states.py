@@ -245,6 +245,23 @@ def test_a_state_read_stays_as_it_was_while_later_messages_merge(model):
         assert later[0][:3].tolist() == [-1, -2, 2] and later[2][:2].tolist() == [-5, -6]
 
 
+def test_two_drivers_and_another_robot_are_each_read_from_their_bytes(model, deserialised):
+    names = list(model.joint_names)
+    arm, hand, other = names[:-2], names[-2:], ['other_robot_joint']
+    states = JointStates(model, stale_after=0.5)
+    for k in range(1, 6):
+        now = k * SECOND // 100
+        for chosen, frame in ((arm, 'arm'), (hand, ''), (other, 'elsewhere')):
+            msg = message(chosen, np.arange(len(chosen)) + k, range(len(chosen)), stamp=now)
+            msg.header.frame_id = frame
+            got = read_bytes(states, msg, now)
+        assert got is None                                  # the other robot's: nothing new
+    assert len(deserialised) == 3                           # the first of each layout only
+    q = states.read_serialized(serialize_message(message(hand, [7, 8], [0, 0], stamp=now)),
+                               now)[0]
+    assert q.tolist() == list(np.arange(len(arm)) + 5) + [7, 8]
+
+
 def test_a_layout_not_found_where_the_message_has_it_is_not_learnt(model, deserialised,
                                                                    monkeypatch):
     """Bytes read otherwise than rclpy reads them are never served from: rclpy reads them all."""
