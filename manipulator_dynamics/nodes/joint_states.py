@@ -185,7 +185,8 @@ class JointStates:
         (:class:`_Wire`; the last :attr:`LAYOUTS` are kept, an arm's and a gripper's driver
         each their own), and the next ones of that layout are read from their bytes, with no
         message built: their stamp and values go through the same checks and merge as
-        :meth:`read`'s.  Any other message is deserialised and read as a message.
+        :meth:`read`'s.  Any other message is deserialised and read as a message; bytes that
+        are not a JointState raise :class:`BadMessage` (``'malformed'``).
         """
         for wire in self._wires:
             if wire.pattern.match(data) is not None:
@@ -195,7 +196,11 @@ class JointStates:
                 return self._read(wire.map, wire.names, view[position].cast('d'),
                                   view[velocity].cast('d'), view[effort].cast('d'),
                                   sec * 1_000_000_000 + nanosec, now_ns)
-        msg = _deserialize(data, _joint_state_type())
+        try:
+            msg = _deserialize(data, _joint_state_type())
+        except RuntimeError as e:           # rclpy's RMWError: not a JointState's bytes
+            raise BadMessage('malformed', f'{self.topic} message of {len(data)} bytes is not a '
+                             f'JointState: {e}') from None
         self._learn(data, msg)
         return self.read(msg, now_ns)
 

@@ -281,3 +281,16 @@ def test_a_layout_not_found_where_the_message_has_it_is_not_learnt(model, deseri
         msg = message(names, np.arange(n) + k, stamp=SECOND + k)
         assert states.read_serialized(serialize_message(msg), SECOND + k)[0][0] == k
     assert len(deserialised) == 3
+
+
+def test_bytes_that_are_not_a_joint_state_are_refused_and_change_nothing(model):
+    names = list(model.joint_names)
+    states = JointStates(model)
+    good = serialize_message(message(names, range(len(names)), stamp=SECOND))
+    q = states.read_serialized(good, SECOND)[0]
+    for data in (b'', good[:4], good[:40], b'\xff' * len(good)):
+        with pytest.raises(BadMessage, match=f'joint_states message of {len(data)} bytes is not '
+                           'a JointState') as refused:
+            states.read_serialized(data, SECOND)
+        assert refused.value.kind == 'malformed'
+    np.testing.assert_array_equal(states.read_serialized(good, SECOND)[0], q)

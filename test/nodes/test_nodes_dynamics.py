@@ -140,6 +140,7 @@ def test_bad_joint_states_are_dropped_and_the_node_keeps_serving(client, process
         state(names, inf),                                             # inf
         state(names, good, stamp=now - Duration(seconds=5.0)),         # stale
         state(['a', 'b'], [0.0, 0.0]),                                 # another robot only
+        b'\x00\x01\x00\x00' + bytes(6),                                 # bytes: not a state
     ]
     expected = []
     for k, msg in enumerate(bad):
