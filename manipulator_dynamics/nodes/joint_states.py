@@ -143,11 +143,10 @@ class JointStates:
         self._all_qd = self._all_effort = False   # has_qd.all(), has_effort.all()
 
     def _settle(self):
-        """Write the stamps and flags a message naming every joint left as one value; True."""
+        """Write the stamps and flags a message naming every joint left as one value."""
         if self._uniform is not None:
             self.stamp[:], self.has_qd[:], self.has_effort[:] = self._uniform
             self._uniform = None
-        return True
 
     def _map(self, names):
         key = tuple(names)
@@ -228,12 +227,13 @@ class JointStates:
             return None
         joints = m.joints
         # a joint never heard of has stamp 0, so the newest stamp of the joints is their check
-        if stamp and stamp < self._newest and self._settle() and \
-                self.stamp[joints].max() > stamp:
+        if stamp and stamp < self._newest:
+            self._settle()
             last = int(self.stamp[joints].max())
-            raise BadMessage('out of order',
-                             f'{self.topic} stamp {stamp * 1e-9:.6f} s is older than the '
-                             f'last one ({last * 1e-9:.6f} s): out of order')
+            if last > stamp:
+                raise BadMessage('out of order',
+                                 f'{self.topic} stamp {stamp * 1e-9:.6f} s is older than the '
+                                 f'last one ({last * 1e-9:.6f} s): out of order')
         at = stamp or now_ns
         # The state's arrays are never written once made (they are returned, not copies of
         # them): a message naming every joint replaces them by its own, fresh from _field;
@@ -374,7 +374,10 @@ class _Wire:
             raw = text.encode() + b'\x00'
             align(4)
             literal(_LENGTH.pack(len(raw)))
-            skip(len(raw)) if wildcard else literal(raw)
+            if wildcard:
+                skip(len(raw))
+            else:
+                literal(raw)
 
         def doubles(values):
             align(4)

@@ -77,3 +77,14 @@ def same_but_padding(ours, rclpys):
         return rclpys[:16] == ours and len(rclpys) == 20
     return len(ours) == len(rclpys) and ours[:16] == rclpys[:16] and ours[20:] == rclpys[20:] \
         and ours[16:20] == bytes(4)
+
+
+def test_where_the_bytes_would_differ_the_command_is_published_as_a_message(monkeypatch):
+    """A big-endian machine (or a middleware serialising otherwise): no bytes, the message."""
+    from manipulator_dynamics.nodes import commands, messages
+
+    monkeypatch.setattr(messages.sys, 'byteorder', 'big')
+    assert float64_serialiser(7) is None
+    msg = commands._as_message(np.linspace(-1, 1, 7))
+    assert isinstance(msg, Float64MultiArray) and not msg.layout.dim
+    np.testing.assert_array_equal(msg.data, np.linspace(-1, 1, 7))
