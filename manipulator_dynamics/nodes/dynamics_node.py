@@ -38,7 +38,6 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
 
 import time
 
-from builtin_interfaces.msg import Time
 import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -49,7 +48,8 @@ from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_pos
 from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
 from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_time_jump_back
 from .logs import Throttled
-from .messages import BadMessage, by_name, matrix_message, names_message, vector_message
+from .messages import (BadMessage, by_name, matrix_message, names_message, time_message,
+                       vector_message)
 from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
 from .process import clock_ns, spin, with_receipt_time
 from .qos import LATCHED
@@ -248,7 +248,7 @@ class DynamicsNode(Node):
                 self._warn(f'forward_dynamics: {e}', 'singular')
                 return
             msg = JointTrajectory()
-            msg.header.stamp = Time(sec=stamp // 1_000_000_000, nanosec=stamp % 1_000_000_000)
+            msg.header.stamp = time_message(stamp)
             msg.joint_names = list(model.joint_names)
             msg.points = [JointTrajectoryPoint(positions=q.tolist(), velocities=qd.tolist(),
                                                accelerations=qdd.tolist(),

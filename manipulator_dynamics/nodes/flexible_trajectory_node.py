@@ -66,7 +66,7 @@ from ._parameters import (ConfigurationError, finite_positive, one_of, Param, Pa
                           zero_or_positive)
 from .joint_states import JointStates, Plan
 from .logs import Throttled
-from .messages import array_message, BadMessage, names_message
+from .messages import array_message, BadMessage, names_message, time_message
 from .model_source import existing_file
 from .process import clock_ns, spin
 from .qos import LATCHED
@@ -134,7 +134,9 @@ class FlexibleTrajectoryNode(Node):
             # compile (or load) the kernels before the first target needs them
             FlexibleStream(self.arm, np.zeros(self.arm.n), params.dt).step(np.zeros(self.arm.n))
             self.create_service(Trigger, '~/reset', self._on_reset)
-            self.create_subscription(JointState, params.target_topic, self._on_target, 10)
+            # raw: the targets' bytes, read by JointStates.read_serialized (no message built)
+            self.create_subscription(JointState, params.target_topic, self._on_target, 10,
+                                     raw=True)
             what = f'streaming one step of {params.dt:g} s per target on {params.target_topic}'
         else:
             self.flexible_pub = self.create_publisher(JointTrajectory, '~/flexible_trajectory',
@@ -150,10 +152,10 @@ class FlexibleTrajectoryNode(Node):
                                            for f in self.arm.natural_frequencies(count=2))
                                + f'; {what}')
 
-    def _on_target(self, msg):
+    def _on_target(self, data):
         arm, dt = self.arm, self.params.dt
         try:
-            state = self.targets.read(msg, self.now_ns())
+            state = self.targets.read_serialized(data, self.now_ns())
             if state is None:
                 return
             q, qd, _, stamp = state
@@ -171,7 +173,7 @@ class FlexibleTrajectoryNode(Node):
         self.last_stamp = stamp
         out = JointState(name=list(arm.joint_names), position=sample.q.tolist(),
                          effort=sample.tau.tolist())
-        out.header.stamp = msg.header.stamp
+        out.header.stamp = time_message(stamp)
         self.state_pub.publish(out)
         self.deflection_pub.publish(array_message(sample.tip_deflection, ('link', 'xyz')))
 

@@ -84,6 +84,13 @@ def float64_serialiser(n):
     return serialise
 
 
+def time_message(ns):
+    """Make the builtin_interfaces/Time of ``ns`` nanoseconds (a stamp as the nodes keep it)."""
+    from builtin_interfaces.msg import Time
+    sec, nanosec = divmod(ns, 1_000_000_000)
+    return Time(sec=sec, nanosec=nanosec)
+
+
 def vector_message(values, label='joint'):
     """Make a 1-D Float64MultiArray."""
     msg = Float64MultiArray()
