@@ -170,6 +170,8 @@ def test_any_sequence_of_messages_reads_as_the_reference_does(model, how, deseri
             now += int(rng.integers(0, 30_000_000))
             if rng.random() < 0.5:          # a new layout; else the last one's, as a driver's
                 chosen = list(rng.permutation(names)[:rng.integers(1, len(names) + 1)])
+                if rng.random() < 0.3:                                # a driver's: the model's
+                    chosen = list(model.joint_names)
                 if rng.random() < 0.03:
                     chosen.append(chosen[0])                          # a name twice
                 k = len(chosen) - (rng.random() < 0.03)               # a field too short
@@ -194,6 +196,35 @@ def test_any_sequence_of_messages_reads_as_the_reference_does(model, how, deseri
                 assert got == want, (trial, step)
     if how is read_bytes:                   # and most of them were read from their bytes
         assert len(deserialised) < 0.6 * sent, (len(deserialised), sent)
+
+
+def test_a_drivers_messages_are_read_as_one_block_and_checked_as_any(model, monkeypatch):
+    """Every joint in the model's order: the filled arrays are read at once, not field by field."""
+    names = list(model.joint_names)
+    n = len(names)
+    fields = np.arange(3 * n, dtype=float).reshape(3, n) + 0.25
+    for filled in (1, 2, 3):
+        states = JointStates(model)
+        with monkeypatch.context() as patch:
+            read_bytes(states, message(names, *fields[:filled], stamp=SECOND), SECOND)
+            patch.setattr(JointStates, '_field', None)          # not called: one block
+            q, qd, effort, stamp = states.read_serialized(
+                serialize_message(message(names, *-fields[:filled], stamp=2 * SECOND)), 2)
+        assert stamp == 2 * SECOND
+        got = [q, qd, effort]
+        for k in range(3):
+            assert got[k] is None if k >= filled else got[k].tolist() == (-fields[k]).tolist()
+        # a value not finite: the fields' check names it
+        bad = -fields[:filled].copy()
+        bad[filled - 1, 3] = math.nan
+        with pytest.raises(BadMessage, match=f"{['position', 'velocity', 'effort'][filled - 1]} "
+                           f"of '{names[3]}' is nan"):
+            states.read_serialized(serialize_message(message(names, *bad, stamp=3 * SECOND)), 3)
+    # position and effort without velocity lie apart: read field by field, and right
+    states = JointStates(model)
+    for k in (1, 2):
+        got = read_bytes(states, message(names, fields[0] * k, (), fields[2] * k, stamp=k), k)
+    assert got[1] is None and got[2].tolist() == (2 * fields[2]).tolist()
 
 
 def test_the_stamps_clock_is_the_nodes_simulated_or_not(ros):
