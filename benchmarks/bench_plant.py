@@ -42,6 +42,7 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
 from manipulator_dynamics.demo.loop import demo_model, Loop  # noqa: E402, I100
+from manipulator_dynamics.nodes.process import with_receipt_time  # noqa: E402, I100
 from manipulator_dynamics.nodes.send_trajectory import (  # noqa: E402
     demo_message, demo_points, SECONDS)
 
@@ -54,9 +55,10 @@ def pace(loop, seconds):
     """States per wall second and the lateness of each (ms) over ``seconds``, heard here."""
     from sensor_msgs.msg import JointState
     heard = []
-    # the DDS receipt time (system clock, as the stamps), not when this Python loop got to it
-    loop.node.create_subscription(JointState, '/joint_states', lambda m, info: heard.append(
-        (info['received_timestamp'] * 1e-9, stamp(m))), 1000)
+    # the DDS receipt time (system clock, as the stamps), not when this Python loop got to it;
+    # under the EventsExecutor, which hands no callback the receipt time, the callback's start
+    loop.node.create_subscription(JointState, '/joint_states', with_receipt_time(
+        lambda m, info: heard.append((info['received_timestamp'] * 1e-9, stamp(m)))), 1000)
     loop.spin(seconds)
     wall, physics = np.array(heard).T
     late = (wall - physics) * 1e3
