@@ -191,9 +191,11 @@ class JointStates:
             if wire.pattern.match(data) is not None:
                 sec, nanosec = _STAMP.unpack_from(data, 4)
                 stamp = sec * 1_000_000_000 + nanosec
-                if wire.block is not None:      # a driver's: every joint, in the model's order
+                if wire.block is not None:      # its filled arrays as the rows of one view
                     shape, offset, strides = wire.block
-                    values = np.ndarray(shape, _F64, data, offset, strides).copy()
+                    values = np.ndarray(shape, _F64, data, offset, strides)
+                    rows = wire.map.rows        # a fresh array, in the model's order
+                    values = values.copy() if rows is None else values.take(rows, axis=1)
                     # finite (see _field); else the fields' checks say which value is not
                     if isfinite(sum(values.ravel().tolist())):
                         rows = shape[0]
@@ -362,27 +364,26 @@ class _Wire:
     __slots__ = ('pattern', 'names', 'map', 'slices', 'block')
 
     @staticmethod
-    def _block(slices, m):
+    def _block(slices, given):
         """
-        ``(shape, offset, strides)`` of the arrays as the rows of one view, or None.
+        ``(shape, offset, strides)`` of the filled arrays as the rows of one view, or None.
 
-        For a driver's message: every joint of the model in its order (no values to reorder or
-        leave out), and the arrays it fills (position; position and velocity; or all three)
-        each of one value per joint, one after the other at one distance (their length and
-        padding between them).  One copy of that view is then its state, in one numpy call
-        instead of a message's three.
+        A driver fills position, position and velocity, or all three, each with one value per
+        name (``given`` names): they then lie one after another at one distance (the next one's
+        length and padding between them), and one view reads them all, one numpy call (a copy,
+        or a ``take`` of the model's joints) where a message's arrays take one each.  Any other
+        layout (velocity left empty but not effort, a field of another length) is read field by
+        field.
         """
-        if not m.every or m.rows is not None:
-            return None
         rows = sum(1 for s in slices if s.stop > s.start)
         filled = slices[:rows]
-        if rows == 0 or any(s.stop - s.start != 8 * m.count for s in filled) or \
+        if rows == 0 or any(s.stop - s.start != 8 * given for s in filled) or \
                 any(s.stop > s.start for s in slices[rows:]):
             return None
-        stride = filled[1].start - filled[0].start if rows > 1 else 8 * m.count
+        stride = filled[1].start - filled[0].start if rows > 1 else 8 * given
         if any(b.start - a.start != stride for a, b in zip(filled, filled[1:])):
             return None
-        return (rows, m.count), filled[0].start, (stride, 8)
+        return (rows, given), filled[0].start, (stride, 8)
 
     @classmethod
     def learn(cls, data, msg, m):
@@ -433,7 +434,7 @@ class _Wire:
             string(name)
         wire.slices = tuple(doubles(values) for values in (msg.position, msg.velocity,
                                                            msg.effort))
-        wire.block = cls._block(wire.slices, m)
+        wire.block = cls._block(wire.slices, len(msg.name))
         wire.pattern = re.compile(b''.join(parts), re.DOTALL)
         # the bytes found where this layout puts them against the message's (bytes: NaN too)
         view = memoryview(data)

@@ -198,32 +198,43 @@ def test_any_sequence_of_messages_reads_as_the_reference_does(model, how, deseri
         assert len(deserialised) < 0.6 * sent, (len(deserialised), sent)
 
 
-def test_a_drivers_messages_are_read_as_one_block_and_checked_as_any(model, monkeypatch):
-    """Every joint in the model's order: the filled arrays are read at once, not field by field."""
-    names = list(model.joint_names)
-    n = len(names)
-    fields = np.arange(3 * n, dtype=float).reshape(3, n) + 0.25
-    for filled in (1, 2, 3):
-        states = JointStates(model)
-        with monkeypatch.context() as patch:
-            read_bytes(states, message(names, *fields[:filled], stamp=SECOND), SECOND)
-            patch.setattr(JointStates, '_field', None)          # not called: one block
-            q, qd, effort, stamp = states.read_serialized(
-                serialize_message(message(names, *-fields[:filled], stamp=2 * SECOND)), 2)
-        assert stamp == 2 * SECOND
-        got = [q, qd, effort]
-        for k in range(3):
-            assert got[k] is None if k >= filled else got[k].tolist() == (-fields[k]).tolist()
-        # a value not finite: the fields' check names it
-        bad = -fields[:filled].copy()
-        bad[filled - 1, 3] = math.nan
-        with pytest.raises(BadMessage, match=f"{['position', 'velocity', 'effort'][filled - 1]} "
-                           f"of '{names[3]}' is nan"):
-            states.read_serialized(serialize_message(message(names, *bad, stamp=3 * SECOND)), 3)
+def test_a_drivers_arrays_are_read_at_once_and_checked_as_any(model, monkeypatch):
+    """The filled arrays of one value per name are read as one block, in any order of names."""
+    joints = list(model.joint_names)
+    n = len(joints)
+    # the model's order; joint_state_broadcaster's (another), with a joint the model has not
+    for names in (joints, joints[::-1] + ['gripper']):
+        order = [names.index(j) for j in joints]           # where each model joint is sent
+        fields = np.arange(3 * len(names), dtype=float).reshape(3, -1) + 0.25
+        for filled in (1, 2, 3):
+            states = JointStates(model)
+            with monkeypatch.context() as patch:
+                read_bytes(states, message(names, *fields[:filled], stamp=SECOND), SECOND)
+                patch.setattr(JointStates, '_field', None)      # not called: one block
+                state = states.read_serialized(
+                    serialize_message(message(names, *-fields[:filled], stamp=2 * SECOND)), 2)
+            assert state[3] == 2 * SECOND
+            for k in range(3):
+                assert state[k] is None if k >= filled else \
+                    state[k].tolist() == (-fields[k, order]).tolist()
+                assert k >= filled or state[k].flags.c_contiguous
+            # a value not finite: the fields' check names its joint; one not ours is no matter
+            bad = -fields[:filled].copy()
+            bad[:, names.index(joints[3])] = math.nan
+            with pytest.raises(BadMessage, match=f"position of '{joints[3]}' is nan"):
+                states.read_serialized(serialize_message(message(names, *bad, stamp=3 * SECOND)),
+                                       3)
+            if len(names) > n:
+                bad = -fields[:filled].copy()
+                bad[:, -1] = math.inf
+                data = serialize_message(message(names, *bad, stamp=4 * SECOND))
+                q = states.read_serialized(data, 4)[0]
+                assert q.tolist() == (-fields[0, order]).tolist()
     # position and effort without velocity lie apart: read field by field, and right
     states = JointStates(model)
+    fields = np.arange(3 * n, dtype=float).reshape(3, n)
     for k in (1, 2):
-        got = read_bytes(states, message(names, fields[0] * k, (), fields[2] * k, stamp=k), k)
+        got = read_bytes(states, message(joints, fields[0] * k, (), fields[2] * k, stamp=k), k)
     assert got[1] is None and got[2].tolist() == (2 * fields[2]).tolist()
 
 
