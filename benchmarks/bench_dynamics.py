@@ -15,13 +15,15 @@
 """
 Speed of the rigid-body algorithms against Pinocchio's Python API, measured in the same run.
 
-    python3 benchmarks/bench_dynamics.py [--samples 10000] [--quick] [--fit]
+    python3 benchmarks/bench_dynamics.py [--samples 10000] [--quick] [--fit] [--every-robot]
 
 For each robot: microseconds of one call (what a control loop pays) and per sample of a batch
 of ``--samples`` states (what a trajectory pays), ours and Pinocchio's (a Python loop of its
 call), and the ratio ours / Pinocchio (below 1: we are faster).  Then the cost of both
 forward-dynamics methods on chains and trees, which is what ``method='auto'`` chooses from;
-``--fit`` prints the cost-model constants fitted to this machine.  Needs ``pin`` and
+``--fit`` prints the cost-model constants fitted to this machine; ``--every-robot`` instead
+times one call of each algorithm on every robot of example-robot-data that both load with the
+same joints (Pinocchio's order may differ: its states are ours, reordered).  Needs ``pin`` and
 ``example-robot-data`` (``pip install .[test]``).  Best of several repeats; the machine should
 be otherwise idle.
 """
@@ -70,6 +72,58 @@ def robots(pin, quick):
     for n in (6, 12) if quick else (6, 12, 24, 48):
         xml = chain_urdf(n)
         yield f'chain {n}', md.load_model(xml), pin.buildModelFromXML(xml)
+
+
+def every_robot(pin):
+    """
+    Yield ``(path, our model, Pinocchio model, order)`` for each robot of example-robot-data.
+
+    Those both load, with one coordinate per joint (Pinocchio gives a continuous joint two) and
+    the same joint names; ``order`` maps our joint order onto Pinocchio's.
+    """
+    import glob
+    import warnings
+
+    root = erd_path('')
+    for path in sorted(glob.glob(os.path.join(root, '**', '*.urdf'), recursive=True)):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore')
+                model = md.load_model(path)
+            pm = pin.buildModelFromUrdf(path)
+        except Exception:               # either refuses it: nothing to compare
+            continue
+        names = list(pm.names)[1:]
+        if model.n == 0 or pm.nq != pm.nv or sorted(names) != sorted(model.joint_names):
+            continue
+        yield (os.path.relpath(path, root), model, pm,
+               np.array([model.joint_index(name) for name in names]))
+
+
+def one_call_ratios(pin, model, pm, order, repeat):
+    """
+    Ours / Pinocchio's time of one call of ID, M and FD (``auto``); theirs in us too.
+
+    FD's is None where M(q) is singular (a joint that moves no inertia): ours refuses it.
+    """
+    pd = pm.createData()
+    q, v, a = np.random.default_rng(0).uniform(-1, 1, (3, model.n))
+    t = md.inverse_dynamics(model, q, v, a)
+    pq, pv, pa, pt = q[order], v[order], a[order], t[order]
+    calls = max(200, int(20000 / model.n))
+    cases = ((lambda: md.inverse_dynamics(model, q, v, a), lambda: pin.rnea(pm, pd, pq, pv, pa)),
+             (lambda: md.inertia_matrix(model, q), lambda: pin.crba(pm, pd, pq)),
+             (lambda: md.forward_dynamics(model, q, v, t), lambda: pin.aba(pm, pd, pq, pv, pt)))
+    out = []
+    for ours, theirs in cases:
+        try:
+            ours(), ours(), theirs()                # compiled, bound, warm
+        except md.SingularInertiaError:
+            out += [None, None]
+            continue
+        mine, pins = best(ours, calls, repeat), best(theirs, calls, repeat)
+        out += [mine / pins, pins]
+    return out
 
 
 def best(func, number, repeat):
@@ -167,8 +221,20 @@ def main(argv=None):
     parser.add_argument('--repeat', type=int, default=5, help='repeats, best kept (default 5)')
     parser.add_argument('--quick', action='store_true', help='fewer robots, smaller batches')
     parser.add_argument('--fit', action='store_true', help='print cost-model constants for auto')
+    parser.add_argument('--every-robot', action='store_true',
+                        help='one call on every robot of example-robot-data, and nothing else')
     args = parser.parse_args(argv)
     import pinocchio as pin
+    if args.every_robot:
+        print(f'# One call, ours / Pinocchio, every robot of example-robot-data\n\n{machine()}\n')
+        print('| robot | n | ID | M | FD | Pinocchio ID, M, FD [us] |')
+        print('| --- | ---: | ---: | ---: | ---: | --- |')
+        for path, model, pm, order in every_robot(pin):
+            cells = [f'{x:.2f}' if x is not None else 'singular M' for x in
+                     one_call_ratios(pin, model, pm, order, args.repeat)]
+            print(f'| {path} | {model.n} | {" | ".join(cells[::2])} | {", ".join(cells[1::2])} |',
+                  flush=True)
+        return
     N = 1000 if args.quick else args.samples
     T = md.get_threads()
     print(f'# manipulator_dynamics vs Pinocchio\n\n{machine()}; batch N = {N}\n')

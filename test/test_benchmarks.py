@@ -13,11 +13,11 @@
 # limitations under the License.
 
 """
-The benchmarks over ROS 2 run as a user runs them, for a moment each (no timing is checked).
+The benchmarks run as a user runs them, for a moment each (no timing is checked).
 
 Their numbers are quoted in docs/speed.md, and nothing else runs them: bench_plant's first
 stage once failed under the EventsExecutor (a callback that asked for the message info) on every
-run, unseen.  Each runs in its own process, on a ROS domain of its own.
+run, unseen.  Each runs in its own process, those over ROS 2 on a ROS domain of their own.
 """
 
 import os
@@ -26,9 +26,6 @@ import subprocess
 import sys
 
 import pytest
-
-pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
-                    'test installs the PyPI wheels)')
 
 BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           'benchmarks')
@@ -43,7 +40,27 @@ def run(*args, timeout=300):
     return result.stdout
 
 
+def needs_ros():
+    pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; '
+                        'dev.py test installs the PyPI wheels)')
+
+
+def test_bench_dynamics_compares_every_robot_both_libraries_load():
+    pytest.importorskip('pinocchio', reason='Pinocchio is not installed (pip install .[test])')
+    out = run('bench_dynamics.py', '--every-robot', '--repeat', '1')
+    rows = re.findall(r'^\| (\S+\.urdf) \| (\d+) \| (.+) \|$', out, re.MULTILINE)
+    assert len(rows) > 20, out
+    robots = {path: cells.split(' | ') for path, _, cells in rows}
+    # three ratios, then Pinocchio's three times; romeo's FD is refused (a massless thumb)
+    ratios = robots['ur_description/urdf/ur5_robot.urdf']
+    assert len(ratios) == 4 and all(float(x) > 0 for x in ratios[:3]), ratios
+    romeo = robots.get('romeo_description/urdf/romeo.urdf')
+    assert romeo, 'romeo (a thumb that moves no mass) walks the singular row: not measured'
+    assert romeo[2] == 'singular M' and romeo[3].endswith('singular M'), romeo
+
+
 def test_bench_latency_measures_both_nodes_and_their_ratios():
+    needs_ros()
     out = run('bench_latency.py', '--seconds', '0.3', '--rounds', '1', '--executor', 'events')
     for node in ('echo_node', 'dynamics_node'):
         row = re.search(rf'^events +{node} +([\d.]+) / +([\d.]+) +([\d.]+) / +([\d.]+) ', out,
@@ -57,6 +74,7 @@ def test_bench_latency_measures_both_nodes_and_their_ratios():
 
 def test_bench_plant_paces_the_plant_in_real_time():
     """The first stage (sim_node alone, heard here with the receipt times) for 0.3 s."""
+    needs_ros()
     out = run('-c', 'import bench_plant; '
               "rate, (p50, p99), worst = bench_plant.real_time('internal', 0.3, False); "
               'print(rate, p50, p99, worst)')
