@@ -194,13 +194,14 @@ class JointStates:
                 if wire.block is not None:      # its filled arrays as the rows of one view
                     shape, offset, strides = wire.block
                     values = np.ndarray(shape, _F64, data, offset, strides)
-                    rows = wire.map.rows        # a fresh array, in the model's order
-                    values = values.copy() if rows is None else values.take(rows, axis=1)
+                    order = wire.map.rows       # a fresh array, in the model's order
+                    values = values.copy() if order is None else values.take(order, axis=1)
                     # finite (see _field); else the fields' checks say which value is not
                     if isfinite(sum(values.ravel().tolist())):
-                        rows = shape[0]
-                        return self._merge(wire.map, values[0], values[1] if rows > 1 else None,
-                                           values[2] if rows > 2 else None, stamp, now_ns)
+                        filled = shape[0]
+                        return self._merge(wire.map, values[0],
+                                           values[1] if filled > 1 else None,
+                                           values[2] if filled > 2 else None, stamp, now_ns)
                 view = memoryview(data)
                 position, velocity, effort = wire.slices
                 return self._read(wire.map, wire.names, view[position].cast('d'),
@@ -443,6 +444,9 @@ class _Wire:
         given = [(stamp.sec, stamp.nanosec)] + [
             np.asarray(values, dtype=np.float64).tobytes()
             for values in (msg.position, msg.velocity, msg.effort)]
+        if wire.block is not None:          # and the block: the filled arrays, in their order
+            found.append(np.ndarray(wire.block[0], _F64, data, *wire.block[1:]).tobytes())
+            given.append(b''.join(given[1:1 + wire.block[0][0]]))
         if wire.pattern.match(data) is None or found != given:
             return None
         return wire
