@@ -138,6 +138,9 @@ def measure(node, executor, q, rate):
         rclpy.try_shutdown()
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=20)
+    if not received or not internal:
+        raise RuntimeError(f'{node} answered none of the {count} states sent in the run '
+                           f'({len(received)} commands, {len(internal)} latency reports)')
     got = np.array(received)
     position = np.searchsorted(table[order], got[:, 1])
     upper = order[np.clip(position, 0, count - 1)]
