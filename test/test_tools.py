@@ -1,0 +1,40 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""tools/: the scripts that write what the package ships, run as a maintainer runs them."""
+
+import os
+import subprocess
+import sys
+
+from manipulator_dynamics import robots
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_make_demo_robot_writes_the_bundled_urdfs_as_committed(tmp_path):
+    """The committed demo robots are what the tool makes (their header once said otherwise)."""
+    subprocess.run([sys.executable, os.path.join(ROOT, 'tools', 'make_demo_robot.py'),
+                    '--output', str(tmp_path)], check=True, timeout=120)
+    for name in ('demo_arm', 'demo_arm_gripper'):
+        written = (tmp_path / f'{name}.urdf').read_text(encoding='utf-8')
+        with open(robots.path(name), encoding='utf-8') as f:
+            assert written == f.read(), f'{name}.urdf differs from what make_demo_robot.py writes'
+
+
+def test_make_demo_robot_help_writes_nothing(tmp_path):
+    out = subprocess.run([sys.executable, os.path.join(ROOT, 'tools', 'make_demo_robot.py'),
+                          '--help'], capture_output=True, text=True, check=True, timeout=60,
+                         cwd=tmp_path)
+    assert '--output' in out.stdout and not list(tmp_path.iterdir())
