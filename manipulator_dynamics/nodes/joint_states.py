@@ -25,6 +25,7 @@ from rclpy.qos import HistoryPolicy, qos_profile_sensor_data, QoSProfile, Reliab
 from ._parameters import one_of, Param
 from .logs import QuickLogger
 from .messages import BadMessage, by_name
+from .._inputs import _F64
 from ..control import SplineTrajectory
 
 
@@ -334,7 +335,6 @@ class _Map:
         self.rows = None if given == n and np.array_equal(rows, np.arange(n)) else rows
 
 
-_F64 = np.dtype(np.float64)
 _STAMP = struct.Struct('<iI')         # header.stamp: sec, nanosec (CDR, little-endian)
 _LENGTH = struct.Struct('<I')
 

@@ -21,6 +21,7 @@ import sys
 import numpy as np
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
+from .._inputs import _F64
 from ..names import joint_map, JointNamesError
 
 
@@ -75,11 +76,10 @@ def float64_serialiser(n):
         return None
     if list(deserialize_message(wire, Float64MultiArray).data) != probe.tolist():
         return None
-    f64 = np.dtype(np.float64)
 
     def serialise(values):
-        if values.dtype != f64 or values.shape != (n,):
-            values = np.asarray(values, dtype=f64).reshape(n)
+        if values.dtype != _F64 or values.shape != (n,):
+            values = np.asarray(values, dtype=_F64).reshape(n)
         return prefix + values.tobytes()
     return serialise
 
