@@ -12,7 +12,7 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Every URDF of example-robot-data that Pinocchio loads, we load too (meshes never touched)."""
+"""Every URDF of example-robot-data Pinocchio loads, we load: ID, M and FD equal (no mesh read)."""
 
 import os
 import warnings
@@ -59,5 +59,24 @@ def test_loads_every_robot_pinocchio_loads(path):
     assert set(model.joint_names) == set(ref_model.names[1:])
     if model.n:
         ref = PinRobot(pin, path, model)
-        q, _, _ = random_state(model, np.random.default_rng(0))
+        q, qd, qdd = random_state(model, np.random.default_rng(0))
         assert_rel(md.gravity_torques(model, q), ref.gravity(q), 1e-9, 'gravity')
+        assert_rel(md.inverse_dynamics(model, q, qd, qdd), ref.rnea(q, qd, qdd), 1e-9, 'ID')
+        M = ref.crba(q)
+        assert_rel(md.inertia_matrix(model, q), M, 1e-9, 'M')
+        check_forward_dynamics(model, ref, M, q, qd)
+
+
+def check_forward_dynamics(model, ref, M, q, qd):
+    """FD equals Pinocchio's ABA to M's conditioning, or is refused only where M is singular."""
+    tau = np.random.default_rng(1).uniform(-5, 5, model.n)
+    pivots = np.abs(np.linalg.eigvalsh(M))
+    for method in ('udut', 'cholesky'):
+        if pivots.min() <= 1e-12 * pivots.max():      # a joint that moves no inertia (romeo)
+            with pytest.raises(md.SingularInertiaError, match='joint'):
+                md.forward_dynamics(model, q, qd, tau, method=method)
+            continue
+        # an error in M of eps relative grows by at most its condition number in M^-1 (tau - h)
+        tol = max(1e-9, 1e-13 * pivots.max() / pivots.min())
+        assert_rel(md.forward_dynamics(model, q, qd, tau, method=method), ref.aba(q, qd, tau),
+                   tol, f'FD {method}')
