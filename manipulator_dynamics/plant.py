@@ -20,24 +20,25 @@ Two engines behind one interface (``q``, ``qd``, ``step(tau)``, ``dt``, ``descri
 * :class:`MujocoPlant`: MuJoCo (``mujoco`` on PyPI, an optional dependency: the library never
   needs it) builds its own model from the URDF text the :class:`Model` was loaded from, with its
   own URDF parser and its own dynamics: an independent plant for a controller built on this
-  package's model.  Inertials are taken exactly as written (``fusestatic="false"
-  inertiafromgeom="false" balanceinertia="false" boundmass="0" boundinertia="0"``: MuJoCo
-  neither merges, guesses, balances nor bounds them); armature, viscous and Coulomb friction
-  come from the model (the URDF's ``damping`` and ``friction``, then the joint-dynamics YAML) as
-  ``dof_armature``, ``dof_damping`` and ``dof_frictionloss``.  ``frictionloss`` is dry friction
-  through a constraint, not ``Fc sign(qd)``: a joint at rest sticks until the effort exceeds
-  ``Fc``; the constraint is made as stiff as the step allows, so that a sliding joint feels
-  ``Fc`` (above 0.01 rad/s on the demo arm's light wrist, where MuJoCo's default softness
-  gave a third of it at 0.1 rad/s).  What a MuJoCo joint has no element for, a friction
-  offset ``Fo`` and a smooth Coulomb law ``Fc tanh(qd / vs)`` (``model.friction_offset``,
+  package's model.  The inertials of the links that move are taken exactly as written
+  (``fusestatic="false" inertiafromgeom="false" balanceinertia="false" boundmass="0"
+  boundinertia="0"``: MuJoCo neither merges, guesses, balances nor bounds them), those of the
+  links that never move are left out (see :func:`mujoco_xml`); armature, viscous and Coulomb
+  friction come from the model (the URDF's ``damping`` and ``friction``, then the joint-dynamics
+  YAML) as ``dof_armature``, ``dof_damping`` and ``dof_frictionloss``.  ``frictionloss`` is dry
+  friction through a constraint, not ``Fc sign(qd)``: a joint at rest sticks until the effort
+  exceeds ``Fc``; the constraint is made as stiff as the step allows, so that a sliding joint
+  feels ``Fc`` (above 0.01 rad/s on the demo arm's light wrist, where MuJoCo's default softness
+  gave a third of it at 0.1 rad/s).  What a MuJoCo joint has no element for, a friction offset
+  ``Fo`` and a smooth Coulomb law ``Fc tanh(qd / vs)`` (``model.friction_offset``,
   ``model.coulomb_velocity``), is applied as a generalised force computed from the velocity at
   the start of each substep and held over it; a smooth law's slope at rest goes into
-  ``dof_damping`` and the substeps are made short enough for it.  Position limits are
-  enforced as MuJoCo enforces them: a soft constraint that lets the joint pass the limit by a
-  little (about a milliradian under gravity) and pushes it back, never a hard stop and never an
-  error, where a real drive would brake or fault.  URDF ``<mimic>`` relations, which MuJoCo's
-  URDF import makes equality constraints, are left out: every joint is its own coordinate, as
-  in this package's model, Pinocchio's default parser and ``/joint_states``.
+  ``dof_damping`` and the substeps are made short enough for it.  Position limits are enforced as
+  MuJoCo enforces them: a soft constraint that lets the joint pass the limit by a little (about a
+  milliradian under gravity) and pushes it back, never a hard stop and never an error, where a
+  real drive would brake or fault.  URDF ``<mimic>`` relations, which MuJoCo's URDF import makes
+  equality constraints, are left out: every joint is its own coordinate, as in this package's
+  model, Pinocchio's default parser and ``/joint_states``.
 * :class:`InternalPlant`: this package's forward dynamics (Saha's UDU^T method) under the classic
   Runge-Kutta scheme (:func:`~manipulator_dynamics.control.rk4_step`): no limits, a free
   multibody.  It agrees with any controller built on the same model, by construction.
@@ -89,7 +90,9 @@ def mujoco_xml(urdf):
     ``<visual>`` and ``<collision>`` are removed (MuJoCo cannot resolve ``package://`` meshes,
     and the plant has no contacts), ``<mimic>`` too (free coordinates, as in the model), and a
     ``<mujoco><compiler .../></mujoco>`` element added (:data:`COMPILER`), replacing any the
-    URDF has.
+    URDF has.  The ``<inertial>`` of a link that never moves (the root, and links fixed to it)
+    is removed too: it acts on no joint, this package's model never reads it, and MuJoCo would
+    refuse a base or sensor inertia it finds unphysical (a legged robot's or a mobile base's).
     """
     from lxml import etree
 
@@ -98,8 +101,29 @@ def mujoco_xml(urdf):
     for tag in ('visual', 'collision', 'mujoco', 'mimic'):
         for element in list(root.iter(tag)):
             element.getparent().remove(element)
+    static = _static_links(root)
+    for link in root.iterfind('link'):
+        if link.get('name') in static:
+            for inertial in link.findall('inertial'):
+                link.remove(inertial)
     etree.SubElement(etree.SubElement(root, 'mujoco'), 'compiler', **COMPILER)
     return etree.tostring(root, encoding='unicode')
+
+
+def _static_links(robot):
+    """Names of the links that never move: the roots and the links fixed to them."""
+    children = {}
+    for joint in robot.iterfind('joint'):
+        parent, child = joint.find('parent'), joint.find('child')
+        if parent is not None and child is not None:
+            children.setdefault(parent.get('link'), []).append((child.get('link'),
+                                                                joint.get('type')))
+    moved = {child for kids in children.values() for child, _ in kids}
+    static = [link.get('name') for link in robot.iterfind('link')
+              if link.get('name') not in moved]
+    for name in static:                          # grows while it is walked: breadth first
+        static += [child for child, kind in children.get(name, ()) if kind == 'fixed']
+    return set(static)
 
 
 def _refusal(message):

@@ -85,6 +85,7 @@ def test_mujoco_equals_the_package_on_every_robot_it_takes(path):
     except plants.PlantError as e:
         link = str(e).split("link '")[1].split("'")[0]
         assert moments_refused_by_mujoco(path, link), e
+        assert model.frames[link].body >= 0, f'{link} never moves: its inertia is no matter'
         assert 'engine:=internal' in str(e)
         return
     rng = np.random.default_rng(1)
@@ -194,6 +195,34 @@ def test_an_impossible_inertia_is_refused_by_name():
     model = load(ET.tostring(root, encoding='unicode'))
     with pytest.raises(plants.PlantError, match="link 'link4':.*triangle inequality"):
         plants.mujoco_model(model)
+
+
+NO_PRODUCTS = {'ixy': '0', 'ixz': '0', 'iyz': '0'}
+
+
+def test_links_that_never_move_keep_no_inertia_mujoco_could_refuse():
+    """A base (a legged robot's, a mobile base's) and a sensor fixed to it act on no joint."""
+    root = ET.parse(robots.path('demo_arm')).getroot()
+    base = next(e for e in root.iter('link') if e.get('name') == 'base_link')
+    ET.SubElement(base.find('inertial'), 'inertia', ixx='1', iyy='0', izz='0', **NO_PRODUCTS)
+    base.find('inertial').remove(base.find('inertial/inertia'))
+    sensor = ET.SubElement(root, 'link', name='camera')
+    inertial = ET.SubElement(sensor, 'inertial')
+    ET.SubElement(inertial, 'mass', value='0.2')
+    ET.SubElement(inertial, 'inertia', ixx='5', iyy='1', izz='1', **NO_PRODUCTS)  # 1 + 1 < 5
+    joint = ET.SubElement(root, 'joint', name='camera_mount', type='fixed')
+    ET.SubElement(joint, 'parent', link='base_link')
+    ET.SubElement(joint, 'child', link='camera')
+    text = ET.tostring(root, encoding='unicode')
+    model = md.load_model(text)                    # the package never reads them either
+    q, qd = np.full(model.n, 0.3), np.full(model.n, -0.5)
+    M, bias = mujoco_dynamics(model, q, qd)
+    np.testing.assert_allclose(M, md.inertia_matrix(model, q), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(bias, md.bias_forces(model, q, qd), rtol=0, atol=1e-11)
+    # the same sensor on a link that moves acts on the joints: refused by name
+    joint.find('parent').set('link', 'link2')
+    with pytest.raises(plants.PlantError, match="link 'camera':.*triangle inequality"):
+        plants.mujoco_model(load(ET.tostring(root, encoding='unicode')))
 
 
 def test_the_plant_simulates_the_whole_urdf():
