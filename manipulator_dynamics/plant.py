@@ -53,6 +53,9 @@ import warnings
 import numpy as np
 
 from .control import coulomb_shape, rk4_step
+from .rigid.crba import inertia_matrix
+from .rigid.forward import forward_dynamics
+from .rigid.status import SingularInertiaError
 
 #: Engines of :func:`make_plant`.
 ENGINES = ('mujoco', 'internal')
@@ -64,6 +67,18 @@ RK4_STABLE = 1.4
 #: Impedance of the dry-friction constraints (MuJoCo's ``solimp`` d0 and dwidth; see
 #: :func:`mujoco_model`).
 FRICTION_IMPEDANCE = 0.99
+#: MuJoCo's refusals of a moving link's mass or principal moment that it finds zero (below its
+#: mjMINVAL, 1e-15), which this package takes (see :func:`mujoco_model`).
+ZERO_REFUSALS = ('mass and inertia of moving bodies must be larger than mjMINVAL',
+                 'inertia must have positive eigenvalues')
+#: What such a mass and moment are raised by, relative to the largest diagonal entry of M ...
+FLOOR = 1e-15
+#: ... and at least this (kg, kg m^2), a hundred times mjMINVAL ...
+LEAST = 1e-13
+#: ... and for a moment, this times the link's largest (MuJoCo refused a thin rod's 1e-14 kg
+#: m^2 beside 0.01: it finds a tensor's eigenvalues to about 1e-12 of the largest).
+RELATIVE = 1e-10
+_INERTIA = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
 #: What MuJoCo's compiler must not do to a URDF's inertials (see the module).
 COMPILER = {'fusestatic': 'false', 'inertiafromgeom': 'false', 'balanceinertia': 'false',
             'boundmass': '0', 'boundinertia': '0', 'autolimits': 'true', 'discardvisual': 'true'}
@@ -83,7 +98,7 @@ class PlantError(ValueError):
     """A robot an engine cannot simulate: names the link or joint and what to do."""
 
 
-def mujoco_xml(urdf):
+def mujoco_xml(urdf, floors=None):
     """
     Return the URDF text MuJoCo's URDF import takes: meshes gone, inertials kept as written.
 
@@ -93,9 +108,13 @@ def mujoco_xml(urdf):
     URDF has.  The ``<inertial>`` of a link that never moves (the root, and links fixed to it)
     is removed too: it acts on no joint, this package's model never reads it, and MuJoCo would
     refuse a base or sensor inertia it finds unphysical (a legged robot's or a mobile base's).
+    An ``<inertia>`` gets the products of inertia the URDF leaves out, as zeros (this package
+    reads them so; MuJoCo requires all six).  ``floors`` maps links to the least mass and
+    principal moment they are given (see :func:`mujoco_model`).
     """
     from lxml import etree
 
+    floors = floors or {}
     root = etree.fromstring(urdf if isinstance(urdf, bytes) else urdf.encode(),
                             etree.XMLParser(remove_comments=True))
     for tag in ('visual', 'collision', 'mujoco', 'mimic'):
@@ -103,11 +122,50 @@ def mujoco_xml(urdf):
             element.getparent().remove(element)
     static = _static_links(root)
     for link in root.iterfind('link'):
-        if link.get('name') in static:
+        name = link.get('name')
+        if name in static:
             for inertial in link.findall('inertial'):
                 link.remove(inertial)
+            continue
+        if name in floors:
+            _raise_inertial(link, floors[name])
+        for inertia in link.iterfind('inertial/inertia'):
+            for key in _INERTIA:
+                inertia.set(key, inertia.get(key, '0'))
     etree.SubElement(etree.SubElement(root, 'mujoco'), 'compiler', **COMPILER)
     return etree.tostring(root, encoding='unicode')
+
+
+def _raise_inertial(link, least):
+    """
+    Raise ``link``'s mass to at least ``least``, and its principal moments where one is below.
+
+    The moments are all raised by the same amount (the tensor plus that times the identity: its
+    axes unchanged), at least :data:`RELATIVE` times the largest.
+    """
+    from lxml import etree
+
+    inertial = link.find('inertial')
+    if inertial is None:
+        inertial = etree.SubElement(link, 'inertial')
+    mass = inertial.find('mass')
+    if mass is None:
+        mass = etree.SubElement(inertial, 'mass', value='0')
+    inertia = inertial.find('inertia')
+    if inertia is None:
+        inertia = etree.SubElement(inertial, 'inertia')
+    try:
+        m = float(mass.get('value', '0'))
+        xx, xy, xz, yy, yz, zz = (float(inertia.get(key, '0')) for key in _INERTIA)
+    except ValueError:
+        return                          # not a number: the package's loader names the field
+    if m < least:
+        mass.set('value', repr(m + least))
+    moments = np.linalg.eigvalsh([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    least = max(least, RELATIVE * float(np.abs(moments).max()))
+    if moments[0] < least:
+        for key, value in (('ixx', xx), ('iyy', yy), ('izz', zz)):
+            inertia.set(key, repr(value + least))
 
 
 def _static_links(robot):
@@ -126,10 +184,16 @@ def _static_links(robot):
     return set(static)
 
 
+def _refused_link(message):
+    """Return the link MuJoCo's compile error names, or None."""
+    text = str(message)
+    return text.split("Element name '")[1].split("'")[0] if "Element name '" in text else None
+
+
 def _refusal(message):
     """Turn MuJoCo's compile error into one that names the link and says what to do."""
     text = ' '.join(str(message).replace('Error: ', '').split())
-    link = text.split("Element name '")[1].split("'")[0] if "Element name '" in text else None
+    link = _refused_link(text)
     where = f"link '{link}'" if link else 'the URDF'
     text = text.split(' Element name')[0].split('; use ')[0]
     if 'larger than mjMINVAL' in text:
@@ -155,20 +219,42 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
     Returns ``(mj_model, qpos, dof)``: MuJoCo's model and, per joint of ``model`` (its order),
     the index of its coordinate in ``qpos`` and of its velocity in ``qvel``.  :class:`PlantError`
     names the link MuJoCo refuses, or the joint it lacks.
+
+    MuJoCo refuses a moving link without mass or with a zero principal moment, which this
+    package takes (a massless link between two joints of a humanoid's hip, a point mass): such
+    a link is given :data:`FLOOR` times the largest diagonal entry of ``M`` (at least
+    :data:`LEAST`) more mass and moments, with a warning naming it.  Where that would be all a
+    joint moves (``M`` singular: a massless hand), neither engine can simulate the robot and
+    :class:`PlantError` names the joint.
     """
     import mujoco
 
     if model.urdf is None:
         raise PlantError(f"model '{model.name}' keeps no URDF text: load it with load_model")
+    floor = max(FLOOR * _regular_scale(model), LEAST)
+    floors = {}                  # links MuJoCo refused for a mass or moment it finds zero
     said = []                    # MuJoCo's own warnings, else written to ./MUJOCO_LOG.TXT
     previous = mujoco.get_mju_user_warning()
     mujoco.set_mju_user_warning(said.append)
     try:
-        mj = mujoco.MjModel.from_xml_string(mujoco_xml(model.urdf))
-    except ValueError as e:
-        raise _refusal(e) from None
+        while True:
+            said.clear()
+            try:
+                mj = mujoco.MjModel.from_xml_string(mujoco_xml(model.urdf, floors))
+                break
+            except ValueError as e:
+                link = _refused_link(e)
+                if link in floors or link not in model.frames or \
+                        model.frames[link].body < 0 or not any(
+                            reason in str(e) for reason in ZERO_REFUSALS):
+                    raise _refusal(e) from None
+                floors[link] = floor
     finally:
         mujoco.set_mju_user_warning(previous)
+    if floors:
+        warnings.warn(f'MuJoCo: links {", ".join(floors)} move but lack a mass or a principal '
+                      f'moment, which MuJoCo refuses: given {floor:.3g} more (kg, kg m^2) '
+                      "each, just above MuJoCo's least", stacklevel=2)
     for text in said:
         warnings.warn(f'MuJoCo: {text}', stacklevel=2)
     qpos, dof = [], []
@@ -201,6 +287,20 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
                          'implicit': mujoco.mjtIntegrator.mjINT_IMPLICIT,
                          'euler': mujoco.mjtIntegrator.mjINT_EULER}[integrator]
     return mj, np.array(qpos, dtype=np.int64), dof
+
+
+def _regular_scale(model):
+    """Return M's largest diagonal entry at mid-range; :class:`PlantError` where M is singular."""
+    if model.n == 0:
+        return 1.0
+    q = np.zeros(model.n)
+    limited = np.isfinite(model.lower) & np.isfinite(model.upper)
+    q[limited] = (model.lower[limited] + model.upper[limited]) / 2
+    try:
+        forward_dynamics(model, q, np.zeros(model.n), np.zeros(model.n))
+    except SingularInertiaError as e:
+        raise PlantError(f'neither engine can simulate this robot: {e}') from None
+    return float(np.diagonal(inertia_matrix(model, q)).max())
 
 
 def choose_integrator(model, q, h, *, friction=True):
@@ -374,7 +474,13 @@ def _applied_friction(model, qd):
 
 
 def make_plant(engine, model, q0, dt, *, substeps=1, friction=True, integrator='auto'):
-    """Return the plant of ``engine`` (:data:`ENGINES`); ``integrator`` is MuJoCo's only."""
+    """
+    Return the plant of ``engine`` (:data:`ENGINES`); ``integrator`` is MuJoCo's only.
+
+    :class:`PlantError` names a joint that moves no inertia (``M`` singular), which neither
+    engine can simulate.
+    """
+    _regular_scale(model)
     if engine == 'mujoco':
         if not mujoco_available():
             raise PlantError("engine 'mujoco' needs the mujoco package (pip install mujoco), "

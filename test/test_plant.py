@@ -53,19 +53,21 @@ def mujoco_dynamics(model, q, qd, friction=False):
 
 
 def moments_refused_by_mujoco(path, link):
-    """Check independently (ElementTree, numpy) that MuJoCo has reason to refuse ``link``."""
+    """
+    Check independently (ElementTree, numpy) that MuJoCo has reason to refuse ``link``.
+
+    A missing mass or a zero moment is not one: the plant gives those MuJoCo's least.  A
+    negative moment, or moments that break the triangle inequality, are.
+    """
     for element in ET.parse(path).getroot().iter('link'):
         if element.get('name') != link:
             continue
-        inertial = element.find('inertial')
-        if inertial is None:
-            return True                                   # massless
-        inertia = inertial.find('inertia')
-        mass = float(inertial.find('mass').get('value'))
+        inertia = element.find('inertial/inertia')
+        assert inertia is not None, f'{link} has no inertia for MuJoCo to refuse'
         v = {k: float(inertia.get(k, 0)) for k in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')}
         ev = np.linalg.eigvalsh([[v['ixx'], v['ixy'], v['ixz']], [v['ixy'], v['iyy'], v['iyz']],
                                  [v['ixz'], v['iyz'], v['izz']]])
-        return mass < 1e-15 or ev[0] < 1e-15 or ev[0] + ev[1] < ev[2] * (1 - 1e-12)
+        return ev[0] < 0 or ev[0] + ev[1] < ev[2] * (1 - 1e-12)
     raise AssertionError(f'no link {link} in {path}')
 
 
@@ -81,22 +83,23 @@ def test_mujoco_equals_the_package_on_every_robot_it_takes(path):
         assert len(plants.mujoco_model(model)[2]) == 0
         return
     try:
-        plants.mujoco_model(model)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', UserWarning)      # links given MuJoCo's floor
+            plants.mujoco_model(model)
     except plants.PlantError as e:
+        if 'neither engine' in str(e):                # M singular: the package refuses it too
+            with pytest.raises(md.SingularInertiaError):
+                md.forward_dynamics(model, np.zeros(model.n), np.zeros(model.n),
+                                    np.zeros(model.n))
+            return
         link = str(e).split("link '")[1].split("'")[0]
         assert moments_refused_by_mujoco(path, link), e
         assert model.frames[link].body >= 0, f'{link} never moves: its inertia is no matter'
         assert 'engine:=internal' in str(e)
         return
-    rng = np.random.default_rng(1)
-    for _ in range(3):
-        q, qd = rng.uniform(-1, 1, model.n), rng.uniform(-2, 2, model.n)
-        M, bias = mujoco_dynamics(model, q, qd)
-        scale_m = max(1.0, np.abs(M).max())
-        np.testing.assert_allclose(M, md.inertia_matrix(model, q), rtol=0, atol=1e-12 * scale_m)
-        expected = md.bias_forces(model, q, qd)
-        np.testing.assert_allclose(bias, expected, rtol=0,
-                                   atol=1e-12 * max(1.0, np.abs(expected).max()))
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', UserWarning)
+        assert_mujoco_is_the_package(model)
 
 
 def test_joint_dynamics_become_mujocos():
@@ -173,18 +176,63 @@ def test_the_engines_agree_under_smooth_friction():
     np.testing.assert_allclose(finer.q, ours.q, rtol=0, atol=4e-3)
 
 
-def without_inertial(link):
-    """Return the demo arm's URDF text with ``link``'s <inertial> removed."""
+def without_inertial(*links):
+    """Return the demo arm's URDF text with the <inertial> of ``links`` removed."""
     root = ET.parse(robots.path('demo_arm')).getroot()
-    element = next(e for e in root.iter('link') if e.get('name') == link)
-    element.remove(element.find('inertial'))
+    for element in root.iter('link'):
+        if element.get('name') in links:
+            element.remove(element.find('inertial'))
     return ET.tostring(root, encoding='unicode')
 
 
-def test_a_massless_moving_link_is_refused_by_name():
+def assert_mujoco_is_the_package(model, rtol=1e-12):
+    """M and the bias forces of MuJoCo's model equal the package's, at three random states."""
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q, qd = rng.uniform(-1, 1, model.n), rng.uniform(-2, 2, model.n)
+        M, bias = mujoco_dynamics(model, q, qd)
+        scale_m = max(1.0, np.abs(M).max())
+        np.testing.assert_allclose(M, md.inertia_matrix(model, q), rtol=0, atol=rtol * scale_m)
+        expected = md.bias_forces(model, q, qd)
+        np.testing.assert_allclose(bias, expected, rtol=0,
+                                   atol=rtol * max(1.0, np.abs(expected).max()))
+
+
+def test_a_massless_link_between_two_joints_is_simulated_with_a_warning():
+    """A moving link without mass, refused by MuJoCo, is the package's to take (a hip's)."""
     model = load(without_inertial('link3'))
-    with pytest.raises(plants.PlantError, match="link 'link3': mass and inertia of moving "
-                       'bodies.*give it a small <inertial>.*engine:=internal'):
+    with pytest.warns(UserWarning, match=r'links link3 move but lack a mass.*given '
+                      r'[0-9.e-]+ more \(kg, kg m\^2\)'):
+        plant = plants.make_plant('mujoco', model, 0.0, 1e-3)
+    assert_mujoco_is_the_package(model)
+    for _ in range(100):
+        plant.step(md.gravity_torques(model, plant.q))
+    assert np.abs(plant.q).max() < 1e-3                  # held: the plant is the model
+
+
+@pytest.mark.parametrize('shape', ['point', 'rod'])
+def test_a_zero_principal_moment_is_simulated(shape):
+    """A point mass, or a thin rod askew: zero moments MuJoCo refuses, and the package takes."""
+    root = ET.parse(robots.path('demo_arm')).getroot()
+    inertia = next(e for e in root.iter('link') if e.get('name') == 'link4').find(
+        'inertial/inertia')
+    u = np.array([1.0, 2.0, 2.0]) / 3                 # the rod's axis, in no principal direction
+    tensor = np.zeros((3, 3)) if shape == 'point' else 0.01 * (np.eye(3) - np.outer(u, u))
+    for (i, j), key in zip([(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)],
+                           ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')):
+        inertia.set(key, repr(float(tensor[i, j])))
+    model = md.load_model(ET.tostring(root, encoding='unicode'))     # physical: no warning
+    with pytest.warns(UserWarning, match='links link4 move but lack a mass or a principal '
+                      'moment'):
+        plants.mujoco_model(model)
+    assert_mujoco_is_the_package(model)
+
+
+def test_a_joint_that_moves_no_inertia_is_refused_by_name():
+    """A massless hand: M is singular, and no floor may stand in for what the URDF lacks."""
+    model = load(without_inertial('link7', 'flange'))
+    with pytest.raises(plants.PlantError, match='neither engine can simulate this robot: M.q. '
+                       "is singular: joint 'joint7' moves no inertia"):
         plants.make_plant('mujoco', model, 0.0, 1e-3)
 
 
