@@ -26,12 +26,11 @@ fails, ``success`` is false and ``message`` says why.  A separate node, so that 
 tens of milliseconds never sits in a 1 kHz joint-state callback.
 """
 
-import warnings
-
 from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 from ._parameters import one_of, Param, Parameters
+from .logs import warnings_logged
 from .model_source import existing_file, MODEL_PARAMS, ModelSource
 from .process import spin
 from ..identification.base_parameters import base_parameters
@@ -65,13 +64,10 @@ class BaseParamsNode(Node):
             return response
         p = self.params
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter('always')
+            with warnings_logged(self.get_logger()):
                 base = base_parameters(model, friction=p.friction, armature=p.armature,
                                        samples=p.samples or None, seed=p.seed, method=p.method,
                                        loops=p.loops or None)
-            for w in caught:
-                self.get_logger().warning(str(w.message))
         except ValueError as e:
             response.success = False
             response.message = f'base parameters of {model.name} failed: {e}'

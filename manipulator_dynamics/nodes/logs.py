@@ -14,10 +14,30 @@
 
 """Logging from a control loop: without a lookup per record, and throttled by reason."""
 
+import contextlib
 import sys
+import warnings
 
 import rclpy
 import rclpy.logging
+
+
+@contextlib.contextmanager
+def warnings_logged(log, prefix=''):
+    """
+    Run the block with Python's warnings written to ``log`` (``log.warning``), not to stderr.
+
+    A warning of the library (an inertia it doubts, links given MuJoCo's least mass) is then in
+    the node's log and ``/rosout``, where a launched node's user looks; every one, even when the
+    block raises.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        try:
+            yield
+        finally:
+            for w in caught:
+                log.warning(f'{prefix}{w.message}')
 
 
 class QuickLogger:

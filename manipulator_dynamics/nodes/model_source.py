@@ -19,7 +19,7 @@ import os
 from std_msgs.msg import String
 
 from ._parameters import one_of, Param
-from .logs import QuickLogger
+from .logs import QuickLogger, warnings_logged
 from .qos import LATCHED
 from ..urdf import load_model
 
@@ -134,16 +134,12 @@ class ModelSource:
         tips = [t for t in p.tip_links if t]
         unmounted = [link for link in p.without_links if link]
         try:
-            import warnings
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter('always')
+            with warnings_logged(self.log, f'{source}: '):
                 model = load_model(urdf, root_link=p.root_link or None, tip_links=tips or None,
                                    joint_dynamics=p.joint_dynamics or None,
                                    parameters=p.identified_parameters or None,
                                    check_inertia=p.check_inertia,
                                    without_links=unmounted or None)
-            for w in caught:
-                self.log.warning(f'{source}: {w.message}')
         except (ValueError, OSError, KeyError) as e:
             self.log.error(f'{source} rejected, keeping the previous model: {e}')
             return False

@@ -73,7 +73,7 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ._parameters import ConfigurationError, finite_positive, one_of, Param, Parameters
 from .commands import check_command_joints, clamp_efforts, controller_of
-from .logs import Throttled
+from .logs import Throttled, warnings_logged
 from .model_source import existing_file
 from .process import clock_ns, spin
 from .qos import LATCHED
@@ -146,8 +146,9 @@ class SimNode(Node):
         self.now_ns = clock_ns(self)
         self.params = params = Parameters(self, PARAMS, self._on_parameters)
         path = params.urdf_path or robots.path('demo_arm')
-        self.model = load_model(path, joint_dynamics=params.joint_dynamics or None,
-                                check_inertia='warn')
+        with warnings_logged(self.get_logger()):
+            self.model = load_model(path, joint_dynamics=params.joint_dynamics or None,
+                                    check_inertia='warn')
         if params.max_catch_up < params.publish_every:
             raise ConfigurationError(f'parameter max_catch_up: must be at least publish_every '
                                      f'({params.publish_every}), got {params.max_catch_up}')
@@ -167,9 +168,10 @@ class SimNode(Node):
         if engine == 'internal':
             warm_up(self.model)
         try:
-            self.plant = make_plant(engine, self.model, np.asarray(initial, dtype=float),
-                                    self.dt, substeps=substeps, friction=params.friction,
-                                    integrator=params.integrator)
+            with warnings_logged(self.get_logger()):
+                self.plant = make_plant(engine, self.model, np.asarray(initial, dtype=float),
+                                        self.dt, substeps=substeps, friction=params.friction,
+                                        integrator=params.integrator)
         except PlantError as e:
             raise ConfigurationError(f'parameter engine: {e}') from None
         self.get_logger().info(f'simulating {self.model.name} ({n} joints) with '

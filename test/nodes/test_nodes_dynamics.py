@@ -930,6 +930,46 @@ def test_invalid_sim_parameters_stop_the_sim_with_a_reason(processes, params, re
     assert 'Traceback' not in output
 
 
+def demo_arm_without_inertial(tmp_path, *links):
+    """Write the demo arm with the <inertial> of ``links`` removed; return the file's path."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(robots.path('demo_arm')).getroot()
+    for element in root.iter('link'):
+        if element.get('name') in links:
+            element.remove(element.find('inertial'))
+    path = tmp_path / 'arm.urdf'
+    path.write_text(ET.tostring(root, encoding='unicode'))
+    return str(path)
+
+
+def test_sim_node_simulates_a_massless_link_between_joints_and_logs_it(client, processes,
+                                                                       tmp_path):
+    """The least mass given a link MuJoCo refuses is said in the node's log (/rosout)."""
+    pytest.importorskip('mujoco', reason="the floor is the MuJoCo engine's: pip install mujoco")
+    from rcl_interfaces.msg import Log
+    log = client.listen_log()
+    states = client.listen(JointState, '/joint_states', 10)
+    processes('sim_node', f'urdf_path:={demo_arm_without_inertial(tmp_path, "link3")}',
+              'engine:=mujoco')
+    client.wait(lambda: len(states) > 5, timeout=60, what='sim_node to publish states')
+    said = [m for m in log if m.name == 'sim_node' and m.level == Log.WARN and
+            'links link3 move but lack a mass' in m.msg]
+    assert said, [m.msg for m in log if m.name == 'sim_node']
+
+
+@pytest.mark.parametrize('engine', ['internal', 'mujoco'])
+def test_sim_node_refuses_a_joint_that_moves_no_inertia(processes, tmp_path, engine):
+    """A massless hand: M is singular, and sim_node says which joint before it steps."""
+    if engine == 'mujoco':
+        pytest.importorskip('mujoco', reason='the MuJoCo engine: pip install mujoco')
+    code, output = processes('sim_node', f'engine:={engine}', 'urdf_path:=' +
+                             demo_arm_without_inertial(tmp_path, 'link7', 'flange')).wait()
+    assert code == 2, output
+    assert ('not started: parameter engine: neither engine can simulate this robot: M(q) is '
+            "singular: joint 'joint7' moves no inertia") in output
+    assert 'Traceback' not in output
+
+
 def test_latency_report(client, processes):
     """report_latency: the ms from the DDS receipt of each state to its command's publication."""
     from std_msgs.msg import Float64
