@@ -62,6 +62,17 @@ def erd_urdfs():
     return sorted(glob.glob(os.path.join(ERD, '**', '*.urdf'), recursive=True)) if ERD else []
 
 
+def demo_arm_without_inertial(*links):
+    """Return the demo arm's URDF text with the <inertial> of ``links`` removed."""
+    import xml.etree.ElementTree as ET
+    from manipulator_dynamics import robots
+    root = ET.parse(robots.path('demo_arm')).getroot()
+    for element in root.iter('link'):
+        if element.get('name') in links:
+            element.remove(element.find('inertial'))
+    return ET.tostring(root, encoding='unicode')
+
+
 def write_log_csv(path, joint_names, t, q, tau, qd=None):
     """
     Write a log as ``identify`` reads it: ``time``, ``<joint>.position``, ``<joint>.effort``.

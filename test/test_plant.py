@@ -18,7 +18,7 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 
-from conftest import ERD, erd, erd_urdfs, needs_erd, ROOT
+from conftest import demo_arm_without_inertial, ERD, erd, erd_urdfs, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import plant as plants, robots
 import numpy as np
@@ -176,15 +176,6 @@ def test_the_engines_agree_under_smooth_friction():
     np.testing.assert_allclose(finer.q, ours.q, rtol=0, atol=4e-3)
 
 
-def without_inertial(*links):
-    """Return the demo arm's URDF text with the <inertial> of ``links`` removed."""
-    root = ET.parse(robots.path('demo_arm')).getroot()
-    for element in root.iter('link'):
-        if element.get('name') in links:
-            element.remove(element.find('inertial'))
-    return ET.tostring(root, encoding='unicode')
-
-
 def assert_mujoco_is_the_package(model, rtol=1e-12):
     """M and the bias forces of MuJoCo's model equal the package's, at three random states."""
     rng = np.random.default_rng(1)
@@ -200,7 +191,7 @@ def assert_mujoco_is_the_package(model, rtol=1e-12):
 
 def test_a_massless_link_between_two_joints_is_simulated_with_a_warning():
     """A moving link without mass, refused by MuJoCo, is the package's to take (a hip's)."""
-    model = load(without_inertial('link3'))
+    model = load(demo_arm_without_inertial('link3'))
     with pytest.warns(UserWarning, match=r'links link3 move but lack a mass.*given '
                       r'[0-9.e-]+ more \(kg, kg m\^2\)'):
         plant = plants.make_plant('mujoco', model, 0.0, 1e-3)
@@ -230,7 +221,7 @@ def test_a_zero_principal_moment_is_simulated(shape):
 
 def test_a_joint_that_moves_no_inertia_is_refused_by_name():
     """A massless hand: M is singular, and no floor may stand in for what the URDF lacks."""
-    model = load(without_inertial('link7', 'flange'))
+    model = load(demo_arm_without_inertial('link7', 'flange'))
     with pytest.raises(plants.PlantError, match='neither engine can simulate this robot: M.q. '
                        "is singular: joint 'joint7' moves no inertia"):
         plants.make_plant('mujoco', model, 0.0, 1e-3)

@@ -18,7 +18,7 @@ import os
 import signal
 import time
 
-from conftest import ERD, erd, PinRobot
+from conftest import demo_arm_without_inertial, ERD, erd, PinRobot
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np
@@ -930,15 +930,10 @@ def test_invalid_sim_parameters_stop_the_sim_with_a_reason(processes, params, re
     assert 'Traceback' not in output
 
 
-def demo_arm_without_inertial(tmp_path, *links):
+def write_without_inertial(tmp_path, *links):
     """Write the demo arm with the <inertial> of ``links`` removed; return the file's path."""
-    import xml.etree.ElementTree as ET
-    root = ET.parse(robots.path('demo_arm')).getroot()
-    for element in root.iter('link'):
-        if element.get('name') in links:
-            element.remove(element.find('inertial'))
     path = tmp_path / 'arm.urdf'
-    path.write_text(ET.tostring(root, encoding='unicode'))
+    path.write_text(demo_arm_without_inertial(*links))
     return str(path)
 
 
@@ -949,7 +944,7 @@ def test_sim_node_simulates_a_massless_link_between_joints_and_logs_it(client, p
     from rcl_interfaces.msg import Log
     log = client.listen_log()
     states = client.listen(JointState, '/joint_states', 10)
-    processes('sim_node', f'urdf_path:={demo_arm_without_inertial(tmp_path, "link3")}',
+    processes('sim_node', f'urdf_path:={write_without_inertial(tmp_path, "link3")}',
               'engine:=mujoco')
     client.wait(lambda: len(states) > 5, timeout=60, what='sim_node to publish states')
     said = [m for m in log if m.name == 'sim_node' and m.level == Log.WARN and
@@ -963,7 +958,7 @@ def test_sim_node_refuses_a_joint_that_moves_no_inertia(processes, tmp_path, eng
     if engine == 'mujoco':
         pytest.importorskip('mujoco', reason='the MuJoCo engine: pip install mujoco')
     code, output = processes('sim_node', f'engine:={engine}', 'urdf_path:=' +
-                             demo_arm_without_inertial(tmp_path, 'link7', 'flange')).wait()
+                             write_without_inertial(tmp_path, 'link7', 'flange')).wait()
     assert code == 2, output
     assert ('not started: parameter engine: neither engine can simulate this robot: M(q) is '
             "singular: joint 'joint7' moves no inertia") in output
