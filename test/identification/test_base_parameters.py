@@ -248,3 +248,30 @@ def test_bad_arguments():
         md.base_parameters(model, samples=0)
     with pytest.raises(ValueError, match=r'10 samples give 10 rows of W for \d+ parameters'):
         md.base_parameters(model, samples=10)
+
+
+def planar_arm_with_range(lower, upper):
+    """Make the 2-link planar arm, gravity in its plane, joint 1 limited to ``[lower, upper]``."""
+    xml = two_link_urdf(**P).replace('<limit lower="-3" upper="3"',
+                                     f'<limit lower="{lower}" upper="{upper}"', 1)
+    # link 1's centre of mass off its x axis: MY_link1, which only gravity shows, is not 0
+    xml = xml.replace(f'<origin xyz="{P["lc1"]} 0 0"/>', f'<origin xyz="{P["lc1"]} 0.1 0"/>')
+    return md.load_model(xml, gravity=(0, -9.81, 0))
+
+
+@pytest.mark.parametrize('method', ['energy', 'dynamic'])
+def test_a_joint_with_an_empty_range_is_drawn_over_a_turn(method):
+    """``lower == upper`` (an exporter's unset limits): the base parameters of the free arm."""
+    free = md.base_parameters(planar_arm_with_range(-3, 3), method=method)
+    base = md.base_parameters(planar_arm_with_range(0, 0), method=method)
+    assert base.names == free.names and 'MY_link1' in free.names and free.count == 6
+    assert base.check_error < 1e-12
+
+
+@pytest.mark.parametrize('method', ['energy', 'dynamic'])
+def test_base_parameters_that_miss_the_dynamics_are_said_to(method):
+    """A range too narrow to show what only gravity shows of joint 1: a warning, not quiet."""
+    with pytest.warns(UserWarning, match=r'reproduce its dynamics on fresh random states only '
+                      r'to [0-9.e-]+ .*a joint range too narrow'):
+        base = md.base_parameters(planar_arm_with_range(0, 1e-12), method=method)
+    assert base.check_error > 1e-8
