@@ -180,10 +180,11 @@ class PinRobot:
 
 
 def random_state(model, rng, N=None):
-    """Random q within limits (|q| <= 2 where unlimited), qd, qdd; shape (n,) or (N, n)."""
+    """Random q within limits (|q| <= 2 where unlimited or empty), qd, qdd; (n,) or (N, n)."""
     shape = (model.n,) if N is None else (N, model.n)
-    lo = np.where(np.isfinite(model.lower), model.lower, -2.0)
-    hi = np.where(np.isfinite(model.upper), model.upper, 2.0)
+    free = ~(model.upper > model.lower)           # lower == upper: an exporter's unset limits
+    lo = np.where(np.isfinite(model.lower) & ~free, model.lower, -2.0)
+    hi = np.where(np.isfinite(model.upper) & ~free, model.upper, 2.0)
     q = lo + (hi - lo) * rng.uniform(size=shape)
     return q, rng.uniform(-2, 2, shape), rng.uniform(-5, 5, shape)
 
