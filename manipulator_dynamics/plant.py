@@ -138,10 +138,10 @@ def mujoco_xml(urdf, floors=None):
 
 def _raise_inertial(link, least):
     """
-    Raise ``link``'s mass to at least ``least``, and its principal moments where one is below.
+    Add ``least`` to ``link``'s mass where it is below that, and to its moments likewise.
 
     The moments are all raised by the same amount (the tensor plus that times the identity: its
-    axes unchanged), at least :data:`RELATIVE` times the largest.
+    axes unchanged), at least :data:`RELATIVE` times the largest, where the smallest is below.
     """
     from lxml import etree
 
@@ -253,8 +253,8 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
         mujoco.set_mju_user_warning(previous)
     if floors:
         warnings.warn(f'MuJoCo: links {", ".join(floors)} move but lack a mass or a principal '
-                      f'moment, which MuJoCo refuses: given {floor:.3g} more (kg, kg m^2) '
-                      "each, just above MuJoCo's least", stacklevel=2)
+                      f'moment, which MuJoCo refuses: given at least {floor:.3g} more (kg, '
+                      "kg m^2) each, just above MuJoCo's least", stacklevel=2)
     for text in said:
         warnings.warn(f'MuJoCo: {text}', stacklevel=2)
     qpos, dof = [], []
