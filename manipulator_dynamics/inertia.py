@@ -30,22 +30,27 @@ import numpy as np
 #: bound; further than that is not round-off.
 TOLERANCE = 1e-6
 
+#: The scale the tolerance takes for a tensor whose moments are all below it (kg m^2): a
+#: milligram a millimetre from its axis, less than any robot link has.  A point mass's zero
+#: tensor with the products a CAD export leaves on it (1e-20) is then zero, not a fault.
+SMALLEST = 1e-12
+
 
 def tensor_fault(inertia, mass=None):
     """
     Say why a 3x3 inertia tensor about the centre of mass is impossible; None when it is not.
 
-    With ``mass`` 0, the tensor must be zero too (a massless frame).
+    With ``mass`` 0, the tensor must be zero too (a massless frame), to the tolerance.
     """
     moments = np.linalg.eigvalsh(np.asarray(inertia, dtype=float))
-    tol = TOLERANCE * max(np.abs(moments).max(), 1e-300)
+    tol = TOLERANCE * max(np.abs(moments).max(), SMALLEST)
     a, b, c = moments
     if a < -tol:
         return f'is not positive semi-definite (principal moments {a:.6g}, {b:.6g}, {c:.6g})'
     if a + b < c - tol:
         return (f'violates the triangle inequality (principal moments {a:.6g} + {b:.6g} < '
                 f'{c:.6g}: each must be at most the sum of the other two)')
-    if mass is not None and mass == 0 and c > 0:
+    if mass is not None and mass == 0 and c > tol:
         return f'is not zero although the mass is zero (largest principal moment {c:.6g})'
     return None
 

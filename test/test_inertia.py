@@ -87,3 +87,17 @@ def test_a_body_without_mass_is_nothing_or_a_fault():
         'mass 0 kg is not positive'
     assert tensor_fault(np.diag([0.0, 0.0, 0.0]), mass=0.0) is None
     assert 'not zero although the mass is zero' in tensor_fault(np.eye(3) * 1e-3, mass=0.0)
+
+
+def test_a_point_mass_with_rounding_on_its_products_is_physical():
+    """A CAD export's point mass: zero moments, products of 1e-20. Not a fault, in any user."""
+    noise = np.array([[0.0, -1.4e-20, 0.0], [-1.4e-20, 0.0, 3e-21], [0.0, 3e-21, 0.0]])
+    assert tensor_fault(noise) is None and tensor_fault(noise, mass=0.0) is None
+    assert body_fault(link_parameters(2.7, [0.0, 0.06, 0.03], noise)) is None
+    text = one_link_urdf(0.0, 0.0, 0.0).replace('ixy="0"', 'ixy="-1.4e-20"')
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        md.load_model(text)
+    # a millionth of a milligram-millimetre's tensor is the tolerance, never less
+    assert tensor_fault(np.diag([1e-19, 1e-19, 5e-19])) is None
+    assert 'triangle inequality' in tensor_fault(np.diag([1e-17, 1e-17, 4e-17]))
