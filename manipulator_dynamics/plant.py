@@ -98,16 +98,17 @@ class PlantError(ValueError):
     """A robot an engine cannot simulate: names the link or joint and what to do."""
 
 
-def mujoco_xml(urdf, floors=None):
+def mujoco_xml(urdf, fixed=(), floors=None):
     """
     Return the URDF text MuJoCo's URDF import takes: meshes gone, inertials kept as written.
 
     ``<visual>`` and ``<collision>`` are removed (MuJoCo cannot resolve ``package://`` meshes,
     and the plant has no contacts), ``<mimic>`` too (free coordinates, as in the model), and a
     ``<mujoco><compiler .../></mujoco>`` element added (:data:`COMPILER`), replacing any the
-    URDF has.  The ``<inertial>`` of a link that never moves (the root, and links fixed to it)
-    is removed too: it acts on no joint, this package's model never reads it, and MuJoCo would
-    refuse a base or sensor inertia it finds unphysical (a legged robot's or a mobile base's).
+    URDF has.  The ``<inertial>`` of the ``fixed`` links, which never move (the root and links
+    fixed to it: those a model puts on body -1), is removed too: it acts on no joint, this
+    package's model never reads it, and MuJoCo would refuse a base or sensor inertia it finds
+    unphysical (a legged robot's or a mobile base's).
     An ``<inertia>`` gets the products of inertia the URDF leaves out, as zeros (this package
     reads them so; MuJoCo requires all six).  ``floors`` maps links to the least mass and
     principal moment they are given (see :func:`mujoco_model`).
@@ -120,10 +121,9 @@ def mujoco_xml(urdf, floors=None):
     for tag in ('visual', 'collision', 'mujoco', 'mimic'):
         for element in list(root.iter(tag)):
             element.getparent().remove(element)
-    static = _static_links(root)
     for link in root.iterfind('link'):
         name = link.get('name')
-        if name in static:
+        if name in fixed:
             for inertial in link.findall('inertial'):
                 link.remove(inertial)
             continue
@@ -168,22 +168,6 @@ def _raise_inertial(link, least):
             inertia.set(key, repr(value + least))
 
 
-def _static_links(robot):
-    """Names of the links that never move: the roots and the links fixed to them."""
-    children = {}
-    for joint in robot.iterfind('joint'):
-        parent, child = joint.find('parent'), joint.find('child')
-        if parent is not None and child is not None:
-            children.setdefault(parent.get('link'), []).append((child.get('link'),
-                                                                joint.get('type')))
-    moved = {child for kids in children.values() for child, _ in kids}
-    static = [link.get('name') for link in robot.iterfind('link')
-              if link.get('name') not in moved]
-    for name in static:                          # grows while it is walked: breadth first
-        static += [child for child, kind in children.get(name, ()) if kind == 'fixed']
-    return set(static)
-
-
 def _refused_link(message):
     """Return the link MuJoCo's compile error names, or None."""
     text = str(message)
@@ -197,16 +181,17 @@ def _refusal(message):
     where = f"link '{link}'" if link else 'the URDF'
     text = text.split(' Element name')[0].split('; use ')[0]
     if 'larger than mjMINVAL' in text:
-        advice = ('a moving link needs a mass and an inertia: give it a small <inertial> in '
-                  'the URDF, attach it with a fixed joint, or use engine:=internal')
+        advice = ('a moving link needs a mass and an inertia, and the plant gives them only to '
+                  "its model's links (a model loaded with tip_links?): give it a small "
+                  '<inertial> in the URDF, attach it with a fixed joint, or use engine:=internal')
     elif 'inertia must satisfy' in text:
         advice = ('its principal moments break the triangle inequality (A + B >= C): fix the '
                   "URDF's <inertia> (manipulator-dynamics check names the fault), or use "
                   'engine:=internal')
     elif 'positive eigenvalues' in text:
-        advice = ('MuJoCo needs every principal moment above zero, where this package accepts '
-                  "zero ones: give the URDF's <inertia> small positive moments, or use "
-                  'engine:=internal')
+        advice = ('MuJoCo needs every principal moment above zero, and the plant raises only '
+                  "those that are zero, not a negative one: fix the URDF's <inertia> "
+                  '(manipulator-dynamics check names the fault), or use engine:=internal')
     else:
         advice = 'fix the URDF, or use engine:=internal'
     return PlantError(f'MuJoCo cannot take {where}: {text}; {advice}')
@@ -232,6 +217,7 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
     if model.urdf is None:
         raise PlantError(f"model '{model.name}' keeps no URDF text: load it with load_model")
     floor = max(FLOOR * _regular_scale(model), LEAST)
+    fixed = {link for link, frame in model.frames.items() if frame.body < 0}
     floors = {}                  # links MuJoCo refused for a mass or moment it finds zero
     said = []                    # MuJoCo's own warnings, else written to ./MUJOCO_LOG.TXT
     previous = mujoco.get_mju_user_warning()
@@ -240,13 +226,12 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
         while True:
             said.clear()
             try:
-                mj = mujoco.MjModel.from_xml_string(mujoco_xml(model.urdf, floors))
+                mj = mujoco.MjModel.from_xml_string(mujoco_xml(model.urdf, fixed, floors))
                 break
             except ValueError as e:
                 link = _refused_link(e)
-                if link in floors or link not in model.frames or \
-                        model.frames[link].body < 0 or not any(
-                            reason in str(e) for reason in ZERO_REFUSALS):
+                if link in floors or link not in model.frames or link in fixed or not any(
+                        reason in str(e) for reason in ZERO_REFUSALS):
                     raise _refusal(e) from None
                 floors[link] = floor
     finally:
