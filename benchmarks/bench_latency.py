@@ -24,9 +24,10 @@ the same process shape (the package's ``spin``): dynamics_node (gravity compensa
 bundled 7-joint arm) and ``echo_node.py`` (positions in, positions out: no model, no work).
 ``/joint_states`` go out at ``--rate`` Hz from this process.  Per node:
 
-* latency in the node: from the receipt of a state (DDS's; the callback's start under the
-  EventsExecutor) to the return of its command's publication, as the node reports it
-  (``report_latency``);
+* latency in the node: from the DDS receipt of a state to the return of its command's
+  publication, as the node reports it (``report_latency``): the executor's dispatch, its take
+  of the message (and, for the echo, rclpy's conversion of it to a JointState) and the
+  callback;
 * latency end to end: from the publication of a state here to the reception of its command
   here (two DDS hops and the node's work).  Every state is unique (joint 2 sweeps
   monotonically), so a command says which state it answers: g_2 for dynamics_node, the

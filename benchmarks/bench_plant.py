@@ -55,8 +55,7 @@ def pace(loop, seconds):
     """States per wall second and the lateness of each (ms) over ``seconds``, heard here."""
     from sensor_msgs.msg import JointState
     heard = []
-    # the DDS receipt time (system clock, as the stamps), not when this Python loop got to it;
-    # under the EventsExecutor, which hands no callback the receipt time, the callback's start
+    # the DDS receipt time (system clock, as the stamps), not when this Python loop got to it
     loop.node.create_subscription(JointState, '/joint_states', with_receipt_time(
         lambda m, info: heard.append((info['received_timestamp'] * 1e-9, stamp(m)))), 1000)
     loop.spin(seconds)

@@ -83,9 +83,8 @@ PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
           + ' ([""]: none)', _check_outputs),
     Param('forward_method', 'auto', 'forward dynamics method: auto | udut | cholesky',
           one_of('auto', 'udut', 'cholesky')),
-    Param('report_latency', False, 'publish ~/command_latency: ms from the receipt of each joint '
-          'state (DDS; the callback start under the EventsExecutor) to the publication of its '
-          'command (for benchmarks)'),
+    Param('report_latency', False, 'publish ~/command_latency: ms from the DDS receipt of each '
+          'joint state to the publication of its command (for benchmarks)'),
 )
 
 

@@ -16,6 +16,7 @@
 
 import functools
 import gc
+import inspect
 import os
 import signal
 import sys
@@ -135,8 +136,8 @@ def executor_name():
     """
     Return the executor this process's nodes run on: :data:`EXECUTOR_VARIABLE`'s, or the default.
 
-    EventsExecutor where rclpy has it: at 1 kHz into dynamics_node it halves the CPU per state
-    and the latency in the node (docs/speed.md, benchmarks/bench_latency.py).
+    EventsExecutor where rclpy has it: at 1 kHz into dynamics_node it cuts the CPU per state to
+    a third and halves the latency in the node (docs/speed.md, benchmarks/bench_latency.py).
     """
     name = os.environ.get(EXECUTOR_VARIABLE)
     if name:
@@ -150,21 +151,26 @@ def executor_name():
 
 def with_receipt_time(callback):
     """
-    Return a subscription callback that hands ``callback(msg, info)`` the message's receipt time.
+    Return a subscription callback that hands ``callback(msg, info)`` the message info.
 
-    rclpy's SingleThreadedExecutor passes the message info (``received_timestamp``, ns: the DDS
-    receipt) to a callback that takes it; rclpy 9's EventsExecutor fails on such a callback
-    ("SystemError: null argument to internal routine"), so there the time the callback starts
-    stands in (it leaves out the wait in the executor's queue, which the EventsExecutor keeps
-    short: it takes each message as it arrives).
+    ``info['received_timestamp']`` is the DDS receipt (ns, the system clock), under either
+    executor.  rclpy asks a callback's signature whether it takes the info: two arguments, and
+    each executor then takes the message with its info.  rclpy's SingleThreadedExecutor calls
+    ``callback(msg, info)``; rclpy 9's EventsExecutor calls it with one argument, the tuple
+    ``(msg, info)`` (``callback(msg_info)`` in its events_executor.cpp), and a plain callback
+    of two arguments fails there.  The returned function's signature says two arguments and
+    it takes either call (a message is never a tuple: raw, it is ``bytes``).
     """
-    if executor_name() != 'events':
-        return callback
-    import time
-
-    def on_message(msg):
-        return callback(msg, {'received_timestamp': time.time_ns()})
+    def on_message(msg, info=None):
+        if info is None:                        # the EventsExecutor's (msg, info)
+            msg, info = msg
+        return callback(msg, info)
+    on_message.__signature__ = _MESSAGE_AND_INFO
     return on_message
+
+
+_MESSAGE_AND_INFO = inspect.Signature([
+    inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD) for name in ('msg', 'info')])
 
 
 def clock_ns(node):
