@@ -12,7 +12,6 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-
 """
 launch_testing test of launch/demo.launch.py: starts, the loop runs, shuts down cleanly.
 

@@ -12,7 +12,6 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-
 """
 launch_testing test of launch/flexible.launch.py: the node starts on a flexible arm config.
 
@@ -28,13 +27,11 @@ import pytest
 launch_testing = pytest.importorskip('launch_testing', reason='launch_testing comes with a ROS 2 '
                                      'installation, not from PyPI')
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from launch_checks import heard, launched, TestCleanShutdown  # noqa: E402, F401, I100
-from rclpy.qos import DurabilityPolicy, QoSProfile  # noqa: E402, I100
+from launch_checks import heard, launched, ROOT, TestCleanShutdown  # noqa: E402, F401, I100
+from manipulator_dynamics.nodes.qos import LATCHED  # noqa: E402, I100
 from std_msgs.msg import String  # noqa: E402, I100
 
-CONFIG = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'config',
-                      'flexible_two_link.yaml')
-LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+CONFIG = os.path.join(ROOT, 'config', 'flexible_two_link.yaml')
 
 
 @pytest.mark.launch_test
