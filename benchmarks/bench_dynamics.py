@@ -156,6 +156,10 @@ def compare(pin, model, pm, N, repeat):
          lambda: [pin.rnea(pm, pd, Q[i], V[i], A[i]) for i in range(N)]),
         ('M', lambda: md.inertia_matrix(model, q), lambda: pin.crba(pm, pd, q),
          lambda: md.inertia_matrix(model, Q), lambda: [pin.crba(pm, pd, Q[i]) for i in range(N)]),
+        ('C', lambda: md.coriolis_matrix(model, q, v),
+         lambda: pin.computeCoriolisMatrix(pm, pd, q, v),
+         lambda: md.coriolis_matrix(model, Q, V),
+         lambda: [pin.computeCoriolisMatrix(pm, pd, Q[i], V[i]) for i in range(N)]),
     ]
     for method in ('udut', 'cholesky'):
         cases.append((f'FD {method}',

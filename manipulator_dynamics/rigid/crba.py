@@ -33,8 +33,8 @@ product. Cost: composite parameters O(n); columns O(sum of depths).
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, all_finite, ARMATURE, joint_poses, kernel_model, model_at,
-                         rotate_symmetric, scratch, vector_ok)
+from .kinematics import (_row, add_placed, all_finite, ARMATURE, joint_poses, kernel_model,
+                         model_at, scratch, vector_ok)
 from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import _F64, states
@@ -53,30 +53,7 @@ def composite_inertia(m, R, p, C):
         a = m.parent[j]
         if a < 0:
             continue
-        c = C[j]
-        Rj = R[j]
-        P0, P1, P2 = p[j, 0], p[j, 1], p[j, 2]
-        Mj = c[9]
-        # J+ of j rotated into frame a(j): R J R^T, written out (no BLAS call per body)
-        r00, r01, r02, r11, r12, r22 = rotate_symmetric(Rj, c[0], c[1], c[2], c[3], c[4], c[5])
-        # first moments rotated: S = R MS+_j
-        S0 = Rj[0, 0] * c[6] + Rj[0, 1] * c[7] + Rj[0, 2] * c[8]
-        S1 = Rj[1, 0] * c[6] + Rj[1, 1] * c[7] + Rj[1, 2] * c[8]
-        S2 = Rj[2, 0] * c[6] + Rj[2, 1] * c[7] + Rj[2, 2] * c[8]
-        # moved from O_j to O_a by P: J += 2 (P.S) 1 - P S^T - S P^T + M (P.P 1 - P P^T)   (A8.1a)
-        PS = P0 * S0 + P1 * S1 + P2 * S2
-        PP = P0 * P0 + P1 * P1 + P2 * P2
-        d = C[a]
-        d[0] += r00 + 2.0 * PS - 2.0 * P0 * S0 + Mj * (PP - P0 * P0)
-        d[1] += r01 - P0 * S1 - S0 * P1 - Mj * P0 * P1
-        d[2] += r02 - P0 * S2 - S0 * P2 - Mj * P0 * P2
-        d[3] += r11 + 2.0 * PS - 2.0 * P1 * S1 + Mj * (PP - P1 * P1)
-        d[4] += r12 - P1 * S2 - S1 * P2 - Mj * P1 * P2
-        d[5] += r22 + 2.0 * PS - 2.0 * P2 * S2 + Mj * (PP - P2 * P2)
-        d[6] += S0 + P0 * Mj                                                    # (A8.1b)
-        d[7] += S1 + P1 * Mj
-        d[8] += S2 + P2 * Mj
-        d[9] += Mj                                                              # (A8.1c)
+        add_placed(R[j], p[j, 0], p[j, 1], p[j, 2], C[j], C[a])                  # (A8.1)
 
 
 @njit(**INLINE)

@@ -472,3 +472,30 @@ def rotate_symmetric(R, a00, a01, a02, a11, a12, a22):
             t10 * R[1, 0] + t11 * R[1, 1] + t12 * R[1, 2],
             t10 * R[2, 0] + t11 * R[2, 1] + t12 * R[2, 2],
             t20 * R[2, 0] + t21 * R[2, 1] + t22 * R[2, 2])
+
+
+@njit(**INLINE)
+def add_placed(R, P0, P1, P2, c, d):
+    """
+    Add to ``d`` the ten parameters ``c`` of a body placed at ``R, P`` in ``d``'s frame.
+
+    Khalil's (A8.1): ``J += R J R^T + 2 (P.S) 1 - P S^T - S P^T + M (P.P 1 - P P^T)``,
+    ``MS += S + P M``, ``M += M`` with ``S = R MS``; written out (no BLAS call per body).
+    """
+    Mj = c[9]
+    r00, r01, r02, r11, r12, r22 = rotate_symmetric(R, c[0], c[1], c[2], c[3], c[4], c[5])
+    S0 = R[0, 0] * c[6] + R[0, 1] * c[7] + R[0, 2] * c[8]
+    S1 = R[1, 0] * c[6] + R[1, 1] * c[7] + R[1, 2] * c[8]
+    S2 = R[2, 0] * c[6] + R[2, 1] * c[7] + R[2, 2] * c[8]
+    PS = P0 * S0 + P1 * S1 + P2 * S2
+    PP = P0 * P0 + P1 * P1 + P2 * P2
+    d[0] += r00 + 2.0 * PS - 2.0 * P0 * S0 + Mj * (PP - P0 * P0)
+    d[1] += r01 - P0 * S1 - S0 * P1 - Mj * P0 * P1
+    d[2] += r02 - P0 * S2 - S0 * P2 - Mj * P0 * P2
+    d[3] += r11 + 2.0 * PS - 2.0 * P1 * S1 + Mj * (PP - P1 * P1)
+    d[4] += r12 - P1 * S2 - S1 * P2 - Mj * P1 * P2
+    d[5] += r22 + 2.0 * PS - 2.0 * P2 * S2 + Mj * (PP - P2 * P2)
+    d[6] += S0 + P0 * Mj
+    d[7] += S1 + P1 * Mj
+    d[8] += S2 + P2 * Mj
+    d[9] += Mj

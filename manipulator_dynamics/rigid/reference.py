@@ -15,10 +15,11 @@
 """
 The rigid-body algorithms as a reader checks them: plain numpy, Featherstone's names.
 
-The executable specification of :mod:`.rnea`, :mod:`.crba` and :mod:`.forward`, in the shape of
-Featherstone's spatial_v2 (``ID.m``, ``HandC.m``, ``FDab.m``): 6-vectors angular part first,
-``Xup[i]`` the Plücker transform from body ``parent[i]`` to body ``i``, ``S[i]`` the joint's
-motion subspace, one loop out over the parent array and one loop back.  Each function is one
+The executable specification of :mod:`.rnea`, :mod:`.crba`, :mod:`.forward` and
+:mod:`.coriolis`, in the shape of Featherstone's spatial_v2 (``ID.m``, ``HandC.m``, ``FDab.m``):
+6-vectors angular part first, ``Xup[i]`` the Plücker transform from body ``parent[i]`` to body
+``i``, ``S[i]`` the joint's motion subspace, one loop out over the parent array and one loop
+back.  Each function is one
 state ``(n,)``, slow (a Python loop per body, a 6x6 product per step) and obvious; the compiled
 kernels are tested against it, and it against Pinocchio.  It is an oracle that needs nothing
 but numpy.
@@ -154,3 +155,31 @@ def forward_dynamics(model, q, qd, tau):
         qdd[i] = (u[i] - U[i] @ a[i]) / d[i]
         a[i] = a[i] + S[i] * qdd[i]
     return qdd
+
+
+def coriolis_matrix(model, q, qd):
+    """
+    Return ``C (n, n)``: ``sum_i J_i^T (I_i dJ_i + B_i J_i)`` (Echeandia & Wensing 2021).
+
+    In the base frame: ``J_i`` body i's Jacobian, ``dJ_i`` its time derivative (columns
+    ``v_j x S_j``), ``B_i = (v_i x* I_i - I_i v_i x + (I_i v_i) xbar) / 2`` with
+    ``(f xbar) u = u x* f``.  O(n^3): one n x n product per body.
+    """
+    n = model.n
+    X0, S, v = [None] * n, np.zeros((n, 6)), [None] * n
+    for i in range(n):
+        Xup, Si = joint(model, i, q[i])
+        p = model.parent[i]
+        X0[i] = Xup if p < 0 else Xup @ X0[p]            # base to body i
+        S[i] = np.linalg.solve(X0[i], Si)                 # the joint's axis in the base frame
+        v[i] = S[i] * qd[i] + (0.0 if p < 0 else v[p])
+    C = np.zeros((n, n))
+    for i in range(n):
+        J, dJ, j = np.zeros((6, n)), np.zeros((6, n)), i
+        while j >= 0:
+            J[:, j], dJ[:, j], j = S[j], crm(v[j]) @ S[j], model.parent[j]
+        Ii = X0[i].T @ spatial_inertia(model.inertial[i]) @ X0[i]
+        bar = np.column_stack([crf(e) @ (Ii @ v[i]) for e in np.eye(6)])
+        B = 0.5 * (crf(v[i]) @ Ii - Ii @ crm(v[i]) + bar)
+        C += J.T @ (Ii @ dJ + B @ J)
+    return C
