@@ -32,6 +32,10 @@ _WHERE = {
     '.identification.consistent': ('ConvergenceWarning', 'physical_problems'),
     '.rigid.crba': ('inertia_matrix',),
     '.rigid.coriolis': ('coriolis_matrix',),
+    '.rigid.jacobian': ('frame_jacobian',),
+    '.contact.observer': ('MomentumObserver', 'momentum_residual', 'residual_spread'),
+    '.contact.detection': ('ContactDetector', 'learn_thresholds', 'Thresholds'),
+    '.contact.wrench': ('contact_wrench', 'WrenchEstimate'),
     '.rigid.energy': ('energy', 'energy_regressor'),
     '.flexible.dynamics': ('flexible_inverse_dynamics', 'flexible_trajectory', 'FlexibleDynamics',
                            'FlexibleTrajectory', 'parallel_inverse_dynamics',
@@ -55,8 +59,8 @@ _WHERE = {
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
 __all__ = [
-    'BaseParameters', 'ClosedLoopDynamics', 'ClosedLoops', 'ClosureError', 'ConvergenceWarning',
-    'CrossValidation', 'cross_validate', 'Estimate',
+    'BaseParameters', 'ClosedLoopDynamics', 'ClosedLoops', 'ClosureError', 'ContactDetector',
+    'ConvergenceWarning', 'CrossValidation', 'contact_wrench', 'cross_validate', 'Estimate',
     'Excitation', 'FlexibleArm', 'FlexibleArmError', 'FlexibleDynamics', 'FlexibleSample',
     'FlexibleStream', 'FlexibleTrajectory',
     'IdentificationError', 'InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES',
@@ -64,10 +68,12 @@ __all__ = [
     'choose_method', 'closed_loop_inverse_dynamics', 'coriolis_matrix', 'energy',
     'energy_regressor',
     'excitation_trajectory', 'flexible_inverse_dynamics', 'flexible_trajectory',
-    'forward_dynamics', 'get_threads', 'gravity_torques', 'identify', 'identify_payload',
-    'inertia_matrix', 'inverse_dynamics', 'load_closures', 'load_model',
+    'forward_dynamics', 'frame_jacobian', 'get_threads', 'gravity_torques', 'identify',
+    'identify_payload', 'inertia_matrix', 'inverse_dynamics', 'learn_thresholds',
+    'load_closures', 'load_model', 'MomentumObserver', 'momentum_residual',
     'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names', 'physical_problems',
-    'regressor', 'select_friction', 'set_threads', 'standard_parameters', 'udut',
+    'regressor', 'residual_spread', 'select_friction', 'set_threads', 'standard_parameters',
+    'Thresholds', 'udut', 'WrenchEstimate',
     'write_joint_dynamics',
     'write_urdf',
 ]

@@ -148,16 +148,18 @@ class SplineTrajectory:
         return q, qd, qdd
 
 
-def rk4_step(model, q, qd, tau, h, *, friction=False, method='udut'):
+def rk4_step(model, q, qd, tau, h, *, friction=False, method='udut', f_ext=None):
     """
     One step of the classic 4th-order Runge-Kutta scheme: ``(q, qd)`` after ``h`` seconds.
 
-    The effort ``tau`` is held over the step.  With ``friction``, the joint friction is a torque
-    ``Fv qd + Fc s`` in the dynamics, ``s`` the sign of each joint's velocity at the start of the
-    step, frozen over it: a sliding joint's Coulomb friction is then a constant torque, no
-    stiffer than the rest.  A joint whose velocity would reverse within the step sticks
-    (velocity 0) instead: the stiffness of friction comes only from the sign switching, which
-    smoothing it (a tanh over 0.01 rad/s) makes far too stiff for a 1 ms step on a light joint.
+    The effort ``tau`` is held over the step, and so are the external wrenches ``f_ext`` (as
+    :func:`~manipulator_dynamics.forward_dynamics` takes them: link frames, fixed to the links).
+    With ``friction``, the joint friction is a torque ``Fv qd + Fc s`` in the dynamics, ``s``
+    the sign of each joint's velocity at the start of the step, frozen over it: a sliding
+    joint's Coulomb friction is then a constant torque, no stiffer than the rest.  A joint whose
+    velocity would reverse within the step sticks (velocity 0) instead: the stiffness of
+    friction comes only from the sign switching, which smoothing it (a tanh over 0.01 rad/s)
+    makes far too stiff for a 1 ms step on a light joint.
     """
     sliding = np.sign(qd)
     smooth = model.coulomb_velocity > 0            # a smooth law needs no freezing
@@ -165,7 +167,7 @@ def rk4_step(model, q, qd, tau, h, *, friction=False, method='udut'):
     def acc(q, qd):
         applied = tau - friction_torque(model, qd, np.where(smooth, qd, sliding)) \
             if friction else tau
-        return forward_dynamics(model, q, qd, applied, method=method)
+        return forward_dynamics(model, q, qd, applied, f_ext, method=method)
 
     k1q, k1v = qd, acc(q, qd)
     k2q, k2v = qd + 0.5 * h * k1v, acc(q + 0.5 * h * k1q, qd + 0.5 * h * k1v)

@@ -44,6 +44,10 @@ Two engines behind one interface (``q``, ``qd``, ``step(tau)``, ``dt``, ``descri
   multibody.  It agrees with any controller built on the same model, by construction.
 
 Both hold the effort over a step of ``dt`` seconds, integrated in ``substeps`` equal substeps.
+Both can push a link with a wrench (:meth:`MujocoPlant.push`): a real external force, which the
+efforts they are given know nothing of, fixed in the link's frame or in the base's axes;
+``pushed()`` says what it is now and its load on the joints, ``J^T F``, each engine computing it
+its own way (MuJoCo from its body Jacobians): the ground truth of a contact estimate.
 """
 
 import importlib.util
@@ -341,6 +345,57 @@ class MujocoPlant:
         mujoco.mj_forward(self.mj, self.data)
         self.description = (f'MuJoCo {mujoco.__version__}, {integrator} ({why}), '
                             f'{h * 1e3:g} ms x {self.substeps}')
+        self.wrench = None                  # (link, (6,) wrench in its frame), or None
+        self._body = -1
+
+    def push(self, link, wrench, world=False):
+        """
+        Push ``link`` with ``wrench`` ``(fx, fy, fz, mx, my, mz)`` from the next step on.
+
+        The moment is about the link's origin.  In the link's frame, turning with it (a load
+        carried by the link, as ``f_ext``), or with ``world`` in the base frame's axes (a push
+        from outside, which keeps its direction as the link moves).  ``wrench=None`` stops
+        pushing.  ``ValueError`` names a link the robot does not have.
+        """
+        self.data.xfrc_applied[:] = 0.0
+        if wrench is None:
+            self.wrench, self._body = None, -1
+            return
+        link, wrench = _checked_push(self.model, link, wrench)
+        body = self._mujoco.mj_name2id(self.mj, self._mujoco.mjtObj.mjOBJ_BODY, link)
+        if body < 0:
+            raise ValueError(f"push: link '{link}' is not a body of MuJoCo's model")
+        self.wrench, self._body, self._world = (link, wrench), body, bool(world)
+
+    def _set_push(self):
+        """Write the push for MuJoCo: world axes, at the body's centre of mass."""
+        b, d = self._body, self.data
+        f, m = self.wrench[1][:3], self.wrench[1][3:]
+        if not self._world:
+            R = d.xmat[b].reshape(3, 3)
+            f, m = R @ f, R @ m
+        d.xfrc_applied[b, :3] = f
+        d.xfrc_applied[b, 3:] = m + np.cross(d.xpos[b] - d.xipos[b], f)
+
+    def pushed(self):
+        """
+        Say what pushes now: ``(link, wrench in the link's frame, J^T F)``, or None.
+
+        ``J^T F``, its load on the joints in the model's order, from MuJoCo's own Jacobians.
+        """
+        if self.wrench is None:
+            return None
+        mujoco, b, d = self._mujoco, self._body, self.data
+        mujoco.mj_kinematics(self.mj, d)
+        mujoco.mj_comPos(self.mj, d)
+        self._set_push()
+        jacp, jacr = np.zeros((3, self.mj.nv)), np.zeros((3, self.mj.nv))
+        mujoco.mj_jacBodyCom(self.mj, d, jacp, jacr, b)
+        x = d.xfrc_applied[b]
+        R = d.xmat[b].reshape(3, 3)               # the link frame (MuJoCo's body frame)
+        moment = x[3:] - np.cross(d.xpos[b] - d.xipos[b], x[:3])    # about the link's origin
+        local = np.concatenate([R.T @ x[:3], R.T @ moment])
+        return self.wrench[0], local, (jacp.T @ x[:3] + jacr.T @ x[3:])[self._dof]
 
     def set_friction(self, on):
         """Switch the joint friction (damping, frictionloss and the applied rest) on or off."""
@@ -361,10 +416,13 @@ class MujocoPlant:
 
     def step(self, tau):
         """Hold the efforts ``tau`` (model order) for ``dt`` seconds."""
-        if self._applied:
+        if self._applied or self.wrench is not None:
             for _ in range(self.substeps):
                 # what MuJoCo's joints cannot say, from each substep's starting velocity
-                self.data.qfrc_applied[self._dof] = tau - _applied_friction(self.model, self.qd)
+                self.data.qfrc_applied[self._dof] = tau - _applied_friction(self.model, self.qd) \
+                    if self._applied else tau
+                if self.wrench is not None:           # turned with the link, each substep
+                    self._set_push()
                 self._mujoco.mj_step(self.mj, self.data)
         else:
             self.data.qfrc_applied[self._dof] = tau
@@ -395,6 +453,29 @@ class InternalPlant:
                             f'{self.dt / self.substeps * 1e3:g} ms x {self.substeps}')
         if self.substeps > int(substeps):
             self.description += f' (damping rate {rate:.3g}/s: {substeps} was unstable)'
+        self.wrench, self._world = None, False
+
+    def push(self, link, wrench, world=False):
+        """Push ``link`` with ``wrench`` from the next step on (as :meth:`MujocoPlant.push`)."""
+        self.wrench = None if wrench is None else _checked_push(self.model, link, wrench)
+        self._world = bool(world)
+
+    def _local(self, q):
+        """Return the push's wrench in its link's frame at ``q``, as ``f_ext`` takes it."""
+        link, wrench = self.wrench
+        if not self._world:
+            return wrench
+        from .rigid.jacobian import frame_pose, world_poses
+        R = frame_pose(self.model, link, *world_poses(self.model, q))[0]
+        return np.concatenate([R.T @ wrench[:3], R.T @ wrench[3:]])
+
+    def pushed(self):
+        """Say what pushes now: ``(link, wrench in its frame, J^T F)``, or None (as MuJoCo's)."""
+        if self.wrench is None:
+            return None
+        from .rigid.jacobian import frame_jacobian
+        local = self._local(self.q)
+        return self.wrench[0], local, frame_jacobian(self.model, self.wrench[0], self.q).T @ local
 
     def set_friction(self, on):
         """Switch the joint friction on or off."""
@@ -405,13 +486,29 @@ class InternalPlant:
         h = self.dt / self.substeps
         try:
             for _ in range(self.substeps):
+                # a push held over the substep in the link's frame, turned as it starts
+                f_ext = None if self.wrench is None else {self.wrench[0]: self._local(self.q)}
                 self.q, self.qd = rk4_step(self.model, self.q, self.qd, tau, h,
-                                           friction=self.friction)
+                                           friction=self.friction, f_ext=f_ext)
         except ValueError as e:                   # a stage's state was no longer finite
             raise FloatingPointError(f'the simulation diverged ({self.description}): {e}') \
                 from None
         if not (np.all(np.isfinite(self.q)) and np.all(np.isfinite(self.qd))):
             raise FloatingPointError(f'the simulation diverged ({self.description})')
+
+
+def _checked_push(model, link, wrench):
+    """Return ``(link, wrench (6,))`` checked: a link of the robot that moves, 6 finite values."""
+    if link not in model.frames:
+        raise ValueError(f"push: '{link}' is not a link of '{model.name}' (links: "
+                         f'{", ".join(model.frames)})')
+    if model.frames[link].body < 0:
+        raise ValueError(f"push: link '{link}' is fixed to the base: a push there moves nothing")
+    w = np.asarray(wrench, dtype=float)
+    if w.shape != (6,) or not np.all(np.isfinite(w)):
+        raise ValueError(f'push: the wrench must be 6 finite numbers fx fy fz mx my mz, got '
+                         f'{np.asarray(wrench).tolist()}')
+    return link, w
 
 
 def damping(model):

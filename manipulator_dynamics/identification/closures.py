@@ -41,9 +41,9 @@ from typing import Mapping
 
 import numpy as np
 
-from ..model import PRISMATIC, read_yaml
-from ..rigid import kinematics
-from ..rigid.kinematics import body_motion, joint_poses, kernel_model, motion_workspace
+from ..model import read_yaml
+from ..rigid.jacobian import direction_jacobian, frame_pose, point_jacobian, world_poses
+from ..rigid.kinematics import body_motion, kernel_model, motion_workspace
 
 
 class ClosureError(ValueError):
@@ -143,56 +143,13 @@ def load_closures(model, source):
     return ClosedLoops(loops.closures, active_idx, passive_idx, q0)
 
 
-def world_poses(model, q):
-    """Pose ``R0 (n, 3, 3), p0 (n, 3)`` of every body in the base frame at ``q (n,)``."""
-    m = kernel_model(model)
-    R, R0 = np.empty((2, model.n, 3, 3))
-    p, p0 = np.empty((2, model.n, 3))
-    joint_poses(m, np.ascontiguousarray(q, dtype=float), R, p)
-    kinematics.world_poses(m, R, p, R0, p0)
-    return R0, p0
-
-
-def _frame(model, link, R0, p0):
-    frame = model.frames[link]
-    if frame.body < 0:
-        return frame.R, frame.p, -1
-    return R0[frame.body] @ frame.R, p0[frame.body] + R0[frame.body] @ frame.p, frame.body
-
-
-def _ancestors(model, body):
-    chain = []
-    while body >= 0:
-        chain.append(body)
-        body = model.parent[body]
-    return chain
-
-
-def _point_jacobian(model, R0, p0, body, point):
-    """Jacobian (3, n) of a base-frame point fixed to ``body`` (none for the base)."""
-    J = np.zeros((3, model.n))
-    for i in _ancestors(model, body):
-        axis = R0[i] @ model.axis[i]
-        J[:, i] = axis if model.joint_type[i] == PRISMATIC else np.cross(axis, point - p0[i])
-    return J
-
-
-def _direction_jacobian(model, R0, body, direction):
-    """Jacobian (3, n) of a base-frame direction fixed to ``body``: d/dq_i = w_i x direction."""
-    J = np.zeros((3, model.n))
-    for i in _ancestors(model, body):
-        if model.joint_type[i] != PRISMATIC:
-            J[:, i] = np.cross(R0[i] @ model.axis[i], direction)
-    return J
-
-
 def constraints(model, loops, q):
     """Closure residuals at ``q``: stacked ``p_a - p_b`` (and ``a_a x a_b``), shape (m,)."""
     R0, p0 = world_poses(model, q)
     out = []
     for c in loops.closures:
-        Ra, pa, _ = _frame(model, c.link_a, R0, p0)
-        Rb, pb, _ = _frame(model, c.link_b, R0, p0)
+        Ra, pa, _ = frame_pose(model, c.link_a, R0, p0)
+        Rb, pb, _ = frame_pose(model, c.link_b, R0, p0)
         out.append(pa + Ra @ c.point_a - pb - Rb @ c.point_b)
         if c.axis_a is not None:
             out.append(np.cross(Ra @ c.axis_a, Rb @ c.axis_b))
@@ -204,15 +161,15 @@ def constraint_jacobian(model, loops, q):
     R0, p0 = world_poses(model, q)
     rows = []
     for c in loops.closures:
-        Ra, pa, ba = _frame(model, c.link_a, R0, p0)
-        Rb, pb, bb = _frame(model, c.link_b, R0, p0)
+        Ra, pa, ba = frame_pose(model, c.link_a, R0, p0)
+        Rb, pb, bb = frame_pose(model, c.link_b, R0, p0)
         xa, xb = pa + Ra @ c.point_a, pb + Rb @ c.point_b
-        rows.append(_point_jacobian(model, R0, p0, ba, xa) -
-                    _point_jacobian(model, R0, p0, bb, xb))
+        rows.append(point_jacobian(model, R0, p0, ba, xa) -
+                    point_jacobian(model, R0, p0, bb, xb))
         if c.axis_a is not None:
             ua, ub = Ra @ c.axis_a, Rb @ c.axis_b
             # d(ua x ub) = dua x ub + ua x dub, dua = Ja_col (a vector per joint)
-            Ja, Jb = _direction_jacobian(model, R0, ba, ua), _direction_jacobian(model, R0, bb, ub)
+            Ja, Jb = direction_jacobian(model, R0, ba, ua), direction_jacobian(model, R0, bb, ub)
             rows.append(np.cross(Ja.T, ub).T + np.cross(ua, Jb.T).T)
     return np.vstack(rows)
 

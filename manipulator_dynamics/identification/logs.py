@@ -59,6 +59,41 @@ def read_logs(model, data, topic, retime=True):
             for d in (data if isinstance(data, list) else [data])]
 
 
+def read_states(model, data, topic='/joint_states', retime=True):
+    """
+    Every log of ``data`` as ``(t, q, qd, tau)``, with the robot's measured velocities.
+
+    ``data``: a CSV file, a numpy archive or a rosbag2 recording, or a mapping with keys
+    ``t, q, qd, tau``, or a list of them.  Put on the robot's clock where its velocities allow
+    it and ``retime`` is true (:func:`.timing.retime`), as :func:`read_log` does.  What a
+    momentum observer reads, which needs the velocities as measured.
+    """
+    out = []
+    for i, d in enumerate(data if isinstance(data, list) else [data]):
+        if isinstance(d, (str, os.PathLike)):
+            path = os.fspath(d)
+            if os.path.isfile(path) and path.lower().endswith('.csv'):
+                d = read_csv(model, path, velocity=True)
+            elif os.path.isfile(path) and path.lower().endswith('.npz'):
+                d = read_npz(model, path, velocity=True)
+            elif os.path.exists(path):
+                d = read_rosbag(model, path, topic, velocity=True)
+            else:
+                raise IdentificationError(f'no such data file or recording: {path}')
+        if not isinstance(d, dict) or d.get('qd') is None:
+            raise IdentificationError(f"log {i + 1} has no measured velocities (every joint's "
+                                      '<joint>.velocity, a JointState velocity, a qd array): '
+                                      'a momentum observer reads them')
+        t, q, tau = time_series(model, d['t'], d['q'], d['tau'])
+        qd = sample_matrix(model, 'qd', d['qd'])
+        if len(qd) != len(t):
+            raise IdentificationError(f'log {i + 1}: qd has {len(qd)} samples, t {len(t)}')
+        if retime:
+            t, _ = timing.retime(t, q, qd)
+        out.append((t, q, qd, tau))
+    return out
+
+
 def read_time_series(model, data, topic, what, retime=True):
     """Read every log of ``data`` once: a list of ``(t, q, tau)``; error if some are arrays."""
     logs = read_logs(model, data, topic, retime)

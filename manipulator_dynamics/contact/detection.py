@@ -1,0 +1,198 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Contact and collision: two levels per joint, and a collision latched until it is re-armed.
+
+As Franka's interface has them: contact above the lower level, collision above the upper.
+
+The thresholds are the robot's own: an observer's residual in free motion is the model's error
+(friction not captured, inertial parameters a little off, sensor offsets), and a contact is what
+stands out of it.  :func:`learn_thresholds` takes each joint's largest residual over a stretch of
+free motion, its *spread*, and puts the contact level at :data:`CONTACT_MULTIPLE` times it and
+the collision level at :data:`COLLISION_MULTIPLE` times it.  The spread may also come from an
+identification: the identified model's residual over its validation logs, written beside the
+parameters (:func:`spread_of_parameters`).  It is the observer's residual that is measured,
+not the model's torque error: on a real Panda the residual's spread was twice its model's
+largest torque error on the same data, the robot's velocity signal differentiated into the
+momentum (a torque error is computed from filtered positions; a live observer reads the
+velocities as they come).
+"""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+#: Contact above this many times the largest residual of free motion: free motion never seen to
+#: come within a factor of two of it.
+CONTACT_MULTIPLE = 2.0
+#: Collision above this many times that residual: twice the contact level.
+COLLISION_MULTIPLE = 4.0
+
+FREE, CONTACT, COLLISION = 0, 1, 2
+LEVEL_NAMES = ('free', 'contact', 'collision')
+
+
+class Thresholds(NamedTuple):
+    """Per-joint levels, N m (or N): ``contact (n,)`` below ``collision (n,)``."""
+
+    contact: np.ndarray
+    collision: np.ndarray
+
+
+def thresholds(model, contact, collision):
+    """
+    Return checked :class:`Thresholds`: one value for every joint, or one per joint.
+
+    Raises ``ValueError`` naming the joint whose threshold is not finite and > 0, or whose
+    collision level is not above its contact level.
+    """
+    levels = []
+    for what, value in (('contact', contact), ('collision', collision)):
+        x = np.asarray(value, dtype=float).reshape(-1)
+        if x.size == 1:
+            x = np.full(model.n, x[0])
+        if x.shape != (model.n,):
+            raise ValueError(f'{what} thresholds: one value or one per joint ({model.n} for '
+                             f"'{model.name}'), got {x.size}")
+        for i in np.flatnonzero(~(np.isfinite(x) & (x > 0))):
+            raise ValueError(f"{what} threshold of joint '{model.joint_names[i]}' is {x[i]:g}: it "
+                             'must be a finite number > 0 (N m)')
+        levels.append(x)
+    for i in np.flatnonzero(levels[1] <= levels[0]):
+        raise ValueError(f"collision threshold of joint '{model.joint_names[i]}' "
+                         f'({levels[1][i]:g}) must be above its contact threshold '
+                         f'({levels[0][i]:g})')
+    return Thresholds(*levels)
+
+
+def thresholds_from_spread(model, spread):
+    """:class:`Thresholds` at :data:`CONTACT_MULTIPLE` and :data:`COLLISION_MULTIPLE` x spread."""
+    spread = np.asarray(spread, dtype=float)
+    for i in np.flatnonzero(~(np.isfinite(spread) & (spread > 0))):
+        raise ValueError(f"joint '{model.joint_names[i]}': its free-motion spread is "
+                         f'{spread[i]:g}; thresholds need a positive one (a calibration in '
+                         'which the joint moved, with efforts measured)')
+    return thresholds(model, CONTACT_MULTIPLE * spread, COLLISION_MULTIPLE * spread)
+
+
+def learn_thresholds(model, residual):
+    """
+    Learn the thresholds from the observer's residual over free motion, ``(N, n)``.
+
+    Each joint's spread is its largest ``|r|`` (sensor offsets included: the levels are on
+    ``|r|``).  The stretch should move every joint as the task will, and start once the
+    observer has settled (5 time constants after its first state).
+    """
+    r = np.asarray(residual, dtype=float)
+    if r.ndim != 2 or r.shape[1] != model.n or r.shape[0] < 2:
+        raise ValueError(f'residual must have shape (N, {model.n}) with N >= 2, got {r.shape}')
+    if not np.all(np.isfinite(r)):
+        raise ValueError('residual has non-finite values')
+    return thresholds_from_spread(model, np.abs(r).max(axis=0))
+
+
+def spread_yaml(model, spread, gain, source):
+    """
+    Make the ``contact_spread`` entry of an identified parameters YAML, as a mapping.
+
+    ``identify --validate LOG --parameters-out`` writes the identified model's
+    :func:`.observer.residual_spread` on the validation logs, with the gain it was measured at,
+    so that a node's ``contact_thresholds: auto`` can stand on data the fit did not see.
+    """
+    return {'observer_gain': float(gain), 'source': str(source),
+            'peak': {j: float(v) for j, v in zip(model.joint_names, spread)}}
+
+
+def spread_of_parameters(model, source, gain):
+    """
+    Read ``contact_spread`` from an identified parameters YAML (path, text or mapping).
+
+    Returns the spread ``(n,)`` in the model's joint order, or None where the document has
+    none.  ``ValueError`` where it was measured at another observer gain (the residual's noise
+    grows with the gain: calibrate at this one instead) or lacks a joint.
+    """
+    from ..model import read_yaml, URDFError
+
+    data = read_yaml(source, 'parameters', URDFError)
+    entry = data.get('contact_spread') if isinstance(data, dict) else None
+    if not entry:
+        return None
+    try:
+        measured_at = np.asarray(entry['observer_gain'], dtype=float)
+        peak = {str(j): float(v) for j, v in entry['peak'].items()}
+    except (KeyError, TypeError, ValueError, AttributeError):
+        raise URDFError('contact_spread must hold observer_gain and a peak per joint') from None
+    if not np.allclose(measured_at, gain, rtol=1e-9):
+        raise ValueError(f'the contact spread in the parameters was measured at observer gain '
+                         f'{entry["observer_gain"]} 1/s, not this observer\'s '
+                         f'{np.unique(gain).tolist()}: calibrate on free motion instead')
+    missing = [j for j in model.joint_names if j not in peak]
+    if missing:
+        raise ValueError(f'the contact spread in the parameters has no value for joints '
+                         f'{", ".join(missing)}')
+    return np.array([peak[j] for j in model.joint_names])
+
+
+@dataclass
+class Collision:
+    """A latched collision: when, which joints crossed their collision level, and the peak."""
+
+    time: float
+    joints: tuple
+    peak: np.ndarray                    # largest |r| of each joint since it latched, N m
+
+    def describe(self, model):
+        """One line: the time and each joint over its level with its peak."""
+        worst = ', '.join(f'{j} {self.peak[model.joint_index(j)]:.3g} N m' for j in self.joints)
+        return f'collision at {self.time:.3f} s: {worst}'
+
+
+class ContactDetector:
+    """
+    The contact level of each state: 0 free, 1 contact, 2 collision (latched until rearmed).
+
+    ``update(r, t)`` returns the level; a new collision is :attr:`collision`, and
+    :attr:`new` is True on the state that latched it (log it once).
+    """
+
+    def __init__(self, model, levels):
+        self.model = model
+        self.levels = levels
+        self.level = FREE
+        self.collision = None
+        self.new = False
+
+    def update(self, residual, t):
+        """Take one residual ``(n,)`` at time ``t``; return the level."""
+        a = np.abs(residual)
+        self.new = False
+        if self.collision is not None:
+            np.maximum(self.collision.peak, a, out=self.collision.peak)
+            return COLLISION
+        over = a > self.levels.collision
+        if over.any():
+            names = tuple(self.model.joint_names[i] for i in np.flatnonzero(over))
+            self.collision = Collision(float(t), names, a.copy())
+            self.level, self.new = COLLISION, True
+            return COLLISION
+        self.level = CONTACT if (a > self.levels.contact).any() else FREE
+        return self.level
+
+    def rearm(self):
+        """Release a latched collision; return it (None if there was none)."""
+        collision, self.collision = self.collision, None
+        self.level = FREE
+        return collision
