@@ -42,6 +42,24 @@ def states(model, names, *arrays):
     return [x[None] for x in arrays], 1, True
 
 
+def per_joint(model, value, what, unit):
+    """
+    Return ``value`` as ``(n,)``: one number for every joint, or one per joint, each finite > 0.
+
+    ``ValueError`` says ``what`` is wrong, naming the joint (a gain, a threshold, ...).
+    """
+    x = np.asarray(value, dtype=float).reshape(-1)
+    if x.size == 1:
+        x = np.full(model.n, x[0])
+    if x.shape != (model.n,):
+        raise ValueError(f"{what}: one value or one per joint ({model.n} for '{model.name}'), "
+                         f'got {x.size}')
+    for i in np.flatnonzero(~(np.isfinite(x) & (x > 0))):
+        raise ValueError(f"{what} of joint '{model.joint_names[i]}' is {x[i]:g}: it must be a "
+                         f'finite number > 0 ({unit})')
+    return x
+
+
 def vectors(a, b, c):
     """
     Tell whether ``a, b, c`` are 1-D float64 arrays: the control loop's fast path.

@@ -179,6 +179,22 @@ class PinRobot:
         return self.ours(self.pin.computeGeneralizedGravity(self.pm, self.pd, self.q(q)))
 
 
+def pin_robot(name):
+    """
+    Return ``(model, PinRobot)`` of ``PIN_ROBOTS[name]``, or skip where an oracle is missing.
+
+    Pinocchio loads non-physical inertias as they are: ours compares on exactly the same
+    numbers (``check_inertia='ignore'``).
+    """
+    pin = pytest.importorskip('pinocchio', reason='Pinocchio is the test oracle: pip install pin')
+    if ERD is None:
+        pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
+    import manipulator_dynamics as md
+    path = erd(PIN_ROBOTS[name])
+    model = md.load_model(path, check_inertia='ignore')
+    return model, PinRobot(pin, path, model)
+
+
 def random_state(model, rng, N=None):
     """Random q within limits (|q| <= 2 where unlimited or empty), qd, qdd; (n,) or (N, n)."""
     shape = (model.n,) if N is None else (N, model.n)

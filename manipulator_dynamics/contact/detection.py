@@ -35,6 +35,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._inputs import per_joint
+
 #: Contact above this many times the largest residual of free motion: free motion never seen to
 #: come within a factor of two of it.
 CONTACT_MULTIPLE = 2.0
@@ -59,18 +61,8 @@ def thresholds(model, contact, collision):
     Raises ``ValueError`` naming the joint whose threshold is not finite and > 0, or whose
     collision level is not above its contact level.
     """
-    levels = []
-    for what, value in (('contact', contact), ('collision', collision)):
-        x = np.asarray(value, dtype=float).reshape(-1)
-        if x.size == 1:
-            x = np.full(model.n, x[0])
-        if x.shape != (model.n,):
-            raise ValueError(f'{what} thresholds: one value or one per joint ({model.n} for '
-                             f"'{model.name}'), got {x.size}")
-        for i in np.flatnonzero(~(np.isfinite(x) & (x > 0))):
-            raise ValueError(f"{what} threshold of joint '{model.joint_names[i]}' is {x[i]:g}: it "
-                             'must be a finite number > 0 (N m)')
-        levels.append(x)
+    levels = [per_joint(model, value, f'{what} threshold', 'N m')
+              for what, value in (('contact', contact), ('collision', collision))]
     for i in np.flatnonzero(levels[1] <= levels[0]):
         raise ValueError(f"collision threshold of joint '{model.joint_names[i]}' "
                          f'({levels[1][i]:g}) must be above its contact threshold '

@@ -53,6 +53,7 @@ and is skipped.
 from numba import njit
 import numpy as np
 
+from .._inputs import per_joint
 from .._jit import JIT
 from ..control import friction_torque
 from ..rigid.coriolis import coriolis_matrix
@@ -69,16 +70,7 @@ def observer_gains(model, gain):
 
     Raises ``ValueError`` naming the joint whose gain is not a finite positive number.
     """
-    k = np.asarray(gain, dtype=float).reshape(-1)
-    if k.size == 1:
-        k = np.full(model.n, k[0])
-    if k.shape != (model.n,):
-        raise ValueError(f'observer gain: one value or one per joint ({model.n} for '
-                         f"'{model.name}'), got {k.size}")
-    for i in np.flatnonzero(~(np.isfinite(k) & (k > 0))):
-        raise ValueError(f"observer gain of joint '{model.joint_names[i]}' is {k[i]:g}: it must "
-                         'be a finite number > 0 (1/s)')
-    return k
+    return per_joint(model, gain, 'observer gain', '1/s')
 
 
 def momentum_terms(model, q, qd, friction=True):

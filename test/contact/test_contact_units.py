@@ -102,7 +102,7 @@ def test_a_gain_that_cannot_work_is_refused_by_joint(arm, gain, pattern):
     (1.0, 1.0, "collision threshold of joint 'joint1' \\(1\\) must be above"),
     ([1.0] * 6 + [-1.0], 5.0, "contact threshold of joint 'joint7' is -1"),
     (1.0, np.inf, "collision threshold of joint 'joint1' is inf"),
-    ([1.0, 2.0], 5.0, 'one value or one per joint'),
+    ([1.0, 2.0], 5.0, 'contact threshold: one value or one per joint'),
 ])
 def test_thresholds_that_cannot_work_are_refused_by_joint(arm, contact, collision, pattern):
     with pytest.raises(ValueError, match=pattern):

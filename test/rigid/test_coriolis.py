@@ -20,7 +20,7 @@ O(h^2) ~ 1e-12 of M's scale and its rounding error eps / h ~ 1e-10, so 1e-7 rela
 room for both and still fails on any wrong term (those are of order 1).
 """
 
-from conftest import assert_rel, ERD, erd, PIN_ROBOTS, PinRobot, random_state
+from conftest import assert_rel, pin_robot, PIN_ROBOTS, PinRobot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics.rigid import reference
 from manipulator_dynamics.robots import random_urdf
@@ -77,12 +77,8 @@ def test_zero_velocity_gives_zero_and_C_is_linear_in_qd(rigid):
 
 @pytest.mark.parametrize('name', list(PIN_ROBOTS))
 def test_pinocchio_computeCoriolisMatrix(name):
-    pin = pytest.importorskip('pinocchio', reason='Pinocchio is the test oracle: pip install pin')
-    if ERD is None:
-        pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
-    path = erd(PIN_ROBOTS[name])
-    model = md.load_model(path, check_inertia='ignore')
-    ref = PinRobot(pin, path, model)
+    model, ref = pin_robot(name)
+    pin = ref.pin
     rng = np.random.default_rng(5)
     for _ in range(3):
         q, qd, _ = random_state(model, rng)

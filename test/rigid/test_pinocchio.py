@@ -14,7 +14,7 @@
 
 """Every rigid-body algorithm against Pinocchio (test-only oracle) on real and random robots."""
 
-from conftest import assert_rel, ERD, erd, PIN_ROBOTS, PinRobot, random_state
+from conftest import assert_rel, pin_robot, PIN_ROBOTS, PinRobot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics.robots import random_urdf
 import numpy as np
@@ -28,12 +28,7 @@ SAMPLES = 5         # random states per robot
 
 @pytest.fixture(scope='module', params=list(PIN_ROBOTS))
 def robot(request):
-    if ERD is None:
-        pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
-    path = erd(PIN_ROBOTS[request.param])
-    # Pinocchio loads non-physical inertias as they are; compare on exactly the same numbers.
-    model = md.load_model(path, check_inertia='ignore')
-    return model, PinRobot(pin, path, model)
+    return pin_robot(request.param)
 
 
 def test_inverse_dynamics(robot):

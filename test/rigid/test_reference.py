@@ -21,7 +21,7 @@ oracle, and a reader checks the compiled kernels' equations against it.
 
 import inspect
 
-from conftest import assert_rel, ERD, erd, PinRobot, random_state
+from conftest import assert_rel, pin_robot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics.rigid import reference
 import numpy as np
@@ -80,13 +80,7 @@ def test_joints_about_each_coordinate_axis_and_any_other(tmp_path):
 @pytest.mark.parametrize('name', ['panda', 'ur5', 'baxter', 'pr2'])
 def test_the_reference_is_pinocchio(name):
     """The reference alone against Pinocchio: what it says does not rest on the kernels."""
-    pin = pytest.importorskip('pinocchio', reason='Pinocchio is the test oracle: pip install pin')
-    if ERD is None:
-        pytest.skip('example-robot-data is not installed (pip install example-robot-data)')
-    from conftest import PIN_ROBOTS
-    path = erd(PIN_ROBOTS[name])
-    model = md.load_model(path, check_inertia='ignore')
-    ref = PinRobot(pin, path, model)
+    model, ref = pin_robot(name)
     q, qd, qdd = random_state(model, np.random.default_rng(6))
     assert_rel(reference.inverse_dynamics(model, q, qd, qdd), ref.rnea(q, qd, qdd), TOL, 'tau')
     assert_rel(reference.inertia_matrix(model, q), ref.crba(q), TOL, 'M')
