@@ -150,4 +150,5 @@ VECTOR = numba.types.Array(numba.types.float64, 1, 'A')
 OUT_VECTOR = numba.types.Array(numba.types.float64, 1, 'C')
 OUT_MATRIX = numba.types.Array(numba.types.float64, 2, 'C')
 INT = numba.types.int64
+FLOAT = numba.types.float64
 BOOL = numba.types.boolean

@@ -53,12 +53,13 @@ and is skipped.
 from numba import njit
 import numpy as np
 
-from .._inputs import per_joint
-from .._jit import JIT
-from ..control import friction_torque
-from ..rigid.coriolis import coriolis_matrix
-from ..rigid.crba import inertia_matrix
-from ..rigid.rnea import gravity_torques
+from .._inputs import per_joint, states, vectors
+from .._jit import FLOAT, INLINE, INT, JIT, ONE_STATE, OUT_VECTOR, Signature, VECTOR
+from ..rigid.coriolis import coriolis_sample, coriolis_workspace, dot6, inertia_times
+from ..rigid.kinematics import (_row, all_finite, ARMATURE, FRICTION, kernel_model, model_at,
+                                scratch)
+from ..rigid.rnea import joint_friction
+from ..rigid.status import BAD_VECTOR, check, NON_FINITE, OK
 
 #: 1/s: the default gain of every joint (a time constant of 20 ms).
 DEFAULT_GAIN = 50.0
@@ -73,24 +74,104 @@ def observer_gains(model, gain):
     return per_joint(model, gain, 'observer gain', '1/s')
 
 
+@njit(**INLINE)
+def momentum_sample(m, q, qd, flags, work, C, p, s):
+    """
+    Fill ``p = M(q) qd`` and ``s = C^T qd - g(q) [- tau_f]`` for one state (``C (n, n)``).
+
+    From one Coriolis pass (:func:`.coriolis_sample`): its base-frame composites also give
+    ``M[j, k] = S_j . Ic_k S_k`` (``j`` on k's root path) and ``g_j = S_j . Ic_j a0`` with
+    ``a0 = (0, -gravity)`` the base's acceleration, so M and g cost a dot product an entry.
+    ``flags``: :data:`ARMATURE` adds ``Ia qd`` to ``p``, :data:`FRICTION` subtracts the
+    model's friction law at ``qd``.
+    """
+    coriolis_sample(m, q, qd, work, C)
+    S, Ic, tmp = work[4][0], work[5], work[7]
+    y, a0 = tmp[0], tmp[1]
+    parent = m.parent
+    n = parent.shape[0]
+    a0[0], a0[1], a0[2] = 0.0, 0.0, 0.0
+    a0[3], a0[4], a0[5] = -m.gravity[0], -m.gravity[1], -m.gravity[2]
+    for k in range(n):
+        p[k] = m.armature[k] * qd[k] if flags & ARMATURE else 0.0
+        acc = 0.0
+        for j in range(n):                          # (C^T qd)_k
+            acc += C[j, k] * qd[j]
+        s[k] = acc
+    for k in range(n):
+        inertia_times(Ic[k], S[k], y)               # y = Ic_k S_k: column k of M, spatially
+        p[k] += dot6(S[k], y) * qd[k]
+        j = parent[k]
+        while j >= 0:
+            v = dot6(S[j], y)                       # M[j, k] = M[k, j]
+            p[j] += v * qd[k]
+            p[k] += v * qd[j]
+            j = parent[j]
+        inertia_times(Ic[k], a0, y)
+        s[k] -= dot6(S[k], y)                       # g_k
+        if flags & FRICTION:
+            s[k] -= joint_friction(m, k, qd[k])
+
+
+@njit(**JIT)
+def momentum_kernel(m, q, qd, flags, p, s):
+    """Fill ``p, s (N, n)`` for each sample (:func:`momentum_sample`); return a status."""
+    if not (all_finite(q) and all_finite(qd)):
+        return NON_FINITE
+    n = m.parent.shape[0]
+    work, C = coriolis_workspace(n), np.empty((n, n))
+    for k in range(p.shape[0]):
+        momentum_sample(m, _row(k, q), _row(k, qd), flags, work, C, p[k], s[k])
+    return OK
+
+
+@njit(**ONE_STATE)
+def observer_vector(address, q, qd, tau, dt, gain, flags, r, p, s):
+    """
+    One state of the observer (the control-loop path): the terms, then the lag's step.
+
+    ``p, s`` hold the last state's terms and take this one's; with ``dt > 0`` the residual ``r``
+    advances (module docstring).  BAD_VECTOR for a vector of the wrong length or a non-finite
+    value.
+    """
+    m = model_at(address)
+    n = m.parent.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n:
+        return BAD_VECTOR
+    for i in range(n):
+        if not (np.isfinite(q[i]) and np.isfinite(qd[i]) and np.isfinite(tau[i])):
+            return BAD_VECTOR
+    p_new, s_new = scratch((n,), True), scratch((n,), True)
+    momentum_sample(m, q, qd, flags, coriolis_workspace(n, True), scratch((n, n), True), p_new,
+                    s_new)
+    if dt > 0.0:
+        for i in range(n):
+            a = np.exp(-gain[i] * dt)
+            u = (p_new[i] - p[i]) / dt - tau[i] - 0.5 * (s_new[i] + s[i])
+            r[i] = a * r[i] + (1.0 - a) * u
+    for i in range(n):
+        p[i], s[i] = p_new[i], s_new[i]
+    return OK
+
+
+_observer_vector = Signature(observer_vector, INT, VECTOR, VECTOR, VECTOR, FLOAT, OUT_VECTOR,
+                             INT, OUT_VECTOR, OUT_VECTOR, OUT_VECTOR)
+_NAMES = ('q', 'qd')
+
+
 def momentum_terms(model, q, qd, friction=True):
     """
     Return ``p = M(q) qd`` and ``s = C^T qd - g - tau_f``, each (n,) or (N, n).
 
     ``friction``: take ``tau_f`` from the model's friction law (the URDF's, or identified).
+    Rotor inertia is in ``M``.
     """
-    M = inertia_matrix(model, q)
-    C = coriolis_matrix(model, q, qd)
-    qd = np.asarray(qd, dtype=float)
-    if M.ndim == 2:                         # one state: products, not einsum (a control loop)
-        p, CTqd = M @ qd, qd @ C
-    else:
-        qd = np.broadcast_to(qd, M.shape[:2])
-        p, CTqd = np.einsum('sij,sj->si', M, qd), np.einsum('sji,sj->si', C, qd)
-    s = CTqd - gravity_torques(model, q)
-    if friction:
-        s = s - friction_torque(model, qd)
-    return p, s
+    m = kernel_model(model)
+    (q, qd), N, single = states(model, _NAMES, q, qd)
+    p, s = np.empty((N, model.n)), np.empty((N, model.n))
+    flags = ARMATURE | (FRICTION if friction else 0)
+    check(model, momentum_kernel(m, q, qd, flags, p, s), _NAMES, q, qd)
+    return (p[0], s[0]) if single else (p, s)
 
 
 class MomentumObserver:
@@ -121,6 +202,8 @@ class MomentumObserver:
         self.model = model
         self.gain = observer_gains(model, gain)
         self.friction = bool(friction)
+        self._flags = ARMATURE | (FRICTION if friction else 0)
+        self._address = kernel_model(model).address
         self.reset()
 
     @property
@@ -132,7 +215,8 @@ class MomentumObserver:
         """Forget every state: the next one starts the integral afresh, the residual at zero."""
         self.residual = np.zeros(self.model.n)
         self.since = None
-        self._t = self._p = self._s = None
+        self._t = None
+        self._p, self._s = np.zeros(self.model.n), np.zeros(self.model.n)
 
     def settled(self, t):
         """Tell whether 5 time constants have passed since the first state after the reset."""
@@ -142,13 +226,14 @@ class MomentumObserver:
         """
         Take the state at time ``t`` (s): positions, velocities and the efforts the joints apply.
 
-        Returns the residual ``(n,)``, the external joint torques estimated.  ``t`` must not go
-        back (``ValueError``: call :meth:`reset` after a jump); a state at the same time as the
-        last is a repeat and changes nothing.
+        Returns the residual ``(n,)``, the external joint torques estimated (the observer's own
+        array, updated in place by the next call: copy it to keep it).  ``t`` must not go back
+        (``ValueError``: call :meth:`reset` after a jump); a state at the same time as the last
+        is a repeat and changes nothing.  ``ValueError`` names a joint whose value is not finite.
         """
-        p, s = momentum_terms(self.model, q, qd, self.friction)
         last = self._t
         if last is None:
+            dt = 0.0
             self.since = t
         else:
             dt = t - last
@@ -157,11 +242,22 @@ class MomentumObserver:
                     return self.residual
                 raise ValueError(f'momentum observer: the state at {t:.6f} s is older than the '
                                  f'last one ({last:.6f} s); reset() after a jump back')
-            a = np.exp(-self.gain * dt)
-            u = (p - self._p) / dt - tau - 0.5 * (s + self._s)
-            self.residual = a * self.residual + (1.0 - a) * u
-        self._t, self._p, self._s = t, p, s
-        return self.residual
+        try:
+            if vectors(q, qd, tau) and _observer_vector.call(
+                    self._address, q, qd, tau, dt, self.gain, self._flags, self.residual,
+                    self._p, self._s) == OK:
+                self._t = t
+                return self.residual
+        except TypeError:                       # not float64 arrays: checked below
+            pass
+        (q, qd, tau), _, _ = states(self.model, ('q', 'qd', 'tau'), q, qd, tau)
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd)) and np.all(np.isfinite(tau))):
+            from .._inputs import raise_nonfinite
+            raise_nonfinite(self.model, ('q', 'qd', 'tau'), q, qd, tau)
+        if q.shape[0] != 1:
+            raise ValueError('MomentumObserver.update takes one state (n,); for a log, '
+                             'momentum_residual')
+        return self.update(t, q[0], qd[0], tau[0])
 
 
 def momentum_residual(model, t, q, qd, tau, gain=DEFAULT_GAIN, *, friction=True):

@@ -26,9 +26,14 @@ the torques whatever the rest of the wrench.  Unobservable components are NaN.
 
 from dataclasses import dataclass
 
+from numba import njit
 import numpy as np
 
-from ..rigid.jacobian import frame_jacobian
+from .._inputs import states
+from .._jit import JIT
+from ..rigid.jacobian import frame_jacobian_sample, jacobian_workspace
+from ..rigid.kinematics import _row, all_finite, kernel_model
+from ..rigid.status import check, NON_FINITE, OK
 
 #: geometry_msgs/Wrench's components, in order.
 COMPONENTS = ('force.x', 'force.y', 'force.z', 'torque.x', 'torque.y', 'torque.z')
@@ -38,6 +43,41 @@ RCOND = 1e-6
 #: A component is observable when its unit vector lies in J^T's row space to within this
 #: (the squared norm of its projection on that space is 1 minus at most this).
 IN_ROW_SPACE = 1e-9
+
+
+@njit(**JIT)
+def wrench_kernel(m, q, tau, body, Rf, pf, F, observable, rank):
+    """Fill ``F, observable (N, 6)`` and ``rank (N,)`` (module docstring); return a status."""
+    if not (all_finite(q) and all_finite(tau)):
+        return NON_FINITE
+    n = m.parent.shape[0]
+    work, J = jacobian_workspace(n), np.empty((6, n))
+    for k in range(F.shape[0]):
+        frame_jacobian_sample(m, _row(k, q), body, Rf, pf, work, J)
+        U, sv, Vt = np.linalg.svd(np.ascontiguousarray(J.T), full_matrices=False)
+        r = _row(k, tau)
+        kept = 0
+        for c in range(6):
+            F[k, c] = 0.0
+            observable[k, c] = 0.0
+        for i in range(sv.shape[0]):
+            if sv[i] <= RCOND * sv[0] or sv[0] == 0.0:
+                continue
+            kept += 1
+            ur = 0.0
+            for j in range(n):
+                ur += U[j, i] * r[j]
+            for c in range(6):
+                F[k, c] += Vt[i, c] * ur / sv[i]
+                observable[k, c] += Vt[i, c] * Vt[i, c]
+        rank[k] = kept
+        for c in range(6):
+            if kept == 0 or observable[k, c] < 1.0 - IN_ROW_SPACE:
+                observable[k, c] = 0.0
+                F[k, c] = np.nan
+            else:
+                observable[k, c] = 1.0
+    return OK
 
 
 @dataclass(frozen=True)
@@ -79,27 +119,19 @@ def contact_wrench(model, link, q, tau_ext):
     WrenchEstimate
 
     """
-    J = frame_jacobian(model, link, q)
-    tau = np.asarray(tau_ext, dtype=float)
-    single = J.ndim == 2 and tau.ndim == 1
-    if tau.ndim not in (1, 2) or tau.shape[-1] != model.n:
-        raise ValueError(f'tau_ext must have shape ({model.n},) or (N, {model.n}), got '
-                         f'{tau.shape}')
-    if not np.all(np.isfinite(tau)):
-        raise ValueError('tau_ext has non-finite values')
-    J, tau = J.reshape(-1, 6, model.n), tau.reshape(-1, model.n)
-    N = max(len(J), len(tau))
-    if len(J) not in (1, N) or len(tau) not in (1, N):
-        raise ValueError(f'q has {len(J)} states but tau_ext has {len(tau)}')
-    JT = np.broadcast_to(np.swapaxes(J, 1, 2), (N, model.n, 6))
-    U, s, Vt = np.linalg.svd(JT, full_matrices=False)           # (N,n,k), (N,k), (N,k,6)
-    keep = s > RCOND * np.maximum(s[:, :1], 1e-300)
-    inv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0)
-    F = np.einsum('ski,sk,sjk,sj->si', Vt, inv, U, np.broadcast_to(tau, (N, model.n)))
-    observable = (np.einsum('ski,sk->si', Vt ** 2, keep) >= 1.0 - IN_ROW_SPACE) \
-        & keep.any(axis=1)[:, None]
-    F[~observable] = np.nan
-    rank = keep.sum(axis=1)
+    if link not in model.frames:
+        raise ValueError(f"'{link}' is not a link of model '{model.name}' (links: "
+                         f'{", ".join(model.frames)})')
+    frame = model.frames[link]
+    (q, tau), N, single = states(model, ('q', 'tau_ext'), q, tau_ext)
+    F, observable = np.full((N, 6), np.nan), np.zeros((N, 6))
+    rank = np.zeros(N, dtype=np.int64)
+    if frame.body >= 0:
+        check(model, wrench_kernel(kernel_model(model), q, tau, frame.body,
+                                   np.ascontiguousarray(frame.R, dtype=float),
+                                   np.ascontiguousarray(frame.p, dtype=float), F, observable,
+                                   rank), ('q', 'tau_ext'), q, tau)
+    observable = observable > 0.5
     if single:
         return WrenchEstimate(link, F[0], observable[0], rank[0])
     return WrenchEstimate(link, F, observable, rank)

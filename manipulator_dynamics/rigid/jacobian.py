@@ -27,7 +27,7 @@ from . import kinematics
 from .kinematics import _row, all_finite, joint_poses, kernel_model
 from .status import check, NON_FINITE, OK
 from .._inputs import states
-from .._jit import JIT
+from .._jit import INLINE, JIT
 from ..model import PRISMATIC
 
 
@@ -76,34 +76,44 @@ def direction_jacobian(model, R0, body, direction):
     return J
 
 
+@njit(**INLINE)
+def frame_jacobian_sample(m, q, body, Rf, pf, work, J):
+    """Fill ``J (6, n)`` with the Jacobian at ``q`` of the frame at ``Rf, pf`` on ``body``."""
+    R, p, R0, p0 = work
+    joint_poses(m, q, R, p)
+    kinematics.world_poses(m, R, p, R0, p0)
+    RL = R0[body] @ Rf                                  # the link in the base frame
+    x = p0[body] + R0[body] @ pf
+    J[:, :] = 0.0
+    i = body
+    while i >= 0:
+        a = R0[i] @ m.axis[i]
+        if m.joint_type[i] == PRISMATIC:
+            v, w = a, np.zeros(3)
+        else:
+            d = x - p0[i]
+            v = np.array([a[1] * d[2] - a[2] * d[1], a[2] * d[0] - a[0] * d[2],
+                          a[0] * d[1] - a[1] * d[0]])
+            w = a
+        J[:3, i] = RL.T @ v                             # in the link's own axes
+        J[3:, i] = RL.T @ w
+        i = m.parent[i]
+
+
+@njit(**INLINE)
+def jacobian_workspace(n):
+    """Scratch of :func:`frame_jacobian_sample`: ``R, p, R0, p0``."""
+    return np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3))
+
+
 @njit(**JIT)
 def frame_jacobian_kernel(m, q, body, Rf, pf, out):
     """Fill ``out (N, 6, n)`` with the Jacobian of the frame at ``Rf, pf`` on ``body``."""
     if not all_finite(q):
         return NON_FINITE
-    n = m.parent.shape[0]
-    R, R0 = np.empty((n, 3, 3)), np.empty((n, 3, 3))
-    p, p0 = np.empty((n, 3)), np.empty((n, 3))
+    work = jacobian_workspace(m.parent.shape[0])
     for s in range(out.shape[0]):
-        joint_poses(m, _row(s, q), R, p)
-        kinematics.world_poses(m, R, p, R0, p0)
-        RL = R0[body] @ Rf                              # the link in the base frame
-        x = p0[body] + R0[body] @ pf
-        J = out[s]
-        J[:, :] = 0.0
-        i = body
-        while i >= 0:
-            a = R0[i] @ m.axis[i]
-            if m.joint_type[i] == PRISMATIC:
-                v, w = a, np.zeros(3)
-            else:
-                d = x - p0[i]
-                v = np.array([a[1] * d[2] - a[2] * d[1], a[2] * d[0] - a[0] * d[2],
-                              a[0] * d[1] - a[1] * d[0]])
-                w = a
-            J[:3, i] = RL.T @ v                         # in the link's own axes
-            J[3:, i] = RL.T @ w
-            i = m.parent[i]
+        frame_jacobian_sample(m, _row(s, q), body, Rf, pf, work, out[s])
     return OK
 
 

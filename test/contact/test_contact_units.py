@@ -182,6 +182,24 @@ def test_the_wrench_refuses_what_it_cannot_use(arm):
     q = np.zeros(arm.n)
     with pytest.raises(ValueError, match="'hand' is not a link of model"):
         contact_wrench(arm, 'hand', q, q)
-    with pytest.raises(ValueError, match='tau_ext has non-finite values'):
+    with pytest.raises(ValueError, match=r"tau_ext\[0\] is nan for joint 'joint1'"):
         contact_wrench(arm, 'tool0', q, np.full(arm.n, np.nan))
     assert not contact_wrench(arm, 'base_link', q, q).observable.any()   # fixed to the base
+
+
+def test_the_momentum_terms_are_M_qd_and_C_transpose_qd_less_gravity_and_friction(rigid):
+    """One Coriolis pass gives p and s: against inertia_matrix, coriolis_matrix, gravity."""
+    from manipulator_dynamics.contact.observer import momentum_terms
+    from manipulator_dynamics.control import friction_torque
+    rng = np.random.default_rng(4)
+    q, qd, _ = random_state(rigid, rng, N=5)
+    p, s = momentum_terms(rigid, q, qd)
+    M, C = md.inertia_matrix(rigid, q), md.coriolis_matrix(rigid, q, qd)
+    expected = np.einsum('sji,sj->si', C, qd) - md.gravity_torques(rigid, q) \
+        - friction_torque(rigid, qd)
+    np.testing.assert_allclose(p, np.einsum('sij,sj->si', M, qd), rtol=1e-10,
+                               atol=1e-10 * np.abs(p).max())
+    np.testing.assert_allclose(s, expected, rtol=1e-10, atol=1e-10 * np.abs(expected).max())
+    one = momentum_terms(rigid, q[2], qd[2], friction=False)
+    np.testing.assert_allclose(one[1], s[2] + friction_torque(rigid, qd[2]), rtol=1e-10,
+                               atol=1e-10 * np.abs(s).max())
