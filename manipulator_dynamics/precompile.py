@@ -36,8 +36,13 @@ import time
 import numpy as np
 
 
-def warm_up(model):
-    """Run every rigid-body kernel a node uses once on ``model``, single state and batch."""
+def warm_up(model, contact=False):
+    """
+    Run every rigid-body kernel a node uses once on ``model``, single state and batch.
+
+    ``contact``: the momentum observer's and the contact wrench's too (dynamics_node with
+    ``external_torques``).
+    """
     from .rigid.crba import inertia_matrix
     from .rigid.forward import forward_dynamics
     from .rigid.rnea import bias_forces, gravity_torques, inverse_dynamics
@@ -55,6 +60,13 @@ def warm_up(model):
                 forward_dynamics(model, z, z, z, method=method)
             except ValueError:        # a singular M: the node reports it when it happens
                 pass
+        if contact:
+            from .contact.observer import MomentumObserver
+            from .contact.wrench import contact_wrench
+            observer = MomentumObserver(model)
+            observer.update(0.0, z, z, z)
+            observer.update(1e-3, z, z, z)
+            contact_wrench(model, model.link_names[-1], z, z)
 
 
 def precompile(progress=None):
@@ -77,8 +89,9 @@ def precompile(progress=None):
             progress(f'{what} ({time.monotonic() - start:.1f} s so far)')
 
     model = load_model(robots.path('demo_arm'))
-    say('compiling the rigid-body kernels (inverse, forward dynamics, inertia matrix)')
-    warm_up(model)
+    say('compiling the rigid-body kernels (inverse, forward dynamics, inertia matrix, the '
+        'momentum observer)')
+    warm_up(model, contact=True)
     for method in ('energy', 'dynamic'):
         say(f'compiling the base-parameter kernels ({method})')
         base_parameters(model, method=method, friction=True, armature=True)

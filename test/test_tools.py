@@ -38,3 +38,13 @@ def test_make_demo_robot_help_writes_nothing(tmp_path):
                           '--help'], capture_output=True, text=True, check=True, timeout=60,
                          cwd=tmp_path)
     assert '--output' in out.stdout and not list(tmp_path.iterdir())
+
+
+def test_make_config_writes_the_committed_parameter_files(tmp_path):
+    """config/<node>.yaml are what the nodes' parameter tables say, written by the tool."""
+    subprocess.run([sys.executable, os.path.join(ROOT, 'tools', 'make_config.py'),
+                    '--output', str(tmp_path)], check=True, timeout=120)
+    for written in sorted(tmp_path.iterdir()):
+        with open(os.path.join(ROOT, 'config', written.name), encoding='utf-8') as f:
+            assert written.read_text(encoding='utf-8') == f.read(), (
+                f'config/{written.name} differs from what tools/make_config.py writes: run it')

@@ -42,6 +42,10 @@ from .._inputs import per_joint
 CONTACT_MULTIPLE = 2.0
 #: Collision above this many times that residual: twice the contact level.
 COLLISION_MULTIPLE = 4.0
+#: The least spread, as a share of the largest effort any joint applied over the stretch: no
+#: model of a real robot is better than 0.1 % of its load, and a simulated robot held by its own
+#: exact model has a residual of 1e-14 N m, whose thresholds any rounding would cross.
+FLOOR = 1e-3
 
 FREE, CONTACT, COLLISION = 0, 1, 2
 LEVEL_NAMES = ('free', 'contact', 'collision')
@@ -80,20 +84,25 @@ def thresholds_from_spread(model, spread):
     return thresholds(model, CONTACT_MULTIPLE * spread, COLLISION_MULTIPLE * spread)
 
 
-def learn_thresholds(model, residual):
+def learn_thresholds(model, residual, efforts=None):
     """
     Learn the thresholds from the observer's residual over free motion, ``(N, n)``.
 
     Each joint's spread is its largest ``|r|`` (sensor offsets included: the levels are on
-    ``|r|``).  The stretch should move every joint as the task will, and start once the
-    observer has settled (5 time constants after its first state).
+    ``|r|``), and at least :data:`FLOOR` times the largest of the ``efforts`` ``(N, n)`` the
+    joints applied over the same stretch, where given.  The stretch should move every joint as
+    the task will, and start once the observer has settled (5 time constants after its first
+    state).
     """
     r = np.asarray(residual, dtype=float)
     if r.ndim != 2 or r.shape[1] != model.n or r.shape[0] < 2:
         raise ValueError(f'residual must have shape (N, {model.n}) with N >= 2, got {r.shape}')
     if not np.all(np.isfinite(r)):
         raise ValueError('residual has non-finite values')
-    return thresholds_from_spread(model, np.abs(r).max(axis=0))
+    spread = np.abs(r).max(axis=0)
+    if efforts is not None:
+        spread = np.maximum(spread, FLOOR * np.abs(efforts).max())
+    return thresholds_from_spread(model, spread)
 
 
 def spread_yaml(model, spread, gain, source):

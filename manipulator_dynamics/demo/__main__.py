@@ -13,21 +13,27 @@
 # limitations under the License.
 
 
-"""``python3 -m manipulator_dynamics.demo``: the tracking demo; ``--identify``, identification."""
+"""
+``python3 -m manipulator_dynamics.demo``: the tracking demo.
+
+``--identify``: the identification demo; ``--contact``: the contact demo.
+"""
 
 import argparse
 import sys
 
 
 def main(argv=None):
-    """``python3 -m manipulator_dynamics.demo [--plot FILE] [--identify [--duration S]]``."""
+    """Run the demo the arguments choose: tracking, ``--identify`` or ``--contact``."""
     parser = argparse.ArgumentParser(description='The loop on the bundled demo arm, its nodes as '
                                      'processes over DDS (localhost only): computed-torque '
                                      'tracking, or with --identify identification')
-    parser.add_argument('--plot', help='PNG to write ("" for none; default demo.png, or '
-                        'identification.png with --identify)')
+    parser.add_argument('--plot', help='PNG to write ("" for none; default demo.png, '
+                        'identification.png with --identify, contact.png with --contact)')
     parser.add_argument('--identify', action='store_true', help='the identification demo: the '
                         'simulated arm identified from an excitation motion it runs')
+    parser.add_argument('--contact', action='store_true', help='the contact demo: the arm pushed '
+                        'half way through its motion, dynamics_node estimating the push')
     parser.add_argument('--duration', type=float, default=20.0, help='seconds of excitation '
                         '(--identify; default 20)')
     parser.add_argument('--engine', default='auto', choices=['auto', 'mujoco', 'internal'],
@@ -36,7 +42,13 @@ def main(argv=None):
                         '(default: lockstep at real-time pace, the same motion however busy '
                         'the machine is)')
     args = parser.parse_args(argv)
+    if args.identify and args.contact:
+        parser.error('--identify and --contact are two demos: one at a time')
     try:
+        if args.contact:
+            from .contact import run as contact
+            return contact('contact.png' if args.plot is None else args.plot,
+                           not args.real_time, args.engine)
         if args.identify:
             from .identification import run as identification
             plot = 'identification.png' if args.plot is None else args.plot

@@ -33,7 +33,9 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
   (std_msgs/String, transient local) gives;
 * ``~/forward_dynamics`` (trajectory_msgs/JointTrajectory, one point): the joint accelerations that
   the measured efforts produce, in ``accelerations``, with the state they were computed at
-  (``positions``, ``velocities``, ``effort``) and the joint names.
+  (``positions``, ``velocities``, ``effort``) and the joint names;
+* with ``external_torques``, the momentum observer's ``~/external_torques``, ``~/contact_wrench``
+  and ``~/contact``, and the service ``~/rearm`` (:mod:`.contact`).
 """
 
 import time
@@ -46,6 +48,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
+from .contact import CONTACT_PARAMS, ContactOutput, gain_check
 from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_time_jump_back
 from .logs import Throttled
 from .messages import (BadMessage, by_name, matrix_message, names_message, time_message,
@@ -69,7 +72,7 @@ def _check_outputs(value):
     return f'unknown: {", ".join(unknown)} (known: {", ".join(OUTPUTS)})' if unknown else None
 
 
-PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
+PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + CONTACT_PARAMS + (
     Param('mode', 'gravity_compensation', 'gravity_compensation | inverse_dynamics | none',
           one_of(*MODES)),
     Param('friction_compensation', False, "add the joints' friction Fv qd + Fc s(qd) + Fo (the "
@@ -93,10 +96,14 @@ class DynamicsNode(Node):
 
     def __init__(self, node_name='dynamics_node', **kwargs):
         super().__init__(node_name, **kwargs)
+        self.contact = None
         self.params = Parameters(self, PARAMS, self._on_parameters,
                                  checks={'command_joints': command_joints_check(self),
                                          'payload': payload_check(self, 'payload'),
-                                         'payload_link': payload_check(self, 'payload_link')})
+                                         'payload_link': payload_check(self, 'payload_link'),
+                                         'observer_gain': self._contact_check('check_gain',
+                                                                              gain_check),
+                                         'contact_link': self._contact_check('check_link')})
         self.outputs = set(self.params.outputs) - {''}
         self.command = CommandOutput(self, self.params)
         self.pubs = {
@@ -113,6 +120,7 @@ class DynamicsNode(Node):
         self.timer = None
         self.throttle = Throttled(self)
         self.now_ns = clock_ns(self)
+        self.contact = ContactOutput(self, self.params, self.now_ns)
         # the model (loaded and its kernels warmed up) before the subscriptions: a node that
         # says it listens must be ready to serve, or the first states wait and go stale
         self.source = ModelSource(self, self.params, self._on_model)
@@ -127,6 +135,15 @@ class DynamicsNode(Node):
         if self.states is not None:
             self.states.forget()
         self.latest = self.desired = None
+        self.contact.reset('the clock jumped back')
+
+    def _contact_check(self, method, before=None):
+        """Check a parameter as the contact output does, once it exists (``before`` until then)."""
+        def check(value):
+            if self.contact is None:
+                return before(value) if before else None
+            return getattr(self.contact, method)(value)
+        return check
 
     # --- parameters (applied once accepted) ---------------------------------------------------
     def _on_parameters(self, changed):
@@ -140,6 +157,7 @@ class DynamicsNode(Node):
             self.command.set_model(self.source.model)
         if changed & {'payload', 'payload_link'} and self.source.loaded is not None:
             self.source.apply_payload()
+        self.contact.on_parameters(changed)
 
     def _set_timer(self):
         if self.timer is not None:
@@ -150,9 +168,10 @@ class DynamicsNode(Node):
 
     # --- model --------------------------------------------------------------------------------
     def _on_model(self, model):
-        warm_up(model)
+        warm_up(model, contact=self.params.external_torques)
         self.states = JointStates(model, self.params.stale_after)
         self.command.set_model(model)
+        self.contact.set_model(model)
         self.latest = None
         self.desired = None
         self.names_pub.publish(names_message(model.joint_names))
@@ -170,12 +189,15 @@ class DynamicsNode(Node):
             state = self.states.read_serialized(data, self.now_ns())
         except BadMessage as e:
             self._warn(f'dropped joint_states: {e}', 'states ' + e.kind)
+            if e.kind in ('stale', 'out of order'):
+                self.contact.reset(f'{e.kind} joint states')
             return
         if state is None:                       # another robot's joints only
             return
         self.latest = state                     # q, qd, effort, stamp (ns)
         if self.params.rate == 0:
             self._publish(*self.latest, received=info['received_timestamp'])
+        self.contact.on_state(*state)           # after the command: it never waits for this
 
     def _on_desired(self, msg):
         model = self.source.model

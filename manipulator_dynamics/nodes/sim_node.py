@@ -53,17 +53,28 @@ Two ways to run:
   one last time after they fell quiet for a second, so that exactly one command answers each
   state from then on.
 
-Publishes ``joint_states`` (reliable, as joint_state_broadcaster) every ``publish_every`` steps
-and ``robot_description`` (transient local) once; both names are relative, so a namespace moves
-the simulated robot.  Beside its command topic it shows what ros2_control shows: a controller
-node named after the topic's namespace (``effort_controller``) whose read-only ``joints``
-parameter is the command order, which dynamics_node and trajectory_node confirm before
-commanding.
+A push (``push_link``, ``push_wrench``, ``push_frame``, ``push_start``, ``push_duration``; set
+them together with ``ros2 param set`` or at start) applies a wrench to a link over a window of
+physics time: a real external force, which the efforts on the command topic know nothing of
+(MuJoCo's applied body forces, or the internal engine's external wrenches).  While ``push_link``
+is set, ``~/true_wrench`` (geometry_msgs/WrenchStamped, in the link's frame, moment about its
+origin) and ``~/true_external_torques`` (sensor_msgs/JointState, ``J^T F`` in ``effort``, each
+engine's own Jacobian) give the truth at every published state: the ground truth of a contact
+estimate, which no node reads but a test or a demo.
+
+Publishes ``joint_states`` (reliable, as joint_state_broadcaster) every ``publish_every`` steps,
+its ``effort`` the command held over the step that ended there (what the joints applied, as a
+driver's), and ``robot_description`` (transient local) once; both names are relative, so a
+namespace moves the simulated robot.  Beside its command topic it shows what ros2_control
+shows: a controller node named after the topic's namespace (``effort_controller``) whose
+read-only ``joints`` parameter is the command order, which dynamics_node and trajectory_node
+confirm before commanding.
 """
 
 import array
 import time
 
+from geometry_msgs.msg import Vector3, WrenchStamped
 import numpy as np
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -135,6 +146,16 @@ PARAMS = (
           'arrives', read_only=True),
     Param('initial_positions', [0.0], 'initial joint positions, in the order of the model joints '
           '(one value: all)', read_only=True),
+    Param('push_link', '', 'link a wrench pushes over a window of physics time (empty: none)'),
+    Param('push_wrench', [0.0] * 6, 'the push: fx fy fz (N) mx my mz (N m), the moment about '
+          "push_link's origin", lambda v: None if len(v) == 6 and all(np.isfinite(v)) else
+          f'needs 6 finite numbers fx fy fz mx my mz, got {list(v)}'),
+    Param('push_frame', 'world', "axes of push_wrench: world (the base's: a push from outside, "
+          'keeping its direction) | link (turning with the link)', one_of('world', 'link')),
+    Param('push_start', 0.0, 'physics time at which the push begins (s since the simulation '
+          'started: /clock in lockstep)', low=0.0, high=1e9),
+    Param('push_duration', 0.0, 'how long the push lasts (s of physics time); 0: no push',
+          low=0.0, high=1e9),
 )
 
 
@@ -144,11 +165,16 @@ class SimNode(Node):
     def __init__(self, node_name='sim_node', **kwargs):
         super().__init__(node_name, **kwargs)
         self.now_ns = clock_ns(self)
-        self.params = params = Parameters(self, PARAMS, self._on_parameters)
+        self.model = None
+        self.params = params = Parameters(self, PARAMS, self._on_parameters,
+                                          checks={'push_link': self._push_link_check})
         path = params.urdf_path or robots.path('demo_arm')
         with warnings_logged(self.get_logger()):
             self.model = load_model(path, joint_dynamics=params.joint_dynamics or None,
                                     check_inertia='warn')
+        reason = self._push_link_check(params.push_link)
+        if reason:
+            raise ConfigurationError(f'parameter push_link: {reason}')
         if params.max_catch_up < params.publish_every:
             raise ConfigurationError(f'parameter max_catch_up: must be at least publish_every '
                                      f'({params.publish_every}), got {params.max_catch_up}')
@@ -193,6 +219,9 @@ class SimNode(Node):
             JointState, 'joint_states',
             LOCKSTEP_STATE_HISTORY if params.lockstep else STATE_HISTORY)
         self.state_msg = JointState(name=list(self.model.joint_names))
+        self.true_wrench_pub = self.create_publisher(WrenchStamped, '~/true_wrench', 100)
+        self.true_torques_pub = self.create_publisher(JointState, '~/true_external_torques', 100)
+        self.pushing = False
         self.clock_pub = self.create_publisher(ClockMessage, '/clock', 10) \
             if params.lockstep or params.publish_clock else None
         commands = self.create_subscription(Float64MultiArray, params.command_topic,
@@ -219,6 +248,31 @@ class SimNode(Node):
     def _on_parameters(self, changed):
         if 'friction' in changed:
             self.plant.set_friction(self.params.friction)
+
+    def _push_link_check(self, value):
+        if not value or self.model is None:       # at start: checked once the model is loaded
+            return None
+        if value not in self.model.frames:
+            return f"'{value}' is not a link of '{self.model.name}'"
+        if self.model.frames[value].body < 0:
+            return f"'{value}' is fixed to the base: a push there moves nothing"
+        return None
+
+    def _push(self):
+        """Push, or stop pushing, as the parameters say for the step about to be taken."""
+        p = self.params
+        t = self.steps * self.dt
+        on = bool(p.push_link) and p.push_duration > 0 and \
+            p.push_start <= t < p.push_start + p.push_duration
+        if on and not self.pushing:
+            self.plant.push(p.push_link, p.push_wrench, world=p.push_frame == 'world')
+            self.get_logger().info(f'pushing {p.push_link} with {list(p.push_wrench)} '
+                                   f'({p.push_frame} axes) at {t:.3f} s for '
+                                   f'{p.push_duration:g} s')
+        elif self.pushing and not on:
+            self.plant.push(None, None)
+            self.get_logger().info(f'push on {p.push_link} ended at {t:.3f} s')
+        self.pushing = on
 
     def _controller(self, command_topic, index):
         """
@@ -359,6 +413,8 @@ class SimNode(Node):
     def _step(self):
         if self.diverged:
             return False
+        if self.pushing or self.params.push_duration > 0:
+            self._push()
         try:
             self.plant.step(self.tau)
         except FloatingPointError as e:
@@ -393,6 +449,21 @@ class SimNode(Node):
         msg.velocity = array.array('d', self.plant.qd.tobytes())
         msg.effort = array.array('d', self.tau.tobytes())
         self.state_pub.publish(msg)
+        if self.params.push_link:
+            self._publish_truth(msg.header.stamp)
+
+    def _publish_truth(self, stamp):
+        pushed = self.plant.pushed()
+        wrench, torques = (np.zeros(6), np.zeros(self.model.n)) if pushed is None else pushed[1:]
+        w = WrenchStamped()
+        w.header.stamp, w.header.frame_id = stamp, self.params.push_link
+        w.wrench.force = Vector3(x=float(wrench[0]), y=float(wrench[1]), z=float(wrench[2]))
+        w.wrench.torque = Vector3(x=float(wrench[3]), y=float(wrench[4]), z=float(wrench[5]))
+        self.true_wrench_pub.publish(w)
+        truth = JointState(name=list(self.model.joint_names))
+        truth.header.stamp = stamp
+        truth.effort = array.array('d', np.asarray(torques, dtype=float).tobytes())
+        self.true_torques_pub.publish(truth)
 
 
 def main(args=None):

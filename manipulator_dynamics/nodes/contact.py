@@ -1,0 +1,399 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+dynamics_node's contact output: the momentum observer on the joint states it reads.
+
+With ``external_torques: true``, every accepted joint state (positions, velocities and the
+efforts the joints apply) goes through :class:`~manipulator_dynamics.contact.observer.
+MomentumObserver`.  Published, each message stamped with the joint state's own stamp:
+
+* ``~/external_torques`` (sensor_msgs/JointState): the estimate in ``effort``, model order;
+* ``~/contact_wrench`` (geometry_msgs/WrenchStamped): the wrench at ``contact_link`` in its
+  frame, NaN in the components its joints cannot observe (computed only while subscribed);
+* ``~/contact`` (std_msgs/UInt8): 0 free, 1 contact, 2 collision (latched until ``~/rearm``,
+  std_srvs/Trigger, releases it).  Nothing until the thresholds are known.
+
+Thresholds given in N m, or ``auto``: from the identified parameters' ``contact_spread`` (the
+identified model's residual over its validation logs, at the same gain), or else learnt over
+``contact_calibration`` seconds of free motion once the observer has settled, and said in the
+log.  The observer resets, and says why, on a new model, a stale or out-of-order state, a gap
+in the stamps, a clock that jumps back, and a change of its gain.
+"""
+
+import array
+
+from geometry_msgs.msg import Vector3, WrenchStamped
+import numpy as np
+from sensor_msgs.msg import JointState
+from std_msgs.msg import UInt8
+from std_srvs.srv import Trigger
+import yaml
+
+from ._parameters import Param
+from .logs import QuickLogger
+from .messages import stamped_serialiser
+from ..contact.detection import (ContactDetector, FLOOR, spread_of_parameters, thresholds,
+                                 thresholds_from_spread)
+from ..contact.observer import MomentumObserver, observer_gains
+from ..contact.wrench import contact_wrench
+from ..rigid.jacobian import ancestors
+
+#: A state more than this many median intervals after the last one is a gap: the observer
+#: starts again (its momentum difference would span motion it never saw).
+GAP = 10
+#: The observer's time constant must span at least this many state periods (K <= rate / 2):
+#: shorter, the residual is each interval's raw momentum balance, noise and all.
+PERIODS_PER_TIME_CONSTANT = 2.0
+#: Intervals kept to measure the state rate.
+RATE_WINDOW = 50
+#: rad/s (m/s): a joint slower than this all through a calibration did not move in it.
+STILL = 0.01
+#: How many states pass between checks of who listens to ~/contact_wrench (the least squares
+#: cost 13 us a state: a third of what the observer adds, spent only while someone listens).
+LISTENERS_EVERY = 200
+
+
+def thresholds_check(value):
+    """Reason why ``value`` is neither 'auto' nor one number or a list of numbers, or None."""
+    try:
+        parse_thresholds(value)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def parse_thresholds(value):
+    """Return None for ``'auto'``, else the numbers of ``'5'`` or ``'[5, 4, 3]'`` (N m)."""
+    if value.strip() == 'auto':
+        return None
+    try:
+        parsed = yaml.safe_load(value)
+    except yaml.YAMLError:
+        parsed = None
+    numbers = parsed if isinstance(parsed, list) else [parsed]
+    if not numbers or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                              for x in numbers):
+        raise ValueError(f"must be 'auto', a number or a list of numbers (N m), got {value!r}")
+    bad = [x for x in numbers if not (np.isfinite(x) and x > 0)]
+    if bad:
+        raise ValueError(f'thresholds must be finite numbers > 0 (N m), got {bad[0]}')
+    return [float(x) for x in numbers]
+
+
+def gain_check(value):
+    """Reason why ``value`` is not one or more finite gains > 0, or None."""
+    if not value or not all(np.isfinite(v) and v > 0 for v in value):
+        return f'must be finite numbers > 0 (1/s), one or one per joint, got {list(value)}'
+    return None
+
+
+#: dynamics_node's parameters of the contact output.
+CONTACT_PARAMS = (
+    Param('external_torques', False, 'run the momentum observer on joint_states: '
+          '~/external_torques, ~/contact_wrench, ~/contact, ~/rearm'),
+    Param('observer_friction', True, "count the model's friction law Fv qd + Fc s(qd) + Fo as the "
+          "joints' own, not external (false: a robot whose joints have none)"),
+    Param('observer_gain', [50.0], 'observer gain K (1/s), one value or one per joint: the '
+          'estimate follows a push with the time constant 1/K; at most half the state rate',
+          gain_check),
+    Param('contact_thresholds', 'auto', "N m, one value or one per joint ('[a, b, ...]'), above "
+          'which ~/contact says 1; auto: twice the largest residual of free motion',
+          thresholds_check),
+    Param('collision_thresholds', 'auto', 'N m, as contact_thresholds, above which ~/contact '
+          'says 2 (latched until ~/rearm); auto: four times the largest residual of free motion',
+          thresholds_check),
+    Param('contact_calibration', 3.0, 'auto thresholds: seconds of free motion (some joint '
+          'moving), after the observer has settled, whose largest residual sets them (unless '
+          'the identified parameters carry a contact_spread)', low=0.05, high=3600.0),
+    Param('contact_link', '', 'link whose wrench ~/contact_wrench estimates, in its frame '
+          '(empty: the deepest link)'),
+)
+
+
+class ContactOutput:
+    """The observer, the levels and their topics for one node (see the module)."""
+
+    def __init__(self, node, params, now_ns):
+        self.node, self.params, self.now_ns = node, params, now_ns
+        self.log = QuickLogger(node)
+        # a state's worth each at 1 kHz: a recorder a tenth of a second late loses none
+        self.torques_pub = node.create_publisher(JointState, '~/external_torques', 100)
+        self.wrench_pub = node.create_publisher(WrenchStamped, '~/contact_wrench', 100)
+        self.level_pub = node.create_publisher(UInt8, '~/contact', 100)
+        node.create_service(Trigger, '~/rearm', self._rearm)
+        from rclpy.serialization import serialize_message
+        self._level = [serialize_message(UInt8(data=k)) for k in range(3)]   # published as is
+        self.model = self.observer = self.detector = None
+        self.warned = set()
+
+    # --- model and parameters --------------------------------------------------------------
+    def _node_model(self):
+        source = getattr(self.node, 'source', None)
+        return None if source is None else source.model
+
+    def check_link(self, value):
+        """Reason why ``value`` is not empty or a link of the model, or None (a check)."""
+        model = self._node_model()
+        if value and model is not None and value not in model.frames:
+            return f"'{value}' is not a link of model '{model.name}'"
+        return None
+
+    def check_gain(self, value):
+        """Reason why the gains cannot work for the model and the state rate now, or None."""
+        reason = gain_check(value)
+        if reason or self.model is None:
+            return reason
+        try:
+            gains = observer_gains(self.model, value)
+        except ValueError as e:
+            return str(e)
+        rate = self._rate()
+        if rate and gains.max() > rate / PERIODS_PER_TIME_CONSTANT:
+            return (f'{gains.max():g}/s is too high for joint states at {rate:.4g} Hz: the time '
+                    f'constant 1/K must span {PERIODS_PER_TIME_CONSTANT:g} state periods '
+                    f'(K <= {rate / PERIODS_PER_TIME_CONSTANT:.4g}/s)')
+        return None
+
+    def set_model(self, model, why='a new model'):
+        """Start afresh on ``model`` (None: the output off); say why the observer restarts."""
+        self.model = model if self.params.external_torques else None
+        self.observer = self.detector = None
+        self.intervals, self.last, self.origin = [], None, None
+        if self.model is None:
+            return
+        try:
+            self.observer = MomentumObserver(model, self.params.observer_gain,
+                                             friction=self.params.observer_friction)
+            self.link = self.params.contact_link or deepest_link(model)
+            if self.link not in model.frames:
+                raise ValueError(f"contact_link '{self.link}' is not a link of model "
+                                 f"'{model.name}'")
+        except ValueError as e:
+            self.log.error(f'external torques off: {e}')
+            self.model = self.observer = None
+            return
+        torques = JointState(name=list(model.joint_names))
+        self._torques = stamped_serialiser(torques, model.n, _set_effort)
+        wrench = WrenchStamped()
+        wrench.header.frame_id = self.link
+        self._wrench = stamped_serialiser(wrench, 6, _set_wrench)
+        self._countdown, self._listening = 0, False
+        self._levels()
+        self.log.info(f'external torques: momentum observer on {model.n} joints, gain '
+                      f'{_numbers(self.observer.gain)} 1/s, contact wrench at {self.link}; '
+                      f'observer started ({why})')
+
+    def _levels(self):
+        """Set the detector from the parameters, or leave it to calibration (``auto``)."""
+        model, params = self.model, self.params
+        contact = parse_thresholds(params.contact_thresholds)
+        collision = parse_thresholds(params.collision_thresholds)
+        self.detector, self.calibration = None, None
+        if contact is not None and collision is not None:
+            self._detect(contact, collision, 'as given')
+            return
+        source = getattr(params, 'identified_parameters', '')
+        if source:
+            try:
+                spread = spread_of_parameters(model, source, self.observer.gain)
+            except ValueError as e:
+                self.log.warning(f'contact thresholds: {e}')
+                spread = None
+            if spread is not None:
+                self._learnt(spread, f'the identification ({source})')
+                return
+        self.calibration = np.zeros(model.n)
+        self.calibration_effort, self.calibration_motion = 0.0, np.zeros(model.n)
+        self.calibration_moved, self.calibration_at = 0.0, None
+        self.log.info(f'contact thresholds: auto, learnt over {params.contact_calibration:g} s '
+                      'of free motion once the observer has settled: keep the robot free of '
+                      'contact until they are said')
+
+    def _learnt(self, spread, where):
+        params = self.params
+        try:
+            levels = thresholds_from_spread(self.model, spread)
+        except ValueError as e:
+            self.log.error(f'contact thresholds not learnt from {where}: {e}')
+            return
+        contact = parse_thresholds(params.contact_thresholds)
+        collision = parse_thresholds(params.collision_thresholds)
+        self._detect(levels.contact if contact is None else contact,
+                     levels.collision if collision is None else collision,
+                     f'learnt from {where}, spread {_numbers(spread)} N m')
+
+    def _detect(self, contact, collision, how):
+        try:
+            levels = thresholds(self.model, contact, collision)
+        except ValueError as e:
+            self.log.error(f'no contact levels: {e}')
+            return
+        self.detector = ContactDetector(self.model, levels)
+        self.log.info(f'contact thresholds {how}: contact {_numbers(levels.contact)} N m, '
+                      f'collision {_numbers(levels.collision)} N m')
+
+    def on_parameters(self, changed):
+        """Apply accepted changes of :data:`CONTACT_PARAMS`."""
+        if changed & {'external_torques', 'observer_gain', 'observer_friction'}:
+            self.set_model(self._node_model(), 'its parameters changed')
+        elif self.model is not None and changed & {'contact_thresholds', 'collision_thresholds'}:
+            self._levels()
+        elif self.model is not None and 'contact_link' in changed:
+            self.set_model(self._node_model(), 'contact_link changed')
+
+    # --- states -----------------------------------------------------------------------------
+    def reset(self, why):
+        """Start the observer again (a jump, a gap, stale or out-of-order states), saying why."""
+        if self.observer is None or self.observer.since is None:
+            return
+        self.observer.reset()
+        self.intervals, self.last, self.origin = [], None, None
+        if self.calibration is not None:
+            self._levels()                      # the calibration starts again too
+        self.log.warning(f'external torques: observer reset ({why}); it settles again in '
+                         f'{5 * self.observer.time_constant:.3g} s')
+
+    def _rate(self):
+        return 1.0 / np.median(self.intervals) if len(self.intervals) >= 5 else None
+
+    def on_state(self, q, qd, effort, stamp_ns):
+        """Take one accepted joint state (model order); publish what it gives."""
+        if self.observer is None:
+            return
+        if qd is None or effort is None:
+            missing = 'velocities' if qd is None else 'efforts'
+            if missing not in self.warned:
+                self.warned.add(missing)
+                self.log.warning(f'external torques: joint_states carry no {missing}: no '
+                                 'contact output (the momentum observer needs the measured '
+                                 'velocities and the efforts the joints apply)')
+            return
+        stamp_ns = stamp_ns or self.now_ns()           # unstamped states: their receipt
+        if self.origin is None:
+            self.origin = stamp_ns
+        t = (stamp_ns - self.origin) * 1e-9              # seconds since the observer started
+        if self.last is not None:
+            dt = t - self.last
+            if dt > 0:
+                if len(self.intervals) >= 5 and dt > GAP * np.median(self.intervals):
+                    self.reset(f'a gap of {dt:.3g} s in the joint states')
+                    return self.on_state(q, qd, effort, stamp_ns)
+                self.intervals.append(dt)
+                del self.intervals[:-RATE_WINDOW]
+                if len(self.intervals) == 5:
+                    self._check_rate()
+        self.last = t
+        r = self.observer.update(t, q, qd, effort)
+        if self.observer.since == t:                # the first state: nothing to say yet
+            return
+        self.torques_pub.publish(self._publishable_torques(stamp_ns, r))
+        if self.calibration is not None:
+            self._calibrate(t, r, qd, effort)
+        if self.detector is not None:
+            self.level_pub.publish(self._level[self.detector.update(r, stamp_ns * 1e-9)])
+            if self.detector.new:
+                self.log.error(f'external torques: {self.detector.collision.describe(self.model)}'
+                               ' (above the collision thresholds: latched until ~/rearm)')
+        self._countdown -= 1
+        if self._countdown < 0:
+            self._countdown = LISTENERS_EVERY
+            self._listening = self.wrench_pub.get_subscription_count() > 0
+        if self._listening:
+            self._publish_wrench(stamp_ns, q, r)
+
+    def _check_rate(self):
+        reason = self.check_gain(self.params.observer_gain)
+        if reason:
+            self.log.error(f'external torques off: observer_gain {reason}; set a lower one '
+                           '(ros2 param set)')
+            self.model = self.observer = self.detector = None
+
+    def _calibrate(self, t, r, qd, effort):
+        """Learn from the settled residual until ``contact_calibration`` s of it had motion."""
+        if not self.observer.settled(t):
+            return
+        np.maximum(self.calibration, np.abs(r), out=self.calibration)
+        speed = np.abs(qd)
+        np.maximum(self.calibration_motion, speed, out=self.calibration_motion)
+        self.calibration_effort = max(self.calibration_effort, float(np.abs(effort).max()))
+        if self.calibration_at is not None and speed.max() >= STILL:
+            self.calibration_moved += t - self.calibration_at
+        self.calibration_at = t
+        if self.calibration_moved >= self.params.contact_calibration:
+            still = [j for j, v in zip(self.model.joint_names, self.calibration_motion)
+                     if v < STILL]
+            if still:
+                self.log.warning(f'contact thresholds: joints {", ".join(still)} did not move '
+                                 f'during the calibration (under {STILL:g} rad/s): their '
+                                 'thresholds hold at rest, and motion may cross them')
+            spread = np.maximum(self.calibration, FLOOR * self.calibration_effort)
+            self.calibration = None
+            self._learnt(spread, f'{self.calibration_moved:.3g} s of free motion')
+
+    def _publishable_torques(self, stamp_ns, r):
+        if self._torques is not None:
+            return self._torques(stamp_ns, r)
+        msg = JointState(name=list(self.model.joint_names))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+        _set_effort(msg, r)
+        return msg
+
+    def _publish_wrench(self, stamp_ns, q, r):
+        estimate = contact_wrench(self.model, self.link, q, r)
+        if self._wrench is not None:
+            self.wrench_pub.publish(self._wrench(stamp_ns, estimate.wrench))
+        else:
+            msg = WrenchStamped()
+            msg.header.frame_id = self.link
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+            _set_wrench(msg, estimate.wrench)
+            self.wrench_pub.publish(msg)
+        missing = estimate.unobservable()
+        if missing and 'unobservable' not in self.warned:
+            self.warned.add('unobservable')
+            self.log.warning(f'contact wrench at {self.link}: {", ".join(missing)} not '
+                             'observable from its joints (published as NaN)')
+
+    def _rearm(self, request, response):
+        response.success = True
+        if self.detector is None:
+            response.message = 'nothing to re-arm: no contact levels yet'
+            return response
+        released = self.detector.rearm()
+        if released is None:
+            response.message = 'nothing latched'
+        else:
+            response.message = f're-armed after the {released.describe(self.model)} (peak)'
+            self.log.info(f'external torques: {response.message}')
+        return response
+
+
+def deepest_link(model):
+    """Return the child link of the body with the most joints above it (the chain's last)."""
+    depth = [len(ancestors(model, i)) for i in range(model.n)]
+    return model.link_names[int(np.argmax(depth))] if model.n else model.base_link
+
+
+def _numbers(x):
+    return '[' + ', '.join(f'{v:.3g}' for v in x) + ']'
+
+
+def _set_effort(msg, values):
+    msg.effort = array.array('d', np.ascontiguousarray(values, dtype=float).tobytes())
+
+
+def _set_wrench(msg, v):
+    msg.wrench.force = Vector3(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+    msg.wrench.torque = Vector3(x=float(v[3]), y=float(v[4]), z=float(v[5]))
