@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .observer import beyond
 from .._inputs import per_joint
 
 #: Contact above this many times the largest residual of free motion: free motion never seen to
@@ -88,8 +89,10 @@ def learn_thresholds(model, residual, efforts=None):
     """
     Learn the thresholds from the observer's residual over free motion, ``(N, n)``.
 
-    Each joint's spread is its largest ``|r|`` (sensor offsets included: the levels are on
-    ``|r|``), and at least :data:`FLOOR` times the largest of the ``efforts`` ``(N, n)`` the
+    Each joint's spread is its largest ``|r|`` (sensor offsets and the residual's excursions at
+    reversals included: the levels then stand above all free motion showed, and the observer's
+    band adds what dry friction may hold at rest, which a stretch of motion does not show), and
+    at least :data:`FLOOR` times the largest of the ``efforts`` ``(N, n)`` the
     joints applied over the same stretch, where given.  The stretch should move every joint as
     the task will, and start once the observer has settled (5 time constants after its first
     state).
@@ -165,8 +168,9 @@ class ContactDetector:
     """
     The contact level of each state: 0 free, 1 contact, 2 collision (latched until rearmed).
 
-    ``update(r, t)`` returns the level; a new collision is :attr:`collision`, and
-    :attr:`new` is True on the state that latched it (log it once).
+    ``update(r, t, band)`` returns the level; a new collision is :attr:`collision`, and
+    :attr:`new` is True on the state that latched it (log it once).  The levels apply to
+    ``|r| - band`` (the observer's dry-friction band; none: ``|r|``).
     """
 
     def __init__(self, model, levels):
@@ -176,9 +180,9 @@ class ContactDetector:
         self.collision = None
         self.new = False
 
-    def update(self, residual, t):
-        """Take one residual ``(n,)`` at time ``t``; return the level."""
-        a = np.abs(residual)
+    def update(self, residual, t, band=None):
+        """Take one residual ``(n,)`` (and its band) at time ``t``; return the level."""
+        a = np.abs(residual) if band is None else beyond(residual, band)
         self.new = False
         if self.collision is not None:
             np.maximum(self.collision.peak, a, out=self.collision.peak)

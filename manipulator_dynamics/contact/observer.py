@@ -37,10 +37,34 @@ the state's terms integrated by the trapezoid rule and the joints' effort as a d
 it: ``tau_m,k`` is what the joints applied since the last state (ros2_control reads back the
 torque its last write commanded and held; sim_node publishes the command it held over the
 step).  Averaging the efforts instead puts half of each step's change of command into the
-estimate: 0.14 N m on a pushed panda under stiff computed torque, against 0.006 N m so.  The
-lag is then advanced exactly for an input held over the interval (zero-order hold):
+estimate: 0.14 N m on a pushed panda under stiff computed torque, against 0.006 N m so.  Where
+states were missed (a busy reader keeps only the newest, a logger skips samples), the interval
+spans several periods ``T`` of the stream, and only the last one is known to have had
+``tau_m,k``: the rest takes the mean of the efforts at its ends,
+``(T tau_m,k + (dt - T) (tau_m,k + tau_m,k-1) / 2) / dt`` (on a simulated arm with 5 % of its
+states dropped, the largest residual of free motion fell from 0.15 to 0.086 N m on a wrist joint,
+its value with none dropped).  The lag is then advanced exactly for an input held over the
+interval (zero-order hold):
 
     r_k = a r_{k-1} + (1 - a) u,   a = exp(-K dt).
+
+Dry friction at rest.  A joint that does not move (slower than :data:`STILL`, the velocity
+signal's noise) is held by its dry friction anywhere within ``+-Fc``: no law says where, and
+``Fc sign(qd)`` on a velocity that is noise says ``+-Fc`` at random (a simulated arm brought to
+rest by computed torque left a residual of 0.8 N m, its joint's full Fc).  So there the
+observer counts the Coulomb part of the law as zero, and carries a *band*: ``Fc`` through the
+same lag, ``b_k = a b_{k-1} + (1 - a) Fc [joint still or reversing]``, the part of ``|r|``
+that dry friction may explain.  A joint whose velocity changed sign since the last state went
+through rest between them, seen or not (a reversal is where a joint sticks; a busy reader may
+miss the state where it was still).  Nor does friction switch at once when the joint moves
+again (pre-sliding, a simulator's soft constraint): the band takes ``Fc`` for one time
+constant ``1 / K`` after the joint was last still.  Missed states add to it what is not known of the efforts
+over them: their mean lies between the efforts at the ends for a command that moved one way,
+so the estimate ``(tau_m,k + tau_m,k-1) / 2`` is off by at most ``|tau_m,k - tau_m,k-1| / 2``
+over the ``dt - T`` missed (beside a busy loop on the other core, dynamics_node missed states
+at joint reversals, where friction compensation switches, and called them contacts).  The contact levels apply to ``|r| - b``
+(:class:`~manipulator_dynamics.contact.detection.ContactDetector`): at rest a push is seen once
+it exceeds the friction that could hold it, as a person pushing a braked joint would find.
 
 Why this one and not forward Euler (``r_k = r_{k-1} + K dt (u - r_{k-1})``, the usual one):
 it is stable and exact in steady state for any ``K dt`` (Euler's is unstable past
@@ -63,6 +87,8 @@ from ..rigid.status import BAD_VECTOR, check, NON_FINITE, OK
 
 #: 1/s: the default gain of every joint (a time constant of 20 ms).
 DEFAULT_GAIN = 50.0
+#: rad/s (m/s): a joint slower than this may be held by its dry friction (see the module).
+STILL = 0.01
 
 
 def observer_gains(model, gain):
@@ -75,7 +101,15 @@ def observer_gains(model, gain):
 
 
 @njit(**INLINE)
-def momentum_sample(m, q, qd, flags, work, C, p, s):
+def dry_friction(m, k, rate, still):
+    """Return joint ``k``'s friction, its Coulomb part zero below ``still`` (the docstring)."""
+    if abs(rate) < still:
+        return m.viscous[k] * rate + m.friction_offset[k]
+    return joint_friction(m, k, rate)
+
+
+@njit(**INLINE)
+def momentum_sample(m, q, qd, flags, still, work, C, p, s):
     """
     Fill ``p = M(q) qd`` and ``s = C^T qd - g(q) [- tau_f]`` for one state (``C (n, n)``).
 
@@ -83,7 +117,7 @@ def momentum_sample(m, q, qd, flags, work, C, p, s):
     ``M[j, k] = S_j . Ic_k S_k`` (``j`` on k's root path) and ``g_j = S_j . Ic_j a0`` with
     ``a0 = (0, -gravity)`` the base's acceleration, so M and g cost a dot product an entry.
     ``flags``: :data:`ARMATURE` adds ``Ia qd`` to ``p``, :data:`FRICTION` subtracts the
-    model's friction law at ``qd``.
+    model's friction law at ``qd`` (its Coulomb part zero for a joint slower than ``still``).
     """
     coriolis_sample(m, q, qd, work, C)
     S, Ic, tmp = work[4][0], work[5], work[7]
@@ -110,29 +144,58 @@ def momentum_sample(m, q, qd, flags, work, C, p, s):
         inertia_times(Ic[k], a0, y)
         s[k] -= dot6(S[k], y)                       # g_k
         if flags & FRICTION:
-            s[k] -= joint_friction(m, k, qd[k])
+            s[k] -= dry_friction(m, k, qd[k], still)
 
 
 @njit(**JIT)
-def momentum_kernel(m, q, qd, flags, p, s):
+def momentum_kernel(m, q, qd, flags, still, p, s):
     """Fill ``p, s (N, n)`` for each sample (:func:`momentum_sample`); return a status."""
     if not (all_finite(q) and all_finite(qd)):
         return NON_FINITE
     n = m.parent.shape[0]
     work, C = coriolis_workspace(n), np.empty((n, n))
     for k in range(p.shape[0]):
-        momentum_sample(m, _row(k, q), _row(k, qd), flags, work, C, p[k], s[k])
+        momentum_sample(m, _row(k, q), _row(k, qd), flags, still, work, C, p[k], s[k])
     return OK
 
 
+@njit(**INLINE)
+def applied(tau, last, dt, period):
+    """Return the mean effort over ``dt``: ``tau`` over its last ``period`` (the docstring)."""
+    held = min(period, dt)
+    return (held * tau + (dt - held) * 0.5 * (tau + last)) / dt
+
+
+@njit(**INLINE)
+def unknown(m, flags, i, sticking, tau, last, dt, period):
+    """Return what joint ``i``'s band takes from one interval: dry friction, missed efforts."""
+    held = m.coulomb[i] if flags & FRICTION and sticking else 0.0
+    missed = dt - min(period, dt)
+    return held + 0.5 * abs(tau - last) * missed / dt
+
+
+@njit(**INLINE)
+def moving_for(rate, previous, still, dt, before):
+    """Return how long a joint has moved since it was last still (0: still or reversing now)."""
+    return 0.0 if stuck(rate, previous, still) else before + dt
+
+
+@njit(**INLINE)
+def stuck(rate, previous, still):
+    """Tell whether a joint was still or reversing: slower than ``still``, or a sign change."""
+    return abs(rate) < still or rate * previous < 0.0
+
+
 @njit(**ONE_STATE)
-def observer_vector(address, q, qd, tau, dt, gain, flags, r, p, s):
+def observer_vector(address, q, qd, tau, dt, period, gain, flags, still, r, band, p, s, last,
+                    last_qd, moving):
     """
     One state of the observer (the control-loop path): the terms, then the lag's step.
 
-    ``p, s`` hold the last state's terms and take this one's; with ``dt > 0`` the residual ``r``
-    advances (module docstring).  BAD_VECTOR for a vector of the wrong length or a non-finite
-    value.
+    ``p, s, last, last_qd, moving`` hold the last state's terms, effort, velocities and time
+    each joint has moved, and take this one's; with ``dt > 0``
+    the residual ``r`` and the dry-friction band advance (module docstring).  BAD_VECTOR for a
+    vector of the wrong length or a non-finite value.
     """
     m = model_at(address)
     n = m.parent.shape[0]
@@ -142,35 +205,46 @@ def observer_vector(address, q, qd, tau, dt, gain, flags, r, p, s):
         if not (np.isfinite(q[i]) and np.isfinite(qd[i]) and np.isfinite(tau[i])):
             return BAD_VECTOR
     p_new, s_new = scratch((n,), True), scratch((n,), True)
-    momentum_sample(m, q, qd, flags, coriolis_workspace(n, True), scratch((n, n), True), p_new,
-                    s_new)
+    momentum_sample(m, q, qd, flags, still, coriolis_workspace(n, True), scratch((n, n), True),
+                    p_new, s_new)
     if dt > 0.0:
         for i in range(n):
             a = np.exp(-gain[i] * dt)
-            u = (p_new[i] - p[i]) / dt - tau[i] - 0.5 * (s_new[i] + s[i])
+            u = (p_new[i] - p[i]) / dt - applied(tau[i], last[i], dt, period) \
+                - 0.5 * (s_new[i] + s[i])
             r[i] = a * r[i] + (1.0 - a) * u
+            moving[i] = moving_for(qd[i], last_qd[i], still, dt, moving[i])
+            band[i] = a * band[i] + (1.0 - a) * unknown(
+                m, flags, i, moving[i] * gain[i] <= 1.0, tau[i], last[i], dt, period)
     for i in range(n):
-        p[i], s[i] = p_new[i], s_new[i]
+        p[i], s[i], last[i], last_qd[i] = p_new[i], s_new[i], tau[i], qd[i]
     return OK
 
 
-_observer_vector = Signature(observer_vector, INT, VECTOR, VECTOR, VECTOR, FLOAT, OUT_VECTOR,
-                             INT, OUT_VECTOR, OUT_VECTOR, OUT_VECTOR)
+_observer_vector = Signature(observer_vector, INT, VECTOR, VECTOR, VECTOR, FLOAT, FLOAT,
+                             OUT_VECTOR, INT, FLOAT, OUT_VECTOR, OUT_VECTOR, OUT_VECTOR,
+                             OUT_VECTOR, OUT_VECTOR, OUT_VECTOR, OUT_VECTOR)
 _NAMES = ('q', 'qd')
 
 
-def momentum_terms(model, q, qd, friction=True):
+def beyond(residual, band):
+    """Return ``max(|r| - band, 0)``: the residual dry friction at rest cannot explain."""
+    return np.maximum(np.abs(residual) - band, 0.0)
+
+
+def momentum_terms(model, q, qd, friction=True, still=STILL):
     """
     Return ``p = M(q) qd`` and ``s = C^T qd - g - tau_f``, each (n,) or (N, n).
 
-    ``friction``: take ``tau_f`` from the model's friction law (the URDF's, or identified).
-    Rotor inertia is in ``M``.
+    ``friction``: take ``tau_f`` from the model's friction law (the URDF's, or identified), its
+    Coulomb part zero where a joint is slower than ``still`` (0: never).  Rotor inertia is in
+    ``M``.
     """
     m = kernel_model(model)
     (q, qd), N, single = states(model, _NAMES, q, qd)
     p, s = np.empty((N, model.n)), np.empty((N, model.n))
     flags = ARMATURE | (FRICTION if friction else 0)
-    check(model, momentum_kernel(m, q, qd, flags, p, s), _NAMES, q, qd)
+    check(model, momentum_kernel(m, q, qd, flags, float(still), p, s), _NAMES, q, qd)
     return (p[0], s[0]) if single else (p, s)
 
 
@@ -187,21 +261,27 @@ class MomentumObserver:
         with the time constant ``1 / K``.
     friction : bool
         Subtract the model's friction ``Fv qd + Fc s(qd) + Fo``.
+    still : float
+        rad/s (m/s): below this a joint's dry friction is left to the band (the module); 0:
+        never.
 
     Attributes
     ----------
     residual : ndarray, shape (n,)
         The estimated external joint torques after the last :meth:`update`, N m (zero until
         two states have been seen).
+    band : ndarray, shape (n,)
+        The part of ``|residual|`` dry friction at rest may explain, N m (the module).
     since : float or None
         The time of the first state since the last :meth:`reset`.
 
     """
 
-    def __init__(self, model, gain=DEFAULT_GAIN, *, friction=True):
+    def __init__(self, model, gain=DEFAULT_GAIN, *, friction=True, still=STILL):
         self.model = model
         self.gain = observer_gains(model, gain)
         self.friction = bool(friction)
+        self.still = float(still)
         self._flags = ARMATURE | (FRICTION if friction else 0)
         self._address = kernel_model(model).address
         self.reset()
@@ -214,22 +294,26 @@ class MomentumObserver:
     def reset(self):
         """Forget every state: the next one starts the integral afresh, the residual at zero."""
         self.residual = np.zeros(self.model.n)
+        self.band = np.zeros(self.model.n)
         self.since = None
         self._t = None
-        self._p, self._s = np.zeros(self.model.n), np.zeros(self.model.n)
+        self._p, self._s, self._tau, self._qd, self._moving = (np.zeros(self.model.n)
+                                                                for _ in range(5))
 
     def settled(self, t):
         """Tell whether 5 time constants have passed since the first state after the reset."""
         return self.since is not None and t - self.since >= 5.0 * self.time_constant
 
-    def update(self, t, q, qd, tau):
+    def update(self, t, q, qd, tau, period=None):
         """
         Take the state at time ``t`` (s): positions, velocities and the efforts the joints apply.
 
         Returns the residual ``(n,)``, the external joint torques estimated (the observer's own
         array, updated in place by the next call: copy it to keep it).  ``t`` must not go back
         (``ValueError``: call :meth:`reset` after a jump); a state at the same time as the last
-        is a repeat and changes nothing.  ``ValueError`` names a joint whose value is not finite.
+        is a repeat and changes nothing.  ``period``: the stream's period, s, where states may
+        be missed (an interval longer than it then took the efforts' mean over its start); None:
+        every interval is one period.  ``ValueError`` names a joint whose value is not finite.
         """
         last = self._t
         if last is None:
@@ -244,8 +328,9 @@ class MomentumObserver:
                                  f'last one ({last:.6f} s); reset() after a jump back')
         try:
             if vectors(q, qd, tau) and _observer_vector.call(
-                    self._address, q, qd, tau, dt, self.gain, self._flags, self.residual,
-                    self._p, self._s) == OK:
+                    self._address, q, qd, tau, dt, dt if period is None else period, self.gain,
+                    self._flags, self.still, self.residual, self.band, self._p, self._s,
+                    self._tau, self._qd, self._moving) == OK:
                 self._t = t
                 return self.residual
         except TypeError:                       # not float64 arrays: checked below
@@ -257,12 +342,12 @@ class MomentumObserver:
         if q.shape[0] != 1:
             raise ValueError('MomentumObserver.update takes one state (n,); for a log, '
                              'momentum_residual')
-        return self.update(t, q[0], qd[0], tau[0])
+        return self.update(t, q[0], qd[0], tau[0], period)
 
 
-def momentum_residual(model, t, q, qd, tau, gain=DEFAULT_GAIN, *, friction=True):
+def observe(model, t, q, qd, tau, gain=DEFAULT_GAIN, *, friction=True, still=STILL):
     """
-    Run the observer over a whole log: the external joint torques at every sample.
+    Run the observer over a whole log: the external joint torques and the band at every sample.
 
     Parameters
     ----------
@@ -274,13 +359,15 @@ def momentum_residual(model, t, q, qd, tau, gain=DEFAULT_GAIN, *, friction=True)
         (:func:`~manipulator_dynamics.identification.timing.retime`).
     q, qd, tau : array-like, shape (N, n)
         Positions, velocities, and the efforts the joints apply, in ``model.joint_names`` order.
-    gain, friction
+    gain, friction, still
         As :class:`MomentumObserver`.
 
     Returns
     -------
-    r : ndarray, shape (N, n)
-        The same numbers as :meth:`MomentumObserver.update` called on each sample in turn.
+    r, band : ndarray, shape (N, n)
+        The same numbers as :meth:`MomentumObserver.update` called on each sample in turn with
+        the log's median interval as its period (skipped samples are handled as missed states):
+        its ``residual`` and ``band``.
 
     """
     t = np.asarray(t, dtype=float)
@@ -297,31 +384,48 @@ def momentum_residual(model, t, q, qd, tau, gain=DEFAULT_GAIN, *, friction=True)
     if len(back):
         k = int(back[0]) + 1
         raise ValueError(f't goes back at sample {k}: {t[k]:.6f} s after {t[k - 1]:.6f} s')
-    p, s = momentum_terms(model, q, qd, friction)
-    out = np.empty_like(p)
-    _filter(t, p, tau, s, observer_gains(model, gain), out)
-    return out
+    p, s = momentum_terms(model, q, qd, friction, still)
+    out, band = np.empty_like(p), np.empty_like(p)
+    steps = np.diff(t)
+    steps = steps[steps > 0]
+    period = float(np.median(steps)) if len(steps) else 0.0
+    _filter(kernel_model(model), t, p, tau, s, qd, ARMATURE | (FRICTION if friction else 0),
+            float(still), observer_gains(model, gain), period, out, band)
+    return out, band
+
+
+def momentum_residual(model, t, q, qd, tau, gain=DEFAULT_GAIN, *, friction=True, still=STILL):
+    """Return :func:`observe`'s residual alone: the external joint torques, ``(N, n)``."""
+    return observe(model, t, q, qd, tau, gain, friction=friction, still=still)[0]
 
 
 @njit(**JIT)
-def _filter(t, p, tau, s, gain, out):
-    """Run the discretised lag of the module docstring over every sample, into ``out``."""
+def _filter(m, t, p, tau, s, qd, flags, still, gain, period, out, band):
+    """Run the discretised lag of the module docstring over every sample, into ``out, band``."""
     n = p.shape[1]
     out[0, :] = 0.0
+    band[0, :] = 0.0
+    moving = np.zeros(n)
     last = 0
     for k in range(1, t.shape[0]):
         dt = t[k] - t[last]
         if dt <= 0.0:                           # a repeated sample
             out[k, :] = out[k - 1, :]
+            band[k, :] = band[k - 1, :]
             continue
         for i in range(n):
             a = np.exp(-gain[i] * dt)
-            u = (p[k, i] - p[last, i]) / dt - tau[k, i] - 0.5 * (s[k, i] + s[last, i])
+            u = (p[k, i] - p[last, i]) / dt - applied(tau[k, i], tau[last, i], dt, period) \
+                - 0.5 * (s[k, i] + s[last, i])
             out[k, i] = a * out[k - 1, i] + (1.0 - a) * u
+            moving[i] = moving_for(qd[k, i], qd[last, i], still, dt, moving[i])
+            band[k, i] = a * band[k - 1, i] + (1.0 - a) * unknown(
+                m, flags, i, moving[i] * gain[i] <= 1.0, tau[k, i], tau[last, i], dt, period)
         last = k
 
 
-def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, topic='/joint_states'):
+def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STILL,
+                    topic='/joint_states'):
     """
     Return each joint's largest residual over logs of free motion: what thresholds stand above.
 
@@ -330,7 +434,7 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, topic='/jo
     :func:`~manipulator_dynamics.identification.logs.read_states`), on the robot's clock where
     their velocities allow it.  Each log is split at its gaps (an interval over 10 times the
     median), each stretch observed from rest and its first 5 time constants left out.  Returns
-    ``(n,)``, N m.  ``IdentificationError`` where a log lacks the velocities.
+    ``(n,)``, N m (of ``|r|``, as :func:`.detection.learn_thresholds` takes it).  ``IdentificationError`` where a log lacks the velocities.
     """
     from ..identification.logs import read_states
 
@@ -343,6 +447,6 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, topic='/jo
             settled = t[rows] - t[rows][0] >= 5.0 / gains.min()
             if settled.any():
                 r = momentum_residual(model, t[rows], q[rows], qd[rows], tau[rows], gains,
-                                      friction=friction)
+                                      friction=friction, still=still)
                 spread = np.maximum(spread, np.abs(r[settled]).max(axis=0))
     return spread

@@ -42,24 +42,24 @@ from std_srvs.srv import Trigger
 import yaml
 
 from ._parameters import Param
-from .logs import QuickLogger
+from .logs import QuickLogger, Throttled
 from .messages import stamped_serialiser
-from ..contact.detection import (ContactDetector, FLOOR, spread_of_parameters, thresholds,
-                                 thresholds_from_spread)
-from ..contact.observer import MomentumObserver, observer_gains
+from ..contact.detection import (CONTACT, ContactDetector, FLOOR, FREE, spread_of_parameters,
+                                 thresholds, thresholds_from_spread)
+from ..contact.observer import beyond, MomentumObserver, observer_gains, STILL
 from ..contact.wrench import contact_wrench
 from ..rigid.jacobian import ancestors
 
-#: A state more than this many median intervals after the last one is a gap: the observer
+#: A state more than this many periods after the last one is a gap: the observer
 #: starts again (its momentum difference would span motion it never saw).
 GAP = 10
 #: The observer's time constant must span at least this many state periods (K <= rate / 2):
 #: shorter, the residual is each interval's raw momentum balance, noise and all.
 PERIODS_PER_TIME_CONSTANT = 2.0
-#: Intervals kept to measure the state rate.
+#: Intervals whose median is the stream's period, measured anew each window (the first
+#: estimate after 5).
 RATE_WINDOW = 50
-#: rad/s (m/s): a joint slower than this all through a calibration did not move in it.
-STILL = 0.01
+
 #: How many states pass between checks of who listens to ~/contact_wrench (the least squares
 #: cost 13 us a state: a third of what the observer adds, spent only while someone listens).
 LISTENERS_EVERY = 200
@@ -128,6 +128,7 @@ class ContactOutput:
     def __init__(self, node, params, now_ns):
         self.node, self.params, self.now_ns = node, params, now_ns
         self.log = QuickLogger(node)
+        self.throttle = Throttled(node)       # a contact's start: at most one line a second
         # a state's worth each at 1 kHz: a recorder a tenth of a second late loses none
         self.torques_pub = node.create_publisher(JointState, '~/external_torques', 100)
         self.wrench_pub = node.create_publisher(WrenchStamped, '~/contact_wrench', 100)
@@ -170,7 +171,7 @@ class ContactOutput:
         """Start afresh on ``model`` (None: the output off); say why the observer restarts."""
         self.model = model if self.params.external_torques else None
         self.observer = self.detector = None
-        self.intervals, self.last, self.origin = [], None, None
+        self.intervals, self.last, self.origin, self.period = [], None, None, None
         if self.model is None:
             return
         try:
@@ -259,14 +260,14 @@ class ContactOutput:
         if self.observer is None or self.observer.since is None:
             return
         self.observer.reset()
-        self.intervals, self.last, self.origin = [], None, None
+        self.intervals, self.last, self.origin, self.period = [], None, None, None
         if self.calibration is not None:
             self._levels()                      # the calibration starts again too
         self.log.warning(f'external torques: observer reset ({why}); it settles again in '
                          f'{5 * self.observer.time_constant:.3g} s')
 
     def _rate(self):
-        return 1.0 / np.median(self.intervals) if len(self.intervals) >= 5 else None
+        return 1.0 / self.period if self.period else None
 
     def on_state(self, q, qd, effort, stamp_ns):
         """Take one accepted joint state (model order); publish what it gives."""
@@ -287,22 +288,32 @@ class ContactOutput:
         if self.last is not None:
             dt = t - self.last
             if dt > 0:
-                if len(self.intervals) >= 5 and dt > GAP * np.median(self.intervals):
+                if self.period and dt > GAP * self.period:
                     self.reset(f'a gap of {dt:.3g} s in the joint states')
                     return self.on_state(q, qd, effort, stamp_ns)
                 self.intervals.append(dt)
-                del self.intervals[:-RATE_WINDOW]
-                if len(self.intervals) == 5:
+                count = len(self.intervals)
+                if count == RATE_WINDOW or (count == 5 and self.period is None):
+                    self.period = float(np.median(self.intervals))   # the stream's period
+                    if count == RATE_WINDOW:
+                        self.intervals = []
                     self._check_rate()
+                    if self.observer is None:
+                        return
         self.last = t
-        r = self.observer.update(t, q, qd, effort)
+        r = self.observer.update(t, q, qd, effort, self.period)
         if self.observer.since == t:                # the first state: nothing to say yet
             return
         self.torques_pub.publish(self._publishable_torques(stamp_ns, r))
         if self.calibration is not None:
             self._calibrate(t, r, qd, effort)
         if self.detector is not None:
-            self.level_pub.publish(self._level[self.detector.update(r, stamp_ns * 1e-9)])
+            was = self.detector.level
+            level = self.detector.update(r, stamp_ns * 1e-9, self.observer.band)
+            self.level_pub.publish(self._level[level])
+            if level == CONTACT and was == FREE:
+                self.throttle.warn('contact', f'external torques: contact at '
+                                   f'{stamp_ns * 1e-9:.3f} s: {self._over(r)}')
             if self.detector.new:
                 self.log.error(f'external torques: {self.detector.collision.describe(self.model)}'
                                ' (above the collision thresholds: latched until ~/rearm)')
@@ -312,6 +323,11 @@ class ContactOutput:
             self._listening = self.wrench_pub.get_subscription_count() > 0
         if self._listening:
             self._publish_wrench(stamp_ns, q, r)
+
+    def _over(self, r):
+        """Name the joints above their contact level, with the residual of each."""
+        over = np.flatnonzero(beyond(r, self.observer.band) > self.detector.levels.contact)
+        return ', '.join(f'{self.model.joint_names[i]} {r[i]:.3g} N m' for i in over)
 
     def _check_rate(self):
         reason = self.check_gain(self.params.observer_gain)
@@ -324,7 +340,7 @@ class ContactOutput:
         """Learn from the settled residual until ``contact_calibration`` s of it had motion."""
         if not self.observer.settled(t):
             return
-        np.maximum(self.calibration, np.abs(r), out=self.calibration)
+        np.maximum(self.calibration, np.abs(r), out=self.calibration)     # all it showed
         speed = np.abs(qd)
         np.maximum(self.calibration_motion, speed, out=self.calibration_motion)
         self.calibration_effort = max(self.calibration_effort, float(np.abs(effort).max()))

@@ -21,7 +21,7 @@ from manipulator_dynamics.contact import detection
 from manipulator_dynamics.contact.detection import (ContactDetector, learn_thresholds,
                                                     spread_of_parameters, spread_yaml,
                                                     thresholds)
-from manipulator_dynamics.contact.observer import (momentum_residual, MomentumObserver,
+from manipulator_dynamics.contact.observer import (momentum_residual, MomentumObserver, observe,
                                                    residual_spread)
 from manipulator_dynamics.contact.wrench import contact_wrench
 from manipulator_dynamics.identification.logs import IdentificationError
@@ -193,7 +193,7 @@ def test_the_momentum_terms_are_M_qd_and_C_transpose_qd_less_gravity_and_frictio
     from manipulator_dynamics.control import friction_torque
     rng = np.random.default_rng(4)
     q, qd, _ = random_state(rigid, rng, N=5)
-    p, s = momentum_terms(rigid, q, qd)
+    p, s = momentum_terms(rigid, q, qd, still=0.0)
     M, C = md.inertia_matrix(rigid, q), md.coriolis_matrix(rigid, q, qd)
     expected = np.einsum('sji,sj->si', C, qd) - md.gravity_torques(rigid, q) \
         - friction_torque(rigid, qd)
@@ -203,3 +203,40 @@ def test_the_momentum_terms_are_M_qd_and_C_transpose_qd_less_gravity_and_frictio
     one = momentum_terms(rigid, q[2], qd[2], friction=False)
     np.testing.assert_allclose(one[1], s[2] + friction_torque(rigid, qd[2]), rtol=1e-10,
                                atol=1e-10 * np.abs(s).max())
+    # a joint slower than `still`: its Coulomb part left to the band, the rest of its law kept
+    slow = qd[2].copy()
+    slow[1] = 0.004
+    _, s_slow = momentum_terms(rigid, q[2], slow, still=0.01)
+    _, s_law = momentum_terms(rigid, q[2], slow, still=0.0)
+    coulomb = rigid.coulomb[1] * (np.tanh(0.004 / rigid.coulomb_velocity[1])
+                                  if rigid.coulomb_velocity[1] > 0 else 1.0)
+    np.testing.assert_allclose(s_slow - s_law, np.eye(rigid.n)[1] * coulomb, rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_at_rest_dry_friction_is_a_band_not_a_false_push(arm):
+    """
+    A joint held still by its dry friction: whatever it holds within +-Fc is no contact.
+
+    The efforts leave an unexplained 0.7 Fc on joint 2 at rest (the stiction a brake would
+    hold): the residual shows it, the band rises to Fc through the lag and the levels see
+    nothing; 1.5 Fc is a push (0.5 Fc beyond what friction can hold).
+    """
+    model = arm.with_joint_dynamics({'joint2': {'coulomb': 2.0}})
+    t = np.arange(400) * 1e-3
+    q = np.tile(np.full(model.n, 0.3), (len(t), 1))
+    # at rest: velocities that are noise, whose sign flips (their momentum's noise, 1e-6 x M
+    # per ms, stays far below the torques here)
+    qd = np.random.default_rng(5).normal(size=q.shape) * 1e-6
+    g = md.gravity_torques(model, q[0])
+    for share, expected in ((0.7, detection.FREE), (1.5, detection.CONTACT)):
+        held = np.zeros(model.n)
+        held[1] = share * 2.0
+        tau = np.tile(g - held, (len(t), 1))
+        r, band = observe(model, t, q, qd, tau)
+        settled = t > 0.2
+        np.testing.assert_allclose(r[settled, 1], held[1], rtol=0, atol=0.02)
+        np.testing.assert_allclose(band[settled, 1], 2.0, rtol=1e-3)
+        detector = ContactDetector(model, thresholds(model, 0.4, 1.2))
+        assert detector.update(r[-1], t[-1], band[-1]) == expected
+        assert detector.update(r[-1], t[-1]) == detection.COLLISION   # without the band

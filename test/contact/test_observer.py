@@ -211,7 +211,7 @@ def test_the_observer_streams_the_numbers_of_the_batch(pushed):
     model, link, kind, wrench, seconds, (t, q, qd, effort, truth, _) = pushed
     r = momentum_residual(model, t, q, qd, effort, GAIN, friction=False)
     observer = MomentumObserver(model, GAIN, friction=False)
-    streamed = np.array([observer.update(t[k], q[k], qd[k], effort[k]).copy()
+    streamed = np.array([observer.update(t[k], q[k], qd[k], effort[k], DT).copy()
                          for k in range(len(t))])
     assert_rel(streamed, r, 1e-12, 'residual')
     assert observer.settled(t[-1]) and not observer.settled(t[0] + 4 * TAU)

@@ -1,0 +1,263 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+dynamics_node's contact output over DDS: against sim_node's true push, and under bad input.
+
+The closed loops run sim_node in lockstep (every step waits for its command), so the machine's
+load slows them down but cannot change what they compute.
+"""
+
+import subprocess
+import sys
+
+import manipulator_dynamics as md
+from manipulator_dynamics import robots
+from manipulator_dynamics.contact.wrench import contact_wrench
+import numpy as np
+import pytest
+
+pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
+                    'test installs the PyPI wheels)')
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import UInt8  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from rosutil import stamp  # noqa: E402, I100
+from test_nodes_dynamics import logged, state, wait_logged  # noqa: E402, I100
+
+DEMO = robots.path('demo_arm')
+Q0 = [0.0, 0.6, 0.3, -0.9, 0.2, 0.7, 0.1]
+GAIN = 50.0
+TAU = 1.0 / GAIN
+PUSH_AT, PUSH_FOR = 3.0, 0.3
+
+
+def nanoseconds(msg):
+    """Return a message's header stamp in integer nanoseconds."""
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+
+def by_stamp(messages):
+    """``{stamp rounded to the microsecond: message}``."""
+    return {round(stamp(m), 6): m for m in messages}
+
+
+def test_a_push_on_mujoco_is_estimated_detected_latched_and_rearmed(client, processes):
+    """
+    sim_node pushes link7 from outside (3.0 s, for 0.3 s); gravity compensation holds the arm.
+
+    Nothing but gravity compensation holds it, so the push sets it moving: the loop stops 0.5 s
+    after the push, before the arm coasts into a joint limit (whose force the observer would
+    rightly call a contact).
+
+    The external torques are sim_node's truth through the observer's lag to 1 % of the push
+    (test_observer measures the estimate itself on a tracked motion); contact is raised within
+    3 time constants and a state, the collision is logged once and latched until ~/rearm,
+    whose answer gives its peak; the wrench is the least squares of the node's own estimate.
+    """
+    model = md.load_model(DEMO)
+    logs = client.listen_log()
+    states = client.listen(JointState, '/joint_states', 100000)
+    estimate = client.listen(JointState, '/dynamics_node/external_torques', 100000)
+    truth = client.listen(JointState, '/sim_node/true_external_torques', 100000)
+    levels = client.listen(UInt8, '/dynamics_node/contact', 100000)
+    wrench = client.listen(WrenchStamped, '/dynamics_node/contact_wrench', 100000)
+    processes('sim_node', f'initial_positions:=[{", ".join(map(str, Q0))}]', 'lockstep:=true',
+              'friction:=false', 'push_link:=link7', 'push_wrench:=[2.0, -1.5, -4.0, 0.0, 0.0, 0.0]',
+              f'push_start:={PUSH_AT}', f'push_duration:={PUSH_FOR}')
+    client.wait(lambda: states, 60.0, 'the held state on /joint_states')
+    processes('dynamics_node', f'urdf_path:={DEMO}', 'use_sim_time:=true', 'outputs:=[""]',
+              'external_torques:=true', 'observer_friction:=false', "contact_thresholds:='0.5'",
+              "collision_thresholds:='2.0'")
+    client.wait(lambda: states and stamp(states[-1]) >= PUSH_AT + PUSH_FOR + 0.3, 120.0,
+                'the loop past the push')
+    rearm = client.node.create_client(Trigger, '/dynamics_node/rearm')
+    answer = client.call(rearm, Trigger.Request())
+    client.wait(lambda: states and stamp(states[-1]) >= PUSH_AT + PUSH_FOR + 0.5, 60.0,
+                'the loop after the rearm')
+    client.spin(0.5)
+    ours, true = by_stamp(estimate), by_stamp(truth)
+    t = np.array(sorted(x for x in set(ours) & set(true) if x <= PUSH_AT + PUSH_FOR + 0.5))
+    r = np.array([ours[x].effort for x in t])
+    expected = np.array([true[x].effort for x in t])
+    lagged = np.zeros_like(expected)
+    a = np.exp(-GAIN * 1e-3)
+    for k in range(1, len(t)):
+        lagged[k] = a * lagged[k - 1] + (1 - a) * expected[k]
+    peak = np.abs(expected).max()
+    assert peak > 1.0 and np.abs(r - lagged).max() <= 0.01 * peak, np.abs(r - lagged).max()
+    # ~/contact follows ~/external_torques one for one (a bare UInt8: no stamp of its own)
+    level_t = np.array([stamp(m) for m in estimate])[len(estimate) - len(levels):]
+    level = np.array([m.data for m in levels])
+    assert not level[level_t < PUSH_AT].any()
+    raised = level_t[(level_t >= PUSH_AT) & (level >= 1)][0]
+    assert raised - PUSH_AT <= 3 * TAU + 1e-3, raised - PUSH_AT
+    latched = level[(level_t > PUSH_AT + PUSH_FOR + 10 * TAU)]
+    assert 2 in latched and latched[-1] == 0                    # latched, then rearmed
+    collisions = logged(logs, 'above the collision thresholds')
+    assert len(collisions) == 1 and 'collision at 3.0' in collisions[0].msg, collisions
+    assert answer.success and 're-armed after the collision at 3.0' in answer.message
+    assert 'joint2' in answer.message, answer.message
+    # the wrench: the least squares of the node's estimate, at the state's positions
+    q = by_stamp(states)
+    pushed = [m for m in wrench if PUSH_AT + 5 * TAU <= stamp(m) < PUSH_AT + PUSH_FOR]
+    assert pushed and all(m.header.frame_id == 'link7' for m in pushed)
+    for m in pushed[::50]:
+        expect = contact_wrench(model, 'link7', np.array(q[round(stamp(m), 6)].position),
+                                np.array(ours[round(stamp(m), 6)].effort)).wrench
+        got = [m.wrench.force.x, m.wrench.force.y, m.wrench.force.z, m.wrench.torque.x,
+               m.wrench.torque.y, m.wrench.torque.z]
+        np.testing.assert_allclose(got, expect, rtol=1e-9, atol=1e-9)
+
+
+def test_bad_input_is_refused_by_name_and_the_observer_says_when_it_starts_again(client,
+                                                                                processes):
+    """
+    Every refusal names its cause, and good states afterwards are served.
+
+    No efforts: a warning and no output at all (never a contact from zeros); a NaN effort: the
+    state dropped, naming the joint; out of order, a gap, a new model: the observer restarts
+    and says why; gains and thresholds that cannot work are refused with the reason.
+    """
+    from manipulator_dynamics.nodes.qos import LATCHED
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+    from rclpy.time import Time
+    from std_msgs.msg import String
+    model = md.load_model(DEMO)
+    logs = client.listen_log()
+    estimate = client.listen(JointState, '/dynamics_node/external_torques', 100000)
+    description = client.publisher(String, '/robot_description', LATCHED)
+    with open(DEMO) as f:
+        urdf = f.read()
+    description.publish(String(data=urdf))              # the model from the topic: reloadable
+    # every state taken (state_queue): the test sends them faster than 1 kHz
+    processes('dynamics_node', 'mode:=none', 'outputs:=[""]', 'joint_states_qos:=reliable',
+              'state_queue:=1000', 'stale_after:=0.0', 'external_torques:=true', "contact_thresholds:='1.0'",
+              "collision_thresholds:='3.0'")
+    pub = client.publisher(JointState, '/joint_states')
+    client.wait_for_subscriber(pub)
+    client.wait_for_publisher('/dynamics_node/external_torques')
+    wait_logged(client, logs, 'observer started (a new model)')
+    names, q = list(model.joint_names), np.array(Q0)
+    g = md.gravity_torques(model, q)
+    zero = np.zeros(model.n)
+    clock = [client.node.get_clock().now().nanoseconds]
+
+    def send(effort=g, qd=zero, step=1_000_000, count=1, **kw):
+        for _ in range(count):
+            clock[0] += step
+            pub.publish(state(names, q, qd=qd, effort=effort,
+                              stamp=Time(nanoseconds=clock[0]), **kw))
+
+    send(effort=None, count=20)                                 # no efforts at all
+    wait_logged(client, logs, 'joint_states carry no efforts')
+    client.spin(0.3)
+    assert not estimate                                         # not a single message
+    send(count=200)                                             # good ones: served
+    client.wait(lambda: len(estimate) >= 190, what='external torques of good states')
+    bad = g.copy()
+    bad[2] = np.nan
+    send(effort=bad)
+    wait_logged(client, logs, "effort of 'joint3' is nan")
+    before = len(estimate)
+    send(count=10)
+    client.wait(lambda: len(estimate) >= before + 10, what='service after the NaN')
+    clock[0] -= 50_000_000                                      # out of order
+    send(step=0)
+    wait_logged(client, logs, 'observer reset (out of order joint states)')
+    clock[0] += 50_000_000
+    send(count=10)
+    send(step=400_000_000)                                      # a gap of 0.4 s
+    wait_logged(client, logs, 'observer reset (a gap of 0.4 s in the joint states)')
+    send(count=10)
+    client.wait(lambda: nanoseconds(estimate[-1]) == clock[0], what='service after the gap')
+    # gains and thresholds that cannot work
+    service = client.node.create_client(SetParameters, '/dynamics_node/set_parameters')
+    for name, value, reason in [
+            ('observer_gain', [-5.0], 'must be finite numbers > 0'),
+            ('observer_gain', [50.0, 60.0], 'one value or one per joint (7'),
+            ('observer_gain', [900.0], 'too high for joint states at 1000 Hz'),
+            ('contact_thresholds', 'low', "must be 'auto', a number or a list"),
+            ('collision_thresholds', '[1, -2]', 'thresholds must be finite numbers > 0'),
+            ('contact_link', 'hand', "'hand' is not a link of model")]:
+        param = Parameter(name, value=value).to_parameter_msg()
+        result = client.call(service, SetParameters.Request(parameters=[param])).results[0]
+        assert not result.successful and reason in result.reason, (name, value, result.reason)
+    before = len(estimate)
+    send(count=10)
+    client.wait(lambda: len(estimate) >= before + 10, what='service after the refusals')
+    # a new model on robot_description: the observer starts again, and says why
+    description.publish(String(data=urdf.replace('<robot name="demo_arm"',
+                                                 '<robot name="demo_arm_2"')))
+    client.wait(lambda: len(logged(logs, 'observer started (a new model)')) == 2,
+                what='the observer started on the new model')
+    before = len(estimate)
+    send(count=10)
+    client.wait(lambda: len(estimate) >= before + 9, what='service on the new model')
+
+
+def test_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, processes, tmp_path):
+    """
+    60 s of computed-torque motion on MuJoCo, friction on, a busy loop on the other core.
+
+    sim_node in lockstep at 250 Hz (each step waits for trajectory_node's command), dynamics_node
+    observing with its thresholds learnt over the first 5 s of motion, the model's friction law
+    against MuJoCo's dry friction (a constraint that sticks at every reversal).  No contact, no
+    collision: in lockstep the load can slow the loop but not change a number of it.
+    """
+    from manipulator_dynamics.nodes.send_trajectory import trajectory_message
+    from manipulator_dynamics.demo.loop import demo_model
+    from rclpy.duration import Duration
+    from trajectory_msgs.msg import JointTrajectory
+    model, common = demo_model()
+    params = [f'{k}:={v}' for k, v in common.items() if v]
+    t = np.arange(0.0, 62.0, 0.05)
+    w = 2 * np.pi / np.linspace(2.0, 4.5, model.n)          # periods 2-4.5 s: reversals all along
+    amp = 0.3 * np.cos(np.arange(model.n))
+    q = np.array(Q0) + amp * (1 - np.cos(w * t[:, None]))
+    qd, qdd = amp * w * np.sin(w * t[:, None]), amp * w * w * np.cos(w * t[:, None])
+    hog = subprocess.Popen([sys.executable, '-c', 'while True: pass'])
+    try:
+        logs = client.listen_log()
+        states = client.listen(JointState, '/joint_states', 100000)
+        estimate = client.listen(JointState, '/dynamics_node/external_torques', 100000)
+        levels = client.listen(UInt8, '/dynamics_node/contact', 100000)
+        processes('sim_node', *params, f'initial_positions:=[{", ".join(map(str, Q0))}]',
+                  'lockstep:=true', 'rate:=250.0', 'wait_for_command:=true')
+        processes('trajectory_node', *params, 'use_sim_time:=true')
+        processes('dynamics_node', *params, 'use_sim_time:=true', 'mode:=none',
+                  'outputs:=[""]', 'external_torques:=true', 'contact_calibration:=5.0')
+        pub = client.publisher(JointTrajectory, '/joint_trajectory')
+        client.wait_for_subscriber(pub, 60.0)
+        client.wait(lambda: states, 60.0, 'the held state on /joint_states')
+        client.wait(lambda: logged(logs, 'observer started'), 60.0, 'the observer')
+        start = client.node.get_clock().now() + Duration(seconds=1.0)
+        client.node.set_parameters([])          # the client is on the wall clock: stamp 0
+        message = trajectory_message(model.joint_names, t, q, qd, qdd, start)
+        message.header.stamp.sec = message.header.stamp.nanosec = 0      # now, on its clock
+        pub.publish(message)
+        client.wait(lambda: states and stamp(states[-1]) >= 61.0, 600.0, '61 s of motion')
+        client.spin(0.5)
+    finally:
+        hog.kill()
+        hog.wait()
+    learnt = logged(logs, 'contact thresholds learnt from')
+    assert learnt, 'the thresholds were not learnt in 5 s of motion'
+    # this listener may lose messages to the load (the node logs every contact and collision)
+    assert stamp(estimate[-1]) >= 60.0 and len(estimate) > 0.5 * 61 * 250
+    assert not np.array([m.data for m in levels]).any()
+    assert not logged(logs, 'contact at') and not logged(logs, 'collision at')
