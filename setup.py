@@ -81,7 +81,7 @@ setup(
         # sim_node's MuJoCo engine (engine:=mujoco); the library never imports it
         'sim': ['mujoco>=3.3'],
         'ros': ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-trajectory-msgs',
-                'ros-std-msgs', 'ros-std-srvs'],
+                'ros-std-msgs', 'ros-std-srvs', 'ros-geometry-msgs'],
     },
     cmdclass={'install': InstallAndPrecompile},
     zip_safe=True,

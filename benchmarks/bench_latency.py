@@ -16,7 +16,7 @@
 Load: joint_states at 1 kHz into dynamics_node, against the floor any rclpy node pays.
 
     python3 benchmarks/bench_latency.py [--seconds 30] [--rounds 3] [--rate 1000]
-                                        [--executor single,events]
+                                        [--executor single,events] [--observer]
 
 For each executor (``MANIPULATOR_DYNAMICS_EXECUTOR``: rclpy's SingleThreadedExecutor polled by
 ``spin_once``, or rclpy.experimental.EventsExecutor) it runs two nodes in turn as processes, in
@@ -36,7 +36,13 @@ bundled 7-joint arm) and ``echo_node.py`` (positions in, positions out: no model
   ``state_queue`` 1: by design it answers the newest, never a stale one);
 * CPU: the node process's user + system time over the run, per state sent and as cores.
 
-The two nodes alternate (``--rounds``: echo, ours, echo, ours, ...), so that a change in the
+With ``--observer``, dynamics_node runs a second time in each round with ``external_torques``
+(the momentum observer on every state, its levels given so that detection runs too, and a
+listener on ``~/contact_wrench`` so that the wrench is computed): what the observer adds to its
+CPU per state is reported (the issue's budget: 15 %).  The states carry velocities and efforts
+in every run, so that all nodes read the same bytes.
+
+The nodes alternate (``--rounds``: echo, ours, echo, ours, ...), so that a change in the
 machine's load falls on both; the table pools each node's rounds.  Then ours / echo for p50 and
 p99 (in the node, end to end) and CPU per state, per round: their median and range.  Absolute
 times move from machine to machine and with the load; the ratios, measured side by side, less
@@ -72,13 +78,19 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
-def measure(node, executor, q, rate):
+#: dynamics_node's parameters when it runs the observer (--observer): levels given, so that
+#: detection runs from the first state (no calibration).
+OBSERVER = ['-p', 'external_torques:=true', '-p', "contact_thresholds:='5.0'", '-p',
+            "collision_thresholds:='10.0'"]
+
+
+def measure(node, executor, q, rate, qd, effort):
     """Run one node under one executor; return its numbers (see the module docstring)."""
     model = md.load_model(robots.path('demo_arm'))
-    if node == 'dynamics_node':
+    if node.startswith('dynamics_node'):
         command = [os.path.join(os.path.dirname(sys.executable), 'dynamics_node'), '--ros-args',
                    '-p', f'urdf_path:={robots.path("demo_arm")}', '-p', 'outputs:=[""]',
-                   '-p', 'report_latency:=true']
+                   '-p', 'report_latency:=true'] + (OBSERVER if node.endswith('observer') else [])
         table = md.gravity_torques(model, q)[:, 1]          # what a command's data[1] says
         latency_topic = '/dynamics_node/command_latency'
     else:
@@ -103,6 +115,10 @@ def measure(node, executor, q, rate):
                                  1000)
     internal = []                                   # the node's own receipt-to-publication ms
     listener.create_subscription(Float64, latency_topic, lambda m: internal.append(m.data), 1000)
+    if node.endswith('observer'):                    # someone listens: the wrench is computed
+        from geometry_msgs.msg import WrenchStamped
+        listener.create_subscription(WrenchStamped, '/dynamics_node/contact_wrench',
+                                     lambda m: None, 1000)
     pub = listener.create_publisher(JointState, '/joint_states', 1000)
     count = len(q)
     try:
@@ -124,7 +140,7 @@ def measure(node, executor, q, rate):
             due = start + k * period
             while time.monotonic_ns() < due:
                 rclpy.spin_once(listener, timeout_sec=0)
-            msg.position = q[k].tolist()
+            msg.position, msg.velocity, msg.effort = q[k].tolist(), qd.tolist(), effort[k].tolist()
             msg.header.stamp = listener.get_clock().now().to_msg()
             sent[k] = time.monotonic_ns()
             pub.publish(msg)
@@ -178,10 +194,15 @@ def main(argv=None):
     parser.add_argument('--rate', type=float, default=1000.0)
     parser.add_argument('--executor', default=','.join(EXECUTORS),
                         help=f'comma-separated, of {", ".join(EXECUTORS)}')
+    parser.add_argument('--observer', action='store_true',
+                        help='also dynamics_node with external_torques: what the observer adds')
     args = parser.parse_args(argv)
     count = int(args.seconds * args.rate / args.rounds)
     q = np.tile([0.1, 0.0, 0.2, -0.8, 0.1, 0.5, 0.0], (count, 1))
     q[:, 1] = np.linspace(0.2, 1.2, count)             # g of joint 2 is monotonic here
+    qd = np.zeros(7)
+    qd[1] = 1.0 / (count / args.rate)                  # that sweep's speed, rad/s
+    effort = md.gravity_torques(md.load_model(robots.path('demo_arm')), q)
     print(f'{count * args.rounds} joint states at {args.rate:g} Hz into each node (the bundled '
           f'7-joint arm, gravity compensation), in {args.rounds} rounds of echo then ours\n')
     print(f'{"executor":9s} {"node":14s} {"in node p50/p99 [ms]":>21s} '
@@ -191,16 +212,24 @@ def main(argv=None):
     per_round = {}
     for executor in executors:
         runs = {'echo_node': [], 'dynamics_node': []}
+        if args.observer:
+            runs['dynamics_node+observer'] = []
         for _ in range(args.rounds):
             for node in runs:
-                runs[node].append(measure(node, executor, q, args.rate))
+                runs[node].append(measure(node, executor, q, args.rate, qd, effort))
         for node, node_runs in runs.items():
             r = pooled(node_runs)
-            print(f'{executor:9s} {node:14s} {r["inner"][0]:10.3f} /{r["inner"][1]:7.3f} '
+            print(f'{executor:9s} {node[:14]:14s} {r["inner"][0]:10.3f} /{r["inner"][1]:7.3f} '
                   f'{r["end"][0]:13.3f} /{r["end"][1]:7.3f} {r["superseded"]:9.2f}% '
                   f'{r["cpu_us"]:8.0f}us {r["cores"]:6.2f}', flush=True)
         per_round[executor] = [ratios(pooled([ours]), pooled([echo])) for ours, echo
                                in zip(runs['dynamics_node'], runs['echo_node'])]
+        if args.observer:
+            added = [100 * (pooled([o])['cpu_us'] / pooled([d])['cpu_us'] - 1) for o, d
+                     in zip(runs['dynamics_node+observer'], runs['dynamics_node'])]
+            print(f"{executor:9s} the observer adds {np.median(added):.1f} % to dynamics_node's "
+                  f'CPU per state (rounds: {", ".join(f"{a:.1f}" for a in added)} %)',
+                  flush=True)
     print('\nours / echo (same executor, same run): the median of the rounds [their range]')
     names = ('in node p50', 'p99', 'end to end p50', 'p99', 'CPU per state')
     for executor in executors:

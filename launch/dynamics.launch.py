@@ -45,6 +45,10 @@ ARGUMENTS = (
     ('joint_dynamics', '', 'YAML of armature and friction per joint'),
     ('identified_parameters', '', "YAML of standard parameters to use instead of the URDF's "
                                   '(manipulator-dynamics identify --parameters-out)'),
+    ('external_torques', '', 'true: the momentum observer, ~/external_torques, ~/contact_wrench, '
+                             '~/contact (default false; thresholds etc. in params_file)'),
+    ('contact_link', '', 'the link whose wrench ~/contact_wrench estimates (default: the '
+                         'deepest)'),
     ('use_sim_time', 'false', 'use the /clock topic (Gazebo)'),
     ('namespace', '', 'namespace of the nodes and of every topic they use'),
 )
@@ -55,7 +59,8 @@ PARAMETERS = {
     'dynamics_node': {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
                       'identified_parameters': 'identified_parameters',
                       'use_sim_time': 'use_sim_time', 'mode': 'mode',
-                      'command_topic': 'command_topic', 'command_joints': 'command_joints'},
+                      'command_topic': 'command_topic', 'command_joints': 'command_joints',
+                      'external_torques': 'external_torques', 'contact_link': 'contact_link'},
     'base_params_node': {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
                          'identified_parameters': 'identified_parameters',
                          'use_sim_time': 'use_sim_time'},

@@ -35,7 +35,7 @@ from .identification.estimate import (cross_validate, cutoff_summary, FRICTION_L
                                       friction_summary, identify, resolve_cutoff,
                                       select_friction, std_summary)
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
-from .identification.logs import CUTOFF_HZ, stamps_summary
+from .identification.logs import CUTOFF_HZ, IdentificationError, stamps_summary
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
 from .rigid.forward import choose_method, forward_dynamics
@@ -294,9 +294,33 @@ def cmd_identify(args):
     if args.urdf_out:
         table += '\n\nwritten: ' + ', '.join(estimate.to_urdf(args.urdf_out))
     if args.parameters_out:
-        estimate.parameters_yaml(args.parameters_out)
-        table += f'\n\nwritten: {args.parameters_out}'
+        more, said = _contact_spread(estimate, check, args.topic)
+        estimate.parameters_yaml(args.parameters_out, more)
+        table += f'\n\nwritten: {args.parameters_out}{said}'
     _emit(args, title, estimate.to_dict(), table)
+
+
+def _contact_spread(estimate, check, topic):
+    """
+    Return the identified model's residual spread over the validation logs, and what to say.
+
+    A YAML entry for the parameters file (None where it cannot be had): the momentum
+    observer's largest residual on data the fit did not see, at the default gain, which
+    dynamics_node's ``contact_thresholds: auto`` stands on (:mod:`.contact.detection`).
+    """
+    from .contact.detection import spread_yaml
+    from .contact.observer import DEFAULT_GAIN, residual_spread
+    if check is None:
+        return None, ' (no contact_spread: it needs --validate LOG)'
+    model = estimate.identified_model()
+    try:
+        spread = residual_spread(model, check, DEFAULT_GAIN, topic=topic)
+    except IdentificationError as e:
+        return None, f' (no contact_spread: {e})'
+    source = check if isinstance(check, str) else ', '.join(map(str, check))
+    return ({'contact_spread': spread_yaml(model, spread, DEFAULT_GAIN, source)},
+            f' (with contact_spread {", ".join(f"{v:.3g}" for v in spread)} N m: the momentum '
+            f"observer's largest residual on {source})")
 
 
 def cmd_excitation(args):

@@ -61,10 +61,13 @@ def test_bench_dynamics_compares_every_robot_both_libraries_load():
 
 def test_bench_latency_measures_both_nodes_and_their_ratios():
     needs_ros()
-    out = run('bench_latency.py', '--seconds', '0.3', '--rounds', '1', '--executor', 'events')
-    for node in ('echo_node', 'dynamics_node'):
-        row = re.search(rf'^events +{node} +([\d.]+) / +([\d.]+) +([\d.]+) / +([\d.]+) ', out,
-                        re.MULTILINE)
+    out = run('bench_latency.py', '--seconds', '0.3', '--rounds', '1', '--executor', 'events',
+              '--observer')
+    assert re.search(r"^events +the observer adds -?[\d.]+ % to dynamics_node's CPU", out,
+                     re.MULTILINE), out
+    for node in ('echo_node', 'dynamics_node', 'dynamics_node+'):
+        row = re.search(rf'^events +{re.escape(node)} +([\d.]+) / +([\d.]+) +([\d.]+) / +'
+                        r'([\d.]+) ', out, re.MULTILINE)
         assert row, out
         assert all(float(x) > 0 for x in row.groups()), row.group(0)
     ratios = re.search(r'^  events +in node p50 ([\d.]+) .*CPU per state ([\d.]+) ', out,

@@ -228,3 +228,30 @@ def test_flexible_names_a_missing_joint_column(tmp_path):
     result = run('flexible', config, str(tmp_path / 'traj.csv'))
     assert result.returncode == 2
     assert 'no position column for joint(s) joint2' in result.stderr
+
+
+def test_identify_writes_the_contact_spread_of_its_validation_log(capsys, tmp_path):
+    """
+    ``--validate LOG --parameters-out``: the observer's residual over LOG, for dynamics_node.
+
+    What ``contact_thresholds: auto`` reads back at the same gain; a LOG without velocities
+    gets a sentence saying why there is none.
+    """
+    import yaml
+    from manipulator_dynamics.contact.detection import spread_of_parameters
+    model = md.load_model(robots.path('demo_arm'))
+    t, _, qd, _, tau, q = measured(model, seconds=16.0)
+    half = len(t) // 2
+    write_log_csv(tmp_path / 'run1.csv', model.joint_names, t[:half], q[:half], tau[:half])
+    write_log_csv(tmp_path / 'run2.csv', model.joint_names, t[half:], q[half:], tau[half:],
+                  qd=qd[half:])
+    base = ['identify', robots.path('demo_arm'), str(tmp_path / 'run1.csv'), '--cutoff', '2.5',
+            '--parameters-out', str(tmp_path / 'p.yaml')]
+    assert cli.main(base + ['--validate', str(tmp_path / 'run2.csv')]) == 0
+    assert 'with contact_spread' in capsys.readouterr().out
+    document = yaml.safe_load((tmp_path / 'p.yaml').read_text())
+    spread = spread_of_parameters(model, document, 50.0)
+    assert spread.shape == (model.n,) and np.all(spread > 0)
+    assert document['contact_spread']['source'].endswith('run2.csv')
+    assert cli.main(base + ['--validate', str(tmp_path / 'run1.csv')]) == 0
+    assert 'no contact_spread: log 1 has no measured velocities' in capsys.readouterr().out

@@ -58,11 +58,12 @@ that dry friction may explain.  A joint whose velocity changed sign since the la
 through rest between them, seen or not (a reversal is where a joint sticks; a busy reader may
 miss the state where it was still).  Nor does friction switch at once when the joint moves
 again (pre-sliding, a simulator's soft constraint): the band takes ``Fc`` for one time
-constant ``1 / K`` after the joint was last still.  Missed states add to it what is not known of the efforts
-over them: their mean lies between the efforts at the ends for a command that moved one way,
-so the estimate ``(tau_m,k + tau_m,k-1) / 2`` is off by at most ``|tau_m,k - tau_m,k-1| / 2``
-over the ``dt - T`` missed (beside a busy loop on the other core, dynamics_node missed states
-at joint reversals, where friction compensation switches, and called them contacts).  The contact levels apply to ``|r| - b``
+constant ``1 / K`` after the joint was last still.  Missed states add to it what is not known
+of the efforts over them: their mean lies between the efforts at the ends for a command that
+moved one way, so the estimate ``(tau_m,k + tau_m,k-1) / 2`` is off by at most
+``|tau_m,k - tau_m,k-1| / 2`` over the ``dt - T`` missed (beside a busy loop on the other
+core, dynamics_node missed states at joint reversals, where friction compensation switches,
+and called them contacts).  The contact levels apply to ``|r| - b``
 (:class:`~manipulator_dynamics.contact.detection.ContactDetector`): at rest a push is seen once
 it exceeds the friction that could hold it, as a person pushing a braked joint would find.
 
@@ -297,8 +298,8 @@ class MomentumObserver:
         self.band = np.zeros(self.model.n)
         self.since = None
         self._t = None
-        self._p, self._s, self._tau, self._qd, self._moving = (np.zeros(self.model.n)
-                                                                for _ in range(5))
+        n = self.model.n
+        self._p, self._s, self._tau, self._qd, self._moving = (np.zeros(n) for _ in range(5))
 
     def settled(self, t):
         """Tell whether 5 time constants have passed since the first state after the reset."""
@@ -434,7 +435,8 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
     :func:`~manipulator_dynamics.identification.logs.read_states`), on the robot's clock where
     their velocities allow it.  Each log is split at its gaps (an interval over 10 times the
     median), each stretch observed from rest and its first 5 time constants left out.  Returns
-    ``(n,)``, N m (of ``|r|``, as :func:`.detection.learn_thresholds` takes it).  ``IdentificationError`` where a log lacks the velocities.
+    ``(n,)``, N m (of ``|r|``, as :func:`.detection.learn_thresholds` takes it).
+    ``IdentificationError`` where a log lacks the velocities.
     """
     from ..identification.logs import read_states
 

@@ -266,12 +266,14 @@ class Estimate:
                                       'physically_consistent=True')
         return self.model.with_parameters(self.standard, self.standard_names)
 
-    def parameters_yaml(self, path=None):
+    def parameters_yaml(self, path=None, more=None):
         """
         Return (and write to ``path``) the consistent standard parameters as YAML.
 
         ``load_model(urdf, parameters=path)``, the nodes' ``identified_parameters`` and the CLI's
-        ``--parameters`` read it (see :func:`load_parameters`).
+        ``--parameters`` read it (see :func:`load_parameters`).  ``more``: entries written after
+        them (the CLI's ``contact_spread``, which dynamics_node's ``auto`` contact thresholds
+        read).
         """
         import yaml
 
@@ -282,7 +284,7 @@ class Estimate:
         document = {'robot': model.name,
                     'identified': f'from {self.data_summary()}, base parameters '
                                   f'{self.base.count}, physically consistent',
-                    'standard_parameters': values}
+                    'standard_parameters': values, **(more or {})}
         text = yaml.safe_dump(document, sort_keys=False)
         if path is not None:
             with open(path, 'w', encoding='utf-8') as f:

@@ -303,7 +303,7 @@ def _optimise(problem, limits, t, x0, criterion, noise, maxiter):
     result = scipy.optimize.minimize(problem.cost, x0, method='SLSQP', constraints=constraints,
                                      options=options)
     iterations, messages = int(result.nit), [str(result.message)]
-    designs = [_Design(problem, limits, t, x) for x in (result.x, x0)]
+    designs = _designs(problem, limits, t, (result.x, x0), x0)
     first = min(designs, key=lambda d: d.condition)
     floor = np.zeros(problem.model.n)
     if criterion == 'relative_std' and maxiter > 0:
@@ -313,12 +313,50 @@ def _optimise(problem, limits, t, x0, criterion, noise, maxiter):
                                          constraints=constraints, options=options)
         iterations += int(result.nit)
         messages.append(str(result.message))
-        designs.insert(0, _Design(problem, limits, t, result.x))
+        designs = _designs(problem, limits, t, (result.x,), first.x, required=False) + designs
     for d in designs:
         d.predict(problem, noise, floor)
     chosen = min(designs, key=(lambda d: d.score) if criterion == 'relative_std' else (
         lambda d: d.condition))
     return chosen, designs, iterations, messages
+
+
+def _designs(problem, limits, t, candidates, start, required=True):
+    """
+    Fit each candidate inside the limits (:class:`_Design`).
+
+    SLSQP may stop outside the feasible set, at a mean posture the robot cannot hold within its
+    effort limits (on one machine's floating point, and not another's, for the same seed: SLSQP
+    ended its line search there), where no scaling of the oscillation brings the motion inside.
+    Such a candidate is drawn back along the line to ``start`` (a candidate inside the limits)
+    to the last point whose whole motion is inside, by bisection; one that still cannot be
+    fitted is left out.  With ``required``, the
+    last refusal is raised if none is left.
+    """
+    out, refusal = [], None
+    for x in candidates:
+        if not _inside(problem, limits, t, x, 0.0) and _inside(problem, limits, t, start):
+            lo, hi = 0.0, 1.0
+            for _ in range(30):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if _inside(problem, limits, t, start + mid * (x - start)) \
+                    else (lo, mid)
+            x = start + lo * (x - start)
+        try:
+            out.append(_Design(problem, limits, t, x))
+        except ValueError as e:
+            refusal = e
+    if required and not out:
+        raise refusal
+    return out
+
+
+def _inside(problem, limits, t, x, scale=1.0):
+    """Tell whether the motion of ``x``, its oscillation scaled, stays inside the limits."""
+    offset, a, b = problem.coefficients(x)
+    q, qd, qdd = _series(t if scale else t[:1], problem.w, offset, scale * a, scale * b)
+    return limits.violation(q, qd, inverse_dynamics(problem.model, q, qd, qdd,
+                                                    friction=True)) <= 1e-9
 
 
 class _Design:

@@ -30,7 +30,7 @@ import pytest
 
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402, I100
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import UInt8  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -76,8 +76,9 @@ def test_a_push_on_mujoco_is_estimated_detected_latched_and_rearmed(client, proc
     levels = client.listen(UInt8, '/dynamics_node/contact', 100000)
     wrench = client.listen(WrenchStamped, '/dynamics_node/contact_wrench', 100000)
     processes('sim_node', f'initial_positions:=[{", ".join(map(str, Q0))}]', 'lockstep:=true',
-              'friction:=false', 'push_link:=link7', 'push_wrench:=[2.0, -1.5, -4.0, 0.0, 0.0, 0.0]',
-              f'push_start:={PUSH_AT}', f'push_duration:={PUSH_FOR}')
+              'friction:=false', 'push_link:=link7',
+              'push_wrench:=[2.0, -1.5, -4.0, 0.0, 0.0, 0.0]', f'push_start:={PUSH_AT}',
+              f'push_duration:={PUSH_FOR}')
     client.wait(lambda: states, 60.0, 'the held state on /joint_states')
     processes('dynamics_node', f'urdf_path:={DEMO}', 'use_sim_time:=true', 'outputs:=[""]',
               'external_torques:=true', 'observer_friction:=false', "contact_thresholds:='0.5'",
@@ -123,8 +124,7 @@ def test_a_push_on_mujoco_is_estimated_detected_latched_and_rearmed(client, proc
         np.testing.assert_allclose(got, expect, rtol=1e-9, atol=1e-9)
 
 
-def test_bad_input_is_refused_by_name_and_the_observer_says_when_it_starts_again(client,
-                                                                                processes):
+def test_bad_input_is_refused_by_name_and_the_observer_says_why_it_restarts(client, processes):
     """
     Every refusal names its cause, and good states afterwards are served.
 
@@ -146,8 +146,8 @@ def test_bad_input_is_refused_by_name_and_the_observer_says_when_it_starts_again
     description.publish(String(data=urdf))              # the model from the topic: reloadable
     # every state taken (state_queue): the test sends them faster than 1 kHz
     processes('dynamics_node', 'mode:=none', 'outputs:=[""]', 'joint_states_qos:=reliable',
-              'state_queue:=1000', 'stale_after:=0.0', 'external_torques:=true', "contact_thresholds:='1.0'",
-              "collision_thresholds:='3.0'")
+              'state_queue:=1000', 'stale_after:=0.0', 'external_torques:=true',
+              "contact_thresholds:='1.0'", "collision_thresholds:='3.0'")
     pub = client.publisher(JointState, '/joint_states')
     client.wait_for_subscriber(pub)
     client.wait_for_publisher('/dynamics_node/external_torques')
