@@ -48,6 +48,7 @@ ROSDEP_KEYS = {
     'rclpy': 'rclpy', 'rcl_interfaces': 'rcl_interfaces',
     'builtin_interfaces': 'builtin_interfaces',
     'sensor_msgs': 'sensor_msgs', 'std_msgs': 'std_msgs', 'std_srvs': 'std_srvs',
+    'geometry_msgs': 'geometry_msgs',
     'trajectory_msgs': 'trajectory_msgs', 'launch': 'launch', 'launch_ros': 'launch_ros',
     'ament_index_python': 'ament_index_python', 'rosgraph_msgs': 'rosgraph_msgs',
     'mujoco': 'python3-mujoco-pip',
