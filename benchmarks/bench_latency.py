@@ -16,7 +16,7 @@
 Load: joint_states at 1 kHz into dynamics_node, against the floor any rclpy node pays.
 
     python3 benchmarks/bench_latency.py [--seconds 30] [--rounds 3] [--rate 1000]
-                                        [--executor single,events] [--observer]
+                                        [--executor single,events] [--observer [--unheard]]
 
 For each executor (``MANIPULATOR_DYNAMICS_EXECUTOR``: rclpy's SingleThreadedExecutor polled by
 ``spin_once``, or rclpy.experimental.EventsExecutor) it runs two nodes in turn as processes, in
@@ -37,10 +37,10 @@ bundled 7-joint arm) and ``echo_node.py`` (positions in, positions out: no model
 * CPU: the node process's user + system time over the run, per state sent and as cores.
 
 With ``--observer``, dynamics_node runs a second time in each round with ``external_torques``
-(the momentum observer on every state, its levels given so that detection runs too, and a
-listener on ``~/contact_wrench`` so that the wrench is computed): what the observer adds to its
-CPU per state is reported (the issue's budget: 15 %).  The states carry velocities and efforts
-in every run, so that all nodes read the same bytes.
+(the momentum observer on every state, its levels given so that detection runs too, and
+listeners on its three topics, which it writes only while someone listens; ``--unheard``: none):
+what the observer adds to its CPU per state is reported (the issue's budget: 15 %).  The
+states carry velocities and efforts in every run, so that all nodes read the same bytes.
 
 The nodes alternate (``--rounds``: echo, ours, echo, ours, ...), so that a change in the
 machine's load falls on both; the table pools each node's rounds.  Then ours / echo for p50 and
@@ -82,6 +82,8 @@ def cpu_seconds(pid):
 #: detection runs from the first state (no calibration).
 OBSERVER = ['-p', 'external_torques:=true', '-p', "contact_thresholds:='5.0'", '-p',
             "collision_thresholds:='10.0'"]
+#: --observer: listen to its three topics (else none: the node then writes none of them)
+LISTEN = True
 
 
 def measure(node, executor, q, rate, qd, effort):
@@ -115,10 +117,12 @@ def measure(node, executor, q, rate, qd, effort):
                                  1000)
     internal = []                                   # the node's own receipt-to-publication ms
     listener.create_subscription(Float64, latency_topic, lambda m: internal.append(m.data), 1000)
-    if node.endswith('observer'):                    # someone listens: the wrench is computed
+    if node.endswith('observer') and LISTEN:         # someone listens: all three are written
         from geometry_msgs.msg import WrenchStamped
-        listener.create_subscription(WrenchStamped, '/dynamics_node/contact_wrench',
-                                     lambda m: None, 1000)
+        from std_msgs.msg import UInt8
+        for kind, topic in ((WrenchStamped, 'contact_wrench'), (UInt8, 'contact'),
+                            (JointState, 'external_torques')):
+            listener.create_subscription(kind, f'/dynamics_node/{topic}', lambda m: None, 1000)
     pub = listener.create_publisher(JointState, '/joint_states', 1000)
     count = len(q)
     try:
@@ -196,7 +200,11 @@ def main(argv=None):
                         help=f'comma-separated, of {", ".join(EXECUTORS)}')
     parser.add_argument('--observer', action='store_true',
                         help='also dynamics_node with external_torques: what the observer adds')
+    parser.add_argument('--unheard', action='store_true',
+                        help="--observer with no listener on the observer's topics")
     args = parser.parse_args(argv)
+    global LISTEN
+    LISTEN = not args.unheard
     count = int(args.seconds * args.rate / args.rounds)
     q = np.tile([0.1, 0.0, 0.2, -0.8, 0.1, 0.5, 0.0], (count, 1))
     q[:, 1] = np.linspace(0.2, 1.2, count)             # g of joint 2 is monotonic here

@@ -21,9 +21,11 @@ MomentumObserver`.  Published, each message stamped with the joint state's own s
 
 * ``~/external_torques`` (sensor_msgs/JointState): the estimate in ``effort``, model order;
 * ``~/contact_wrench`` (geometry_msgs/WrenchStamped): the wrench at ``contact_link`` in its
-  frame, NaN in the components its joints cannot observe (computed only while subscribed);
+  frame, NaN in the components its joints cannot observe;
 * ``~/contact`` (std_msgs/UInt8): 0 free, 1 contact, 2 collision (latched until ``~/rearm``,
   std_srvs/Trigger, releases it).  Nothing until the thresholds are known.
+
+Each is written only while someone subscribes (asked every :data:`LISTENERS_EVERY` states).
 
 Thresholds given in N m, or ``auto``: from the identified parameters' ``contact_spread`` (the
 identified model's residual over its validation logs, at the same gain), or else learnt over
@@ -60,8 +62,10 @@ PERIODS_PER_TIME_CONSTANT = 2.0
 #: estimate after 5).
 RATE_WINDOW = 50
 
-#: How many states pass between checks of who listens to ~/contact_wrench (the least squares
-#: cost 13 us a state: a third of what the observer adds, spent only while someone listens).
+#: How many states pass between checks of who listens to the three topics.  Each is written
+#: only while someone listens: at 1 kHz a DDS write with no reader still cost dynamics_node
+#: 15-20 us of CPU a state (bench_latency --observer), and the wrench's least squares 13 us
+#: more; the observer and the levels (and their log lines) run whoever listens.
 LISTENERS_EVERY = 200
 
 
@@ -190,7 +194,7 @@ class ContactOutput:
         wrench = WrenchStamped()
         wrench.header.frame_id = self.link
         self._wrench = stamped_serialiser(wrench, 6, _set_wrench)
-        self._countdown, self._listening = 0, False
+        self._countdown, self._listening = 0, (False, False, False)
         self._levels()
         self.log.info(f'external torques: momentum observer on {model.n} joints, gain '
                       f'{_numbers(self.observer.gain)} 1/s, contact wrench at {self.link}; '
@@ -304,24 +308,28 @@ class ContactOutput:
         r = self.observer.update(t, q, qd, effort, self.period)
         if self.observer.since == t:                # the first state: nothing to say yet
             return
-        self.torques_pub.publish(self._publishable_torques(stamp_ns, r))
+        self._countdown -= 1
+        if self._countdown < 0:
+            self._countdown = LISTENERS_EVERY
+            self._listening = tuple(pub.get_subscription_count() > 0 for pub in (
+                self.torques_pub, self.level_pub, self.wrench_pub))
+        torques, levels, wrench = self._listening
+        if torques:
+            self.torques_pub.publish(self._publishable_torques(stamp_ns, r))
         if self.calibration is not None:
             self._calibrate(t, r, qd, effort)
         if self.detector is not None:
             was = self.detector.level
             level = self.detector.update(r, stamp_ns * 1e-9, self.observer.band)
-            self.level_pub.publish(self._level[level])
+            if levels:
+                self.level_pub.publish(self._level[level])
             if level == CONTACT and was == FREE:
                 self.throttle.warn('contact', f'external torques: contact at '
                                    f'{stamp_ns * 1e-9:.3f} s: {self._over(r)}')
             if self.detector.new:
                 self.log.error(f'external torques: {self.detector.collision.describe(self.model)}'
                                ' (above the collision thresholds: latched until ~/rearm)')
-        self._countdown -= 1
-        if self._countdown < 0:
-            self._countdown = LISTENERS_EVERY
-            self._listening = self.wrench_pub.get_subscription_count() > 0
-        if self._listening:
+        if wrench:
             self._publish_wrench(stamp_ns, q, r)
 
     def _over(self, r):
