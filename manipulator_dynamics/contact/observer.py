@@ -182,6 +182,24 @@ def moving_for(rate, previous, still, dt, before):
 
 
 @njit(**INLINE)
+def advance(m, flags, i, gain, dt, period, still, dp, s_mean, tau, last, rate, previous, r, band,
+            moving):
+    """
+    Advance joint ``i`` over one interval: return its ``(r, band, moving)`` (the docstring).
+
+    ``dp`` is the momentum's change, ``s_mean`` the state terms' mean over the interval,
+    ``tau, last`` and ``rate, previous`` the efforts and velocities at its ends.  The one step
+    of the streaming observer and of a whole log.
+    """
+    a = np.exp(-gain * dt)
+    u = dp / dt - applied(tau, last, dt, period) - s_mean
+    moving = moving_for(rate, previous, still, dt, moving)
+    band = a * band + (1.0 - a) * unknown(m, flags, i, moving * gain <= 1.0, tau, last, dt,
+                                          period)
+    return a * r + (1.0 - a) * u, band, moving
+
+
+@njit(**INLINE)
 def stuck(rate, previous, still):
     """Tell whether a joint was still or reversing: slower than ``still``, or a sign change."""
     return abs(rate) < still or rate * previous < 0.0
@@ -210,13 +228,9 @@ def observer_vector(address, q, qd, tau, dt, period, gain, flags, still, r, band
                     p_new, s_new)
     if dt > 0.0:
         for i in range(n):
-            a = np.exp(-gain[i] * dt)
-            u = (p_new[i] - p[i]) / dt - applied(tau[i], last[i], dt, period) \
-                - 0.5 * (s_new[i] + s[i])
-            r[i] = a * r[i] + (1.0 - a) * u
-            moving[i] = moving_for(qd[i], last_qd[i], still, dt, moving[i])
-            band[i] = a * band[i] + (1.0 - a) * unknown(
-                m, flags, i, moving[i] * gain[i] <= 1.0, tau[i], last[i], dt, period)
+            r[i], band[i], moving[i] = advance(
+                m, flags, i, gain[i], dt, period, still, p_new[i] - p[i], 0.5 * (s_new[i] + s[i]),
+                tau[i], last[i], qd[i], last_qd[i], r[i], band[i], moving[i])
     for i in range(n):
         p[i], s[i], last[i], last_qd[i] = p_new[i], s_new[i], tau[i], qd[i]
     return OK
@@ -415,13 +429,10 @@ def _filter(m, t, p, tau, s, qd, flags, still, gain, period, out, band):
             band[k, :] = band[k - 1, :]
             continue
         for i in range(n):
-            a = np.exp(-gain[i] * dt)
-            u = (p[k, i] - p[last, i]) / dt - applied(tau[k, i], tau[last, i], dt, period) \
-                - 0.5 * (s[k, i] + s[last, i])
-            out[k, i] = a * out[k - 1, i] + (1.0 - a) * u
-            moving[i] = moving_for(qd[k, i], qd[last, i], still, dt, moving[i])
-            band[k, i] = a * band[k - 1, i] + (1.0 - a) * unknown(
-                m, flags, i, moving[i] * gain[i] <= 1.0, tau[k, i], tau[last, i], dt, period)
+            out[k, i], band[k, i], moving[i] = advance(
+                m, flags, i, gain[i], dt, period, still, p[k, i] - p[last, i],
+                0.5 * (s[k, i] + s[last, i]), tau[k, i], tau[last, i], qd[k, i], qd[last, i],
+                out[k - 1, i], band[k - 1, i], moving[i])
         last = k
 
 
