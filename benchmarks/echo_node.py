@@ -43,7 +43,7 @@ class EchoNode(Node):
         self.report = self.declare_parameter('report_latency', False).value
         self.pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.latency_pub = self.create_publisher(Float64, '~/command_latency', 100)
-        # dynamics_node's QoS (sensor data, one deep: state_queue 1)
+        # sensor data, one deep: it answers the newest state, as dynamics_node's commands do
         qos = QoSProfile(depth=1, reliability=qos_profile_sensor_data.reliability,
                          durability=qos_profile_sensor_data.durability)
         self.create_subscription(JointState, 'joint_states', with_receipt_time(self.on_state), qos)

@@ -49,7 +49,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
 from .contact import CONTACT_PARAMS, ContactOutput, gain_check
-from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_time_jump_back
+from .joint_states import (joint_state_params, joint_states_qos, JointStates, on_time_jump_back,
+                           queued)
 from .logs import Throttled
 from .messages import (BadMessage, by_name, matrix_message, names_message, time_message,
                        vector_message)
@@ -72,7 +73,13 @@ def _check_outputs(value):
     return f'unknown: {", ".join(unknown)} (known: {", ".join(OUTPUTS)})' if unknown else None
 
 
-PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + CONTACT_PARAMS + (
+#: joint_states kept while the node is busy: the commands act on the newest of them, the
+#: momentum observer reads each in turn (it integrates the efforts over every interval).
+STATE_QUEUE = 100
+
+PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + joint_state_params(
+    STATE_QUEUE, 'the commands act on the newest, the observer (external_torques) reads each '
+    'in turn') + COMMAND_PARAMS + CONTACT_PARAMS + (
     Param('mode', 'gravity_compensation', 'gravity_compensation | inverse_dynamics | none',
           one_of(*MODES)),
     Param('friction_compensation', False, "add the joints' friction Fv qd + Fc s(qd) + Fo (the "
@@ -125,8 +132,10 @@ class DynamicsNode(Node):
         # says it listens must be ready to serve, or the first states wait and go stale
         self.source = ModelSource(self, self.params, self._on_model)
         # raw: the states' bytes, read by JointStates.read_serialized (no message built)
-        self.create_subscription(JointState, 'joint_states', with_receipt_time(self._on_state),
-                                 joint_states_qos(self.params), raw=True)
+        self.state_sub = self.create_subscription(
+            JointState, 'joint_states', with_receipt_time(self._on_state),
+            joint_states_qos(self.params), raw=True)
+        self.superseded = 0                     # states read but not commanded (a newer one was)
         self.create_subscription(JointTrajectory, 'desired_state', self._on_desired, 10)
         self._set_timer()
         self.jumps = on_time_jump_back(self, self._on_time_jump)
@@ -181,23 +190,50 @@ class DynamicsNode(Node):
         self.throttle.warn(kind or text, text)
 
     def _on_state(self, data, info):
+        """
+        Take this state and every one queued behind it; command from the newest.
+
+        A node that fell behind finds several states waiting (``state_queue`` deep): each is
+        merged in turn, the command is computed once, from the newest, and then the observer
+        reads each (it needs every interval's efforts).  The executor then finds none left.
+        """
         if self.states is None or self.source.model is None:
             self._warn('joint_states received but no robot model yet (robot_description, '
                        'urdf_path)')
             return
+        behind = queued(self.state_sub, self.params.state_queue)
+        if not behind:                          # the 1 kHz path: nobody waiting
+            state = self._read(data, self.now_ns())
+            if state is not None:
+                self.latest = state             # q, qd, effort, stamp (ns)
+                if self.params.rate == 0:
+                    self._publish(*state, received=info['received_timestamp'])
+                self.contact.on_state(*state)   # after the command: it never waits for this
+            return
+        # each read at the time it arrived (an unstamped state's time; the staleness check):
+        # its age since the DDS receipt (system clock; none where the middleware gives none)
+        now, wall = self.now_ns(), time.time_ns()
+        read = [(self._read(d, now - max(0, wall - (i['received_timestamp'] or wall))), i)
+                for d, i in [(data, info)] + behind]
+        read = [(state, i) for state, i in read if state is not None]
+        if not read:
+            return
+        self.superseded += len(read) - 1
+        self.latest, info = read[-1]
+        if self.params.rate == 0:
+            self._publish(*self.latest, received=info['received_timestamp'])
+        for state, _ in read:
+            self.contact.on_state(*state)
+
+    def _read(self, data, now_ns):
+        """Merge one state's bytes: the model's state, or None (not ours, or dropped: said)."""
         try:
-            state = self.states.read_serialized(data, self.now_ns())
+            return self.states.read_serialized(data, now_ns)
         except BadMessage as e:
             self._warn(f'dropped joint_states: {e}', 'states ' + e.kind)
             if e.kind in ('stale', 'out of order'):
                 self.contact.reset(f'{e.kind} joint states')
-            return
-        if state is None:                       # another robot's joints only
-            return
-        self.latest = state                     # q, qd, effort, stamp (ns)
-        if self.params.rate == 0:
-            self._publish(*self.latest, received=info['received_timestamp'])
-        self.contact.on_state(*state)           # after the command: it never waits for this
+            return None
 
     def _on_desired(self, msg):
         model = self.source.model

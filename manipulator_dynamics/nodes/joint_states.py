@@ -29,16 +29,42 @@ from .._inputs import _F64
 from ..control import SplineTrajectory
 
 
-#: How a node listens to joint_states (see :class:`JointStates` and :func:`joint_states_qos`).
-JOINT_STATE_PARAMS = (
-    Param('stale_after', 0.5, 'a joint whose latest state is older than this (s) stops the '
-          'commands; 0: never', low=0.0, high=3600.0),
-    Param('state_queue', 1, 'joint_states kept while busy; 1: always the newest (commands from '
-          'old states would act late)', read_only=True, low=1, high=1000),
-    Param('joint_states_qos', 'sensor_data', 'QoS of the joint_states subscription: '
-          'sensor_data (best effort: hears reliable and best-effort publishers) | reliable',
-          one_of('sensor_data', 'reliable'), read_only=True),
-)
+def joint_state_params(state_queue=1, queue_about='1: always the newest (commands from old '
+                       'states would act late)'):
+    """How a node listens to joint_states (see :class:`JointStates` and :func:`joint_states_qos`)."""
+    return (
+        Param('stale_after', 0.5, 'a joint whose latest state is older than this (s) stops the '
+              'commands; 0: never', low=0.0, high=3600.0),
+        Param('state_queue', state_queue, f'joint_states kept while busy; {queue_about}',
+              read_only=True, low=1, high=1000),
+        Param('joint_states_qos', 'sensor_data', 'QoS of the joint_states subscription: '
+              'sensor_data (best effort: hears reliable and best-effort publishers) | reliable',
+              one_of('sensor_data', 'reliable'), read_only=True),
+    )
+
+
+#: A node that acts on the newest state only, its subscription one deep (trajectory_node).
+JOINT_STATE_PARAMS = joint_state_params()
+
+
+def queued(subscription, limit):
+    """
+    Take the messages waiting on ``subscription`` now, oldest first, at most ``limit``.
+
+    Called from the subscription's own callback: what queued behind the message being handled
+    (a node that fell behind).  Each is ``(message, info)`` as the executors take them (the
+    bytes of a raw subscription).  Both of rclpy's executors then find nothing for the messages
+    taken here, and skip them.  A take that finds nothing costs about 0.6 us.
+    """
+    handle, kind, raw = subscription.handle, subscription.msg_type, subscription.raw
+    taken = []
+    with handle:
+        while len(taken) < limit:
+            message = handle.take_message(kind, raw)
+            if message is None:
+                break
+            taken.append(message)
+    return taken
 
 
 def joint_states_qos(params):
