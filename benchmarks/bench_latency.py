@@ -32,14 +32,16 @@ bundled 7-joint arm) and ``echo_node.py`` (positions in, positions out: no model
   here (two DDS hops and the node's work).  Every state is unique (joint 2 sweeps
   monotonically), so a command says which state it answers: g_2 for dynamics_node, the
   position for the echo;
-* superseded: the states never answered (a node keeps only the newest state while busy,
-  ``state_queue`` 1: by design it answers the newest, never a stale one);
+* superseded: the states never answered with a command (a busy node answers the newest
+  state, never a stale one; dynamics_node's observer still reads each);
 * CPU: the node process's user + system time over the run, per state sent and as cores.
 
 With ``--observer``, dynamics_node runs a second time in each round with ``external_torques``
-(the momentum observer on every state, its levels given so that detection runs too, and
-listeners on its three topics, which it writes only while someone listens; ``--unheard``: none):
-what the observer adds to its CPU per state is reported (the issue's budget: 15 %).  The
+(the momentum observer on every state, its levels given so that detection runs too), heard on
+``~/external_torques`` with sensor-data QoS (best effort, as REP 2003 asks of a sensor stream's
+listeners) and on ``~/contact`` (written when the level changes); ``--wrench``: on
+``~/contact_wrench`` too; ``--unheard``: on none (the node then writes neither stream): what
+the observer adds to its CPU per state is reported (the issue's budget: 15 %).  The
 states carry velocities and efforts in every run, so that all nodes read the same bytes.
 
 The nodes alternate (``--rounds``: echo, ours, echo, ours, ...), so that a change in the
@@ -82,8 +84,8 @@ def cpu_seconds(pid):
 #: detection runs from the first state (no calibration).
 OBSERVER = ['-p', 'external_torques:=true', '-p', "contact_thresholds:='5.0'", '-p',
             "collision_thresholds:='10.0'"]
-#: --observer: listen to its three topics (else none: the node then writes none of them)
-LISTEN = True
+#: --observer: the topics listened to (--unheard: none; the node then writes neither stream)
+LISTEN = ('external_torques', 'contact')
 
 
 def measure(node, executor, q, rate, qd, effort):
@@ -117,12 +119,16 @@ def measure(node, executor, q, rate, qd, effort):
                                  1000)
     internal = []                                   # the node's own receipt-to-publication ms
     listener.create_subscription(Float64, latency_topic, lambda m: internal.append(m.data), 1000)
-    if node.endswith('observer') and LISTEN:         # someone listens: all three are written
+    if node.endswith('observer'):
         from geometry_msgs.msg import WrenchStamped
+        from rclpy.qos import qos_profile_sensor_data
         from std_msgs.msg import UInt8
-        for kind, topic in ((WrenchStamped, 'contact_wrench'), (UInt8, 'contact'),
-                            (JointState, 'external_torques')):
-            listener.create_subscription(kind, f'/dynamics_node/{topic}', lambda m: None, 1000)
+        for kind, topic, qos in ((WrenchStamped, 'contact_wrench', qos_profile_sensor_data),
+                                 (UInt8, 'contact', 10),
+                                 (JointState, 'external_torques', qos_profile_sensor_data)):
+            if topic in LISTEN:
+                listener.create_subscription(kind, f'/dynamics_node/{topic}', lambda m: None,
+                                             qos)
     pub = listener.create_publisher(JointState, '/joint_states', 1000)
     count = len(q)
     try:
@@ -200,11 +206,13 @@ def main(argv=None):
                         help=f'comma-separated, of {", ".join(EXECUTORS)}')
     parser.add_argument('--observer', action='store_true',
                         help='also dynamics_node with external_torques: what the observer adds')
+    parser.add_argument('--wrench', action='store_true',
+                        help='--observer with a listener on ~/contact_wrench too')
     parser.add_argument('--unheard', action='store_true',
                         help="--observer with no listener on the observer's topics")
     args = parser.parse_args(argv)
     global LISTEN
-    LISTEN = not args.unheard
+    LISTEN = () if args.unheard else LISTEN + (('contact_wrench',) if args.wrench else ())
     count = int(args.seconds * args.rate / args.rounds)
     q = np.tile([0.1, 0.0, 0.2, -0.8, 0.1, 0.5, 0.0], (count, 1))
     q[:, 1] = np.linspace(0.2, 1.2, count)             # g of joint 2 is monotonic here

@@ -25,6 +25,7 @@ long detection took and how far the estimate was from the truth, and plots both.
 """
 
 import os
+import re
 
 import numpy as np
 
@@ -97,15 +98,28 @@ def run(plot='contact.png', lockstep=True, engine='auto'):
         print(f'/dynamics_node/rearm: {future.result().message}', flush=True)
     finally:
         loop.stop()
-    learnt = [m.msg for m in loop.logs if m.name == 'dynamics_node' and 'thresholds' in m.msg]
-    return report(model, link, heard, start.nanoseconds * 1e-9, learnt, plot)
+    said = [m.msg for m in loop.logs if m.name == 'dynamics_node']
+    return report(model, link, heard, start.nanoseconds * 1e-9, said, plot)
 
 
 def stamps(messages):
     return np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in messages])
 
 
-def report(model, link, heard, start, learnt, plot):
+def alarms(said, start):
+    """
+    ``[(t, level)]``: each contact and collision dynamics_node logged, at its state's time.
+
+    ~/contact says each change of level but, a bare UInt8, not when: the node's log lines do,
+    with the stamp of the state that raised it (a contact's start at most once a second).
+    """
+    found = [(float(m.group(2)) - start, 2 if m.group(1) == 'collision' else 1)
+             for m in (re.search(r'(contact|collision) at ([0-9.]+) s', line) for line in said)
+             if m]
+    return sorted(found)
+
+
+def report(model, link, heard, start, said, plot):
     """Print detection delay and estimation error; plot; return the demo's verdict."""
     tau = 1.0 / GAIN
     te = stamps(heard['estimate']) - start
@@ -116,18 +130,16 @@ def report(model, link, heard, start, learnt, plot):
     r = {round(x, 6): v for x, v in zip(tt, truth)}
     t = common[(common >= 0) & (common <= SECONDS)]
     estimate, truth = np.array([e[x] for x in t]), np.array([r[x] for x in t])
-    # ~/contact is a bare UInt8: one per state once the thresholds are known, published right
-    # after that state's external torques, so the last ones of those give its times
-    levels = np.array([m.data for m in heard['level']], dtype=int)
-    level_t = te[len(te) - len(levels):]
-    for line in learnt:
-        print(f'dynamics_node: {line}')
+    events = alarms(said, start)
+    for line in said:
+        if 'thresholds' in line:
+            print(f'dynamics_node: {line}')
     pushing = (t >= PUSH_AT + 5 * tau) & (t < PUSH_AT + PUSH_FOR)
     peak = np.abs(truth[pushing]).max() if pushing.any() else 0.0
     error = np.abs(estimate[pushing] - truth[pushing]).max() if pushing.any() else np.inf
-    raised = level_t[(level_t >= PUSH_AT) & (levels >= 1)]
-    false = level_t[(level_t < PUSH_AT) & (levels >= 1)]
-    delay = raised[0] - PUSH_AT if len(raised) else np.inf
+    raised = [at for at, _ in events if at >= PUSH_AT]
+    false = [at for at, _ in events if at < PUSH_AT]
+    delay = raised[0] - PUSH_AT if raised else np.inf
     print(f'\npush on {link}: J^T F up to {peak:.3g} N m on a joint; detected after '
           f"{delay * 1e3:.1f} ms (the observer's time constant is {tau * 1e3:g} ms)")
     print(f'estimated external torques, {5 * tau * 1e3:g} ms after the push began to its end: '
@@ -146,14 +158,16 @@ def report(model, link, heard, start, learnt, plot):
               f'({w.force.x:.2f}, {w.force.y:.2f}, {w.force.z:.2f}) N' + (
                   f', truth ({truth_w[0].force.x:.2f}, {truth_w[0].force.y:.2f}, '
                   f'{truth_w[0].force.z:.2f}) N' if truth_w else ''))
-    print(f'false alarms before the push: {len(false)} states')
+    names = ('free', 'contact', 'collision')
+    print('~/contact said: ' + ', '.join(names[m.data] for m in heard['level']))
+    print(f'false alarms before the push: {len(false)}')
     if plot:
-        _plot(plot, model, t, estimate, truth, level_t, levels)
+        _plot(plot, model, t, estimate, truth, events)
         print(f'\nplot: {os.path.abspath(plot)}')
     return 0 if delay <= 3 * tau + 0.002 and not len(false) else 1
 
 
-def _plot(path, model, t, estimate, truth, level_t, levels):
+def _plot(path, model, t, estimate, truth, events):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -166,7 +180,9 @@ def _plot(path, model, t, estimate, truth, level_t, levels):
     a.set_ylabel('external joint torque [N m]\n(dashed: the truth, J^T F)')
     a.legend(ncol=4, fontsize=8)
     a.set_title(f'{model.name}: the momentum observer in dynamics_node against the true push')
-    b.step(level_t, levels, where='post')
+    for at, level in events:
+        b.plot([at, at], [0, level], color='C3' if level == 2 else 'C1', lw=2)
+    b.set_ylim(-0.1, 2.2)
     b.set_yticks([0, 1, 2], ['free', 'contact', 'collision'])
     b.set_xlabel('time [s]')
     for ax in (a, b):

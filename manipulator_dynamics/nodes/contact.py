@@ -23,9 +23,12 @@ MomentumObserver`.  Published, each message stamped with the joint state's own s
 * ``~/contact_wrench`` (geometry_msgs/WrenchStamped): the wrench at ``contact_link`` in its
   frame, NaN in the components its joints cannot observe;
 * ``~/contact`` (std_msgs/UInt8): 0 free, 1 contact, 2 collision (latched until ``~/rearm``,
-  std_srvs/Trigger, releases it).  Nothing until the thresholds are known.
+  std_srvs/Trigger, releases it).  A level, not a stream: written when it changes (0 once the
+  thresholds are known), transient local, so that a listener joining late hears the present
+  level at once (the last of the :data:`LEVELS_KEPT` it is given).
 
-Each is written only while someone subscribes (asked every :data:`LISTENERS_EVERY` states).
+The first two are written only while someone subscribes (asked every :data:`LISTENERS_EVERY`
+states).
 
 Thresholds given in N m, or ``auto``: from the identified parameters' ``contact_spread`` (the
 identified model's residual over its validation logs, at the same gain), or else learnt over
@@ -38,6 +41,7 @@ import array
 
 from geometry_msgs.msg import Vector3, WrenchStamped
 import numpy as np
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt8
 from std_srvs.srv import Trigger
@@ -62,11 +66,14 @@ PERIODS_PER_TIME_CONSTANT = 2.0
 #: estimate after 5).
 RATE_WINDOW = 50
 
-#: How many states pass between checks of who listens to the three topics.  Each is written
-#: only while someone listens: at 1 kHz a DDS write with no reader still cost dynamics_node
-#: 15-20 us of CPU a state (bench_latency --observer), and the wrench's least squares 13 us
-#: more; the observer and the levels (and their log lines) run whoever listens.
+#: How many states pass between checks of who listens to the two streams.  Each is written only
+#: while someone listens: a write heard by another process costs the node about 10 us of CPU
+#: (30 us to a reliable listener), the wrench's least squares 13 us more; the observer and the
+#: levels (and their log lines) run whoever listens.
 LISTENERS_EVERY = 200
+#: ~/contact's changes kept for a listener that joins late (transient local): the last is the
+#: present level; a contact and the collision after it, a state apart, both reach a listener.
+LEVELS_KEPT = 10
 
 
 def thresholds_check(value):
@@ -136,7 +143,10 @@ class ContactOutput:
         # a state's worth each at 1 kHz: a recorder a tenth of a second late loses none
         self.torques_pub = node.create_publisher(JointState, '~/external_torques', 100)
         self.wrench_pub = node.create_publisher(WrenchStamped, '~/contact_wrench', 100)
-        self.level_pub = node.create_publisher(UInt8, '~/contact', 100)
+        self.level_pub = node.create_publisher(UInt8, '~/contact', QoSProfile(
+            depth=LEVELS_KEPT, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST))
+        self.said = None                        # the level ~/contact said last
         node.create_service(Trigger, '~/rearm', self._rearm)
         from rclpy.serialization import serialize_message
         self._level = [serialize_message(UInt8(data=k)) for k in range(3)]   # published as is
@@ -194,7 +204,7 @@ class ContactOutput:
         wrench = WrenchStamped()
         wrench.header.frame_id = self.link
         self._wrench = stamped_serialiser(wrench, 6, _set_wrench)
-        self._countdown, self._listening = 0, (False, False, False)
+        self._countdown, self._listening = 0, (False, False)
         self._levels()
         self.log.info(f'external torques: momentum observer on {model.n} joints, gain '
                       f'{_numbers(self.observer.gain)} 1/s, contact wrench at {self.link}; '
@@ -311,9 +321,9 @@ class ContactOutput:
         self._countdown -= 1
         if self._countdown < 0:
             self._countdown = LISTENERS_EVERY
-            self._listening = tuple(pub.get_subscription_count() > 0 for pub in (
-                self.torques_pub, self.level_pub, self.wrench_pub))
-        torques, levels, wrench = self._listening
+            self._listening = (self.torques_pub.get_subscription_count() > 0,
+                               self.wrench_pub.get_subscription_count() > 0)
+        torques, wrench = self._listening
         if torques:
             self.torques_pub.publish(self._publishable_torques(stamp_ns, r))
         if self.calibration is not None:
@@ -321,8 +331,8 @@ class ContactOutput:
         if self.detector is not None:
             was = self.detector.level
             level = self.detector.update(r, stamp_ns * 1e-9, self.observer.band)
-            if levels:
-                self.level_pub.publish(self._level[level])
+            if level != self.said:
+                self._say(level)
             if level == CONTACT and was == FREE:
                 self.throttle.warn('contact', f'external torques: contact at '
                                    f'{stamp_ns * 1e-9:.3f} s: {self._over(r)}')
@@ -331,6 +341,10 @@ class ContactOutput:
                                ' (above the collision thresholds: latched until ~/rearm)')
         if wrench:
             self._publish_wrench(stamp_ns, q, r)
+
+    def _say(self, level):
+        self.level_pub.publish(self._level[level])
+        self.said = level
 
     def _over(self, r):
         """Name the joints above their contact level, with the residual of each."""
@@ -399,6 +413,7 @@ class ContactOutput:
         if released is None:
             response.message = 'nothing latched'
         else:
+            self._say(FREE)                     # until the next state says otherwise
             response.message = f're-armed after the {released.describe(self.model)} (peak)'
             self.log.info(f'external torques: {response.message}')
         return response

@@ -31,7 +31,7 @@ from ..control import SplineTrajectory
 
 def joint_state_params(state_queue=1, queue_about='1: always the newest (commands from old '
                        'states would act late)'):
-    """How a node listens to joint_states (see :class:`JointStates` and :func:`joint_states_qos`)."""
+    """Make a node's joint_states parameters (:class:`JointStates`, :func:`joint_states_qos`)."""
     return (
         Param('stale_after', 0.5, 'a joint whose latest state is older than this (s) stops the '
               'commands; 0: never', low=0.0, high=3600.0),
