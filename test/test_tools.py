@@ -48,3 +48,24 @@ def test_make_config_writes_the_committed_parameter_files(tmp_path):
         with open(os.path.join(ROOT, 'config', written.name), encoding='utf-8') as f:
             assert written.read_text(encoding='utf-8') == f.read(), (
                 f'config/{written.name} differs from what tools/make_config.py writes: run it')
+
+
+def test_dev_test_names_every_skip_with_its_reason(monkeypatch):
+    """
+    ``python3 dev.py test`` runs pytest with ``-rs``: each skipped test and why, not a count.
+
+    A run without ``../shared`` (the real logs) or without a ROS 2 installation (the launch
+    tests) must say which proofs did not run.  The environment step is left out here (it is
+    what made this venv).
+    """
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('dev', os.path.join(ROOT, 'dev.py'))
+    dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dev)
+    called = []
+    monkeypatch.setattr(dev, 'ensure_environment', lambda extras: None)
+    monkeypatch.setattr(dev.subprocess, 'call', lambda args, **kw: called.append(args) or 0)
+    assert dev.main(['test', '-k', 'real_log']) == 0
+    args = called[0]
+    assert args[1:3] == ['-m', 'pytest'] and '-rs' in args, args
+    assert args[-2:] == ['-k', 'real_log'], args
