@@ -64,7 +64,8 @@ def _load(args, parameters=None):
     return load_model(args.urdf or robots.path('demo_arm'), root_link=args.root_link,
                       tip_links=args.tip_link, joint_dynamics=args.joint_dynamics,
                       parameters=parameters or args.parameters,
-                      check_inertia=args.check_inertia, without_links=args.without_link)
+                      check_inertia=args.check_inertia, without_links=args.without_link,
+                      transmissions=args.transmissions)
 
 
 def _emit(args, title, data, table):
@@ -464,6 +465,9 @@ def build_parser():
         p.add_argument('--joint-dynamics', metavar='YAML', help='armature / friction overrides')
         p.add_argument('--parameters', metavar='YAML', help='standard parameters to use instead '
                        "of the URDF's (identify --parameters-out writes them)")
+        p.add_argument('--transmissions', metavar='YAML', help="the motors' gear ratios, "
+                       "coupling and joint zero offsets, instead of the URDF's <transmission>: "
+                       'logs may then give <joint>.motor_position and .motor_effort columns')
         p.add_argument('--check-inertia', choices=['raise', 'warn', 'ignore'], default='raise',
                        help='what to do with physically impossible inertias (default: raise)')
         p.add_argument('--format', choices=['table', 'json', 'yaml'], default='table')

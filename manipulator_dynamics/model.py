@@ -207,6 +207,9 @@ class Model:
         them.
     urdf : bytes or None
         The URDF document the model was loaded from (:func:`write_urdf` edits a copy of it).
+    transmissions : Transmissions or None
+        The motors of the joints that have them (:mod:`~manipulator_dynamics.transmissions`):
+        a log's motor-side columns are read through them.
 
     """
 
@@ -234,6 +237,7 @@ class Model:
     urdf: bytes = field(default=None, repr=False)
     friction_offset: np.ndarray = None
     coulomb_velocity: np.ndarray = None
+    transmissions: object = None
 
     def __post_init__(self):
         n = len(self.joint_names)

@@ -34,6 +34,7 @@ from .inertia import is_mass_distribution, tensor_fault
 from .model import (central_inertia, finite_number, Frame, InertiaError, InertiaWarning,
                     link_parameters, load_parameters, Mimic, Model, parameter_problems, PRISMATIC,
                     REVOLUTE, URDFError)
+from .transmissions import from_urdf as transmissions_of_urdf, load as load_transmissions
 
 
 def _read_urdf(urdf) -> bytes:
@@ -51,8 +52,13 @@ def _read_urdf(urdf) -> bytes:
     raise TypeError(f'urdf must be a file path or an XML string, got {type(urdf).__name__}')
 
 
-def _parse(data: bytes):
-    """Parse with lxml for a precise syntax error, then with yourdfpy (meshes never loaded)."""
+def _parse(data: bytes, with_root=False):
+    """
+    Parse with lxml for a precise syntax error, then with yourdfpy (meshes never loaded).
+
+    ``with_root``: return the lxml ``<robot>`` element too (what yourdfpy does not read: the
+    ros2_control transmissions).
+    """
     from lxml import etree
     import yourdfpy
 
@@ -65,7 +71,7 @@ def _parse(data: bytes):
     try:
         urdf = yourdfpy.URDF.load(io.BytesIO(data), load_meshes=False, build_scene_graph=False,
                                   load_collision_meshes=False, build_collision_scene_graph=False)
-        return urdf.robot
+        return (urdf.robot, root) if with_root else urdf.robot
     except Exception as e:  # noqa: B902 - yourdfpy raises bare ValueError, TypeError, ...
         raise URDFError(f'URDF could not be read: {type(e).__name__}: {e}') from None
 
@@ -94,7 +100,7 @@ def _check_inertial(link, mass, inertia, check):
 def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] | None = None,
                gravity=(0.0, 0.0, -9.81), joint_dynamics=None, parameters=None,
                check_inertia: str = 'raise',
-               without_links: Sequence[str] | None = None) -> Model:
+               without_links: Sequence[str] | None = None, transmissions=None) -> Model:
     """
     Build a :class:`Model` from a URDF file path or XML string; meshes are never touched.
 
@@ -124,6 +130,10 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
     check_inertia : {'raise', 'warn', 'ignore'}
         What to do with an inertia tensor that is not positive semi-definite or violates the
         triangle inequality.  Negative or non-finite masses always raise.
+    transmissions : str, path or mapping, optional
+        The motors' transmissions (a YAML, see :mod:`~manipulator_dynamics.transmissions`),
+        instead of the URDF's ``<transmission>`` elements, which are read otherwise.  They map a
+        log's motor-side columns to the joints (:attr:`Model.transmissions`).
 
     Raises
     ------
@@ -139,7 +149,7 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
     if g.shape != (3,) or not np.all(np.isfinite(g)):
         raise ValueError(f'gravity must be 3 finite numbers, got {gravity!r}')
     data = _read_urdf(urdf)
-    robot = _parse(data)
+    robot, root = _parse(data, with_root=True)
     links, parent_joint, children = _link_tree(robot)
     root_link = _root(links, parent_joint, root_link)
     _unmount(links, parent_joint, children, root_link, without_links or ())
@@ -160,7 +170,8 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
         p_parent_joint=np.array([b.p for b in bodies]).reshape(n, 3),
         inertial=_inertial_parameters(links, frames, n, check_inertia),
         armature=np.zeros(n), **limits, gravity=g, frames=frames, mimic=_mimic(bodies),
-        urdf=data)
+        urdf=data, transmissions=_transmissions(root, transmissions, robot,
+                                                [b.joint.name for b in bodies]))
     if joint_dynamics is not None:
         model = model.with_joint_dynamics(joint_dynamics)
     if parameters is not None:
@@ -175,6 +186,15 @@ def load_model(urdf, *, root_link: str | None = None, tip_links: Sequence[str] |
         for problem in problems:
             warnings.warn(f'parameters: {problem}', InertiaWarning, stacklevel=2)
     return model
+
+
+def _transmissions(root, source, robot, model_joints):
+    """Return the model's transmissions: the YAML's, else the URDF's; None if there are none."""
+    urdf_joints = [j.name for j in robot.joints]
+    name = robot.name or 'robot'
+    found = load_transmissions(source, urdf_joints) if source is not None else \
+        transmissions_of_urdf(root, urdf_joints)
+    return None if found is None else found.restricted(model_joints, f"model '{name}'")
 
 
 class _Body(NamedTuple):

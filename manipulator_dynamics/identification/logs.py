@@ -392,27 +392,83 @@ def read_csv(model, path, *, velocity=False):
     Read ``(t, q, tau)`` from a CSV file (:mod:`..csvlog`'s convention).
 
     Columns: ``time`` (seconds), and for every joint of the model ``<joint>.position`` and
-    ``<joint>.effort``; other columns are ignored.  With ``velocity``: a mapping with keys
-    ``t, q, tau`` and ``qd``, the ``<joint>.velocity`` columns, None unless every joint has one.
+    ``<joint>.effort``, or, for the joints the model's transmissions drive, their motors'
+    ``<joint>.motor_position`` and ``<joint>.motor_effort`` (:func:`joint_field`); other columns
+    are ignored.  With ``velocity``: a mapping with keys ``t, q, tau`` and ``qd``, the
+    ``<joint>.velocity`` (or ``motor_velocity``) columns, None unless every joint has one.
     """
     try:
         table = csvlog.read(path)
         t = table.time()
     except ValueError as e:
         raise IdentificationError(str(e)) from None
-    joints = model.joint_names
-    missing = [f'{j}.{field}' for field in ('position', 'effort')
-               for j in table.missing(joints, field)]
-    if missing:
-        present = [j for j in joints if not table.missing([j], 'position')
+    try:
+        q, tau = joint_field(model, table, 'position'), joint_field(model, table, 'effort')
+    except IdentificationError as e:
+        present = [j for j in model.joint_names if not table.missing([j], 'position')
                    and not table.missing([j], 'effort')]
-        raise IdentificationError(f'{path} lacks the columns {", ".join(missing)} (expected a '
-                                  'header with time, <joint>.position and <joint>.effort)'
-                                  + suggest_tip_links(model, present))
-    q, tau = table.field(joints, 'position'), table.field(joints, 'effort')
+        raise IdentificationError(str(e) + suggest_tip_links(model, present)) from None
     if not velocity:
         return t, q, tau
-    return {'t': t, 'q': q, 'tau': tau, 'qd': table.field(joints, 'velocity', required=False)}
+    return {'t': t, 'q': q, 'tau': tau,
+            'qd': joint_field(model, table, 'velocity', required=False)}
+
+
+#: A joint's quantity, and the column of its motor's side that gives it through a transmission.
+MOTOR_FIELDS = {'position': 'motor_position', 'velocity': 'motor_velocity',
+                'effort': 'motor_effort'}
+
+
+def joint_field(model, table, field, required=True):
+    """
+    Return the joints' ``field`` (position, velocity, effort) of a CSV table, ``(rows, n)``.
+
+    Each joint's own ``<joint>.<field>`` column, or, for the joints that the model's
+    transmissions drive (:attr:`Model.transmissions`), their motors' ``<joint>.motor_<field>``
+    mapped through them: positions through ``R^-1`` and the offsets, velocities through
+    ``R^-1``, efforts through ``R^T`` (a coupled block needs every one of its motors).  None
+    when a joint has neither and ``required`` is false; else :class:`IdentificationError`
+    naming the columns looked for.
+    """
+    n, rows = model.n, len(table.values)
+    out = np.empty((rows, n))
+    have = np.zeros(n, dtype=bool)
+    for k, j in enumerate(model.joint_names):
+        if not table.missing([j], field):
+            out[:, k] = table.field([j], field)[:, 0]
+            have[k] = True
+    motor = MOTOR_FIELDS[field]
+    drives = model.transmissions
+    blocks = drives.blocks if drives is not None else ()
+    for block in blocks:
+        index = [model.joint_index(j) for j in block]
+        if have[index].all() or table.missing(block, motor):
+            continue
+        through = drives.restricted(block)
+        mapped = {'position': through.joint_positions, 'velocity': through.joint_velocities,
+                  'effort': through.joint_efforts}[field](table.field(block, motor))
+        out[:, index] = mapped
+        have[index] = True
+    if have.all():
+        return out
+    if not required:
+        return None
+    wanted = []
+    for k in np.flatnonzero(~have):
+        j = model.joint_names[k]
+        if drives is not None and j in drives.unusable and not table.missing([j], motor):
+            raise IdentificationError(f'{table.path}: {j}.{motor} cannot be read: '
+                                      f'{drives.unusable[j]}')
+        block = next((b for b in blocks if j in b), None)
+        wanted.append(f'{j}.{field}' if block is None else f'{j}.{field} (or ' + ', '.join(
+            f'{b}.{motor}' for b in block) + ' through its transmission)')
+    hint = ''
+    if field == 'effort' and len(table.missing(model.joint_names, 'current')) < n:
+        hint = ("; <joint>.current columns are motor currents, which need the drives' torque "
+                'constants: not read yet, give <joint>.motor_effort')
+    raise IdentificationError(f'{table.path} lacks the columns {", ".join(wanted)} (expected a '
+                              'header with time, <joint>.position and <joint>.effort, or the '
+                              f'motor side through the transmissions){hint}')
 
 
 def read_npz(model, path, *, velocity=False):
