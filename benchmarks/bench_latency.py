@@ -84,6 +84,9 @@ def cpu_seconds(pid):
 #: detection runs from the first state (no calibration).
 OBSERVER = ['-p', 'external_torques:=true', '-p', "contact_thresholds:='5.0'", '-p',
             "collision_thresholds:='10.0'"]
+#: --pin: (this process's cores, the node's): the node and its DDS threads on a core of their
+#: own, so that its CPU per state does not move with where the scheduler puts it
+PIN = None
 #: --observer: the topics listened to (--unheard: none; the node then writes neither stream)
 LISTEN = ('external_torques', 'contact')
 
@@ -105,7 +108,8 @@ def measure(node, executor, q, rate, qd, effort):
     order = np.argsort(table)
     assert np.all(np.diff(table[order]) != 0), 'states must be told apart'
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True, env=dict(os.environ, **{EXECUTOR_VARIABLE: executor}))
+                            text=True, env=dict(os.environ, **{EXECUTOR_VARIABLE: executor}),
+                            preexec_fn=PIN and (lambda: os.sched_setaffinity(0, PIN[1])))
     rclpy.init()
     # the commands' receiver stands for forward_command_controller: a node named after the
     # command topic's namespace with a 'joints' parameter, which dynamics_node checks first
@@ -210,8 +214,16 @@ def main(argv=None):
                         help='--observer with a listener on ~/contact_wrench too')
     parser.add_argument('--unheard', action='store_true',
                         help="--observer with no listener on the observer's topics")
+    parser.add_argument('--pin', action='store_true',
+                        help='the node on the last core, this process on the others')
     args = parser.parse_args(argv)
-    global LISTEN
+    global LISTEN, PIN
+    if args.pin:
+        cores = sorted(os.sched_getaffinity(0))
+        if len(cores) < 2:
+            parser.error('--pin needs two cores at least')
+        PIN = (set(cores[:-1]), {cores[-1]})
+        os.sched_setaffinity(0, PIN[0])
     LISTEN = () if args.unheard else LISTEN + (('contact_wrench',) if args.wrench else ())
     count = int(args.seconds * args.rate / args.rounds)
     q = np.tile([0.1, 0.0, 0.2, -0.8, 0.1, 0.5, 0.0], (count, 1))

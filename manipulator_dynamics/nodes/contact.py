@@ -130,6 +130,9 @@ CONTACT_PARAMS = (
           'the identified parameters carry a contact_spread)', low=0.05, high=3600.0),
     Param('contact_link', '', 'link whose wrench ~/contact_wrench estimates, in its frame '
           '(empty: the deepest link)'),
+    Param('external_torques_rate', 0.0, 'Hz at most of ~/external_torques and ~/contact_wrench '
+          '(0: every state); the observer and the levels run at every state whatever it is',
+          low=0.0, high=100000.0),
 )
 
 
@@ -152,6 +155,7 @@ class ContactOutput:
         self._level = [serialize_message(UInt8(data=k)) for k in range(3)]   # published as is
         self.model = self.observer = self.detector = None
         self.warned = set()
+        self._every = self._next = 0                # ns: external_torques_rate's period, next
 
     # --- model and parameters --------------------------------------------------------------
     def _node_model(self):
@@ -205,10 +209,15 @@ class ContactOutput:
         wrench.header.frame_id = self.link
         self._wrench = stamped_serialiser(wrench, 6, _set_wrench)
         self._countdown, self._listening = 0, (False, False)
+        self._set_rate()
         self._levels()
         self.log.info(f'external torques: momentum observer on {model.n} joints, gain '
                       f'{_numbers(self.observer.gain)} 1/s, contact wrench at {self.link}; '
                       f'observer started ({why})')
+
+    def _set_rate(self):
+        rate = self.params.external_torques_rate
+        self._every, self._next = (round(1e9 / rate) if rate > 0 else 0), 0
 
     def _levels(self):
         """Set the detector from the parameters, or leave it to calibration (``auto``)."""
@@ -261,6 +270,8 @@ class ContactOutput:
 
     def on_parameters(self, changed):
         """Apply accepted changes of :data:`CONTACT_PARAMS`."""
+        if 'external_torques_rate' in changed:
+            self._set_rate()
         if changed & {'external_torques', 'observer_gain', 'observer_friction'}:
             self.set_model(self._node_model(), 'its parameters changed')
         elif self.model is not None and changed & {'contact_thresholds', 'collision_thresholds'}:
@@ -324,6 +335,12 @@ class ContactOutput:
             self._listening = (self.torques_pub.get_subscription_count() > 0,
                                self.wrench_pub.get_subscription_count() > 0)
         torques, wrench = self._listening
+        if (torques or wrench) and self._every:     # external_torques_rate: this state?
+            if stamp_ns < self._next:
+                torques = wrench = False
+            else:                                   # on the rate's grid, unless far off it
+                self._next = self._next + self._every if stamp_ns - self._next < self._every \
+                    else stamp_ns + self._every
         if torques:
             self.torques_pub.publish(self._publishable_torques(stamp_ns, r))
         if self.calibration is not None:

@@ -274,16 +274,13 @@ def test_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, proces
     assert not logged(logs, 'contact at') and not logged(logs, 'collision at')
 
 
-@pytest.mark.parametrize('executor', ['events', 'single'])
-def test_a_node_behind_commands_from_the_newest_and_observes_every_state(executor):
+def states_in_process(executor, stamps, q, qd, tau, **parameters):
     """
-    States queued while dynamics_node was busy: one command, from the newest; each observed.
+    Run a DynamicsNode in this process on states all queued before it takes the first.
 
-    In-process, so that the states are all waiting before the node takes the first (a
-    publisher of the node's own process delivers as it publishes).  The command (here its
-    ``~/gravity_torques``) is computed once, from the newest state; the observer reads every
-    interval: its estimates equal the whole log's :func:`momentum_residual` on the same states.
-    Under either executor, which then finds the states taken and skips them.
+    A publisher of the node's own process delivers as it publishes, so every state waits in
+    the node's queue.  Return the node's ``superseded`` count, its ``~/gravity_torques`` and
+    its ``~/external_torques`` messages.
     """
     from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
     from manipulator_dynamics.nodes.process import make_executor
@@ -291,18 +288,7 @@ def test_a_node_behind_commands_from_the_newest_and_observes_every_state(executo
     from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from std_msgs.msg import Float64MultiArray
-    if executor == 'events':
-        pytest.importorskip('rclpy.experimental', reason='this rclpy has no EventsExecutor '
-                            '(Kilted on): the single-threaded case runs')
     model = md.load_model(DEMO)
-    count = 40
-    t = 5.0 + 0.001 * np.arange(count)
-    w = np.linspace(1.0, 2.0, model.n)
-    q = np.array(Q0) + 0.2 * np.sin(w * t[:, None])
-    qd = 0.2 * w * np.cos(w * t[:, None])
-    qdd = -0.2 * w * w * np.sin(w * t[:, None])
-    pushed = np.linspace(0.5, -0.5, model.n)                 # a push the efforts do not cover
-    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True) - pushed
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
@@ -312,36 +298,89 @@ def test_a_node_behind_commands_from_the_newest_and_observes_every_state(executo
             Parameter('joint_states_qos', value='reliable'),
             Parameter('external_torques', value=True),
             Parameter('contact_thresholds', value='100.0'),
-            Parameter('collision_thresholds', value='200.0')])
-        listener = rclpy.create_node('behind_listener', context=context)
+            Parameter('collision_thresholds', value='200.0')]
+            + [Parameter(k, value=v) for k, v in parameters.items()])
+        listener = rclpy.create_node('in_process_listener', context=context)
         gravity, estimates = [], []
         listener.create_subscription(Float64MultiArray, '/dynamics_node/gravity_torques',
-                                     gravity.append, 100)
+                                     gravity.append, 1000)
         listener.create_subscription(JointState, '/dynamics_node/external_torques',
-                                     estimates.append, 100)
+                                     estimates.append, 1000)
         pub = listener.create_publisher(JointState, '/joint_states', QoSProfile(
-            depth=100, reliability=ReliabilityPolicy.RELIABLE))
-        for k in range(count):
+            depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+        for k in range(len(stamps)):
             msg = state(model.joint_names, q[k], qd[k], tau[k])
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(round(t[k] * 1e9), 10 ** 9)
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamps[k], 10 ** 9)
             pub.publish(msg)
         spinner = make_executor(executor, context=context)
         spinner.add_node(node)
         spinner.add_node(listener)
         deadline = time.monotonic() + 30
-        while len(estimates) < count - 1 and time.monotonic() < deadline:
+        while (not gravity or node.superseded + len(gravity) < len(stamps)) and \
+                time.monotonic() < deadline:
             spinner.spin_once(timeout_sec=0.05)
-        for _ in range(10):                     # anything more that would come
-            spinner.spin_once(timeout_sec=0.02)
+        quiet = time.monotonic() + 0.5          # then what the listener still has to hear
+        while time.monotonic() < min(quiet, deadline):
+            heard = len(estimates)
+            spinner.spin_once(timeout_sec=0.05)
+            if len(estimates) > heard:
+                quiet = time.monotonic() + 0.5
         superseded = node.superseded
         spinner.shutdown()
     finally:
         rclpy.try_shutdown(context=context)
+    return superseded, gravity, estimates
+
+
+def a_motion(count, push):
+    """``count`` states 1 ms apart from 5 s on, and the efforts they need less ``push``."""
+    model = md.load_model(DEMO)
+    t = 5.0 + 0.001 * np.arange(count)
+    w = np.linspace(1.0, 2.0, model.n)
+    q = np.array(Q0) + 0.2 * np.sin(w * t[:, None])
+    qd = 0.2 * w * np.cos(w * t[:, None])
+    qdd = -0.2 * w * w * np.sin(w * t[:, None])
+    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True) - push
+    return t, q, qd, tau
+
+
+@pytest.mark.parametrize('executor', ['events', 'single'])
+def test_a_node_behind_commands_from_the_newest_and_observes_every_state(executor):
+    """
+    States queued while dynamics_node was busy: one command, from the newest; each observed.
+
+    The command (here its ``~/gravity_torques``) is computed once, from the newest state; the
+    observer reads every interval: its estimates equal the whole log's
+    :func:`momentum_residual` on the same states.  Under either executor, which then finds
+    the states taken and skips them.
+    """
+    if executor == 'events':
+        pytest.importorskip('rclpy.experimental', reason='this rclpy has no EventsExecutor '
+                            '(Kilted on): the single-threaded case runs')
+    model = md.load_model(DEMO)
+    count = 40
+    pushed = np.linspace(0.5, -0.5, model.n)                 # a push the efforts do not cover
+    t, q, qd, tau = a_motion(count, pushed)
+    stamps = [round(x * 1e9) for x in t]
+    superseded, gravity, estimates = states_in_process(executor, stamps, q, qd, tau)
     assert superseded == count - 1 and len(gravity) == 1, (superseded, len(gravity))
     assert np.allclose(gravity[0].data, md.gravity_torques(model, q[-1]), atol=1e-12)
     expected = md.momentum_residual(model, t, q, qd, tau, GAIN)
-    assert [nanoseconds(m) for m in estimates] == [round(x * 1e9) for x in t[1:]]
+    assert [nanoseconds(m) for m in estimates] == stamps[1:]
     got = np.array([m.effort for m in estimates])
     assert np.allclose(got, expected[1:], rtol=0, atol=1e-9), np.abs(got - expected[1:]).max()
     rising = pushed * (1 - np.exp(-GAIN * (t[-1] - t[0])))      # the push through the lag
     assert np.abs(expected[-1] - rising).max() < 0.05 * np.abs(pushed).max()
+
+
+def test_the_streams_keep_to_external_torques_rate():
+    """``external_torques_rate: 250`` on 1 kHz states: every fourth state's estimate, exact."""
+    model = md.load_model(DEMO)
+    count = 97                                  # within the node's queue of 100
+    t, q, qd, tau = a_motion(count, np.full(model.n, 0.3))
+    stamps = [round(x * 1e9) for x in t]
+    _, _, estimates = states_in_process('single', stamps, q, qd, tau,
+                                        external_torques_rate=250.0)
+    assert [nanoseconds(m) for m in estimates] == stamps[1::4]
+    expected = md.momentum_residual(model, t, q, qd, tau, GAIN)[1::4]
+    assert np.allclose([m.effort for m in estimates], expected, rtol=0, atol=1e-9)
