@@ -61,11 +61,13 @@ def warm_up(model, contact=False):
             except ValueError:        # a singular M: the node reports it when it happens
                 pass
         if contact:
+            from .contact.detection import ContactDetector, thresholds
             from .contact.observer import MomentumObserver
             from .contact.wrench import contact_wrench
             observer = MomentumObserver(model)
             observer.update(0.0, z, z, z)
-            observer.update(1e-3, z, z, z)
+            r = observer.update(1e-3, z, z, z)
+            ContactDetector(model, thresholds(model, 1.0, 2.0)).update(r, 1e-3, observer.band)
             contact_wrench(model, model.link_names[-1], z, z)
 
 

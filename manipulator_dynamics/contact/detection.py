@@ -33,10 +33,12 @@ velocities as they come).
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from numba import njit
 import numpy as np
 
 from .observer import beyond
 from .._inputs import per_joint
+from .._jit import BOOL, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 
 #: Contact above this many times the largest residual of free motion: free motion never seen to
 #: come within a factor of two of it.
@@ -175,29 +177,57 @@ class ContactDetector:
 
     def __init__(self, model, levels):
         self.model = model
-        self.levels = levels
+        self.levels = Thresholds(*(np.ascontiguousarray(x, dtype=float) for x in levels))
+        self._no_band = np.zeros(model.n)
         self.level = FREE
         self.collision = None
         self.new = False
 
     def update(self, residual, t, band=None):
         """Take one residual ``(n,)`` (and its band) at time ``t``; return the level."""
-        a = np.abs(residual) if band is None else beyond(residual, band)
+        residual = np.ascontiguousarray(residual, dtype=float)
+        band = self._no_band if band is None else np.ascontiguousarray(band, dtype=float)
+        if residual.shape != band.shape or residual.shape != self.levels.contact.shape:
+            raise ValueError(f'ContactDetector.update: residual and band must have shape '
+                             f'({self.model.n},), got {residual.shape} and {band.shape}')
         self.new = False
-        if self.collision is not None:
-            np.maximum(self.collision.peak, a, out=self.collision.peak)
-            return COLLISION
-        over = a > self.levels.collision
-        if over.any():
-            names = tuple(self.model.joint_names[i] for i in np.flatnonzero(over))
-            self.collision = Collision(float(t), names, a.copy())
-            self.level, self.new = COLLISION, True
-            return COLLISION
-        self.level = CONTACT if (a > self.levels.contact).any() else FREE
-        return self.level
+        latched = self.collision is not None
+        level = _level.call(residual, band, self.levels.contact, self.levels.collision,
+                            self.collision.peak if latched else self._no_band, latched)
+        if level == COLLISION and not latched:
+            a = beyond(residual, band)
+            names = tuple(self.model.joint_names[i]
+                          for i in np.flatnonzero(a > self.levels.collision))
+            self.collision = Collision(float(t), names, a)
+            self.new = True
+        self.level = level
+        return level
 
     def rearm(self):
         """Release a latched collision; return it (None if there was none)."""
         collision, self.collision = self.collision, None
         self.level = FREE
         return collision
+
+
+@njit(**ONE_STATE)
+def level_of(residual, band, contact, collision, peak, latched):
+    """
+    Return the level of one residual: the compiled step of :meth:`ContactDetector.update`.
+
+    Each joint's ``max(|r| - band, 0)`` against its levels; ``latched`` (a collision held):
+    COLLISION, and ``peak`` takes the larger of itself and this state's.
+    """
+    level = FREE
+    for i in range(residual.shape[0]):
+        a = max(abs(residual[i]) - band[i], 0.0)
+        if latched:
+            peak[i] = max(peak[i], a)
+        elif a > collision[i]:
+            level = COLLISION
+        elif a > contact[i] and level == FREE:
+            level = CONTACT
+    return COLLISION if latched else level
+
+
+_level = Signature(level_of, VECTOR, VECTOR, VECTOR, VECTOR, OUT_VECTOR, BOOL)

@@ -65,6 +65,9 @@ PERIODS_PER_TIME_CONSTANT = 2.0
 #: Intervals whose median is the stream's period, measured anew each window (the first
 #: estimate after 5).
 RATE_WINDOW = 50
+#: A period that moved by more than this share since the gain was last checked against it is
+#: checked again.
+RATE_MOVED = 0.1
 
 #: How many states pass between checks of who listens to the two streams.  Each is written only
 #: while someone listens: a write heard by another process costs the node about 10 us of CPU
@@ -319,12 +322,18 @@ class ContactOutput:
                 self.intervals.append(dt)
                 count = len(self.intervals)
                 if count == RATE_WINDOW or (count == 5 and self.period is None):
-                    self.period = float(np.median(self.intervals))   # the stream's period
+                    # the stream's period: their median (sorted: numpy's costs 0.1 ms there)
+                    period = sorted(self.intervals)[count // 2]
                     if count == RATE_WINDOW:
                         self.intervals = []
-                    self._check_rate()
-                    if self.observer is None:
-                        return
+                    # the gain checked again only when the rate moved (a check costs 0.1 ms)
+                    moved = self.period is None or abs(period - self.period) > \
+                        RATE_MOVED * self.period
+                    self.period = period
+                    if moved:
+                        self._check_rate()
+                        if self.observer is None:
+                            return
         self.last = t
         r = self.observer.update(t, q, qd, effort, self.period)
         if self.observer.since == t:                # the first state: nothing to say yet
