@@ -178,6 +178,7 @@ class ContactDetector:
     def __init__(self, model, levels):
         self.model = model
         self.levels = Thresholds(*(np.ascontiguousarray(x, dtype=float) for x in levels))
+        self._contact, self._collision = self.levels
         self._no_band = np.zeros(model.n)
         self.level = FREE
         self.collision = None
@@ -190,10 +191,15 @@ class ContactDetector:
         if residual.shape != band.shape or residual.shape != self.levels.contact.shape:
             raise ValueError(f'ContactDetector.update: residual and band must have shape '
                              f'({self.model.n},), got {residual.shape} and {band.shape}')
+        return self.step(residual, t, band)
+
+    def step(self, residual, t, band):
+        """:meth:`update` of float64 ``(n,)`` arrays, unchecked: the control loop's path."""
         self.new = False
-        latched = self.collision is not None
-        level = _level.call(residual, band, self.levels.contact, self.levels.collision,
-                            self.collision.peak if latched else self._no_band, latched)
+        collision = self.collision
+        latched = collision is not None
+        level = _level.call(residual, band, self._contact, self._collision,
+                            collision.peak if latched else self._no_band, latched)
         if level == COLLISION and not latched:
             a = beyond(residual, band)
             names = tuple(self.model.joint_names[i]

@@ -48,6 +48,7 @@ import dataclasses
 from dataclasses import dataclass, field
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -103,6 +104,17 @@ class Validation:
     t: np.ndarray = field(default=None, repr=False)
     measured: np.ndarray = field(default=None, repr=False)
     predicted: dict = field(default=None, repr=False)
+    #: Joints whose validation states leave the training data's range (:func:`beyond_training`).
+    beyond_training: dict = field(default_factory=dict)
+
+    def beyond_summary(self):
+        """Say which joints the validation data take beyond what the fit saw, or ''."""
+        if not self.beyond_training:
+            return ''
+        parts = [f'{joint} {what} {100 * share:.3g} %' for joint, shares in
+                 self.beyond_training.items() for what, share in shares.items()]
+        return ("the validation data leave the training data's range (share of its states): "
+                + ', '.join(parts) + ': the model is judged outside what it was fitted on')
 
     @classmethod
     def of(cls, joint_names, t, measured, predicted):
@@ -148,13 +160,53 @@ class Validation:
         for j, name in enumerate(self.joint_names):
             lines.append(f'  {name:24s}' + ''.join(f'{self.rms[m][j]:16.4g}' for m in models)
                          + f'{self.torque_rms[j]:16.4g}')
+        if self.beyond_training:
+            lines.append('warning: ' + self.beyond_summary())
         return '\n'.join(lines)
 
     def to_dict(self):
         """Return a plain mapping for YAML or JSON."""
         return {'samples': self.samples, 'torque_rms': self.torque_rms.tolist(),
                 'rms': {m: v.tolist() for m, v in self.rms.items()},
-                'normalised_squared_error_percent': dict(self.error)}
+                'normalised_squared_error_percent': dict(self.error),
+                **({'beyond_training': self.beyond_training} if self.beyond_training else {})}
+
+
+class ExtrapolationWarning(UserWarning):
+    """Validation data that leave the range of the data the model was identified on."""
+
+
+#: A validation state is beyond the training data when a joint's position lies outside their
+#: range widened by this share of it on each side, or its speed above their largest by it.
+RANGE_MARGIN = 0.05
+#: A joint is named when more than this share of the validation states are beyond.
+BEYOND_SHARE = 0.01
+
+
+def training_range(q, qd):
+    """Return what the fit saw, per joint: the positions' least and largest, the top speed."""
+    return {'position_min': q.min(axis=0).tolist(), 'position_max': q.max(axis=0).tolist(),
+            'speed_max': np.abs(qd).max(axis=0).tolist()}
+
+
+def beyond_training(joint_names, seen, q, qd):
+    """
+    Return ``{joint: {'positions' or 'speeds': share}}`` of validation states beyond ``seen``.
+
+    ``seen`` as :func:`training_range` gives it; a joint is named when more than
+    :data:`BEYOND_SHARE` of the states take it further than :data:`RANGE_MARGIN` outside.
+    """
+    lo, hi = np.array(seen['position_min']), np.array(seen['position_max'])
+    margin = RANGE_MARGIN * np.maximum(hi - lo, 1e-9)
+    top = np.array(seen['speed_max']) * (1 + RANGE_MARGIN)
+    shares = {'positions': ((q < lo - margin) | (q > hi + margin)).mean(axis=0),
+              'speeds': (np.abs(qd) > top).mean(axis=0)}
+    out = {}
+    for j, joint in enumerate(joint_names):
+        found = {what: float(s[j]) for what, s in shares.items() if s[j] > BEYOND_SHARE}
+        if found:
+            out[joint] = found
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -244,7 +296,14 @@ class Estimate:
         for label, other in compare.items():
             predicted[label] = inverse_dynamics(other, q, qd, qdd, armature=bool(base.armature),
                                                 friction=bool(base.friction))
-        return Validation.of(model.joint_names, t, tau, predicted)
+        validation = Validation.of(model.joint_names, t, tau, predicted)
+        seen = self.processing.get('training_range')
+        if seen is not None:
+            validation = dataclasses.replace(
+                validation, beyond_training=beyond_training(model.joint_names, seen, q, qd))
+            if validation.beyond_training:
+                warnings.warn(ExtrapolationWarning(validation.beyond_summary()), stacklevel=2)
+        return validation
 
     def data_summary(self):
         """
@@ -424,6 +483,7 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
                                                     retime=retime)
     if chosen is not None:
         processing['cutoff_selection'] = chosen
+    processing['training_range'] = training_range(q, qd)
     if law == 'smooth':
         model = fit_coulomb_velocity(model, q, qd, qdd, tau, parallel, armature=armature)
         processing['coulomb_velocity'] = dict(zip(model.joint_names,

@@ -356,7 +356,7 @@ class ContactOutput:
             self._calibrate(t, r, qd, effort)
         if self.detector is not None:
             was = self.detector.level
-            level = self.detector.update(r, stamp_ns * 1e-9, self.observer.band)
+            level = self.detector.step(r, stamp_ns * 1e-9, self.observer.band)
             if level != self.said:
                 self._say(level)
             if level == CONTACT and was == FREE:

@@ -20,7 +20,8 @@ from conftest import erd, EXCITATION_RATE, exciting, measured, needs_erd, ROOT, 
     write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
-from manipulator_dynamics.identification.estimate import cutoff_summary, resolve_cutoff
+from manipulator_dynamics.identification.estimate import cutoff_summary, \
+    ExtrapolationWarning, resolve_cutoff
 from manipulator_dynamics.identification.logs import stamps_summary
 import numpy as np
 import pytest
@@ -632,3 +633,37 @@ def test_reported_deviations_are_the_spread_over_noise_draws(arm, base, noise):
     else:
         assert min(factors) > 1.4
         assert np.median(spread * np.mean(factors)) > 1.6    # without the jackknife's factor
+
+
+def test_validation_beyond_the_training_range_is_said(arm, base):
+    """
+    A validation motion that takes joints further or faster than the fit saw: warned, named.
+
+    The model is judged outside what it was identified on, a score that says little of it:
+    ``ExtrapolationWarning``, the joints and shares in ``validation.beyond_training``, its
+    table and its dict.  A motion inside the training data's range raises nothing.
+    """
+    rng = np.random.default_rng(5)
+    wide, narrow = rng.uniform(-1.0, 1.0, (2, 600, arm.n))
+    qd, qdd = rng.uniform(-1.0, 1.0, (2, 600, arm.n))
+    inside = 0.5 * narrow
+    tau = md.inverse_dynamics(arm, inside, 0.5 * qd, qdd, friction=True)
+    outside = inside.copy()
+    outside[:, 3] = 2.0 * wide[:, 3]                 # joint 4 twice as far, both ways
+    fast = 0.5 * qd.copy()
+    fast[:, 1] *= 3.0                                # joint 2 three times as fast
+    check = (outside, fast, qdd, md.inverse_dynamics(arm, outside, fast, qdd, friction=True))
+    with pytest.warns(ExtrapolationWarning,
+                      match=r'joint2 speeds [\d.]+ %, joint4 positions [\d.]+ %'):
+        estimate = md.identify(arm, (inside, 0.5 * qd, qdd, tau), base=base, validation=check)
+    beyond = estimate.validation.beyond_training
+    assert set(beyond) == {'joint2', 'joint4'}, beyond
+    assert beyond['joint4']['positions'] > 0.3 and beyond['joint2']['speeds'] > 0.3
+    assert 'leave the training data' in estimate.validation.table()
+    assert estimate.to_dict()['validation']['beyond_training'] == beyond
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        again = md.identify(arm, (inside, 0.5 * qd, qdd, tau), base=base,
+                            validation=(inside[::-1], 0.5 * qd[::-1], qdd[::-1], tau[::-1]))
+    assert again.validation.beyond_training == {}
