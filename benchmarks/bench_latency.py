@@ -40,8 +40,10 @@ With ``--observer``, dynamics_node runs a second time in each round with ``exter
 (the momentum observer on every state, its levels given so that detection runs too), heard on
 ``~/external_torques`` with sensor-data QoS (best effort, as REP 2003 asks of a sensor stream's
 listeners) and on ``~/contact`` (written when the level changes); ``--wrench``: on
-``~/contact_wrench`` too; ``--unheard``: on none (the node then writes neither stream): what
-the observer adds to its CPU per state is reported (the issue's budget: 15 %).  The
+``~/contact_wrench`` too; ``--unheard``: on none (the node then writes neither stream);
+``--stream-rate HZ``: the streams capped (``external_torques_rate``).  What the observer adds
+to its CPU per state is reported (the issue's budget: 15 %) twice: node against node, and
+switched on and off in one node (:class:`Toggle`, the steadier).  The
 states carry velocities and efforts in every run, so that all nodes read the same bytes.
 
 The nodes alternate (``--rounds``: echo, ours, echo, ours, ...), so that a change in the
@@ -287,10 +289,13 @@ def main(argv=None):
                         help='--observer with a listener on ~/contact_wrench too')
     parser.add_argument('--unheard', action='store_true',
                         help="--observer with no listener on the observer's topics")
+    parser.add_argument('--stream-rate', type=float, default=0.0, metavar='HZ',
+                        help="--observer: the node's external_torques_rate (0: every state)")
     parser.add_argument('--pin', action='store_true',
                         help='the node on the last core, this process on the others')
     args = parser.parse_args(argv)
-    global LISTEN, PIN
+    global LISTEN, PIN, OBSERVER
+    OBSERVER = OBSERVER + ['-p', f'external_torques_rate:={args.stream_rate}']
     if args.pin:
         cores = sorted(os.sched_getaffinity(0))
         if len(cores) < 2:
