@@ -543,41 +543,48 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
                                                                       compare=compare))
 
 
+#: Folds of the training data that choose a friction law when validation data are given.
+SELECTION_FOLDS = 3
+
+
 def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 'smooth'),
                     folds=None, **options):
     """
     Identify with each friction law in ``laws`` and keep the one that best predicts held-out data.
 
-    ``validation`` as :func:`identify` takes it: data the fits do not see (other logs, another
-    stretch); or, without it, ``folds``: :func:`cross_validate` on ``data`` itself, the law
-    judged by the pooled error of its folds and then identified on all of ``data``.  Returns
-    the estimate of the law whose identified model has the smallest normalised squared error
-    on the held-out data (its ``validation``: theirs, pooled over the folds);
-    ``estimate.processing['friction_selection']`` holds every law's error (percent).  More
-    terms always fit the training data better, so only data left out can say whether a law
-    is worth its parameters.  ``options`` go to :func:`identify`.
+    The laws are judged by :func:`cross_validate` on ``data`` alone, in ``folds`` pieces
+    (:data:`SELECTION_FOLDS` by default when ``validation`` is given): the pooled error of each
+    law's folds.  The chosen law is then identified on all of ``data``.  ``validation`` (data
+    the fits do not see: other logs, another stretch) scores that one model only, so its error
+    is strictly held out: nothing was chosen on it.  Without ``validation``, the estimate's
+    ``validation`` is the chosen law's pooled folds (the error it was chosen by, so a little
+    optimistic).  ``estimate.processing['friction_selection']`` holds every law's fold error
+    (percent), ``friction_selection_by`` how.  More terms always fit the training data better,
+    so only data left out can say whether a law is worth its parameters.  The cutoff, when
+    chosen (``cutoff='auto'`` or None), is chosen on ``data`` too.  ``options`` go to
+    :func:`identify`.
     """
-    if (validation is None) == (folds is None):
-        raise IdentificationError('select_friction needs validation data or folds (not both): '
-                                  'the laws are compared on data the fits did not see')
+    if validation is None and folds is None:
+        raise IdentificationError('select_friction needs validation data or folds: the laws '
+                                  'are compared on data the fits did not see')
+    folds = SELECTION_FOLDS if folds is None else folds
     laws = [friction_law(law) for law in laws]
-    # once, with the first law, not again for every law and fold
+    topic = options.get('topic', '/joint_states')
+    # once, with the first law, on the training data, not again for every law and fold
     options['cutoff'], cutoff_selection = resolve_cutoff(
-        model, data, options.get('cutoff'), topic=options.get('topic', '/joint_states'),
+        model, data, options.get('cutoff'), topic=topic,
         **_judging(dict(options, friction=laws[0])))
+    logs = read_time_series(model, data, topic, 'choosing the friction law (by folds of the '
+                            'training data)', options.get('retime', True))
+    checks = {law: cross_validate(model, logs, folds=folds, friction=law, **options)
+              for law in laws}
+    errors = {law: c.pooled.error['identified'] for law, c in checks.items()}
+    best = min(errors, key=errors.get)
     if validation is not None:
-        estimates = {law: identify(model, data, friction=law, validation=validation, **options)
-                     for law in laws}
-        errors = {law: e.validation.error['identified'] for law, e in estimates.items()}
-        best = min(errors, key=errors.get)
-        chosen, how = estimates[best], 'the validation data'
+        chosen = identify(model, data, friction=best, validation=validation, **options)
+        how = (f'{folds}-fold cross-validation in time of the training data; the validation '
+               'data scored the chosen law only')
     else:
-        logs = read_time_series(model, data, options.get('topic', '/joint_states'),
-                                'choosing the law by folds', options.get('retime', True))
-        checks = {law: cross_validate(model, logs, folds=folds, friction=law, **options)
-                  for law in laws}
-        errors = {law: c.pooled.error['identified'] for law, c in checks.items()}
-        best = min(errors, key=errors.get)
         chosen = dataclasses.replace(identify(model, data, friction=best, **options),
                                      validation=checks[best].pooled)
         how = f'{folds}-fold cross-validation in time'
@@ -748,8 +755,12 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
     for k in range(folds):
         train = [piece for cut in pieces for j, piece in enumerate(cut) if j != k]
         held = [cut[k] for cut in pieces]
-        estimates.append(identify(model, train, topic=topic,
-                                  validation=held if len(held) > 1 else held[0], **options))
+        # a piece held out of a motion often goes where the others did not: each fold's
+        # validation keeps it (beyond_training), the warnings are for data a user holds out
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', ExtrapolationWarning)
+            estimates.append(identify(model, train, topic=topic,
+                                      validation=held if len(held) > 1 else held[0], **options))
         if chosen is not None:
             estimates[-1].processing['cutoff_selection'] = chosen
     return CrossValidation(estimates=estimates, pooled=_pooled([e.validation

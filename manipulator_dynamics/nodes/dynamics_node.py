@@ -211,10 +211,13 @@ class DynamicsNode(Node):
                 self.contact.on_state(*state)   # after the command: it never waits for this
             return
         # each read at the time it arrived (an unstamped state's time; the staleness check):
-        # its age since the DDS receipt (system clock; none where the middleware gives none)
+        # its age since the DDS receipt (system clock; none where the middleware gives none);
+        # the newest, which the command comes from, now, as a state taken alone is
         now, wall = self.now_ns(), time.time_ns()
-        read = [(self._read(d, now - max(0, wall - (i['received_timestamp'] or wall))), i)
-                for d, i in [(data, info)] + behind]
+        waiting = [(data, info)] + behind
+        read = [(self._read(d, now - max(0, wall - (i['received_timestamp'] or wall))
+                            if k < len(waiting) - 1 else now), i)
+                for k, (d, i) in enumerate(waiting)]
         read = [(state, i) for state, i in read if state is not None]
         if not read:
             return
