@@ -244,7 +244,7 @@ def test_the_internal_plant_pushes_as_mujoco_does():
     """The package's own plant: the same push, the same truth (its J^T F), the same bound."""
     model = md.load_model(robots.path('demo_arm'))
     wrench = np.array([8.0, -6.0, 10.0, 1.0, 0.5, -1.0])
-    start, seconds = 0.2, 0.3                   # the internal plant is Python: a short run
+    start, seconds = 0.1, 0.15                  # the internal plant is Python: a short run
     log = {engine: closed_loop(model, start + seconds, ('tool0', 'step', wrench, seconds),
                                engine=engine, start=start)
            for engine in ('internal', 'mujoco')}
