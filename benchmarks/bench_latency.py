@@ -21,7 +21,10 @@ Load: joint_states at 1 kHz into dynamics_node, against the floor any rclpy node
 For each executor (``MANIPULATOR_DYNAMICS_EXECUTOR``: rclpy's SingleThreadedExecutor polled by
 ``spin_once``, or rclpy.experimental.EventsExecutor) it runs two nodes in turn as processes, in
 the same process shape (the package's ``spin``): dynamics_node (gravity compensation of the
-bundled 7-joint arm) and ``echo_node.py`` (positions in, positions out: no model, no work).
+bundled 7-joint arm) and ``echo_node.py`` (positions in, positions out: no model, no work),
+twice: as a plain rclpy node (a JointState built of each state, a message built to send) and
+raw (``-p raw:=true``: the bytes in, the positions' bytes out, as dynamics_node reads and
+writes), so that ours is reported against both floors.
 ``/joint_states`` go out at ``--rate`` Hz from this process.  Per node:
 
 * latency in the node: from the DDS receipt of a state to the return of its command's
@@ -123,7 +126,7 @@ def measure(node, executor, q, rate, qd, effort):
         latency_topic = '/dynamics_node/command_latency'
     else:
         command = [sys.executable, os.path.join(HERE, 'echo_node.py'), '--ros-args',
-                   '-p', 'report_latency:=true']
+                   '-p', 'report_latency:=true', '-p', f'raw:={node == "echo_raw"}']
         table = q[:, 1]
         latency_topic = '/echo_node/command_latency'
     order = np.argsort(table)
@@ -317,7 +320,7 @@ def main(argv=None):
     executors = args.executor.split(',')
     per_round = {}
     for executor in executors:
-        runs = {'echo_node': [], 'dynamics_node': []}
+        runs = {'echo_node': [], 'echo_raw': [], 'dynamics_node': []}
         if args.observer:
             runs['dynamics_node+observer'] = []
         for _ in range(args.rounds):
@@ -328,8 +331,9 @@ def main(argv=None):
             print(f'{executor:9s} {node[:14]:14s} {r["inner"][0]:10.3f} /{r["inner"][1]:7.3f} '
                   f'{r["end"][0]:13.3f} /{r["end"][1]:7.3f} {r["superseded"]:9.2f}% '
                   f'{r["cpu_us"]:8.0f}us {r["cores"]:6.2f}', flush=True)
-        per_round[executor] = [ratios(pooled([ours]), pooled([echo])) for ours, echo
-                               in zip(runs['dynamics_node'], runs['echo_node'])]
+        per_round[executor] = {echo: [ratios(pooled([ours]), pooled([theirs])) for ours, theirs
+                                      in zip(runs['dynamics_node'], runs[echo])]
+                               for echo in ('echo_node', 'echo_raw')}
         if args.observer:
             added = [100 * (pooled([o])['cpu_us'] / pooled([d])['cpu_us'] - 1) for o, d
                      in zip(runs['dynamics_node+observer'], runs['dynamics_node'])]
@@ -343,13 +347,15 @@ def main(argv=None):
                 print(f'{executor:9s} the observer adds {q2:.1f} % [quartiles {q1:.1f}, '
                       f"{q3:.1f}] to dynamics_node's CPU per state, switched on and off in one "
                       f'process ({len(windows)} windows of {WINDOW} states)', flush=True)
-    print('\nours / echo (same executor, same run): the median of the rounds [their range]')
     names = ('in node p50', 'p99', 'end to end p50', 'p99', 'CPU per state')
-    for executor in executors:
-        r = np.array(per_round[executor])
-        print(f'  {executor:9s} ' + '; '.join(
-            f'{name} {np.median(column):.2f} [{column.min():.2f}-{column.max():.2f}]'
-            for name, column in zip(names, r.T)))
+    for echo, floor in (('echo_node', 'echo'), ('echo_raw', 'raw echo')):
+        print(f'\nours / {floor} (same executor, same run): the median of the rounds [their '
+              'range]')
+        for executor in executors:
+            r = np.array(per_round[executor][echo])
+            print(f'  {executor:9s} ' + '; '.join(
+                f'{name} {np.median(column):.2f} [{column.min():.2f}-{column.max():.2f}]'
+                for name, column in zip(names, r.T)))
 
 
 if __name__ == '__main__':

@@ -16,7 +16,7 @@
 """
 The floor any rclpy node pays: ``joint_states`` in, a Float64MultiArray of the positions out.
 
-    python3 benchmarks/echo_node.py [--ros-args -p report_latency:=true]
+    python3 benchmarks/echo_node.py [--ros-args -p report_latency:=true -p raw:=true]
 
 bench_latency.py runs it beside dynamics_node, in the same process shape (the package's
 ``spin``, its signal handling and executor, chosen by ``MANIPULATOR_DYNAMICS_EXECUTOR``), so
@@ -24,8 +24,15 @@ that the difference between the two is the dynamics node's own work.  It publish
 ``effort_controller/commands`` and, with ``report_latency``, ``~/command_latency`` (ms from the
 receipt of each state to the return of the publication), measured as dynamics_node measures it
 (:func:`manipulator_dynamics.nodes.process.with_receipt_time`).
+
+Two floors: by default rclpy builds a JointState of each state and the echo builds its
+message (what a plain rclpy node pays); with ``raw``, the state's bytes come in untouched, the
+positions are read from them and their bytes go out as a serialised Float64MultiArray (what
+dynamics_node itself does: no message built either way), so dynamics_node against it is its
+own work alone.
 """
 
+import struct
 import time
 
 from manipulator_dynamics.nodes.process import spin, with_receipt_time
@@ -41,18 +48,53 @@ class EchoNode(Node):
     def __init__(self):
         super().__init__('echo_node')
         self.report = self.declare_parameter('report_latency', False).value
+        raw = self.declare_parameter('raw', False).value
         self.pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.latency_pub = self.create_publisher(Float64, '~/command_latency', 100)
         # sensor data, one deep: it answers the newest state, as dynamics_node's commands do
         qos = QoSProfile(depth=1, reliability=qos_profile_sensor_data.reliability,
                          durability=qos_profile_sensor_data.durability)
-        self.create_subscription(JointState, 'joint_states', with_receipt_time(self.on_state), qos)
+        self.create_subscription(JointState, 'joint_states', with_receipt_time(
+            self.on_bytes if raw else self.on_state), qos, raw=raw)
 
     def on_state(self, msg, info):
         self.pub.publish(Float64MultiArray(data=msg.position))
+        self.said(info)
+
+    def on_bytes(self, data, info):
+        self.pub.publish(positions_as_array(data))
+        self.said(info)
+
+    def said(self, info):
         if self.report:
             self.latency_pub.publish(Float64(data=(time.time_ns()
                                                    - info['received_timestamp']) * 1e-6))
+
+
+def positions_as_array(data):
+    """
+    Return a serialised Float64MultiArray of the positions in a JointState's CDR ``data``.
+
+    Little-endian CDR: the stamp, the frame's string, the names' strings (each a length, its
+    bytes, padded to 4), then the positions: a count, padding to 8, the doubles.  The output:
+    no dimensions, offset 0, the doubles, under the same encapsulation header.
+    """
+    at = 4 + 8                                        # the header, the stamp
+    (length,) = struct.unpack_from('<I', data, at)
+    at = _align(at + 4 + length, 4)
+    (count,) = struct.unpack_from('<I', data, at)
+    at += 4
+    for _ in range(count):
+        (length,) = struct.unpack_from('<I', data, at)
+        at = _align(at + 4 + length, 4)
+    (count,) = struct.unpack_from('<I', data, at)
+    at = _align(at + 4, 8)
+    return data[:4] + struct.pack('<III4x', 0, 0, count) + data[at:at + 8 * count]
+
+
+def _align(at, size):
+    """Align ``at`` (counted from the encapsulation header's end, 4 bytes in) to ``size``."""
+    return 4 + (at - 4 + size - 1) // size * size
 
 
 if __name__ == '__main__':

@@ -65,14 +65,15 @@ def test_bench_latency_measures_both_nodes_and_their_ratios():
               '--observer', '--wrench')
     assert re.search(r"^events +the observer adds -?[\d.]+ % to dynamics_node's CPU", out,
                      re.MULTILINE), out
-    for node in ('echo_node', 'dynamics_node', 'dynamics_node+'):
+    for node in ('echo_node', 'echo_raw', 'dynamics_node', 'dynamics_node+'):
         row = re.search(rf'^events +{re.escape(node)} +([\d.]+) / +([\d.]+) +([\d.]+) / +'
                         r'([\d.]+) ', out, re.MULTILINE)
         assert row, out
         assert all(float(x) > 0 for x in row.groups()), row.group(0)
-    ratios = re.search(r'^  events +in node p50 ([\d.]+) .*CPU per state ([\d.]+) ', out,
-                       re.MULTILINE)
-    assert ratios and all(float(x) > 0 for x in ratios.groups()), out
+    for floor in ('echo', 'raw echo'):                 # ours against both floors
+        ratios = re.search(rf'^ours / {floor} \(.*\n  events +in node p50 ([\d.]+) .*CPU per '
+                           r'state ([\d.]+) ', out, re.MULTILINE)
+        assert ratios and all(float(x) > 0 for x in ratios.groups()), out
 
 
 def test_bench_plant_paces_the_plant_in_real_time():
@@ -84,3 +85,24 @@ def test_bench_plant_paces_the_plant_in_real_time():
     rate, p50, p99, worst = map(float, out.split()[-4:])
     assert rate > 100                             # 1000 states a second, on a busy machine less
     assert 0 < p50 <= p99 <= worst
+
+
+def test_the_raw_echo_reads_the_positions_from_the_bytes():
+    """The raw floor's own parsing: any names and frame, the positions as rclpy reads them."""
+    needs_ros()
+    sys.path.insert(0, BENCHMARKS)
+    try:
+        from echo_node import positions_as_array
+    finally:
+        sys.path.remove(BENCHMARKS)
+    from rclpy.serialization import deserialize_message, serialize_message
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    for names, frame in ((['a'], ''), (['joint1', 'j2', 'xyz'], 'base'),
+                         ([f'panda_joint{i}' for i in range(1, 8)], 'world')):
+        msg = JointState(name=names, position=[0.1 * i - 0.3 for i in range(len(names))],
+                         velocity=[1.0] * len(names), effort=[2.0] * len(names))
+        msg.header.frame_id = frame
+        msg.header.stamp.sec = 7
+        out = deserialize_message(positions_as_array(serialize_message(msg)), Float64MultiArray)
+        assert list(out.data) == list(msg.position) and not out.layout.dim
