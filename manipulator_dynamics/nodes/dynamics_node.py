@@ -202,30 +202,26 @@ class DynamicsNode(Node):
                        'urdf_path)')
             return
         behind = queued(self.state_sub, self.params.state_queue)
+        now = self.now_ns()
         if not behind:                          # the 1 kHz path: nobody waiting
-            state = self._read(data, self.now_ns())
-            if state is not None:
-                self.latest = state             # q, qd, effort, stamp (ns)
-                if self.params.rate == 0:
-                    self._publish(*state, received=info['received_timestamp'])
-                self.contact.on_state(*state)   # after the command: it never waits for this
-            return
-        # each read at the time it arrived (an unstamped state's time; the staleness check):
-        # its age since the DDS receipt (system clock; none where the middleware gives none);
-        # the newest, which the command comes from, now, as a state taken alone is
-        now, wall = self.now_ns(), time.time_ns()
-        waiting = [(data, info)] + behind
-        read = [(self._read(d, now - max(0, wall - (i['received_timestamp'] or wall))
-                            if k < len(waiting) - 1 else now), i)
-                for k, (d, i) in enumerate(waiting)]
+            read = [(self._read(data, now), info)]
+        else:
+            # each read at the time it arrived (an unstamped state's time; the staleness
+            # check): its age since the DDS receipt (system clock; none where the middleware
+            # gives none); the newest, which the command comes from, now, as one taken alone
+            wall = time.time_ns()
+            waiting = [(data, info)] + behind
+            read = [(self._read(d, now - max(0, wall - (i['received_timestamp'] or wall))
+                                if k < len(waiting) - 1 else now), i)
+                    for k, (d, i) in enumerate(waiting)]
         read = [(state, i) for state, i in read if state is not None]
-        if not read:
+        if not read:                            # dropped (said), or another robot's joints
             return
         self.superseded += len(read) - 1
-        self.latest, info = read[-1]
+        self.latest, info = read[-1]            # q, qd, effort, stamp (ns)
         if self.params.rate == 0:
             self._publish(*self.latest, received=info['received_timestamp'])
-        for state, _ in read:
+        for state, _ in read:                   # after the command: it never waits for these
             self.contact.on_state(*state)
 
     def _read(self, data, now_ns):
