@@ -133,7 +133,9 @@ def test_bad_joint_states_are_dropped_and_the_node_keeps_serving(client, process
     inf[1] = np.inf
     from rclpy.duration import Duration
     bad = [
-        state(names[:-1], good[:-1]),                                  # a joint missing
+        # a joint missing: stamped, as a driver's are (its joints are merged; unstamped, its
+        # receipt time could come after the stamp of the good state sent right behind it)
+        state(names[:-1], good[:-1], stamp=now),
         state(names + ['joint1'], np.r_[good, 0.0]),                   # a duplicated name
         state(names, good[:-1]),                                       # 7 names, 6 positions
         state(names, good, qd=np.zeros(3)),                            # 3 velocities
