@@ -41,10 +41,18 @@ def friction_torque(model, qd, direction=None):
     :func:`~manipulator_dynamics.inverse_dynamics` adds with ``friction=True``.  A compensating
     controller may take the Coulomb sign from the *desired* velocity, which switches only at
     turning points (on the measured one it switches with the loop's delay and chatters).
+    A coupled motor adds its own on its velocity ``c . qd`` (:meth:`Model.coupled_motors`).
     """
     qd = np.asarray(qd, dtype=float)
-    return model.viscous * qd + model.coulomb * coulomb_shape(
-        model, qd if direction is None else direction) + model.friction_offset
+    direction = qd if direction is None else np.asarray(direction, dtype=float)
+    tau = model.viscous * qd + model.coulomb * coulomb_shape(model, direction) \
+        + model.friction_offset
+    motors = model.coupled_motors()
+    for row, fv, fc, vs in zip(motors.rows, motors.viscous, motors.coulomb, motors.velocity):
+        toward = direction @ row
+        law = np.tanh(toward / vs) if vs > 0 else np.sign(toward)
+        tau = tau + np.multiply.outer(fv * (qd @ row) + fc * law, row)
+    return tau
 
 
 def coulomb_shape(model, qd):

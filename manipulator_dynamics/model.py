@@ -150,6 +150,24 @@ class Mimic(NamedTuple):
     offset: float
 
 
+class CoupledMotors(NamedTuple):
+    """
+    The motors that turn several joints (:meth:`Model.coupled_motors`), r of them.
+
+    Motor k applies ``rows[k] (armature[k] rows[k] . qdd + viscous[k] w + coulomb[k] s(w))``,
+    ``w = rows[k] . qd``, ``s`` the Coulomb law of its joint (``velocity[k]``, as
+    :attr:`Model.coulomb_velocity`).  ``joints[k]`` is the model index of its own joint, whose
+    ``rows[k]`` entry is 1 and whose ``Model.armature`` is ``armature[k]``.
+    """
+
+    joints: np.ndarray
+    rows: np.ndarray
+    armature: np.ndarray
+    viscous: np.ndarray
+    coulomb: np.ndarray
+    velocity: np.ndarray
+
+
 def _frozen(a, dtype=np.float64):
     a = np.ascontiguousarray(a, dtype=dtype)
     a.flags.writeable = False
@@ -189,7 +207,9 @@ class Model:
         order of :data:`PARAMETER_NAMES`; fixed children included.
     armature, viscous, coulomb : ndarray, shape (n,)
         Rotor inertia ``Ia`` (added on the diagonal of M), viscous ``Fv`` and Coulomb ``Fc``
-        friction.
+        friction.  A joint whose motor is coupled (:attr:`transmissions`: the motor turns other
+        joints too) has its armature act through the coupling, ``Ia c c^T`` in M, not on the
+        diagonal alone (:meth:`coupled_motors`).
     friction_offset, coulomb_velocity : ndarray, shape (n,)
         The rest of each joint's friction law ``Fv qd + Fc s(qd) + Fo`` (:func:`friction_torque`):
         a constant ``Fo`` (asymmetric Coulomb friction, ``Fc + Fo`` one way and ``Fc - Fo`` the
@@ -259,6 +279,27 @@ class Model:
         if np.any(self.parent >= np.arange(n)):
             raise ValueError('bodies must be numbered so that parent[i] < i')
 
+    def coupled_motors(self) -> 'CoupledMotors':
+        """
+        The motors that turn several joints, as the dynamics use them (:class:`CoupledMotors`).
+
+        From :attr:`transmissions` (:meth:`Transmissions.coupled`); empty without any.
+        """
+        found = self.__dict__.get('_coupled_motors')
+        if found is None:
+            n = self.n
+            if self.transmissions is None:
+                joints, rows, viscous, coulomb = (np.zeros(0, dtype=np.int64), np.zeros((0, n)),
+                                                  np.zeros(0), np.zeros(0))
+            else:
+                joints, rows, viscous, coulomb = self.transmissions.coupled(self.joint_names)
+            found = CoupledMotors(joints, rows, self.armature[joints], viscous, coulomb,
+                                  self.coulomb_velocity[joints])
+            for a in found:
+                a.flags.writeable = False
+            object.__setattr__(self, '_coupled_motors', found)     # frozen; this is a cache
+        return found
+
     @property
     def n(self) -> int:
         """Give the number of joint coordinates (and of bodies)."""
@@ -291,7 +332,8 @@ class Model:
         Return a copy with standard parameters replaced: identified ones, for instance.
 
         ``names`` as :func:`parameter_names` makes them (``XX_<link>`` ... ``M_<link>`` for whole
-        links, ``Ia_<joint>``, ``Fv_<joint>``, ``Fc_<joint>``, ``Fo_<joint>``), and ``Vs_<joint>``
+        links, ``Ia_<joint>``, ``Fv_<joint>``, ``Fc_<joint>``, ``Fo_<joint>``, a coupled motor's
+        ``Fvm_<joint>`` and ``Fcm_<joint>``), and ``Vs_<joint>``
         for the Coulomb velocity of a smooth friction law; what is not named keeps its value.
         A link's ten parameters are its body's, about the body frame, fixed children included.
         """
@@ -304,9 +346,13 @@ class Model:
         links = {name: i for i, name in enumerate(self.link_names)}
         joints = {name: i for i, name in enumerate(self.joint_names)}
         columns = {name: k for k, name in enumerate(PARAMETER_NAMES)}
+        motor = {'Fvm': {}, 'Fcm': {}}
+        coupled = (self.transmissions.coupled_joints if self.transmissions is not None else ())
         for name, value in zip(names, values):
             kind, _, owner = name.partition('_')
-            if kind in columns and owner in links:
+            if kind in motor and owner in coupled:
+                motor[kind][owner] = value
+            elif kind in columns and owner in links:
                 arrays['inertial'][links[owner], columns[kind]] = value
             elif kind in where and owner in joints:
                 if kind == 'Vs' and value < 0:
@@ -314,7 +360,11 @@ class Model:
                 arrays[where[kind]][joints[owner]] = value
             else:
                 raise ValueError(f"parameter '{name}' names no link or joint of model "
-                                 f"'{self.name}' (names look like ZZ_<link>, Fv_<joint>)")
+                                 f"'{self.name}' (names look like ZZ_<link>, Fv_<joint>, "
+                                 'Fvm_<joint of a coupled motor>)')
+        if motor['Fvm'] or motor['Fcm']:
+            arrays['transmissions'] = self.transmissions.with_motor_friction(motor['Fvm'],
+                                                                             motor['Fcm'])
         return dataclasses.replace(self, **arrays)
 
     def payload_frame(self, link) -> Frame:

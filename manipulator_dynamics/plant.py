@@ -230,7 +230,8 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
         while True:
             said.clear()
             try:
-                mj = mujoco.MjModel.from_xml_string(mujoco_xml(model.urdf, fixed, floors))
+                xml = mujoco_xml(model.urdf, fixed, floors)
+                mj = mujoco.MjModel.from_xml_string(xml)
                 break
             except ValueError as e:
                 link = _refused_link(e)
@@ -240,6 +241,9 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
                 floors[link] = floor
     finally:
         mujoco.set_mju_user_warning(previous)
+    motors = model.coupled_motors()
+    if len(motors.joints):
+        mj = _with_coupled_motors(mujoco, xml, model, friction, timestep)
     if floors:
         warnings.warn(f'MuJoCo: links {", ".join(floors)} move but lack a mass or a principal '
                       f'moment, which MuJoCo refuses: given at least {floor:.3g} more (kg, '
@@ -261,7 +265,9 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
         raise PlantError(f'MuJoCo has joints the model lacks: {", ".join(extra)} (a model '
                          'loaded with root_link or tip_links? the plant simulates the whole URDF)')
     dof = np.array(dof, dtype=np.int64)
-    mj.dof_armature[dof] = model.armature
+    armature = np.array(model.armature)
+    armature[motors.joints] = 0.0                  # a coupled motor's is its tendon's
+    mj.dof_armature[dof] = armature
     mj.dof_damping[dof] = damping(model) if friction else 0.0
     mj.dof_frictionloss[dof] = _dry_friction(model) if friction else 0.0
     # dry friction as stiff as the step allows (time constant two steps, the least MuJoCo
@@ -276,6 +282,42 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
                          'implicit': mujoco.mjtIntegrator.mjINT_IMPLICIT,
                          'euler': mujoco.mjtIntegrator.mjINT_EULER}[integrator]
     return mj, np.array(qpos, dtype=np.int64), dof
+
+
+def _with_coupled_motors(mujoco, xml, model, friction, timestep):
+    """
+    Compile ``xml`` with a fixed tendon per coupled motor (:meth:`Model.coupled_motors`).
+
+    The tendon's length is ``c . q``: its ``armature`` is the motor's rotor inertia (``Ia c
+    c^T`` in M), its ``damping`` and ``frictionloss`` the motor's viscous and dry friction, so
+    that MuJoCo turns the motor as the model does.  A coupled motor with a smooth Coulomb law
+    has no MuJoCo counterpart: :class:`PlantError` names it.
+    """
+    motors = model.coupled_motors()
+    spec = mujoco.MjSpec.from_string(xml)
+    for k, (j, row) in enumerate(zip(motors.joints, motors.rows)):
+        if friction and motors.coulomb[k] and motors.velocity[k] > 0:
+            raise PlantError(f'the coupled motor of joint {model.joint_names[j]!r} has a smooth '
+                             'Coulomb law, which a MuJoCo tendon cannot hold (its dry friction '
+                             'is the sign)')
+        tendon = spec.add_tendon()
+        tendon.name = f'motor_{model.joint_names[j]}'
+        for i in np.flatnonzero(row):
+            tendon.wrap_joint(model.joint_names[i], float(row[i]))
+        tendon.armature = float(motors.armature[k])
+    mj = spec.compile()
+    _set_tendon_friction(mj, model, friction)
+    mj.tendon_solref_fri[:] = (2 * timestep, 1.0)
+    mj.tendon_solimp_fri[:, :2] = FRICTION_IMPEDANCE
+    return mj
+
+
+def _set_tendon_friction(mj, model, on):
+    """Switch the coupled motors' friction (their tendons' damping, frictionloss) on or off."""
+    if mj.ntendon:
+        motors = model.coupled_motors()
+        mj.tendon_damping[:] = motors.viscous if on else 0.0
+        mj.tendon_frictionloss[:] = motors.coulomb if on else 0.0
 
 
 def _regular_scale(model):
@@ -401,6 +443,7 @@ class MujocoPlant:
         """Switch the joint friction (damping, frictionloss and the applied rest) on or off."""
         self.mj.dof_damping[self._dof] = damping(self.model) if on else 0.0
         self.mj.dof_frictionloss[self._dof] = _dry_friction(self.model) if on else 0.0
+        _set_tendon_friction(self.mj, self.model, on)
         self._applied = bool(on) and bool(self.model.friction_offset.any()
                                           or self.model.coulomb_velocity.any())
 
@@ -530,15 +573,18 @@ def _coulomb_slope(model):
 
 
 def damping_rate(model, q, friction=True):
-    """Return the fastest decay rate (1/s) of the joints' damping at ``q``: ``M^-1 D``'s."""
+    """Return the fastest decay rate (1/s) of the damping at ``q``: ``M^-1 D``'s (motors' too)."""
     from .rigid.crba import inertia_matrix
 
-    D = damping(model)
+    motors = model.coupled_motors()
+    D = np.diag(damping(model)) + motors.rows.T @ (motors.viscous[:, None] * motors.rows)
     if not friction or not np.any(D > 0):
         return 0.0
     M = inertia_matrix(model, np.asarray(q, dtype=float))
-    d = np.sqrt(D)
-    return float(np.max(np.linalg.eigvalsh(d[:, None] * np.linalg.inv(M) * d[None, :])))
+    # M^-1 D's eigenvalues are those of L^-1 D L^-T (M = L L^T): symmetric, real
+    L = np.linalg.cholesky(M)
+    X = np.linalg.solve(L, np.linalg.solve(L, D).T)
+    return float(np.max(np.linalg.eigvalsh(0.5 * (X + X.T))))
 
 
 def _dry_friction(model):

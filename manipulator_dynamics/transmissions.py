@@ -41,6 +41,18 @@ or at the top) by :func:`from_urdf`, or from a YAML file with a full matrix by :
       - [0, 0, 0, 0, 45, 0]
       - [0, 0, 0, 0, 32, 32]
     offset: {joint_2: -1.5707963267948966, joint_3: 1.5707963267948966}   # or a list
+    motor_friction: {joint_6: {viscous: 0.6, coulomb: 1.9}}   # coupled motors only
+
+**The motors in the dynamics.**  A motor is scaled to the joint it is named after: its velocity
+``w_k = c_k . qd`` with ``c_k = R[k] / R[k, k]`` (``qd_motor_k / R[k, k]``), its rotor inertia
+``Ia_k = R[k, k]^2 J_k`` (the joint's armature, ``model.armature``) and its friction in torque at
+that joint.  What it applies at the joints is ``c_k (Ia_k c_k . qdd + Fvm_k w_k + Fcm_k s(w_k))``:
+on a simple reduction (``c_k = e_k``) this is the joint's own armature and friction, as the model
+has always held them; a *coupled* motor, whose row turns other joints too (a Staubli TX40's motor
+6 turns with ``qd5 + qd6``), applies its inertia and friction on every joint it turns (FIGAROH's
+``Iam6``, ``fvm6``, ``fsm6``).  Its friction ``motor_friction`` (viscous ``Fvm``, Coulomb ``Fcm``,
+the joint's Coulomb law) comes in addition to the joints' own; a simple reduction's motor friction
+is the joint's, and is refused here.  :meth:`Transmissions.coupled` gives the coupled motors.
 
 Every refusal is a :class:`TransmissionError` naming the joint, the transmission or the field.
 """
@@ -86,10 +98,14 @@ class Transmissions:
         Joints whose URDF transmission could not be read, each with the reason: a model still
         loads (a vendor's URDF may hold a type of its own), and a log's motor columns for that
         joint are refused with it.
+    motor_viscous, motor_coulomb : ndarray, shape (m,) (read-only)
+        The coupled motors' friction, at their joint's scale (module docstring); zero for the
+        others.
 
     """
 
-    def __init__(self, joints, reduction, offset=None, name=None, unusable=None):
+    def __init__(self, joints, reduction, offset=None, name=None, unusable=None,
+                 motor_viscous=None, motor_coulomb=None):
         self.name = name or 'transmissions'
         self.unusable = dict(unusable or {})
         joints = tuple(str(j) for j in joints)
@@ -122,6 +138,27 @@ class Transmissions:
         self.joints, self.reduction, self.offset = joints, R, offset
         self._inverse = np.linalg.inv(R) if m else R
         self.blocks = _blocks(joints, R)
+        off_diagonal = R - np.diag(np.diag(R))
+        self._coupled = tuple(k for k in range(m) if off_diagonal[k].any())
+        for k in self._coupled:
+            if R[k, k] == 0.0:
+                raise TransmissionError(
+                    f'transmissions: the motor of joint {joints[k]!r} does not turn it (its '
+                    'diagonal entry is zero): each motor is named after a joint it turns')
+        friction = []
+        for what, values in (('motor_viscous', motor_viscous), ('motor_coulomb', motor_coulomb)):
+            values = np.zeros(m) if values is None else np.array(values, dtype=float)
+            if values.shape != (m,) or not np.all(np.isfinite(values)) or np.any(values < 0):
+                raise TransmissionError(f'transmissions: {what} must be {m} finite values >= 0, '
+                                        f'one per joint, got {values!r}')
+            simple = [joints[k] for k in np.flatnonzero(values) if k not in self._coupled]
+            if simple:
+                raise TransmissionError(
+                    f"transmissions: motor friction of joint {simple[0]!r}, whose motor turns it "
+                    "alone: that friction is the joint's own (Fv, Fc in joint_dynamics)")
+            values.setflags(write=False)
+            friction.append(values)
+        self.motor_viscous, self.motor_coulomb = friction
 
     def __repr__(self):
         return f'Transmissions({", ".join(self.joints)})'
@@ -130,6 +167,8 @@ class Transmissions:
         return (isinstance(other, Transmissions) and self.joints == other.joints
                 and np.array_equal(self.reduction, other.reduction)
                 and np.array_equal(self.offset, other.offset)
+                and np.array_equal(self.motor_viscous, other.motor_viscous)
+                and np.array_equal(self.motor_coulomb, other.motor_coulomb)
                 and self.unusable == other.unusable)
 
     __hash__ = None
@@ -159,6 +198,58 @@ class Transmissions:
         """``tau_motor = R^-T tau``: the motor torques that apply ``tau`` at the joints."""
         return np.asarray(efforts, dtype=float) @ self._inverse
 
+    # --- the motors in the dynamics -----------------------------------------------------------
+    def coupled(self, joint_names):
+        """
+        The coupled motors over a model's joints: ``(joints, rows, viscous, coulomb)``.
+
+        ``joints`` (r,) the model index of each one's own joint, ``rows`` (r, n) its ``c_k``
+        over ``joint_names`` (module docstring), ``viscous`` and ``coulomb`` (r,) its friction.
+        Every joint of a coupled motor must be in ``joint_names``.
+        """
+        index = {name: i for i, name in enumerate(joint_names)}
+        r = len(self._coupled)
+        joints, rows = np.zeros(r, dtype=np.int64), np.zeros((r, len(joint_names)))
+        for row, k in enumerate(self._coupled):
+            for j in np.flatnonzero(self.reduction[k]):
+                if self.joints[j] not in index:
+                    raise TransmissionError(f'transmissions: the motor of joint '
+                                            f'{self.joints[k]!r} turns {self.joints[j]!r}, '
+                                            'which is not a joint of the model')
+                rows[row, index[self.joints[j]]] = self.reduction[k, j] / self.reduction[k, k]
+            joints[row] = index[self.joints[k]]
+        pick = list(self._coupled)
+        return joints, rows, self.motor_viscous[pick], self.motor_coulomb[pick]
+
+    @property
+    def coupled_joints(self):
+        """The joints whose motors are coupled (module docstring), in :attr:`joints` order."""
+        return tuple(self.joints[k] for k in self._coupled)
+
+    def with_motor_friction(self, viscous=None, coulomb=None):
+        """A copy with the coupled motors' friction replaced: mappings ``{joint: value}``."""
+        values = [np.array(self.motor_viscous), np.array(self.motor_coulomb)]
+        for array, given in zip(values, (viscous, coulomb)):
+            for joint, value in (given or {}).items():
+                if joint not in self.joints:
+                    raise TransmissionError(f'transmissions: motor friction of {joint!r}, a joint '
+                                            f'no transmission names ({", ".join(self.joints)})')
+                array[self.joints.index(joint)] = value
+        return Transmissions(self.joints, self.reduction, self.offset, self.name, self.unusable,
+                             *values)
+
+    def to_dict(self):
+        """The YAML form :func:`load` reads (plain lists and floats)."""
+        out = {'joints': list(self.joints), 'reduction': self.reduction.tolist(),
+               'offset': {j: float(v) for j, v in zip(self.joints, self.offset) if v}}
+        friction = {self.joints[k]: {'viscous': float(self.motor_viscous[k]),
+                                     'coulomb': float(self.motor_coulomb[k])}
+                    for k in self._coupled
+                    if self.motor_viscous[k] or self.motor_coulomb[k]}
+        if friction:
+            out['motor_friction'] = friction
+        return out
+
     # --- for a model --------------------------------------------------------------------------
     def restricted(self, model_joints, model_name='the model'):
         """
@@ -182,7 +273,8 @@ class Transmissions:
         if not rows and not unusable:
             return None
         return Transmissions([self.joints[k] for k in rows], self.reduction[np.ix_(rows, rows)],
-                             self.offset[rows], self.name, unusable)
+                             self.offset[rows], self.name, unusable, self.motor_viscous[rows],
+                             self.motor_coulomb[rows])
 
 
 def _blocks(joints, R):
@@ -221,12 +313,16 @@ def combined(parts, unusable=None):
             joints.append(j)
     m = len(joints)
     R, offset, at = np.zeros((m, m)), np.zeros(m), 0
+    viscous, coulomb = np.zeros(m), np.zeros(m)
     for part in parts:
         size = len(part.joints)
         R[at:at + size, at:at + size] = part.reduction
         offset[at:at + size] = part.offset
+        viscous[at:at + size] = part.motor_viscous
+        coulomb[at:at + size] = part.motor_coulomb
         at += size
-    return Transmissions(joints, R, offset, unusable=unusable)
+    return Transmissions(joints, R, offset, unusable=unusable, motor_viscous=viscous,
+                         motor_coulomb=coulomb)
 
 
 # --- YAML -------------------------------------------------------------------------------------
@@ -242,10 +338,10 @@ def load(source, joint_names=None):
     if not isinstance(data, dict):
         raise TransmissionError('transmissions YAML must be a mapping with reduction (and '
                                 f'joints, offset), got {type(data).__name__}')
-    unknown = sorted(set(data) - {'joints', 'reduction', 'offset'})
+    unknown = sorted(set(data) - {'joints', 'reduction', 'offset', 'motor_friction'})
     if unknown:
         raise TransmissionError(f'transmissions YAML: unknown field {unknown[0]!r} (fields: '
-                                'joints, reduction, offset)')
+                                'joints, reduction, offset, motor_friction)')
     if 'reduction' not in data:
         raise TransmissionError('transmissions YAML has no reduction (a matrix with joints, or '
                                 '{joint: N})')
@@ -288,7 +384,29 @@ def load(source, joint_names=None):
         if stray:
             raise TransmissionError(f'transmissions: {stray[0]!r} is not a joint of the robot '
                                     f'(its joints: {", ".join(joint_names)})')
-    return Transmissions(joints, R, offset)
+    viscous, coulomb = _motor_friction(data.get('motor_friction'), joints)
+    return Transmissions(joints, R, offset, motor_viscous=viscous, motor_coulomb=coulomb)
+
+
+def _motor_friction(given, joints):
+    """``motor_friction: {joint: {viscous: .., coulomb: ..}}`` as two arrays in joints order."""
+    viscous, coulomb = np.zeros(len(joints)), np.zeros(len(joints))
+    if given is None:
+        return viscous, coulomb
+    if not isinstance(given, dict):
+        raise TransmissionError('transmissions YAML: motor_friction must be {joint: {viscous: .., '
+                                f'coulomb: ..}}, got {type(given).__name__}')
+    for joint, terms in given.items():
+        if joint not in joints:
+            raise TransmissionError(f'transmissions YAML: motor_friction of {joint!r}, a joint '
+                                    'no reduction names')
+        if not isinstance(terms, dict) or set(terms) - {'viscous', 'coulomb'}:
+            raise TransmissionError(f'transmissions YAML: motor_friction of {joint!r} must be '
+                                    f'{{viscous: .., coulomb: ..}}, got {terms!r}')
+        k = joints.index(joint)
+        viscous[k] = _number(terms.get('viscous', 0.0), f'motor_friction viscous of {joint!r}')
+        coulomb[k] = _number(terms.get('coulomb', 0.0), f'motor_friction coulomb of {joint!r}')
+    return viscous, coulomb
 
 
 def _number(x, what):

@@ -81,8 +81,8 @@ import numpy as np
 from .._inputs import per_joint, states, vectors
 from .._jit import FLOAT, INLINE, INT, JIT, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 from ..rigid.coriolis import coriolis_sample, coriolis_workspace, dot6, inertia_times
-from ..rigid.kinematics import (_row, all_finite, ARMATURE, FRICTION, kernel_model, model_at,
-                                scratch)
+from ..rigid.kinematics import (_row, all_finite, ARMATURE, coulomb_law, coupled_product,
+                                FRICTION, kernel_model, model_at, scratch)
 from ..rigid.rnea import joint_friction
 from ..rigid.status import BAD_VECTOR, check, NON_FINITE, OK
 
@@ -118,7 +118,8 @@ def momentum_sample(m, q, qd, flags, still, work, C, p, s):
     ``M[j, k] = S_j . Ic_k S_k`` (``j`` on k's root path) and ``g_j = S_j . Ic_j a0`` with
     ``a0 = (0, -gravity)`` the base's acceleration, so M and g cost a dot product an entry.
     ``flags``: :data:`ARMATURE` adds ``Ia qd`` to ``p``, :data:`FRICTION` subtracts the
-    model's friction law at ``qd`` (its Coulomb part zero for a joint slower than ``still``).
+    model's friction law at ``qd`` (its Coulomb part zero for a joint slower than ``still``);
+    each coupled motor adds its own, on its velocity ``c . qd`` (``Model.coupled_motors``).
     """
     coriolis_sample(m, q, qd, work, C)
     S, Ic, tmp = work[4][0], work[5], work[7]
@@ -146,6 +147,17 @@ def momentum_sample(m, q, qd, flags, still, work, C, p, s):
         s[k] -= dot6(S[k], y)                       # g_k
         if flags & FRICTION:
             s[k] -= dry_friction(m, k, qd[k], still)
+    for c in range(m.coupling.shape[0]):            # coupled motors: Ia c (c . qd), friction
+        w = coupled_product(m, qd, c)
+        f = m.coupled_armature[c] * w if flags & ARMATURE else 0.0
+        g = 0.0
+        if flags & FRICTION:
+            g = m.coupled_viscous[c] * w
+            if abs(w) >= still:
+                g += m.coupled_coulomb[c] * coulomb_law(w, m.coupled_velocity[c])
+        for k in range(n):
+            p[k] += m.coupling[c, k] * f
+            s[k] -= m.coupling[c, k] * g
 
 
 @njit(**JIT)
@@ -170,7 +182,11 @@ def applied(tau, last, dt, period):
 @njit(**INLINE)
 def unknown(m, flags, i, sticking, tau, last, dt, period):
     """Return what joint ``i``'s band takes from one interval: dry friction, missed efforts."""
-    held = m.coulomb[i] if flags & FRICTION and sticking else 0.0
+    held = 0.0
+    if flags & FRICTION and sticking:
+        held = m.coulomb[i]
+        for c in range(m.coupling.shape[0]):       # a coupled motor's, where it turns joint i
+            held += abs(m.coupling[c, i]) * m.coupled_coulomb[c]
     missed = dt - min(period, dt)
     return held + 0.5 * abs(tau - last) * missed / dt
 

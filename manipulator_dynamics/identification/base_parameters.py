@@ -217,7 +217,7 @@ def _friction_columns(model, armature, friction):
 
 
 #: Kinds of friction parameter (the prefix of their standard names).
-FRICTION_KINDS = ('Fv', 'Fc', 'Fo')
+FRICTION_KINDS = ('Fv', 'Fc', 'Fo', 'Fvm', 'Fcm')
 
 
 def _states(model, loops, rng, samples, within_limits=True):

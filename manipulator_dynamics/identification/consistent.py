@@ -111,7 +111,7 @@ def physical_problems(standard, names):
 
 
 #: Kinds of scalar standard parameters (the name's prefix) that physics keeps non-negative.
-NON_NEGATIVE = ('Ia', 'Fv', 'Fc')
+NON_NEGATIVE = ('Ia', 'Fv', 'Fc', 'Fvm', 'Fcm')
 
 
 def _links(names):

@@ -63,7 +63,7 @@ def inertia_columns(m, flags, R, p, C, H, full=True):
 
     With ``full``, both triangles and the zeros off the root paths; without, only the diagonal and
     ``H[j, k]`` for k on j's root path (all that the LTL factorisation reads).  ``flags`` with
-    :data:`ARMATURE` adds the rotor inertias on the diagonal.
+    :data:`ARMATURE` adds the rotor inertias on the diagonal, and the coupled motors'.
     """
     parent = m.parent
     n = parent.shape[0]
@@ -112,6 +112,25 @@ def inertia_columns(m, flags, R, p, C, H, full=True):
             H[j, k] = v
             if full:
                 H[k, j] = v
+    if flags & ARMATURE:
+        add_coupled_inertia(m, H, full)
+
+
+@njit(**INLINE)
+def add_coupled_inertia(m, H, full):
+    """
+    Add ``Ia c c^T`` of each coupled motor to ``H``: both triangles if ``full``, else the lower.
+
+    Without ``full`` the LTL factorisation reads only root-path entries: the motor's joints must
+    lie on one root path (:func:`~manipulator_dynamics.rigid.forward.forward_dynamics` checks).
+    """
+    for k in range(m.coupling.shape[0]):
+        row, ia = m.coupling[k], m.coupled_armature[k]
+        n = row.shape[0]
+        for a in range(n):
+            if row[a] != 0.0:
+                for b in range(n if full else a + 1):
+                    H[a, b] += ia * row[a] * row[b]
 
 
 @njit(**JIT)

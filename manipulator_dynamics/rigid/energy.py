@@ -107,6 +107,10 @@ def energy_regressor(model, q, qd, *, armature=None):
     batched = {'q': q, 'qd': qd, 'out': out}
     check(model, parallel.run(energy_kernel, N, batched, m=kernel_model(model), stride=stride,
                               armature=armature), _NAMES, q, qd)
+    if armature:                                # a coupled motor's 1/2 Ia (c . qd)^2
+        motors = model.coupled_motors()
+        for j, row in zip(motors.joints, motors.rows):
+            out[:, j * stride + 10] = 0.5 * (qd @ row) ** 2
     return out[0] if single else out
 
 

@@ -36,8 +36,8 @@ from numba import njit
 import numpy as np
 
 from .crba import composite_inertia, inertia_columns
-from .kinematics import (_row, all_finite, ARMATURE, FRICTION, joint_poses, kernel_model,
-                         model_at, scratch, vectors_ok)
+from .kinematics import (_row, all_finite, ARMATURE, coupled_friction, coupled_product, FRICTION,
+                         joint_poses, kernel_model, model_at, scratch, vectors_ok)
 from .rnea import body_wrenches, joint_friction, rnea_sample, rnea_workspace
 from .status import BAD_VECTOR, check, NON_FINITE, OK, raise_singular
 from .udut import articulated, articulated_workspace
@@ -93,6 +93,11 @@ def udut_fd_sample(m, qs, qds, taus, fext, s, flags, work, qdd):
             eta[k, r] = mom[k, r]
             eta[k, 3 + r] = f[k, r]
         qdd[k] = taus[k] - joint_friction(m, k, qds[k]) if flags & FRICTION else taus[k]
+    if flags & FRICTION:                                # the coupled motors' friction
+        for c in range(m.coupling.shape[0]):
+            f = coupled_friction(m, c, coupled_product(m, qds, c))
+            for j in range(n):
+                qdd[j] -= m.coupling[c, j] * f
     # sweeps 1 and 2: qdd <- D^-1 U^-1 (tau - h), backward, with the articulated inertias; h,
     # Newton-Euler's inward pass at qdd = 0, rides along in eta (one backward pass, not two)
     k = articulated(m, flags, R, p, art_work, D, qdd, eta)
@@ -272,8 +277,12 @@ def choose_method(model):
     Saha's sweeps cost a fixed amount per body (6x6 articulated inertias); the composite-link M
     costs one step per (body, ancestor) pair and its LTL factorisation one per (body, ancestor,
     ancestor) triple, so deep chains favour UDU^T and short or bushy trees favour Cholesky.
+    A model whose coupled motors have rotor inertia takes Cholesky: Saha's sweeps have no place
+    for an inertia that couples joints (:func:`coupled_inertia`).
     """
     method = _CHOICE.get(model)
+    if method is None and coupled_inertia(model):
+        method = _CHOICE[model] = 'cholesky'
     if method is None:
         depth = np.zeros(model.n, dtype=np.int64)
         for i, a in enumerate(model.parent):
@@ -284,6 +293,42 @@ def choose_method(model):
                          + _CHOLESKY_PER_FACTOR_OP * (depth * (depth + 1) // 2).sum())
         method = _CHOICE[model] = 'udut' if udut_cost < cholesky_cost else 'cholesky'
     return method
+
+
+def coupled_inertia(model):
+    """
+    Whether M(q) holds a coupled motor's rotor inertia (:meth:`Model.coupled_motors`).
+
+    Such an inertia adds ``Ia c c^T`` off the diagonal: Cholesky's factorisation holds it where
+    the motor's joints lie on one path to the root (a wrist); joints on two branches (a
+    differential between two fingers) are refused here, naming them.
+    """
+    found = _COUPLED.get(model)
+    if found is None:
+        found = _COUPLED[model] = _coupled_inertia(model)
+    return found
+
+
+_COUPLED = weakref.WeakKeyDictionary()
+
+
+def _coupled_inertia(model):
+    motors = model.coupled_motors()
+    if not motors.armature.any():
+        return False
+    for row, own, ia in zip(motors.rows, motors.joints, motors.armature):
+        turned = np.flatnonzero(row) if ia else ()
+        for a, b in zip(turned[:-1], turned[1:]):
+            k = b
+            while k > a:
+                k = model.parent[k]
+            if k != a:
+                raise ValueError(
+                    f'forward dynamics: the motor of joint {model.joint_names[own]!r} turns '
+                    f'joints {model.joint_names[a]!r} and {model.joint_names[b]!r}, which are '
+                    'on two branches of the tree: its rotor inertia cannot be factorised with '
+                    'the tree (give it zero armature, or model the transmission as two motors)')
+    return True
 
 
 def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=True,
@@ -320,6 +365,9 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
         method = choose_method(model)
     elif method not in ('udut', 'cholesky'):
         raise ValueError(f"method must be 'auto', 'udut' or 'cholesky', got {method!r}")
+    if armature and coupled_inertia(model) and method == 'udut':
+        raise ValueError(f"forward dynamics: method 'udut' cannot hold the rotor inertia of a "
+                         f"coupled motor (model '{model.name}'): use 'cholesky' or 'auto'")
     cholesky = method == 'cholesky'
     flags = (ARMATURE if armature else 0) | (FRICTION if friction else 0)
     m = kernel_model(model)

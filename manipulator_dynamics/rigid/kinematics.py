@@ -51,6 +51,11 @@ FIELDS = (
     ('friction_offset', types.Array(types.float64, 1, 'C', readonly=True)),
     ('coulomb_velocity', types.Array(types.float64, 1, 'C', readonly=True)),
     ('gravity', types.Array(types.float64, 1, 'C', readonly=True)),
+    ('coupling', types.Array(types.float64, 2, 'C', readonly=True)),
+    ('coupled_armature', types.Array(types.float64, 1, 'C', readonly=True)),
+    ('coupled_viscous', types.Array(types.float64, 1, 'C', readonly=True)),
+    ('coupled_coulomb', types.Array(types.float64, 1, 'C', readonly=True)),
+    ('coupled_velocity', types.Array(types.float64, 1, 'C', readonly=True)),
 )
 
 #: Kernel flags: which joint-level terms to add (OFFSET: the regressor's column of ``Fo``).
@@ -111,7 +116,9 @@ KERNEL_MODEL = KernelModelType(FIELDS)
 
 @njit(cache=True)
 def _new_kernel_model(parent, joint_type, R_parent_joint, p_parent_joint, axis, inertial,
-                      armature, viscous, coulomb, friction_offset, coulomb_velocity, gravity):
+                      armature, viscous, coulomb, friction_offset, coulomb_velocity, gravity,
+                      coupling, coupled_armature, coupled_viscous, coupled_coulomb,
+                      coupled_velocity):
     m = structref.new(KERNEL_MODEL)
     m.parent = parent
     m.joint_type = joint_type
@@ -125,6 +132,11 @@ def _new_kernel_model(parent, joint_type, R_parent_joint, p_parent_joint, axis, 
     m.friction_offset = friction_offset
     m.coulomb_velocity = coulomb_velocity
     m.gravity = gravity
+    m.coupling = coupling
+    m.coupled_armature = coupled_armature
+    m.coupled_viscous = coupled_viscous
+    m.coupled_coulomb = coupled_coulomb
+    m.coupled_velocity = coupled_velocity
     return m
 
 
@@ -170,9 +182,10 @@ def kernel_model(model):
     except AttributeError:
         pass
     arrays = []
+    values = _coupled_fields(model)
     for name, typ in FIELDS:
-        a = np.array(getattr(model, name), dtype=np.int64 if typ.dtype == types.int64
-                     else np.float64, order='C')
+        a = np.array(values[name] if name in values else getattr(model, name),
+                     dtype=np.int64 if typ.dtype == types.int64 else np.float64, order='C')
         a.flags.writeable = False
         arrays.append(a)
     m = _new_kernel_model(*arrays)
@@ -182,6 +195,38 @@ def kernel_model(model):
     m.address = _address(m)
     object.__setattr__(model, '_kernel_model', m)      # Model is frozen; this is a cache
     return m
+
+
+def _coupled_fields(model):
+    """
+    The kernel fields of the coupled motors (:meth:`Model.coupled_motors`).
+
+    Their armature moves from the diagonal (``armature``, zeroed at their joints) to the
+    coupling: the kernels add ``rows^T diag(Ia) rows``.
+    """
+    motors = model.coupled_motors()
+    armature = np.array(model.armature)
+    armature[motors.joints] = 0.0
+    return {'armature': armature, 'coupling': motors.rows, 'coupled_armature': motors.armature,
+            'coupled_viscous': motors.viscous, 'coupled_coulomb': motors.coulomb,
+            'coupled_velocity': motors.velocity}
+
+
+@njit(**INLINE)
+def coupled_product(m, x, k):
+    """``rows[k] . x``: coupled motor k's velocity (or acceleration) at its joint's scale."""
+    row = m.coupling[k]
+    total = 0.0
+    for j in range(row.shape[0]):
+        total += row[j] * x[j]
+    return total
+
+
+@njit(**INLINE)
+def coupled_friction(m, k, rate):
+    """Coupled motor k's friction ``Fvm w + Fcm s(w)`` at its joint's scale."""
+    return (m.coupled_viscous[k] * rate
+            + m.coupled_coulomb[k] * coulomb_law(rate, m.coupled_velocity[k]))
 
 
 @intrinsic

@@ -189,6 +189,9 @@ def parameter_names(model, *, armature=None, friction=False):
             names += [f'Fv_{joint}', f'Fc_{joint}']
         if offset:
             names.append(f'Fo_{joint}')
+    if friction:
+        for j in model.coupled_motors().joints:
+            names += [f'Fvm_{model.joint_names[j]}', f'Fcm_{model.joint_names[j]}']
     return tuple(names)
 
 
@@ -199,7 +202,8 @@ def standard_parameters(model, *, armature=None, friction=False):
     Per joint j: the 10 parameters of its link in :data:`PARAMETER_NAMES` order (about the link
     frame origin, fixed children merged), then ``Ia_j`` if ``armature`` (default: if the model has
     rotor inertias, see :func:`has_armature`), then ``Fv_j, Fc_j`` if ``friction``, then ``Fo_j``
-    with offsets (:func:`has_offset`).
+    with offsets (:func:`has_offset`).  With ``friction``, each coupled motor's ``Fvm_j, Fcm_j``
+    follow, in the order of :meth:`~manipulator_dynamics.Model.coupled_motors`.
     """
     armature = has_armature(model, armature)
     stride, _ = _layout(model, armature, friction)
@@ -214,7 +218,11 @@ def standard_parameters(model, *, armature=None, friction=False):
         K[:, c + 1] = model.coulomb
     if has_offset(model, friction):
         K[:, c + 2] = model.friction_offset
-    return K.reshape(-1)
+    K = K.reshape(-1)
+    if friction:
+        motors = model.coupled_motors()
+        K = np.concatenate([K, np.column_stack([motors.viscous, motors.coulomb]).reshape(-1)])
+    return K
 
 
 def regressor(model, q, qd, qdd, *, armature=None, friction=False):
@@ -237,13 +245,30 @@ def regressor(model, q, qd, qdd, *, armature=None, friction=False):
     Returns
     -------
     Y : ndarray, shape (n, p) or (N, n, p), ``p = n * (10 [+1] [+2 [+1]])``
-        Columns in the order of :func:`parameter_names`.  Gravity comes from the model.
+        Columns in the order of :func:`parameter_names`; with friction, 2 more per coupled motor
+        (``Fvm, Fcm``: ``c w`` and ``c s(w)``, ``w = c . qd``), and a coupled motor's ``Ia``
+        column is ``c (c . qdd)`` (:meth:`~manipulator_dynamics.Model.coupled_motors`).  Gravity
+        comes from the model.
 
     """
     (q, qd, qdd), N, single = states(model, _NAMES, q, qd, qdd)
-    stride, flags = _layout(model, has_armature(model, armature), friction)
-    out = np.empty((N, model.n, model.n * stride))
-    check(model, parallel.run(regressor_kernel, N, {'q': q, 'qd': qd, 'qdd': qdd, 'out': out},
+    armature = has_armature(model, armature)
+    stride, flags = _layout(model, armature, friction)
+    motors = model.coupled_motors()
+    extra = 2 * len(motors.joints) if friction else 0
+    out = np.empty((N, model.n, model.n * stride + extra))
+    check(model, parallel.run(regressor_kernel, N, {'q': q, 'qd': qd, 'qdd': qdd,
+                                                    'out': out[..., :model.n * stride]},
                               m=kernel_model(model), stride=stride, flags=flags),
           _NAMES, q, qd, qdd)
+    for k, (j, row) in enumerate(zip(motors.joints, motors.rows)):
+        if armature:                        # Ia_j turns with the motor: c (c . qdd)
+            out[:, :, j * stride + 10] = (qdd @ row)[:, None] * row
+        if friction:
+            rate = qd @ row
+            vs = motors.velocity[k]
+            law = np.tanh(rate / vs) if vs > 0 else np.sign(rate)
+            at = model.n * stride + 2 * k
+            out[:, :, at] = rate[:, None] * row
+            out[:, :, at + 1] = law[:, None] * row
     return out[0] if single else out

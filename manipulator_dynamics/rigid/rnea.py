@@ -28,8 +28,9 @@ terms ``Ia qdd + Fv qd + Fc s(qd) + Fo``.
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, force_to_parent, FRICTION,
-                         joint_poses, kernel_model, model_at, motion_pass, scratch, vectors_ok)
+from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, coupled_friction,
+                         coupled_product, force_to_parent, FRICTION, joint_poses, kernel_model,
+                         model_at, motion_pass, scratch, vectors_ok)
 from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import _F64, external_wrenches, states
@@ -103,7 +104,8 @@ def rnea_sample(m, qs, qds, qdds, fext, s, flags, work, tau):
     Newton-Euler for one state: fill ``tau (n,)``; poses ``R, p`` of ``work`` must be filled.
 
     ``fext`` as :func:`body_wrenches`.  ``flags``: :data:`ARMATURE` adds ``Ia qdd``,
-    :data:`FRICTION` ``Fv qd + Fc s(qd) + Fo`` (:func:`.coulomb_law`).
+    :data:`FRICTION` ``Fv qd + Fc s(qd) + Fo`` (:func:`.coulomb_law`); the coupled motors'
+    terms come with each (:func:`add_coupled`).
     """
     body_wrenches(m, qs, qds, qdds, fext, s, work)
     R, p, vectors = work
@@ -119,6 +121,22 @@ def rnea_sample(m, qs, qds, qdds, fext, s, flags, work, tau):
         a = m.parent[i]
         if a >= 0:
             force_to_parent(R[i], p[i], mom[i], f[i], mom[a], f[a])
+    if flags & (ARMATURE | FRICTION):
+        add_coupled(m, qds, qdds, flags, tau)
+
+
+@njit(**INLINE)
+def add_coupled(m, qds, qdds, flags, tau):
+    """Add the coupled motors' ``c (Ia c . qdd + friction(c . qd))`` to ``tau`` (per flags)."""
+    for k in range(m.coupling.shape[0]):
+        f = 0.0
+        if flags & ARMATURE:
+            f += m.coupled_armature[k] * coupled_product(m, qdds, k)
+        if flags & FRICTION:
+            f += coupled_friction(m, k, coupled_product(m, qds, k))
+        row = m.coupling[k]
+        for j in range(row.shape[0]):
+            tau[j] += row[j] * f
 
 
 @njit(**JIT)

@@ -277,6 +277,10 @@ def udut(model, q, *, armature=True):
         A pivot is zero; the message names the joint.
 
     """
+    if armature and model.coupled_motors().armature.any():
+        raise ValueError(f"udut: model '{model.name}' has a coupled motor with rotor inertia "
+                         "(Ia c c^T couples joints): Saha's recursion has no place for it; "
+                         'inertia_matrix holds it')
     (q,), N, single = states(model, ('q',), q)
     U = np.empty((N, model.n, model.n))
     D = np.empty((N, model.n))
