@@ -45,6 +45,8 @@ ARGUMENTS = (
     ('joint_dynamics', '', 'YAML of armature and friction per joint'),
     ('identified_parameters', '', "YAML of standard parameters to use instead of the URDF's "
                                   '(manipulator-dynamics identify --parameters-out)'),
+    ('transmissions', '', 'YAML of the motors (gear ratios, coupling, zero offsets) instead of '
+                          "the URDF's <transmission>"),
     ('external_torques', '', 'true: the momentum observer, ~/external_torques, ~/contact_wrench, '
                              '~/contact (default false; thresholds etc. in params_file)'),
     ('contact_link', '', 'the link whose wrench ~/contact_wrench estimates (default: the '
@@ -58,12 +60,13 @@ ARGUMENTS = (
 PARAMETERS = {
     'dynamics_node': {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
                       'identified_parameters': 'identified_parameters',
-                      'use_sim_time': 'use_sim_time', 'mode': 'mode',
+                      'transmissions': 'transmissions', 'use_sim_time': 'use_sim_time',
+                      'mode': 'mode',
                       'command_topic': 'command_topic', 'command_joints': 'command_joints',
                       'external_torques': 'external_torques', 'contact_link': 'contact_link'},
     'base_params_node': {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
                          'identified_parameters': 'identified_parameters',
-                         'use_sim_time': 'use_sim_time'},
+                         'transmissions': 'transmissions', 'use_sim_time': 'use_sim_time'},
 }
 TABLES = {'dynamics_node': dynamics_node.PARAMS, 'base_params_node': base_params_node.PARAMS}
 

@@ -32,10 +32,11 @@ import numpy as np
 from . import csvlog, robots
 from .identification.base_parameters import base_parameters
 from .identification.estimate import (cross_validate, cutoff_summary, FRICTION_LAWS,
-                                      friction_summary, identify, resolve_cutoff,
+                                      friction_summary, identify,
                                       select_friction, std_summary)
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .identification.logs import CUTOFF_HZ, IdentificationError, stamps_summary
+from .identification.stiction import still_summary
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
 from .rigid.forward import choose_method, forward_dynamics
@@ -209,6 +210,17 @@ def _cutoff(text):
             from None
 
 
+def _still(text):
+    """Parse ``--still``: a speed, or ``auto``."""
+    if text == 'auto':
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is neither a speed (rad/s or m/s) nor '
+                                         'auto') from None
+
+
 def cmd_identify(args):
     if args.validate_plot and not (args.validate or args.folds):
         raise ValueError('--validate-plot needs --validate LOG or --folds K: the data to plot')
@@ -236,27 +248,21 @@ def cmd_identify(args):
         raise ValueError(f'--friction {args.friction}: choosing among laws needs --validate LOG '
                          'or --folds K, data the fits do not see (the training fit always '
                          'prefers more terms)')
-    chosen = None
-    if args.cutoff in (None, 'auto') and (len(laws) > 1 or args.folds):
-        # once, with the first law, not again inside every fold and law
-        args.cutoff, chosen = resolve_cutoff(model, data, args.cutoff, topic=args.topic,
-                                             friction=laws[0], armature=args.armature,
-                                             retime=not args.stamps_as_logged)
     options = {'armature': args.armature, 'cutoff': args.cutoff, 'topic': args.topic,
-               'retime': not args.stamps_as_logged,
+               'retime': not args.stamps_as_logged, 'still': args.still,
                'physically_consistent': (args.physically_consistent or bool(args.urdf_out)
                                          or bool(args.parameters_out)),
                'compare': compare or None}
     folds = None
     if len(laws) > 1:
-        estimate = select_friction(model, data, check, laws=laws, folds=args.folds, **options)
+        estimate = select_friction(model, data, check, laws=laws,
+                                   folds=None if check else args.folds, **options)
     else:
         estimate = identify(model, data, friction=laws[0], validation=check, **options)
-        if args.folds:
-            folds = cross_validate(model, data, folds=args.folds, friction=laws[0], **options)
-            estimate = dataclasses.replace(estimate, validation=folds.pooled)
-    if chosen is not None:
-        estimate.processing['cutoff_selection'] = chosen
+    if args.folds:
+        # held out in time: each fold chooses its cutoff (and law) on its own training pieces
+        folds = cross_validate(model, data, folds=args.folds, friction=laws, **options)
+        estimate = dataclasses.replace(estimate, validation=folds.pooled)
     rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
             for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
                                                    estimate.values, estimate.std,
@@ -275,6 +281,8 @@ def cmd_identify(args):
     table += '\n\n' + friction_summary(estimate.processing)
     if cutoff_summary(estimate.processing):
         table += '\n' + cutoff_summary(estimate.processing)
+    if still_summary(estimate.processing):
+        table += '\n' + still_summary(estimate.processing)
     if estimate.standard is not None:
         rows = [[name, _fmt(value)] for name, value in zip(estimate.standard_names,
                                                            estimate.standard)]
@@ -529,6 +537,10 @@ def build_parser():
                    'whose fits best predict held-out pieces of the data (3 folds, 2.5-20x the '
                    "motion's bandwidth); default: auto, or where the data are too short to "
                    f'judge, {CUTOFF_HZ:g} Hz with the reason')
+    p.add_argument('--still', type=_still, help='leave out the equations of a joint at rest '
+                   'or reversing (it, or a motor that turns it, slower than this speed in rad/s '
+                   'or m/s), whose dry friction holds anything up to Fc; auto: per joint and '
+                   "motor from the data's noise at the cutoff; validation leaves out the same")
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
     p.add_argument('--stamps-as-logged', action='store_true', help="keep the logger's stamps: "
                    "by default a log with the robot's velocities (<joint>.velocity columns, "

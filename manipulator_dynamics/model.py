@@ -281,7 +281,7 @@ class Model:
 
     def coupled_motors(self) -> 'CoupledMotors':
         """
-        The motors that turn several joints, as the dynamics use them (:class:`CoupledMotors`).
+        Give the motors that turn several joints as the dynamics use them (:class:`CoupledMotors`).
 
         From :attr:`transmissions` (:meth:`Transmissions.coupled`); empty without any.
         """

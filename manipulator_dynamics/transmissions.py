@@ -154,7 +154,7 @@ class Transmissions:
             simple = [joints[k] for k in np.flatnonzero(values) if k not in self._coupled]
             if simple:
                 raise TransmissionError(
-                    f"transmissions: motor friction of joint {simple[0]!r}, whose motor turns it "
+                    f'transmissions: motor friction of joint {simple[0]!r}, whose motor turns it '
                     "alone: that friction is the joint's own (Fv, Fc in joint_dynamics)")
             values.setflags(write=False)
             friction.append(values)
@@ -201,7 +201,7 @@ class Transmissions:
     # --- the motors in the dynamics -----------------------------------------------------------
     def coupled(self, joint_names):
         """
-        The coupled motors over a model's joints: ``(joints, rows, viscous, coulomb)``.
+        Give the coupled motors over a model's joints: ``(joints, rows, viscous, coulomb)``.
 
         ``joints`` (r,) the model index of each one's own joint, ``rows`` (r, n) its ``c_k``
         over ``joint_names`` (module docstring), ``viscous`` and ``coulomb`` (r,) its friction.
@@ -223,11 +223,11 @@ class Transmissions:
 
     @property
     def coupled_joints(self):
-        """The joints whose motors are coupled (module docstring), in :attr:`joints` order."""
+        """Name the joints whose motors are coupled (module docstring), in :attr:`joints` order."""
         return tuple(self.joints[k] for k in self._coupled)
 
     def with_motor_friction(self, viscous=None, coulomb=None):
-        """A copy with the coupled motors' friction replaced: mappings ``{joint: value}``."""
+        """Return a copy with the coupled motors' friction replaced: ``{joint: value}``."""
         values = [np.array(self.motor_viscous), np.array(self.motor_coulomb)]
         for array, given in zip(values, (viscous, coulomb)):
             for joint, value in (given or {}).items():
@@ -239,7 +239,7 @@ class Transmissions:
                              *values)
 
     def to_dict(self):
-        """The YAML form :func:`load` reads (plain lists and floats)."""
+        """Return the YAML form :func:`load` reads (plain lists and floats)."""
         out = {'joints': list(self.joints), 'reduction': self.reduction.tolist(),
                'offset': {j: float(v) for j, v in zip(self.joints, self.offset) if v}}
         friction = {self.joints[k]: {'viscous': float(self.motor_viscous[k]),

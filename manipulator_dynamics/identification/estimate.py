@@ -55,6 +55,7 @@ import numpy as np
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit
 from .logs import CUTOFF_HZ, IdentificationError, prepare, read_logs, read_time_series
+from .stiction import left_out_summary, still_speeds, stuck
 from ..model import Model
 from ..rigid.regressor import regressor, standard_parameters
 from ..rigid.rnea import inverse_dynamics
@@ -106,6 +107,10 @@ class Validation:
     predicted: dict = field(default=None, repr=False)
     #: Joints whose validation states leave the training data's range (:func:`beyond_training`).
     beyond_training: dict = field(default_factory=dict)
+    #: ``(N, n)`` equations not scored (a joint stuck, :mod:`.stiction`), or None.
+    left_out: np.ndarray = field(default=None, repr=False)
+    #: Per joint, the share of its equations not scored (percent); empty if none was.
+    left_out_percent: dict = field(default_factory=dict)
 
     def beyond_summary(self):
         """Say which joints the validation data take beyond what the fit saw, or ''."""
@@ -117,15 +122,25 @@ class Validation:
                 + ', '.join(parts) + ': the model is judged outside what it was fitted on')
 
     @classmethod
-    def of(cls, joint_names, t, measured, predicted):
-        """Compare the ``measured`` torques (N, n) with each model's ``predicted`` ones."""
-        errors = {m: measured - p for m, p in predicted.items()}
-        total = float((measured ** 2).sum())
+    def of(cls, joint_names, t, measured, predicted, left_out=None):
+        """
+        Compare the ``measured`` torques (N, n) with each model's ``predicted`` ones.
+
+        ``left_out (N, n)``: equations not scored (a joint stuck: :mod:`.stiction`); the RMS
+        values and errors are over the others.
+        """
+        scored = np.ones(measured.shape, dtype=bool) if left_out is None else ~left_out
+        count = np.maximum(scored.sum(axis=0), 1)
+        errors = {m: (measured - p) * scored for m, p in predicted.items()}
+        total = float(((measured * scored) ** 2).sum())
+        share = {} if left_out is None or not left_out.any() else dict(
+            zip(joint_names, map(float, 100.0 * left_out.mean(axis=0))))
         return cls(joint_names=tuple(joint_names), samples=len(measured),
-                   torque_rms=np.sqrt((measured ** 2).mean(axis=0)),
-                   rms={m: np.sqrt((e ** 2).mean(axis=0)) for m, e in errors.items()},
+                   torque_rms=np.sqrt(((measured * scored) ** 2).sum(axis=0) / count),
+                   rms={m: np.sqrt((e ** 2).sum(axis=0) / count) for m, e in errors.items()},
                    error={m: 100.0 * float((e ** 2).sum()) / total for m, e in errors.items()},
-                   t=t, measured=measured, predicted=predicted)
+                   t=t, measured=measured, predicted=predicted, left_out=left_out,
+                   left_out_percent=share)
 
     def plot(self, path):
         """Write a PNG of measured and predicted torques, a panel per joint; return ``path``."""
@@ -160,6 +175,10 @@ class Validation:
         for j, name in enumerate(self.joint_names):
             lines.append(f'  {name:24s}' + ''.join(f'{self.rms[m][j]:16.4g}' for m in models)
                          + f'{self.torque_rms[j]:16.4g}')
+        if self.left_out_percent:
+            lines.append('not scored, a joint or its motor stuck (slower than the still '
+                         'speeds): ' + ', '.join(f'{j} {p:.3g} %' for j, p in
+                                                 self.left_out_percent.items()))
         if self.beyond_training:
             lines.append('warning: ' + self.beyond_summary())
         return '\n'.join(lines)
@@ -169,7 +188,9 @@ class Validation:
         return {'samples': self.samples, 'torque_rms': self.torque_rms.tolist(),
                 'rms': {m: v.tolist() for m, v in self.rms.items()},
                 'normalised_squared_error_percent': dict(self.error),
-                **({'beyond_training': self.beyond_training} if self.beyond_training else {})}
+                **({'beyond_training': self.beyond_training} if self.beyond_training else {}),
+                **({'left_out_percent': self.left_out_percent} if self.left_out_percent
+                   else {})}
 
 
 class ExtrapolationWarning(UserWarning):
@@ -223,6 +244,9 @@ class Estimate:
     std : ndarray, shape (b,)
         Standard deviations of ``values``: the weighted fit's, widened where the rows are
         correlated in time (``processing['std']``, :func:`correlation_inflation`).
+    covariance : ndarray, shape (b, b)
+        Their covariance, widened as ``std`` (its diagonal is ``std**2``): for the deviation of
+        a combination of base parameters (a published set's, grouped otherwise).
     relative_std : ndarray, shape (b,)
         ``100 std / |values|`` (percent; inf for a value of zero).
     condition : float
@@ -264,6 +288,7 @@ class Estimate:
     consistency: dict = field(default_factory=dict)
     model: Model = field(default=None, repr=False)
     validation: Validation = None
+    covariance: np.ndarray = field(default=None, repr=False)
 
     def validate(self, data, *, topic='/joint_states', compare=None):
         """
@@ -296,7 +321,11 @@ class Estimate:
         for label, other in compare.items():
             predicted[label] = inverse_dynamics(other, q, qd, qdd, armature=bool(base.armature),
                                                 friction=bool(base.friction))
-        validation = Validation.of(model.joint_names, t, tau, predicted)
+        report = self.processing.get('still')
+        left_out = None
+        if report:
+            left_out = stuck(model, qd, list(report['speeds'].values()))
+        validation = Validation.of(model.joint_names, t, tau, predicted, left_out)
         seen = self.processing.get('training_range')
         if seen is not None:
             validation = dataclasses.replace(
@@ -356,8 +385,10 @@ class Estimate:
 
         Rotor inertias, friction offsets and Coulomb velocities, which URDF has no element for,
         go to the joint-dynamics YAML ``joint_dynamics`` (default: next to ``path``,
-        ``<stem>.joint_dynamics.yaml``) when they were identified.  Loading the URDF (with that
-        YAML) gives the identified model's torques.  Returns the paths written.
+        ``<stem>.joint_dynamics.yaml``) when they were identified; the transmissions, with the
+        coupled motors' identified friction, to ``<stem>.transmissions.yaml`` where the model
+        has coupled motors.  Loading the URDF (with those YAML files) gives the identified
+        model's torques.  Returns the paths written.
         """
         model = self.identified_model()
         write_urdf(model, path)
@@ -368,6 +399,12 @@ class Estimate:
                 joint_dynamics = os.path.splitext(os.fspath(path))[0] + '.joint_dynamics.yaml'
             write_joint_dynamics(model, joint_dynamics)
             written.append(os.fspath(joint_dynamics))
+        if model.transmissions is not None and model.transmissions.coupled_joints:
+            import yaml
+            motors = os.path.splitext(os.fspath(path))[0] + '.transmissions.yaml'
+            with open(motors, 'w', encoding='utf-8') as f:
+                yaml.safe_dump(model.transmissions.to_dict(), f, sort_keys=False)
+            written.append(motors)
         return written
 
     @property
@@ -411,7 +448,7 @@ class Estimate:
 
 def identify(model, data, *, friction=True, armature=None, base=None, cutoff=None,
              topic='/joint_states', physically_consistent=False, prior_weight=1.0,
-             validation=None, retime=True, compare=None):
+             validation=None, retime=True, compare=None, still=None):
     """
     Identify the base parameters of ``model`` from measured data.
 
@@ -464,6 +501,12 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
         Put a time series that has the robot's measured velocities on the robot's clock where
         they allow it (:func:`.timing.retime`; ``processing['timing']``); False: the stamps as
         logged.
+    still : float, 'auto' or None
+        Leave out each joint's equations where it, or a motor that turns it, is slower than
+        this speed (rad/s or m/s): at rest and at reversals its dry friction is anything up to
+        ``Fc``, not ``Fc s(qd)`` (:mod:`.stiction`); ``'auto'``: per joint and motor, from the
+        data's noise at the cutoff; None (default): every equation.  Validation leaves out the
+        same with the same speeds.  ``processing['still']`` reports them.
 
     Returns
     -------
@@ -502,16 +545,21 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
         raise IdentificationError(f'{N} states give {N * n} equations for {b} base parameters: '
                                   f'record at least {math.ceil(2 * b / n)} states (many more '
                                   'for a useful estimate)')
+    speeds, still_report = still_speeds(model, still, parallel, cutoff)
     Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
     W = base.base_regressor(Y)                      # (N, n, b)
     if parallel is not None:
         W, tau = parallel(W), parallel(tau)
         N = tau.shape[0]
+    left_out = stuck(model, qd if parallel is None else parallel.kept(qd), speeds)
+    processing['still'] = left_out_summary(still_report, model.joint_names, left_out)
+    if left_out.any():
+        W, tau = W * ~left_out[:, :, None], tau * ~left_out
     Wf = W.reshape(N * n, b)
     norms = np.linalg.norm(Wf, axis=0)
     check_excitation(base.names, Wf, norms)
     condition = float(np.linalg.cond(Wf / norms))
-    K, cov, sigma, G, g = weighted_least_squares(W, tau)
+    K, cov, sigma, G, g = weighted_least_squares(W, tau, kept=~left_out)
     inflation, processing['std'] = correlation_inflation(G, g, N)
     if law == 'smooth':
         cov, processing['coulomb_velocity_std'] = _with_velocity_uncertainty(
@@ -519,7 +567,8 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
     std = inflation * np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(divide='ignore', invalid='ignore'):
         relative = np.where(np.abs(K) > 0, 100.0 * std / np.abs(K), np.inf)
-    residual = tau - W @ K
+    residual = tau - W @ K                          # zero where left out
+    counted = np.maximum((~left_out).sum(axis=0), 1)
     standard = consistent = None
     consistency = {}
     if physically_consistent:
@@ -531,12 +580,14 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
         standard, consistency = _consistent(model, base, Gc, (tau * weights).reshape(-1), K,
                                             prior_weight)
         consistent = consistency.pop('T') @ standard
-        consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).mean(axis=0))
+        consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).sum(axis=0)
+                                              / counted)
     estimate = Estimate(base=base, values=K, std=std, relative_std=relative,
                         condition=condition, sigma=sigma,
-                        residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
+                        residual_rms=np.sqrt((residual ** 2).sum(axis=0) / counted), samples=N,
                         processing=processing, standard=standard, consistent_values=consistent,
-                        consistency=consistency, model=model)
+                        consistency=consistency, model=model,
+                        covariance=inflation ** 2 * cov)
     if validation is None:
         return estimate
     return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic,
@@ -724,16 +775,32 @@ class CrossValidation:
                  'in turn:']
         for k, e in enumerate(self.estimates, start=1):
             errors = e.validation.error.items()
-            lines.append(f'  fold {k}: ' + ', '.join(f'{m} {v:.4g} %' for m, v in errors))
+            lines.append(f'  fold {k}: ' + ', '.join(f'{m} {v:.4g} %' for m, v in errors)
+                         + f' ({self.chosen(e)})')
         return '\n'.join(lines) + '\npooled ' + self.pooled.table()
+
+    @staticmethod
+    def chosen(estimate):
+        """Say what a fold's fit took: its cutoff and law, and whether its training chose them."""
+        p = estimate.processing
+        cutoff = f"cutoff {p.get('cutoff_hz', CUTOFF_HZ):.3g} Hz"
+        if 'held_out_error' in (p.get('cutoff_selection') or {}):
+            cutoff += ' chosen'
+        law = f"law {p.get('friction')}" + (' chosen' if 'friction_selection' in p else '')
+        return f'{cutoff}, {law}, on its training pieces'
 
     def to_dict(self):
         """Return a plain mapping for YAML or JSON."""
-        return {'folds': [e.validation.to_dict() for e in self.estimates],
+        return {'folds': [dict(e.validation.to_dict(),
+                               cutoff_hz=e.processing.get('cutoff_hz'),
+                               friction=e.processing.get('friction'),
+                               **({'friction_selection': e.processing['friction_selection']}
+                                  if 'friction_selection' in e.processing else {}))
+                          for e in self.estimates],
                 'pooled': self.pooled.to_dict()}
 
 
-def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
+def cross_validate(model, data, *, folds=3, topic='/joint_states', friction=True, **options):
     """
     Identify on all but one piece of the data, predict that piece; each piece in turn.
 
@@ -741,28 +808,35 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', **options):
     consecutive pieces of equal length; fold ``k`` identifies on every other piece, each a log
     of its own (nothing is filtered across the piece left out), and validates on piece ``k``
     of every log.  ``options`` go to :func:`identify`.  Returns a :class:`CrossValidation`.
+
+    What is chosen from data is chosen inside each fold, from its training pieces alone, so
+    that every held-out score is strictly held out: the cutoff (``cutoff='auto'`` or None,
+    :func:`choose_cutoff`), the friction law where ``friction`` is a list of laws
+    (:func:`select_friction`, on folds of the training pieces), the still speeds
+    (``still='auto'``).  Each fold's estimate reports what it chose.
     """
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
         raise IdentificationError(f'folds must be an integer of at least 2, got {folds!r}')
     logs = read_time_series(model, data, topic, 'cross-validation in time',
                             options.get('retime', True))
-    # once, on every log, not again inside each fold
-    options['cutoff'], chosen = resolve_cutoff(model, logs, options.get('cutoff'), topic=topic,
-                                               **_judging(options))
+    laws = list(friction) if isinstance(friction, (list, tuple)) else None
     pieces = [[tuple(np.asarray(x)[rows] for x in log)
                for rows in np.array_split(np.arange(len(log[0])), folds)] for log in logs]
     estimates = []
     for k in range(folds):
         train = [piece for cut in pieces for j, piece in enumerate(cut) if j != k]
         held = [cut[k] for cut in pieces]
+        held = held if len(held) > 1 else held[0]
         # a piece held out of a motion often goes where the others did not: each fold's
         # validation keeps it (beyond_training), the warnings are for data a user holds out
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', ExtrapolationWarning)
-            estimates.append(identify(model, train, topic=topic,
-                                      validation=held if len(held) > 1 else held[0], **options))
-        if chosen is not None:
-            estimates[-1].processing['cutoff_selection'] = chosen
+            if laws is not None and len(laws) > 1:
+                estimates.append(select_friction(model, train, held, laws=laws, topic=topic,
+                                                 **options))
+            else:
+                estimates.append(identify(model, train, topic=topic, validation=held,
+                                          friction=laws[0] if laws else friction, **options))
     return CrossValidation(estimates=estimates, pooled=_pooled([e.validation
                                                                for e in estimates]))
 
@@ -775,10 +849,14 @@ def _judging(options):
 def _pooled(validations):
     """Return one Validation of several: their rows together."""
     models = [m for m in validations[0].predicted if all(m in v.predicted for v in validations)]
+    left_out = None
+    if any(v.left_out is not None for v in validations):
+        left_out = np.concatenate([np.zeros(v.measured.shape, dtype=bool) if v.left_out is None
+                                   else v.left_out for v in validations])
     return Validation.of(
         validations[0].joint_names, np.concatenate([v.t for v in validations]),
         np.concatenate([v.measured for v in validations]),
-        {m: np.concatenate([v.predicted[m] for v in validations]) for m in models})
+        {m: np.concatenate([v.predicted[m] for v in validations]) for m in models}, left_out)
 
 
 def _compared(model, compare):
@@ -936,7 +1014,7 @@ def _consistent(model, base, G, g, K, weight):
     return standard, info
 
 
-def weighted_least_squares(W, tau, passes=5):
+def weighted_least_squares(W, tau, passes=5, kept=None):
     """
     Solve ``tau = W K`` (``W (N, n, b)``, ``tau (N, n)``) weighting each joint by its noise.
 
@@ -947,11 +1025,14 @@ def weighted_least_squares(W, tau, passes=5):
     every joint's residuals (a wrist's by up to 70 % on a 7-joint arm).  So ``sigma`` is estimated
     again from the weighted fit's residuals, up to ``passes`` times, until it settles to 0.1 %.
     Returns ``K, cov, sigma, G, g``: the estimate, its covariance ``s^2 (G^T G)^-1`` (``s`` the
-    RMS of the weighted residuals), and the weighted system ``G K = g``.
+    RMS of the weighted residuals), and the weighted system ``G K = g``.  ``kept (N, n)``: the
+    equations that count (the others' rows of ``W`` and ``tau`` are zero), for the noise's
+    degrees of freedom; default every one.
     """
     N, n, b = W.shape
     K = np.linalg.lstsq(W.reshape(N * n, b), tau.reshape(-1), rcond=None)[0]
-    dof = max(N - b / n, 1.0)
+    rows = np.full(n, N) if kept is None else kept.sum(axis=0)
+    dof = np.maximum(rows - b / n, 1.0)
     sigma = None
     for _ in range(passes):
         rho = tau - W @ K
@@ -965,7 +1046,7 @@ def weighted_least_squares(W, tau, passes=5):
         if settled:
             break
     weighted = g - G @ K
-    s2 = float(weighted @ weighted) / max(N * n - b, 1)
+    s2 = float(weighted @ weighted) / max(int(rows.sum()) - b, 1)
     return K, s2 * np.linalg.inv(G.T @ G), sigma, G, g
 
 

@@ -256,7 +256,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
             continue
         qf = scipy.signal.filtfilt(b, a, qs, axis=0)
         qd = np.gradient(qf, step, axis=0)
-        used.append((qf, qd, np.gradient(qd, step, axis=0), taus, ts))
+        used.append((qf, qd, np.gradient(qd, step, axis=0), taus, ts, qs - qf))
         spans.append([float(ts[0]), float(ts[-1])])
     if not used:
         raise IdentificationError(f'{sum(len(p[0]) for p in pieces)} samples in {len(pieces)} '
@@ -272,8 +272,15 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     def rows(x):
         """Return the rows ``parallel`` keeps, every one and unfiltered (for validation)."""
         return np.concatenate([x[i + trim:j - trim] for i, j in zip(bounds[:-1], bounds[1:])])
-    parallel.rows = rows
+
+    def kept(x):
+        """Return the rows ``parallel`` keeps, decimated as it does, unfiltered."""
+        return np.concatenate([x[i:j][trim:j - i - trim:decimate]
+                               for i, j in zip(bounds[:-1], bounds[1:])])
+    parallel.rows, parallel.kept = rows, kept
     parallel.t = np.concatenate([u[4] for u in used])          # the stamps of every row
+    # what the filter took off the positions: noise, quantisation, motion above the cutoff
+    parallel.wiggle = rows(np.concatenate([u[5] for u in used]))
 
     processing = {
         'rate_hz': fs, 'cutoff_hz': float(cutoff),

@@ -49,6 +49,9 @@ MODEL_PARAMS = (
     Param('identified_parameters', '', 'YAML file of standard parameters to use instead of the '
           "URDF's (manipulator-dynamics identify --parameters-out)", existing_file,
           read_only=True),
+    Param('transmissions', '', 'YAML file of the motors (gear ratios, coupling, zero offsets, '
+          "coupled motors' friction) instead of the URDF's <transmission>", existing_file,
+          read_only=True),
     Param('check_inertia', 'warn', "physically impossible inertias: 'raise' rejects the URDF, "
           "'warn' loads it and logs (default), 'ignore'", one_of('raise', 'warn', 'ignore'),
           read_only=True),
@@ -138,6 +141,7 @@ class ModelSource:
                 model = load_model(urdf, root_link=p.root_link or None, tip_links=tips or None,
                                    joint_dynamics=p.joint_dynamics or None,
                                    parameters=p.identified_parameters or None,
+                                   transmissions=p.transmissions or None,
                                    check_inertia=p.check_inertia,
                                    without_links=unmounted or None)
         except (ValueError, OSError, KeyError) as e:

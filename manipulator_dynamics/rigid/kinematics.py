@@ -199,7 +199,7 @@ def kernel_model(model):
 
 def _coupled_fields(model):
     """
-    The kernel fields of the coupled motors (:meth:`Model.coupled_motors`).
+    Give the kernel fields of the coupled motors (:meth:`Model.coupled_motors`).
 
     Their armature moves from the diagonal (``armature``, zeroed at their joints) to the
     coupling: the kernels add ``rows^T diag(Ia) rows``.

@@ -513,13 +513,14 @@ def test_k_fold_cross_validation_from_the_command_line(rough, tmp_path, capsys):
     """
     ``identify LOG --folds 3``: the log cut in three, each third predicted from the others.
 
-    With several friction laws the folds choose among them, from one log; ``--folds`` and
-    ``--validate`` together, or fewer than two folds, are refused, saying why.
+    With several friction laws the final fit chooses among them by folds of the whole log, and
+    each fold by folds of its own two thirds (pieces of 2 s: a 5 Hz filter's, not 2.5 Hz's);
+    ``--folds`` and ``--validate`` together, or fewer than two folds, are refused, saying why.
     """
     from manipulator_dynamics import cli
     write_log_csv(tmp_path / 'log.csv', rough.joint_names, *logged(rough, 37))
     command = ['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'), '--joint-dynamics',
-               CONFIG, '--armature', '--cutoff', '2.5']
+               CONFIG, '--armature', '--cutoff', '5']
     assert cli.main(command + ['--folds', '3']) == 0
     out = capsys.readouterr().out
     assert '3-fold cross-validation in time, each piece held out in turn:' in out
@@ -528,6 +529,7 @@ def test_k_fold_cross_validation_from_the_command_line(rough, tmp_path, capsys):
     out = capsys.readouterr().out
     assert 'chosen on held-out data (3-fold cross-validation in time)' in out
     assert 'friction law: offset' in out
+    assert out.count('Hz, law offset chosen, on its training pieces') == 3, out
     assert cli.main(command + ['--folds', '3', '--validate', str(tmp_path / 'log.csv')]) == 2
     assert 'held-out data is one or the other' in capsys.readouterr().err
     assert cli.main(command + ['--folds', '1']) == 2
@@ -535,6 +537,28 @@ def test_k_fold_cross_validation_from_the_command_line(rough, tmp_path, capsys):
     with pytest.raises(md.IdentificationError, match='needs time series'):
         t, q, qd, qdd, tau, _ = measured(rough, seed=38)
         md.cross_validate(rough, (q, qd, qdd, tau))
+
+
+def test_nothing_a_fold_chooses_sees_its_held_out_piece(rough):
+    """
+    Corrupt the third a fold holds out: its cutoff, law and estimate do not move.
+
+    Each fold of :func:`cross_validate` chooses the cutoff and the friction law on its own
+    training pieces; were any chosen on the held-out piece (or on the whole log), a third
+    scaled and shifted would change what fold 3 chose, or its parameters.
+    """
+    t, q, tau = logged(rough, 39)
+    thirds = np.array_split(np.arange(len(t)), 3)
+    spoiled = tau.copy()
+    spoiled[thirds[2]] = 3.0 * tau[thirds[2]] + 5.0
+    runs = [md.cross_validate(rough, (t, q, x), folds=3, friction=['coulomb', 'offset'],
+                              armature=True) for x in (tau, spoiled)]
+    clean, bad = (run.estimates[2] for run in runs)
+    for key in ('cutoff_hz', 'friction', 'friction_selection', 'cutoff_selection'):
+        assert clean.processing[key] == bad.processing[key], key
+    np.testing.assert_array_equal(clean.values, bad.values)
+    assert bad.validation.error['identified'] > 10 * clean.validation.error['identified']
+    assert 'chosen' in runs[0].table() and 'on its training pieces' in runs[0].table()
 
 
 def test_the_cutoff_is_chosen_from_the_data(arm, base, tmp_path, capsys):
@@ -599,9 +623,10 @@ def test_without_a_cutoff_the_data_choose_it(arm, base, tmp_path, capsys):
     arrays = md.identify(arm, measured(arm, seed=43)[1:5], base=base)
     assert 'cutoff_selection' not in arrays.processing
     check = md.cross_validate(arm, (t, q, tau), folds=3)
-    assert all(e.processing['cutoff_selection'] == check.estimates[0].processing[
-        'cutoff_selection'] for e in check.estimates)
-    assert check.estimates[0].processing['cutoff_hz'] == estimate.processing['cutoff_hz']
+    for e in check.estimates:                   # each fold chose on its own training pieces
+        errors = e.processing['cutoff_selection']['held_out_error']
+        assert e.processing['cutoff_hz'] == min(errors, key=errors.get)
+    assert check.table().count('Hz chosen, law coulomb, on its training pieces') == 3
     write_log_csv(tmp_path / 'log.csv', arm.joint_names, t, q, tau)
     assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'),
                      '--joint-dynamics', CONFIG, '--armature']) == 0

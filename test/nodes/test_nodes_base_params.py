@@ -57,3 +57,25 @@ def test_fails_cleanly_without_a_model(client, processes):
     answer = call(client)
     assert not answer.success
     assert 'no robot model loaded yet' in answer.message
+
+
+def test_the_transmissions_parameter_loads_the_coupled_motors(client, processes, tmp_path):
+    """``transmissions:=YAML``: the service's base parameters are the library's of that model."""
+    path = tmp_path / 'transmissions.yaml'
+    path.write_text(yaml.safe_dump({
+        'joints': ['joint6', 'joint7'], 'reduction': [[40.0, 0.0], [30.0, 30.0]],
+        'motor_friction': {'joint7': {'viscous': 0.25, 'coulomb': 0.75}}}))
+    dynamics = tmp_path / 'dynamics.yaml'
+    dynamics.write_text(yaml.safe_dump({'joint7': {'armature': 0.03}}))
+    processes('base_params_node', f'urdf_path:={robots.path("demo_arm")}', 'friction:=true',
+              'armature:=true', f'transmissions:={path}', f'joint_dynamics:={dynamics}')
+    answer = call(client)
+    assert answer.success, answer.message
+    data = yaml.safe_load(answer.message)
+    model = md.load_model(robots.path('demo_arm'), joint_dynamics=str(dynamics),
+                          transmissions=str(path))
+    base = md.base_parameters(model, friction=True, armature=True)
+    assert [p['name'] for p in data['parameters']] == list(base.names)
+    assert 'Fvm_joint7' in base.names and 'Fcm_joint7' in base.names
+    values = [p['value'] for p in data['parameters']]
+    assert values == pytest.approx(list(base.values), rel=0, abs=1e-12)

@@ -97,7 +97,8 @@ def test_an_empty_folder_named_like_a_tool_is_not_the_tool(tmp_path, monkeypatch
 
 @pytest.mark.parametrize('launch_file, expected', [
     ('dynamics.launch.py', ['urdf', 'params_file', 'mode', 'command_topic', 'command_joints',
-                            'identified_parameters', 'use_sim_time', 'namespace']),
+                            'identified_parameters', 'transmissions', 'use_sim_time',
+                            'namespace']),
     ('demo.launch.py', ['namespace', 'params_file']),
     ('flexible.launch.py', ['arm_config', 'mode', 'trajectory_topic', 'target_topic', 'dt',
                             'settle', 'output_rate', 'use_sim_time', 'namespace',

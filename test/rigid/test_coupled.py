@@ -34,8 +34,10 @@ import pytest
 
 def coupled(model, seed=0):
     """
-    ``model`` with gear ratios, a wrist whose last motor turns the last two joints and whose
-    one before turns the two before it (negatively), rotor inertias and friction everywhere.
+    Give ``model`` gear ratios, rotor inertias and friction everywhere, and a coupled wrist.
+
+    Its last motor turns the last two joints, and the one before turns the two before it
+    (negatively).
     """
     n = model.n
     rng = np.random.default_rng(seed)
@@ -50,7 +52,7 @@ def coupled(model, seed=0):
 
 
 def by_hand(model):
-    """``(A, friction(qd))``: the rotor inertias and all friction, written out."""
+    """Return ``(A, friction(qd))``: the rotor inertias and all friction, written out."""
     motors = model.coupled_motors()
     A = np.diag(model.armature)
     for j, row, ia in zip(motors.joints, motors.rows, motors.armature):
@@ -114,9 +116,9 @@ def test_saha_refuses_a_coupled_rotor_inertia_and_takes_the_rest():
     model = coupled(model)
     q, qd, qdd = random_state(model, np.random.default_rng(2))
     assert md.choose_method(model) == 'cholesky'
-    with pytest.raises(ValueError, match="'udut' cannot hold the rotor inertia of a coupled"):
+    with pytest.raises(ValueError, match=r'\'udut\' cannot hold the rotor inertia of a coupled'):
         md.forward_dynamics(model, q, qd, qd, method='udut')
-    with pytest.raises(ValueError, match="udut: .* coupled motor"):
+    with pytest.raises(ValueError, match='udut: .* coupled motor'):
         md.udut(model, q)
     # without rotor inertia the motors' friction is all there is of them: Saha's sweeps take it
     _, friction = by_hand(model)
@@ -176,8 +178,8 @@ motor_friction: {c: {viscous: 0.25, coulomb: 1.5}}
     assert tr.coupled_joints == ('c',)
     assert list(tr.motor_viscous) == [0, 0, 0.25] and list(tr.motor_coulomb) == [0, 0, 1.5]
     assert load(tr.to_dict()) == tr
-    with pytest.raises(TransmissionError, match="motor friction of joint 'a', whose motor turns "
-                       "it alone"):
+    with pytest.raises(TransmissionError, match=r'motor friction of joint \'a\', whose motor '
+                       'turns it alone'):
         load(text.replace('{c: {viscous', '{a: {viscous'))
     with pytest.raises(TransmissionError, match="motor_friction of 'c' must be"):
         load(text.replace('coulomb: 1.5', 'dry: 1.5'))
