@@ -31,11 +31,12 @@ import numpy as np
 
 from . import csvlog, robots
 from .identification.base_parameters import base_parameters
-from .identification.estimate import (cross_validate, cutoff_summary, FRICTION_LAWS,
-                                      friction_summary, identify,
-                                      select_friction, std_summary)
+from .identification.estimate import cross_validate, identify, select_friction
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
+from .identification.friction import FRICTION_LAWS, friction_summary
+from .identification.least_squares import std_summary
 from .identification.logs import CUTOFF_HZ, IdentificationError, stamps_summary
+from .identification.selection import cutoff_summary
 from .identification.stiction import still_summary
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix

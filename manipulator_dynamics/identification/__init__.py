@@ -17,6 +17,10 @@ Base inertial parameters and their identification from measured motion and effor
 
 ``base_parameters`` (Khalil's numerical base parameters by QR), ``closures`` (closed kinematic
 loops: constraint solving and the completed motion), ``excitation`` (optimised excitation
-trajectories), ``estimate`` (weighted least squares), ``consistent`` (physically consistent
-standard parameters).
+trajectories), ``logs`` (reading, checking and filtering time series), ``fit`` (the weighted
+least-squares fit, nothing chosen), ``least_squares``, ``friction`` (the laws), ``stiction``
+(equations of joints at rest left out), ``validation`` (held-out torques), ``selection`` (the
+cutoff from held-out folds), ``estimate`` (``identify``, ``select_friction``,
+``cross_validate``: what the data choose, over ``selection`` and ``fit``), ``consistent``
+(physically consistent standard parameters), ``payload``.
 """

@@ -78,11 +78,24 @@ class ConvergenceWarning(UserWarning):
     """An iterative fit stopped before it converged: its result is its last iterate."""
 
 
+#: A pseudo-inertia this close to singular, relative to its size, is on the cone's boundary.
+ON_THE_BOUNDARY = 1e-12
+
+
 def log_det_divergence(J, J0):
-    """Return ``D(J | J0) = tr(J0^-1 J) - log det(J0^-1 J) - 4``; inf outside the cone."""
+    """
+    Return ``D(J | J0) = tr(J0^-1 J) - log det(J0^-1 J) - 4``; inf outside the cone.
+
+    A ``J`` within round-off of its boundary (its smallest pivot squared under
+    :data:`ON_THE_BOUNDARY` of its largest diagonal entry) counts as outside: a weak prior lets
+    the fit press against the cone, and a step that lands there leaves ``J`` numerically
+    singular, its inverse (the gradient) undefined.
+    """
     try:
         L = np.linalg.cholesky(J)
     except np.linalg.LinAlgError:
+        return math.inf
+    if np.min(np.diag(L)) ** 2 <= ON_THE_BOUNDARY * np.max(np.diag(J)):
         return math.inf
     L0 = np.linalg.cholesky(J0)
     return (np.trace(np.linalg.solve(J0, J)) - 2 * np.log(np.diag(L)).sum()

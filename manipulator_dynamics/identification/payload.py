@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .estimate import check_excitation, weighted_least_squares
+from .least_squares import check_excitation, weighted_least_squares
 from .logs import CUTOFF_HZ, IdentificationError, prepare
 from ..model import central_inertia, PARAMETER_NAMES, transform_parameters
 from ..rigid.regressor import regressor

@@ -79,6 +79,13 @@ def test_the_prior_is_zero_at_the_urdf_convex_and_a_barrier():
                                                                                    V[:, 0]))
         values.append(fit.prior(near)[0])
     assert values[0] < 1e-9 and values[0] < values[1] < values[2] and values[3] == math.inf
+    # within round-off of the boundary is outside: J numerically singular, its inverse (the
+    # gradient) undefined; a weak prior's line search once stepped there and the fit crashed
+    J = J0 - (1 - 1e-14) * w[0] * np.outer(V[:, 0], V[:, 0])
+    assert np.linalg.eigvalsh(J).min() > 0
+    assert consistent.log_det_divergence(J, J0) == math.inf
+    assert math.isfinite(consistent.log_det_divergence(J0 - 0.99 * w[0] * np.outer(
+        V[:, 0], V[:, 0]), J0))
 
 
 def simulate_demo(model):

@@ -20,9 +20,9 @@ from conftest import erd, EXCITATION_RATE, exciting, measured, needs_erd, ROOT, 
     write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
-from manipulator_dynamics.identification.estimate import cutoff_summary, \
-    ExtrapolationWarning, resolve_cutoff
 from manipulator_dynamics.identification.logs import stamps_summary
+from manipulator_dynamics.identification.selection import cutoff_summary, resolve_cutoff
+from manipulator_dynamics.identification.validation import ExtrapolationWarning
 import numpy as np
 import pytest
 

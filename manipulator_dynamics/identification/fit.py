@@ -1,0 +1,387 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Identification of the base parameters from measured motion and efforts (Gautier's method).
+
+``identify(model, data)`` (:mod:`.estimate`) solves ``tau = W_B(q, qd, qdd) K_B`` by weighted
+least squares:
+
+1. Data: arrays ``(q, qd, qdd, tau)`` used as given, or a time series of positions and efforts (a
+   CSV file, a numpy archive, a rosbag2 recording of ``/joint_states``, or ``(t, q, tau)``
+   arrays).  A time series is put on a uniform grid (linear interpolation where stamps jitter
+   by more than 1 %); positions are low-pass filtered by a zero-phase Butterworth filter
+   (``scipy.signal.butter``, order 4, ``cutoff`` Hz, applied forward and backward by
+   ``filtfilt``) and differentiated by central differences.  Then Gautier's parallel filter:
+   the same filter on the efforts and on every column of the regressor, so that
+   ``F(tau) = F(W_B) K_B`` holds exactly (filtering only the efforts would smooth Coulomb
+   friction's jumps on one side and bias ``Fc`` and ``Fv``).  The
+   ``3 fs / cutoff`` samples at each end, where the filter has transients, are dropped, and the
+   rest decimated to about ``2.5 cutoff`` samples per second: the filtered noise carries
+   ``2 cutoff`` independent samples per second, and more rows only repeat it (those kept still
+   correlate by 0.3 with their neighbours: 3 checks).  The cutoff, unless given, is chosen from
+   the data (:func:`choose_cutoff`): higher lets position noise, twice differentiated, into the
+   regressor; lower attenuates the motion itself (by hand: about 5 times its highest frequency).
+   A log with the robot's velocities is first re-timed on its clock (:mod:`.timing`).  The
+   reading, checking and filtering are :mod:`.logs`'s.
+2. Ordinary least squares gives the residuals of each joint and its noise ``sigma_j`` (their RMS
+   with ``b / n`` degrees of freedom spent per joint); rows of joint j are weighted by
+   ``1 / sigma_j`` and the weighted problem is solved again.
+3. Standard deviations from ``cov = s^2 (W_w^T W_w)^-1``, ``s`` the RMS of the weighted residuals,
+   widened where a jackknife in blocks of time shows the rows correlated
+   (:func:`correlation_inflation`); relative ones in percent of ``|K_B|``.  Excitation is the
+   condition number of ``W_B`` with unit columns (below ~1e3 is good); a rank-deficient ``W_B``
+   is an error that names the base parameters the motion does not excite.
+"""
+
+import dataclasses
+from dataclasses import dataclass, field
+import math
+import os
+import warnings
+
+import numpy as np
+
+from .base_parameters import base_parameters, BaseParameters
+from .consistent import ConsistentFit
+from .friction import fit_coulomb_velocity, friction_law, LAYOUTS, with_velocity_uncertainty
+from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
+from .logs import CUTOFF_HZ, IdentificationError, prepare
+from .stiction import left_out_summary, still_speeds, stuck
+from .validation import beyond_training, compared, ExtrapolationWarning, training_range, \
+    Validation
+from ..model import Model
+from ..rigid.regressor import regressor, standard_parameters
+from ..rigid.rnea import inverse_dynamics
+from ..urdf import write_joint_dynamics, write_urdf
+
+
+#: Smallest torque noise assumed by the physically consistent fit, relative to each joint's RMS
+#: torque (a very good torque sensor).
+NOISE_FLOOR = 1e-4
+
+
+@dataclass(frozen=True, eq=False)
+class Estimate:
+    """
+    Identified base parameters with their uncertainty.
+
+    Attributes
+    ----------
+    base : BaseParameters
+        The base parameters identified (names, groupings, URDF values).
+    values : ndarray, shape (b,)
+        Weighted least-squares estimate of ``K_B``.
+    std : ndarray, shape (b,)
+        Standard deviations of ``values``: the weighted fit's, widened where the rows are
+        correlated in time (``processing['std']``, :func:`correlation_inflation`).
+    covariance : ndarray, shape (b, b)
+        Their covariance, widened as ``std`` (its diagonal is ``std**2``): for the deviation of
+        a combination of base parameters (a published set's, grouped otherwise).
+    relative_std : ndarray, shape (b,)
+        ``100 std / |values|`` (percent; inf for a value of zero).
+    condition : float
+        Condition number of ``W_B`` with unit columns: the excitation of the motion.
+    sigma : ndarray, shape (n,)
+        Noise standard deviation of each joint's equation (the weights were ``1 / sigma``).
+    residual_rms : ndarray, shape (n,)
+        RMS of ``tau - W_B values`` per joint, in N m or N.
+    samples : int
+        Rows fitted: the states given, or a time series' states after the filter's trim and
+        decimation (:meth:`data_summary` says both).
+    processing : dict
+        What was done to the data: source, rate, filter, trimmed samples.
+    standard : ndarray, shape (p,) or None
+        With ``physically_consistent``: a full set of standard parameters in ``standard_names``
+        order, physically realisable (see :mod:`.consistent`), that reproduces the data.
+    standard_names : tuple of str
+        ``parameter_names(model, armature=..., friction=...)`` of the identified set.
+    consistent_values : ndarray, shape (b,) or None
+        The base parameters of ``standard`` (``K_B`` it implies).
+    consistency : dict
+        How the consistent set was found: method, seconds, evaluations, residual RMS per joint.
+    validation : Validation or None
+        With ``identify(..., validation=...)``: :meth:`validate` on those data.
+
+    """
+
+    base: BaseParameters
+    values: np.ndarray
+    std: np.ndarray
+    relative_std: np.ndarray
+    condition: float
+    sigma: np.ndarray
+    residual_rms: np.ndarray
+    samples: int
+    processing: dict = field(default_factory=dict)
+    standard: np.ndarray = None
+    consistent_values: np.ndarray = None
+    consistency: dict = field(default_factory=dict)
+    model: Model = field(default=None, repr=False)
+    validation: Validation = None
+    covariance: np.ndarray = field(default=None, repr=False)
+
+    def validate(self, data, *, topic='/joint_states', compare=None):
+        """
+        Predict the torques of ``data`` (as :func:`identify` takes them) with every model.
+
+        The URDF's base parameters, the identified ones and, where there is one, the physically
+        consistent set, against the torques measured: the same filtering of positions as the
+        fit (its cutoff), the measured torques unfiltered, at their full rate, each stretch's
+        filter transients left out.  ``compare``: other models to judge beside them, ``{label:
+        Model}`` on the same joints (a published or an earlier identified set:
+        ``load_model(urdf, parameters='published.yaml')``); each predicts by its own inverse
+        dynamics, with rotor inertia and friction as the fit has them.  Returns a
+        :class:`Validation`.
+        """
+        model, base = self.model, self.base
+        compare = compared(model, compare)
+        q, qd, qdd, tau, parallel, _ = prepare(
+            model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic,
+            retime=self.processing.get('retime', True))
+        W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
+                                          friction=base.friction))
+        t = np.arange(len(tau), dtype=float)           # arrays given as they are: a count
+        if parallel is not None:
+            W, tau, t = parallel.rows(W), parallel.rows(tau), parallel.rows(parallel.t)
+            q, qd, qdd = parallel.rows(q), parallel.rows(qd), parallel.rows(qdd)
+        models = {'urdf': base.values, 'identified': self.values}
+        if self.consistent_values is not None:
+            models['consistent'] = self.consistent_values
+        predicted = {m: W @ k for m, k in models.items()}
+        for label, other in compare.items():
+            predicted[label] = inverse_dynamics(other, q, qd, qdd, armature=bool(base.armature),
+                                                friction=bool(base.friction))
+        report = self.processing.get('still')
+        left_out = None
+        if report:
+            left_out = stuck(model, qd, list(report['speeds'].values()))
+        validation = Validation.of(model.joint_names, t, tau, predicted, left_out)
+        seen = self.processing.get('training_range')
+        if seen is not None:
+            validation = dataclasses.replace(
+                validation, beyond_training=beyond_training(model.joint_names, seen, q, qd))
+            if validation.beyond_training:
+                warnings.warn(ExtrapolationWarning(validation.beyond_summary()), stacklevel=2)
+        return validation
+
+    def data_summary(self):
+        """
+        Say what was fitted: ``'N states'`` as given, or ``'M logged states, filtered to N rows'``.
+
+        A time series is decimated to about 2.5 samples per cutoff period after filtering (the
+        module docstring), so the rows fitted are far fewer than the states logged: 10 s at
+        1 kHz with a 2.5 Hz cutoff give about 50.
+        """
+        logged = sum(report['samples'] for report in self.processing.get('stamps', ()))
+        if not logged:
+            return f'{self.samples} states'
+        return f'{logged} logged states, filtered to {self.samples} rows'
+
+    def identified_model(self):
+        """Return the model with the physically consistent standard parameters in place."""
+        if self.standard is None:
+            raise IdentificationError('no full set of standard parameters: identify with '
+                                      'physically_consistent=True')
+        return self.model.with_parameters(self.standard, self.standard_names)
+
+    def parameters_yaml(self, path=None, more=None):
+        """
+        Return (and write to ``path``) the consistent standard parameters as YAML.
+
+        ``load_model(urdf, parameters=path)``, the nodes' ``identified_parameters`` and the CLI's
+        ``--parameters`` read it (see :func:`load_parameters`).  ``more``: entries written after
+        them (the CLI's ``contact_spread``, which dynamics_node's ``auto`` contact thresholds
+        read).
+        """
+        import yaml
+
+        model = self.identified_model()
+        values = {n: float(v) for n, v in zip(self.standard_names, self.standard)}
+        values.update({f'Vs_{j}': float(v)
+                       for j, v in zip(model.joint_names, model.coulomb_velocity) if v > 0})
+        document = {'robot': model.name,
+                    'identified': f'from {self.data_summary()}, base parameters '
+                                  f'{self.base.count}, physically consistent',
+                    'standard_parameters': values, **(more or {})}
+        text = yaml.safe_dump(document, sort_keys=False)
+        if path is not None:
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(text)
+        return text
+
+    def to_urdf(self, path, joint_dynamics=None):
+        """
+        Write the robot's URDF with the identified inertials and friction (:func:`write_urdf`).
+
+        Rotor inertias, friction offsets and Coulomb velocities, which URDF has no element for,
+        go to the joint-dynamics YAML ``joint_dynamics`` (default: next to ``path``,
+        ``<stem>.joint_dynamics.yaml``) when they were identified; the transmissions, with the
+        coupled motors' identified friction, to ``<stem>.transmissions.yaml`` where the model
+        has coupled motors.  Loading the URDF (with those YAML files) gives the identified
+        model's torques.  Returns the paths written.
+        """
+        model = self.identified_model()
+        write_urdf(model, path)
+        written = [os.fspath(path)]
+        if (self.base.armature or model.friction_offset.any()
+                or model.coulomb_velocity.any()):
+            if joint_dynamics is None:
+                joint_dynamics = os.path.splitext(os.fspath(path))[0] + '.joint_dynamics.yaml'
+            write_joint_dynamics(model, joint_dynamics)
+            written.append(os.fspath(joint_dynamics))
+        if model.transmissions is not None and model.transmissions.coupled_joints:
+            import yaml
+            motors = os.path.splitext(os.fspath(path))[0] + '.transmissions.yaml'
+            with open(motors, 'w', encoding='utf-8') as f:
+                yaml.safe_dump(model.transmissions.to_dict(), f, sort_keys=False)
+            written.append(motors)
+        return written
+
+    @property
+    def standard_names(self):
+        """Names of ``standard``: the standard parameters of the identified set."""
+        return self.base.standard_names
+
+    @property
+    def names(self):
+        """Names of the base parameters, as ``base.names``."""
+        return self.base.names
+
+    def to_dict(self):
+        """Return a plain mapping for YAML or JSON."""
+        return {
+            'count': self.base.count,
+            'samples': self.samples,
+            'condition': float(self.condition),
+            'parameters': [{'name': n, 'value': float(v), 'std': float(s),
+                            'relative_std_percent': float(r), 'urdf': float(u),
+                            'equation': e}
+                           for n, v, s, r, u, e in zip(self.names, self.values, self.std,
+                                                       self.relative_std, self.base.values,
+                                                       self.base.equations)],
+            'residual_rms': self.residual_rms.tolist(),
+            'sigma': self.sigma.tolist(),
+            'processing': dict(self.processing),
+            **({} if self.validation is None else {'validation': self.validation.to_dict()}),
+            **({} if self.standard is None else {
+                'standard': [{'name': n, 'value': float(v)}
+                             for n, v in zip(self.standard_names, self.standard)],
+                'consistency': {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                                for k, v in self.consistency.items()}}),
+        }
+
+    def to_yaml(self):
+        """Return :meth:`to_dict` as a YAML document."""
+        import yaml
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
+        topic='/joint_states', physically_consistent=False, prior_weight=1.0,
+        validation=None, retime=True, compare=None, still=None, cutoff_selection=None):
+    """
+    Identify with everything given: :func:`.estimate.identify`'s parameters, a ``cutoff`` in Hz.
+
+    Nothing is chosen from the data here (the cutoff and the friction law are
+    :mod:`.selection`'s and :mod:`.estimate`'s); ``cutoff_selection``, how the caller chose the
+    cutoff, is reported in ``processing``.
+    """
+    law = friction_law(friction)
+    compared(model, compare)                         # refused before any work, not after it
+    q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic,
+                                                    retime=retime)
+    if cutoff_selection is not None:
+        processing['cutoff_selection'] = cutoff_selection
+    processing['training_range'] = training_range(q, qd)
+    if law == 'smooth':
+        model = fit_coulomb_velocity(model, q, qd, qdd, tau, parallel, armature=armature)
+        processing['coulomb_velocity'] = dict(zip(model.joint_names,
+                                                  map(float, model.coulomb_velocity)))
+    elif model.coulomb_velocity.any() or (law != 'offset' and model.friction_offset.any()):
+        # the law asked for, not the model's: no smooth law, offsets only with 'offset'
+        model = dataclasses.replace(
+            model, coulomb_velocity=np.zeros(model.n),
+            friction_offset=model.friction_offset if law == 'offset' else np.zeros(model.n))
+    processing['friction'] = law
+    if base is None:
+        base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
+    b = base.count
+    N, n = tau.shape
+    if N * n < 2 * b:
+        raise IdentificationError(f'{N} states give {N * n} equations for {b} base parameters: '
+                                  f'record at least {math.ceil(2 * b / n)} states (many more '
+                                  'for a useful estimate)')
+    speeds, still_report = still_speeds(model, still, parallel, cutoff)
+    Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
+    W = base.base_regressor(Y)                      # (N, n, b)
+    if parallel is not None:
+        W, tau = parallel(W), parallel(tau)
+        N = tau.shape[0]
+    left_out = stuck(model, qd if parallel is None else parallel.kept(qd), speeds)
+    processing['still'] = left_out_summary(still_report, model.joint_names, left_out)
+    if left_out.any():
+        W, tau = W * ~left_out[:, :, None], tau * ~left_out
+    Wf = W.reshape(N * n, b)
+    norms = np.linalg.norm(Wf, axis=0)
+    check_excitation(base.names, Wf, norms)
+    condition = float(np.linalg.cond(Wf / norms))
+    K, cov, sigma, G, g = weighted_least_squares(W, tau, kept=~left_out)
+    inflation, processing['std'] = correlation_inflation(G, g, N)
+    if law == 'smooth':
+        cov, processing['coulomb_velocity_std'] = with_velocity_uncertainty(
+            model, base, qd, parallel, K, sigma, G, g)
+    std = inflation * np.sqrt(np.maximum(np.diag(cov), 0.0))
+    with np.errstate(divide='ignore', invalid='ignore'):
+        relative = np.where(np.abs(K) > 0, 100.0 * std / np.abs(K), np.inf)
+    residual = tau - W @ K                          # zero where left out
+    counted = np.maximum((~left_out).sum(axis=0), 1)
+    standard = consistent = None
+    consistency = {}
+    if physically_consistent:
+        # weights floored at NOISE_FLOOR of each joint's RMS torque: exact (simulated) data
+        # would otherwise weigh 1e26 times the prior, which then cannot decide anything
+        floor = NOISE_FLOOR * np.sqrt((tau ** 2).mean(axis=0))
+        weights = 1.0 / np.maximum(sigma, np.where(floor > 0, floor, 1.0))
+        Gc = (W * weights[None, :, None]).reshape(N * n, b)
+        standard, consistency = _consistent(model, base, Gc, (tau * weights).reshape(-1), K,
+                                            prior_weight)
+        consistent = consistency.pop('T') @ standard
+        consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).sum(axis=0)
+                                              / counted)
+    estimate = Estimate(base=base, values=K, std=std, relative_std=relative,
+                        condition=condition, sigma=sigma,
+                        residual_rms=np.sqrt((residual ** 2).sum(axis=0) / counted), samples=N,
+                        processing=processing, standard=standard, consistent_values=consistent,
+                        consistency=consistency, model=model,
+                        covariance=inflation ** 2 * cov)
+    if validation is None:
+        return estimate
+    return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic,
+                                                                      compare=compare))
+
+
+def _consistent(model, base, G, g, K, weight):
+    """Physically consistent standard parameters for the weighted equations ``G K = g``."""
+    if not (math.isfinite(weight) and weight > 0):
+        raise IdentificationError(f'prior_weight must be positive, got {weight}')
+    prior = standard_parameters(model, armature=base.armature, friction=base.friction)
+    if len(prior) != len(base.standard_names):
+        raise IdentificationError('physically_consistent needs the base parameters of this '
+                                  'model (base was computed for another one)')
+    Q, R = np.linalg.qr(G)
+    fit = ConsistentFit(base, prior, K)
+    standard, info = fit.solve(R, Q.T @ g, weight)
+    info['T'] = fit.T
+    return standard, info

@@ -1,0 +1,168 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The friction laws identification takes, and the smooth law's Coulomb velocities.
+
+``'none'``, ``'coulomb'`` (``Fv qd + Fc sign(qd)``), ``'offset'`` (``+ Fo``) and ``'smooth'``
+(``Fv qd + Fc tanh(qd / vs) + Fo``, each joint's ``vs`` fitted first by separable least squares:
+:func:`fit_coulomb_velocity`, its uncertainty carried into the deviations).
+"""
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .base_parameters import base_parameters
+from .least_squares import weighted_least_squares
+from .logs import IdentificationError
+from ..rigid.regressor import regressor
+
+
+#: The friction laws :func:`identify` takes (its ``friction``), and their parameter layouts.
+FRICTION_LAWS = ('none', 'coulomb', 'offset', 'smooth')
+LAYOUTS = {'none': False, 'coulomb': True, 'offset': 'offset', 'smooth': 'offset'}
+
+#: Coulomb velocities (rad/s, m/s) :func:`fit_coulomb_velocity` tries before refining; 0 is
+#: the sign law.
+COULOMB_VELOCITIES = (0.0, *np.logspace(-3, 0, 13))
+
+
+def friction_law(friction):
+    """Name the friction law of an ``identify(friction=...)`` argument; error if unknown."""
+    if friction is False or friction is None:
+        return 'none'
+    if friction is True:
+        return 'coulomb'
+    if friction in FRICTION_LAWS:
+        return friction
+    raise IdentificationError(f'friction must be True, False or one of '
+                              f'{", ".join(FRICTION_LAWS)}, got {friction!r}')
+
+
+def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None, sweeps=2):
+    """
+    Fit each joint's Coulomb velocity ``vs`` of ``Fv qd + Fc tanh(qd / vs) + Fo``.
+
+    Separable least squares: for given ``vs`` the law is linear in the parameters, so the
+    weighted residual of the linear fit (every base parameter, the joints weighted by their
+    noise) is a function of the ``vs`` alone.  Each joint's ``vs`` in turn is chosen among
+    :data:`COULOMB_VELOCITIES` (0: the sign law) and refined by a golden-section search in
+    ``log vs`` between the neighbours of the best, the others held; ``sweeps`` rounds.  Only the
+    joint's own Coulomb column changes, so a trial costs one column filtered and one solve.
+    Returns the model with ``coulomb_velocity`` set.
+    """
+    model = dataclasses.replace(model, coulomb_velocity=np.zeros(model.n))
+    base = base_parameters(model, friction='offset', armature=armature)
+    W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
+                                      friction='offset'))
+    filtered = (lambda x: x) if parallel is None else parallel
+    Wf, tf = filtered(W), filtered(tau)
+    sigma = weighted_least_squares(Wf, tf)[2]
+    tw = (tf / sigma).reshape(-1)
+    column = {j: base.names.index(f'Fc_{name}') for j, name in enumerate(model.joint_names)
+              if f'Fc_{name}' in base.names}
+
+    def cost(j, vs):
+        shape = np.tanh(qd[:, j] / vs) if vs > 0 else np.sign(qd[:, j])
+        Wf[:, j, column[j]] = filtered(shape)
+        G = (Wf / sigma[None, :, None]).reshape(len(tw), -1)
+        r = tw - G @ np.linalg.lstsq(G, tw, rcond=None)[0]
+        return float(r @ r)
+
+    vs = np.zeros(model.n)
+    grid = np.array(COULOMB_VELOCITIES)
+    for _ in range(sweeps):
+        for j in column:
+            costs = [cost(j, v) for v in grid]
+            k = int(np.argmin(costs))
+            best, best_cost = grid[k], costs[k]
+            if k > 0:                 # refine between the neighbours (log scale; 0 stays 0)
+                lower = grid[k - 1] if k > 1 else grid[1] / 10
+                upper = grid[k + 1] if k + 1 < len(grid) else grid[-1] * 10
+                x, c = _golden(lambda x: cost(j, math.exp(x)), math.log(lower), math.log(upper))
+                if c < best_cost:
+                    best, best_cost = math.exp(x), c
+            vs[j] = best
+            cost(j, best)                         # leave the chosen column in place
+    return dataclasses.replace(model, coulomb_velocity=vs)
+
+
+def with_velocity_uncertainty(model, base, qd, parallel, K, sigma, G, g):
+    """
+    Return the covariance of ``K`` widened by the fitted Coulomb velocities', and their std.
+
+    Linearised about the fit, each ``vs_j`` is one more unknown with the column ``Fc_j d/dvs
+    tanh(qd / vs)`` (filtered and weighted as the rest): the covariance of the augmented
+    problem, marginalised over the ``vs``, is what the base parameters are known to, where
+    the covariance given the ``vs`` would claim ``Fc`` and ``Fv`` better known than they are.
+    """
+    joints = [j for j, name in enumerate(model.joint_names)
+              if model.coulomb_velocity[j] > 0 and f'Fc_{name}' in base.names]
+    r = g - G @ K
+    s2 = float(r @ r) / max(len(g) - G.shape[1] - len(joints), 1)
+    if not joints:
+        return s2 * np.linalg.inv(G.T @ G), {}
+    N, n = qd.shape
+    D = np.zeros((N, n, len(joints)))
+    for k, j in enumerate(joints):
+        vs = model.coulomb_velocity[j]
+        fc = K[base.names.index(f'Fc_{model.joint_names[j]}')]
+        D[:, j, k] = -fc * qd[:, j] / vs ** 2 * (1.0 - np.tanh(qd[:, j] / vs) ** 2)
+    if parallel is not None:
+        D = parallel(D)
+    A = np.hstack([G, (D / sigma[None, :, None]).reshape(G.shape[0], len(joints))])
+    full = s2 * np.linalg.pinv(A.T @ A)
+    b = G.shape[1]
+    std = np.sqrt(np.maximum(np.diag(full)[b:], 0.0))
+    return full[:b, :b], {model.joint_names[j]: float(s) for j, s in zip(joints, std)}
+
+
+def _golden(f, lo, hi, iterations=20):
+    """Return ``(x, f(x))`` at the minimum of a unimodal ``f`` on ``[lo, hi]``."""
+    ratio = (math.sqrt(5) - 1) / 2
+    a, b = lo, hi
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(iterations):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - ratio * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + ratio * (b - a)
+            fd = f(d)
+    return (c, fc) if fc < fd else (d, fd)
+
+
+def friction_summary(processing):
+    """Say which friction law was identified, its Coulomb velocities, and how it was chosen."""
+    law = processing.get('friction', 'coulomb')
+    text = f'friction law: {law} ({_LAW_TEXT[law]})'
+    velocities = processing.get('coulomb_velocity')
+    if velocities:
+        text += '; Coulomb velocities vs: ' + ', '.join(
+            f'{j} {v:.3g}' if v > 0 else f'{j} 0 (sign)' for j, v in velocities.items())
+    chosen = processing.get('friction_selection')
+    if chosen:
+        by = processing.get('friction_selection_by', 'the validation data')
+        text += (f'\nchosen on held-out data ({by}), normalised squared error of each law: '
+                 + ', '.join(f'{law} {e:.4g} %' for law, e in chosen.items()))
+    return text
+
+
+_LAW_TEXT = {'none': 'no friction terms', 'coulomb': 'Fv qd + Fc sign(qd)',
+             'offset': 'Fv qd + Fc sign(qd) + Fo', 'smooth': 'Fv qd + Fc tanh(qd / vs) + Fo'}

@@ -1,0 +1,173 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The cutoff from the data: the motion's bandwidth, and the candidate whose fits best predict.
+
+:func:`choose_cutoff` tries multiples of the motion's bandwidth (:func:`motion_bandwidth`) and
+keeps the one whose fits (:func:`.fit.fit`, every option given) best predict held-out pieces in
+time (:func:`folds_in_time`); :func:`resolve_cutoff` is what ``identify(cutoff=...)`` does with
+its argument.  It sits below :mod:`.estimate`: it fits, it never identifies with choices of its
+own, so nothing here calls back up.
+"""
+
+import warnings
+
+import numpy as np
+
+from .fit import fit
+from .logs import CUTOFF_HZ, IdentificationError, read_logs, read_time_series
+from .validation import ExtrapolationWarning, pooled
+
+
+#: Multiples of the motion's bandwidth (:func:`motion_bandwidth`) ``cutoff='auto'`` tries.
+CUTOFF_MULTIPLES = (2.5, 5.0, 10.0, 20.0)
+
+
+def motion_bandwidth(logs, power=0.999):
+    """
+    Return the highest frequency of the motion in Hz: below it, ``power`` of the positions'.
+
+    Per log and joint, the positions (on a uniform grid, their linear trend removed, a Hann
+    window against the leakage of a log that is not a whole number of periods, which spread a
+    thousandth of the power to 7 Hz) are Fourier transformed; the frequency under which
+    ``power`` of their power lies, the largest over joints and logs.  Noise, flat and weak,
+    does not move it.
+    """
+    highest = 0.0
+    for t, q, _ in logs:
+        t, q = np.asarray(t, dtype=float), np.asarray(q, dtype=float)
+        step = float(np.median(np.diff(t)))
+        grid = np.arange(t[0], t[-1], step)
+        for j in range(q.shape[1]):
+            x = np.interp(grid, t, q[:, j])
+            x = x - np.polyval(np.polyfit(grid - grid[0], x, 1), grid - grid[0])
+            spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x)))) ** 2
+            if spectrum.sum() > 0:
+                share = np.cumsum(spectrum) / spectrum.sum()
+                f = np.fft.rfftfreq(len(x), step)[np.searchsorted(share, power)]
+                highest = max(highest, float(f))
+    return highest
+
+
+def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states', **options):
+    """
+    Choose the filter's cutoff from the data: the one whose fits best predict held-out pieces.
+
+    Candidates: :data:`CUTOFF_MULTIPLES` of the motion's bandwidth (:func:`motion_bandwidth`),
+    below 0.4 of the Nyquist frequency.  Each is judged by the pooled error of the identified
+    model over :func:`folds_in_time` (``folds`` pieces of every log, the measured torques
+    unfiltered, so that every cutoff answers to the same measurements): too low a cutoff
+    attenuates the motion, too high one lets the positions' noise, differentiated twice, into
+    the regressor, and the held-out error sees both.  ``options`` go to :func:`.fit.fit`.
+    Returns ``(cutoff, report)``, the report with the bandwidth and every candidate's error.
+    """
+    logs = read_time_series(model, data, topic, "cutoff='auto'", options.get('retime', True))
+    bandwidth = motion_bandwidth(logs)
+    fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float))))
+    if candidates is None:
+        candidates = [m * bandwidth for m in CUTOFF_MULTIPLES if 0 < m * bandwidth < 0.2 * fs]
+    splits = folds_in_time(model, logs, folds, topic, options.get('retime', True),
+                           "cutoff='auto'")
+    errors, refused = {}, {}
+    for c in candidates:
+        try:
+            errors[float(c)] = held_out_error(model, splits, float(c), topic=topic, **options)
+        except IdentificationError as e:            # too low: the pieces are too short
+            refused[float(c)] = str(e)
+    if not errors:
+        raise IdentificationError(f'no cutoff could be judged ({len(candidates)} tried around '
+                                  f'the motion bandwidth {bandwidth:.3g} Hz): '
+                                  + '; '.join(f'{c:.3g} Hz: {e}' for c, e in refused.items()))
+    best = min(errors, key=errors.get)
+    return best, {'bandwidth_hz': bandwidth, 'folds': folds, 'held_out_error': errors,
+                  'refused': refused}
+
+
+def resolve_cutoff(model, data, cutoff, *, topic='/joint_states', retime=True, **options):
+    """
+    Return ``(cutoff in Hz, how it was chosen or None)`` for ``identify``'s ``cutoff``.
+
+    A number is used as it is; ``'auto'`` and None choose it from the data
+    (:func:`choose_cutoff`, ``options`` going to :func:`.fit.fit`), None falling back to
+    :data:`.logs.CUTOFF_HZ` with the reason where no candidate can be judged (too short a log) and
+    for ``(q, qd, qdd, tau)`` arrays, which are not filtered.
+    """
+    if cutoff is not None and cutoff != 'auto':
+        return cutoff, None
+    if cutoff is None:
+        logs = read_logs(model, data, topic, retime)
+        if any(len(log) != 3 for log in logs):
+            return CUTOFF_HZ, None                  # arrays: used as they are
+        try:
+            return choose_cutoff(model, logs, topic=topic, retime=retime, **options)
+        except IdentificationError as e:
+            return CUTOFF_HZ, {'fallback': f'{CUTOFF_HZ:g} Hz, the default: {e}'}
+    return choose_cutoff(model, data, topic=topic, retime=retime, **options)
+
+
+def cutoff_summary(processing):
+    """Say the cutoff and, when chosen from the data, how; empty for arrays used as given."""
+    if 'cutoff_hz' not in processing:
+        return ''
+    text = f"cutoff: {processing['cutoff_hz']:.3g} Hz"
+    chosen = processing.get('cutoff_selection')
+    if chosen and 'fallback' in chosen:
+        text += f" (not chosen from the data: {chosen['fallback']})"
+    elif chosen:
+        text += (f" (chosen: the smallest {chosen['folds']}-fold held-out error; motion "
+                 f"bandwidth {chosen['bandwidth_hz']:.3g} Hz): " + ', '.join(
+                     f'{c:.3g} Hz {e:.4g} %' for c, e in chosen['held_out_error'].items()))
+        if chosen['refused']:
+            text += '; too low to judge: ' + ', '.join(f'{c:.3g} Hz' for c in chosen['refused'])
+    return text
+
+
+def judging(options):
+    """Return the options of ``identify`` that :func:`choose_cutoff` judges with."""
+    return {k: options[k] for k in ('friction', 'armature', 'retime') if k in options}
+
+
+def folds_in_time(model, data, folds, topic='/joint_states', retime=True, what='folds in time'):
+    """
+    Cut every log of ``data`` into ``folds`` pieces in time: ``[(train, held), ...]``.
+
+    Fold ``k`` holds out piece ``k`` of every log (one log: the piece itself, else a list)
+    and trains on every other piece, each a log of its own, so that nothing is filtered across
+    the piece left out.
+    """
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise IdentificationError(f'folds must be an integer of at least 2, got {folds!r}')
+    logs = read_time_series(model, data, topic, what, retime)
+    pieces = [[tuple(np.asarray(x)[rows] for x in log)
+               for rows in np.array_split(np.arange(len(log[0])), folds)] for log in logs]
+    splits = []
+    for k in range(folds):
+        held = [cut[k] for cut in pieces]
+        splits.append(([piece for cut in pieces for j, piece in enumerate(cut) if j != k],
+                       held if len(held) > 1 else held[0]))
+    return splits
+
+
+def held_out_error(model, splits, cutoff, **options):
+    """Return the pooled normalised squared error (percent) of fits at ``cutoff`` over folds."""
+    validations = []
+    for train, held in splits:
+        # a piece held out of a motion often goes where the others did not: the warnings are
+        # for data a user holds out
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', ExtrapolationWarning)
+            validations.append(fit(model, train, cutoff=cutoff, validation=held,
+                                   **options).validation)
+    return pooled(validations).error['identified']

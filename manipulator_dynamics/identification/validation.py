@@ -1,0 +1,219 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Validation: torques of data a fit did not see, predicted by each model and compared.
+
+:class:`Validation` holds the comparison (per joint RMS errors, normalised squared errors, the
+equations left out as stuck, :mod:`.stiction`); :func:`beyond_training` says where held-out data
+leave the range the fit saw (:class:`ExtrapolationWarning`); :func:`pooled` joins the folds of a
+cross-validation, :func:`compared` checks the parameter sets judged beside the identified one.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .logs import IdentificationError
+from ..model import Model
+
+
+@dataclass(frozen=True, eq=False)
+class Validation:
+    """
+    Torques of data not used for the fit, predicted by each model and compared with the measured.
+
+    Attributes
+    ----------
+    joint_names : tuple of str
+    samples : int
+        States compared (at the data's full rate; the filter's transients left out).
+    torque_rms : ndarray, shape (n,)
+        RMS of each joint's measured torque.
+    rms : dict of str to ndarray (n,)
+        Per model (``urdf``, ``identified``, and ``consistent`` where there is one): the RMS of
+        each joint's error, measured minus predicted.
+    error : dict of str to float
+        Per model: the normalised squared error, percent: the sum over joints and samples of
+        the squared errors over that of the squared measured torques.
+
+    """
+
+    joint_names: tuple
+    samples: int
+    torque_rms: np.ndarray
+    rms: dict
+    error: dict
+    t: np.ndarray = field(default=None, repr=False)
+    measured: np.ndarray = field(default=None, repr=False)
+    predicted: dict = field(default=None, repr=False)
+    #: Joints whose validation states leave the training data's range (:func:`beyond_training`).
+    beyond_training: dict = field(default_factory=dict)
+    #: ``(N, n)`` equations not scored (a joint stuck, :mod:`.stiction`), or None.
+    left_out: np.ndarray = field(default=None, repr=False)
+    #: Per joint, the share of its equations not scored (percent); empty if none was.
+    left_out_percent: dict = field(default_factory=dict)
+
+    def beyond_summary(self):
+        """Say which joints the validation data take beyond what the fit saw, or ''."""
+        if not self.beyond_training:
+            return ''
+        parts = [f'{joint} {what} {100 * share:.3g} %' for joint, shares in
+                 self.beyond_training.items() for what, share in shares.items()]
+        return ("the validation data leave the training data's range (share of its states): "
+                + ', '.join(parts) + ': the model is judged outside what it was fitted on')
+
+    @classmethod
+    def of(cls, joint_names, t, measured, predicted, left_out=None):
+        """
+        Compare the ``measured`` torques (N, n) with each model's ``predicted`` ones.
+
+        ``left_out (N, n)``: equations not scored (a joint stuck: :mod:`.stiction`); the RMS
+        values and errors are over the others.
+        """
+        scored = np.ones(measured.shape, dtype=bool) if left_out is None else ~left_out
+        count = np.maximum(scored.sum(axis=0), 1)
+        errors = {m: (measured - p) * scored for m, p in predicted.items()}
+        total = float(((measured * scored) ** 2).sum())
+        share = {} if left_out is None or not left_out.any() else dict(
+            zip(joint_names, map(float, 100.0 * left_out.mean(axis=0))))
+        return cls(joint_names=tuple(joint_names), samples=len(measured),
+                   torque_rms=np.sqrt(((measured * scored) ** 2).sum(axis=0) / count),
+                   rms={m: np.sqrt((e ** 2).sum(axis=0) / count) for m, e in errors.items()},
+                   error={m: 100.0 * float((e ** 2).sum()) / total for m, e in errors.items()},
+                   t=t, measured=measured, predicted=predicted, left_out=left_out,
+                   left_out_percent=share)
+
+    def plot(self, path):
+        """Write a PNG of measured and predicted torques, a panel per joint; return ``path``."""
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+        n = len(self.joint_names)
+        fig, axes = plt.subplots(n, 1, figsize=(9, 1.6 * n + 1), sharex=True, squeeze=False)
+        for j, (ax, name) in enumerate(zip(axes[:, 0], self.joint_names)):
+            ax.plot(self.t, self.measured[:, j], lw=1.5, color='0.3', label='measured')
+            for model, tau in self.predicted.items():
+                ax.plot(self.t, tau[:, j], '--', lw=1,
+                        label=f'{model} ({self.error[model]:.3g} %)')
+            ax.set_ylabel(f'{name}\n[N m]')
+            ax.grid(alpha=0.3)
+        axes[0, 0].legend(fontsize=8, ncol=len(self.predicted) + 1)
+        axes[0, 0].set_title("validation: measured torques and each model's prediction "
+                             '(normalised squared error)')
+        axes[-1, 0].set_xlabel('time [s] (gaps between stretches left out)')
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return path
+
+    def table(self):
+        """Say it as text: the normalised errors, then the RMS error of every joint."""
+        models = list(self.rms)
+        lines = [f'validation on {self.samples} states: normalised squared error '
+                 + ', '.join(f'{m} {self.error[m]:.4g} %' for m in models),
+                 f'  {"joint":24s}' + ''.join(f'{m + " RMS":>16s}' for m in models)
+                 + f'{"torque RMS":>16s}']
+        for j, name in enumerate(self.joint_names):
+            lines.append(f'  {name:24s}' + ''.join(f'{self.rms[m][j]:16.4g}' for m in models)
+                         + f'{self.torque_rms[j]:16.4g}')
+        if self.left_out_percent:
+            lines.append('not scored, a joint or its motor stuck (slower than the still '
+                         'speeds): ' + ', '.join(f'{j} {p:.3g} %' for j, p in
+                                                 self.left_out_percent.items()))
+        if self.beyond_training:
+            lines.append('warning: ' + self.beyond_summary())
+        return '\n'.join(lines)
+
+    def to_dict(self):
+        """Return a plain mapping for YAML or JSON."""
+        return {'samples': self.samples, 'torque_rms': self.torque_rms.tolist(),
+                'rms': {m: v.tolist() for m, v in self.rms.items()},
+                'normalised_squared_error_percent': dict(self.error),
+                **({'beyond_training': self.beyond_training} if self.beyond_training else {}),
+                **({'left_out_percent': self.left_out_percent} if self.left_out_percent
+                   else {})}
+
+
+class ExtrapolationWarning(UserWarning):
+    """Validation data that leave the range of the data the model was identified on."""
+
+
+#: A validation state is beyond the training data when a joint's position lies outside their
+#: range widened by this share of it on each side, or its speed above their largest by it.
+RANGE_MARGIN = 0.05
+#: A joint is named when more than this share of the validation states are beyond.
+BEYOND_SHARE = 0.01
+
+
+def training_range(q, qd):
+    """Return what the fit saw, per joint: the positions' least and largest, the top speed."""
+    return {'position_min': q.min(axis=0).tolist(), 'position_max': q.max(axis=0).tolist(),
+            'speed_max': np.abs(qd).max(axis=0).tolist()}
+
+
+def beyond_training(joint_names, seen, q, qd):
+    """
+    Return ``{joint: {'positions' or 'speeds': share}}`` of validation states beyond ``seen``.
+
+    ``seen`` as :func:`training_range` gives it; a joint is named when more than
+    :data:`BEYOND_SHARE` of the states take it further than :data:`RANGE_MARGIN` outside.
+    """
+    lo, hi = np.array(seen['position_min']), np.array(seen['position_max'])
+    margin = RANGE_MARGIN * np.maximum(hi - lo, 1e-9)
+    top = np.array(seen['speed_max']) * (1 + RANGE_MARGIN)
+    shares = {'positions': ((q < lo - margin) | (q > hi + margin)).mean(axis=0),
+              'speeds': (np.abs(qd) > top).mean(axis=0)}
+    out = {}
+    for j, joint in enumerate(joint_names):
+        found = {what: float(s[j]) for what, s in shares.items() if s[j] > BEYOND_SHARE}
+        if found:
+            out[joint] = found
+    return out
+
+
+def pooled(validations):
+    """Return one Validation of several: their rows together."""
+    models = [m for m in validations[0].predicted if all(m in v.predicted for v in validations)]
+    left_out = None
+    if any(v.left_out is not None for v in validations):
+        left_out = np.concatenate([np.zeros(v.measured.shape, dtype=bool) if v.left_out is None
+                                   else v.left_out for v in validations])
+    return Validation.of(
+        validations[0].joint_names, np.concatenate([v.t for v in validations]),
+        np.concatenate([v.measured for v in validations]),
+        {m: np.concatenate([v.predicted[m] for v in validations]) for m in models}, left_out)
+
+
+def compared(model, compare):
+    """Check ``compare`` (``{label: Model}``, or None) against ``model``; return it as a dict."""
+    if compare is None:
+        return {}
+    if not isinstance(compare, dict):
+        raise IdentificationError("compare must map a label to a Model, e.g. {'published': "
+                                  "load_model(urdf, parameters='published.yaml')}, got "
+                                  f'{type(compare).__name__}')
+    for label, other in compare.items():
+        if label in ('urdf', 'identified', 'consistent'):
+            raise IdentificationError(f"compare: the label '{label}' is the validation's own "
+                                      'model of that name: choose another')
+        if not isinstance(other, Model):
+            raise IdentificationError(f"compare '{label}': a Model is needed (load_model(urdf, "
+                                      f'parameters=...)), got {type(other).__name__}')
+        if tuple(other.joint_names) != tuple(model.joint_names):
+            raise IdentificationError(
+                f"compare '{label}': its joints {', '.join(other.joint_names)} are not the "
+                f"identified model's {', '.join(model.joint_names)} (the same URDF, root, tip "
+                'and left-out links are needed)')
+    return dict(compare)
