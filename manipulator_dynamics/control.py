@@ -29,6 +29,7 @@ import numpy as np
 
 from .rigid.crba import inertia_matrix
 from .rigid.forward import forward_dynamics
+from .rigid.kinematics import coulomb_shape_of
 from .rigid.rnea import bias_forces
 
 
@@ -48,10 +49,10 @@ def friction_torque(model, qd, direction=None):
     tau = model.viscous * qd + model.coulomb * coulomb_shape(model, direction) \
         + model.friction_offset
     motors = model.coupled_motors()
-    for row, fv, fc, vs in zip(motors.rows, motors.viscous, motors.coulomb, motors.velocity):
-        toward = direction @ row
-        law = np.tanh(toward / vs) if vs > 0 else np.sign(toward)
-        tau = tau + np.multiply.outer(fv * (qd @ row) + fc * law, row)
+    if len(motors.joints):                  # a control loop's call: nothing more without them
+        for row, fv, fc, vs in zip(motors.rows, motors.viscous, motors.coulomb, motors.velocity):
+            law = coulomb_shape_of(direction @ row, vs)
+            tau = tau + np.multiply.outer(fv * (qd @ row) + fc * law, row)
     return tau
 
 

@@ -300,6 +300,12 @@ class Model:
             object.__setattr__(self, '_coupled_motors', found)     # frozen; this is a cache
         return found
 
+    def diagonal_armature(self) -> np.ndarray:
+        """Return :attr:`armature` less the coupled motors' (theirs is ``Ia c c^T``, off it)."""
+        armature = np.array(self.armature)
+        armature[self.coupled_motors().joints] = 0.0
+        return armature
+
     @property
     def n(self) -> int:
         """Give the number of joint coordinates (and of bodies)."""

@@ -241,8 +241,7 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
                 floors[link] = floor
     finally:
         mujoco.set_mju_user_warning(previous)
-    motors = model.coupled_motors()
-    if len(motors.joints):
+    if len(model.coupled_motors().joints):
         mj = _with_coupled_motors(mujoco, xml, model, friction, timestep)
     if floors:
         warnings.warn(f'MuJoCo: links {", ".join(floors)} move but lack a mass or a principal '
@@ -265,9 +264,7 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
         raise PlantError(f'MuJoCo has joints the model lacks: {", ".join(extra)} (a model '
                          'loaded with root_link or tip_links? the plant simulates the whole URDF)')
     dof = np.array(dof, dtype=np.int64)
-    armature = np.array(model.armature)
-    armature[motors.joints] = 0.0                  # a coupled motor's is its tendon's
-    mj.dof_armature[dof] = armature
+    mj.dof_armature[dof] = model.diagonal_armature()   # a coupled motor's is its tendon's
     mj.dof_damping[dof] = damping(model) if friction else 0.0
     mj.dof_frictionloss[dof] = _dry_friction(model) if friction else 0.0
     # dry friction as stiff as the step allows (time constant two steps, the least MuJoCo

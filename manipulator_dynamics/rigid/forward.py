@@ -365,7 +365,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None, *, method='auto', armature=T
         method = choose_method(model)
     elif method not in ('udut', 'cholesky'):
         raise ValueError(f"method must be 'auto', 'udut' or 'cholesky', got {method!r}")
-    if armature and coupled_inertia(model) and method == 'udut':
+    if method == 'udut' and armature and coupled_inertia(model):
         raise ValueError(f"forward dynamics: method 'udut' cannot hold the rotor inertia of a "
                          f"coupled motor (model '{model.name}'): use 'cholesky' or 'auto'")
     cholesky = method == 'cholesky'

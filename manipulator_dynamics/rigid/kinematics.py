@@ -70,6 +70,11 @@ def coulomb_law(rate, vs):
     return np.tanh(rate / vs) if vs > 0.0 else np.sign(rate)
 
 
+def coulomb_shape_of(rate, vs):
+    """Return :func:`coulomb_law` of an array of rates, in numpy (outside the kernels)."""
+    return np.tanh(rate / vs) if vs > 0 else np.sign(rate)
+
+
 @structref.register
 class KernelModelType(types.StructRef):
     """The numba type of :class:`KernelModel`."""
@@ -205,11 +210,9 @@ def _coupled_fields(model):
     coupling: the kernels add ``rows^T diag(Ia) rows``.
     """
     motors = model.coupled_motors()
-    armature = np.array(model.armature)
-    armature[motors.joints] = 0.0
-    return {'armature': armature, 'coupling': motors.rows, 'coupled_armature': motors.armature,
-            'coupled_viscous': motors.viscous, 'coupled_coulomb': motors.coulomb,
-            'coupled_velocity': motors.velocity}
+    return {'armature': model.diagonal_armature(), 'coupling': motors.rows,
+            'coupled_armature': motors.armature, 'coupled_viscous': motors.viscous,
+            'coupled_coulomb': motors.coulomb, 'coupled_velocity': motors.velocity}
 
 
 @njit(**INLINE)

@@ -30,8 +30,9 @@ and each column is carried to every joint on the link's root path like an RNEA w
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, force_to_parent, FRICTION,
-                         joint_poses, kernel_model, motion_pass, OFFSET)
+from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, coulomb_shape_of,
+                         force_to_parent, FRICTION, joint_poses, kernel_model, motion_pass,
+                         OFFSET)
 from .status import check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import states
@@ -266,8 +267,7 @@ def regressor(model, q, qd, qdd, *, armature=None, friction=False):
             out[:, :, j * stride + 10] = (qdd @ row)[:, None] * row
         if friction:
             rate = qd @ row
-            vs = motors.velocity[k]
-            law = np.tanh(rate / vs) if vs > 0 else np.sign(rate)
+            law = coulomb_shape_of(rate, motors.velocity[k])
             at = model.n * stride + 2 * k
             out[:, :, at] = rate[:, None] * row
             out[:, :, at + 1] = law[:, None] * row
