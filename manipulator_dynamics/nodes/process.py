@@ -118,10 +118,20 @@ def shut_down(node):
 
 
 def ros_init(args=None):
-    """``rclpy.init`` for a node's process; return the signal handler (see _quiet_signals)."""
+    """
+    ``rclpy.init`` for a node's process; return the signal handler (see _quiet_signals).
+
+    A stop signal while rclpy initialises (the handler raises KeyboardInterrupt inside it, in its
+    logging's set-up for one) shuts down what it began and ends the process with exit code 0:
+    the node never started.
+    """
     handler = _quiet_signals()
     sys.unraisablehook = functools.partial(quiet_unraisable, stopping=lambda: handler.requested)
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args)
+    except KeyboardInterrupt:
+        shut_down(None)
+        raise SystemExit(0) from None
     return handler
 
 

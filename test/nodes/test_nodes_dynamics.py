@@ -793,6 +793,28 @@ def test_a_stop_signal_inside_a_finaliser_is_honoured_quietly():
     assert (run.returncode, run.stdout, run.stderr) == (0, 'requested\n', '')
 
 
+def test_a_stop_signal_inside_rclpy_init_ends_the_process_quietly():
+    """
+    SIGINT while ``rclpy.init`` runs: exit code 0, no traceback, rclpy shut down.
+
+    The suite once sent it while rclpy configured its logging: the handler's KeyboardInterrupt
+    came out of ``ros_init``, before the node's ``try``, as a traceback and exit code -2.
+    """
+    run = run_python(INTERRUPT_ME + (
+        'import rclpy\n'
+        'initialise = rclpy.init\n'
+        'def init(*args, **kw):\n'
+        '    initialise(*args, **kw)\n'
+        '    interrupt_me()\n'
+        'rclpy.init = init\n'
+        'try:\n'
+        '    process.ros_init()\n'
+        'finally:\n'
+        '    print("initialised" if rclpy.ok() else "shut down")\n'
+        'print("not reached")\n'))
+    assert (run.returncode, run.stdout, run.stderr) == (0, 'shut down\n', '')
+
+
 @pytest.mark.skipif(ERD is None, reason='example-robot-data is not installed')
 def test_a_hand_not_mounted_is_left_out_of_the_commands(client, processes):
     """``without_links:=[panda_hand]``: the panda's gravity torques without its hand's 0.73 kg."""
