@@ -200,26 +200,21 @@ def cmd_base_params(args):
     _emit(args, title, base.to_dict(), table)
 
 
-def _cutoff(text):
-    """Parse ``--cutoff``: a frequency in Hz, or ``auto``."""
-    if text == 'auto':
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is neither a frequency in Hz nor auto') \
-            from None
+def _number_or_auto(what):
+    """Return an argparse type: ``auto``, or a number (``what`` names it in the error)."""
+    def parse(text):
+        if text == 'auto':
+            return text
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'{text!r} is neither {what} nor auto') from None
+    return parse
 
 
-def _still(text):
-    """Parse ``--still``: a speed, or ``auto``."""
-    if text == 'auto':
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'{text!r} is neither a speed (rad/s or m/s) nor '
-                                         'auto') from None
+#: ``--cutoff``: a frequency in Hz, or ``auto``; ``--still``: a speed, or ``auto``.
+_cutoff = _number_or_auto('a frequency in Hz')
+_still = _number_or_auto('a speed (rad/s or m/s)')
 
 
 def cmd_identify(args):
