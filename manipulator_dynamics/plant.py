@@ -60,6 +60,7 @@ from .control import coulomb_shape, rk4_step
 from .rigid.crba import inertia_matrix
 from .rigid.forward import forward_dynamics
 from .rigid.status import SingularInertiaError
+from .urdf import urdf_inertials, URDFError, write_urdf
 
 #: Engines of :func:`make_plant`.
 ENGINES = ('mujoco', 'internal')
@@ -205,6 +206,9 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
     """
     Build the MuJoCo model of ``model``'s URDF (``model.urdf``), joints mapped by name.
 
+    Where the model's inertial parameters are not its URDF's (a payload carried, identified
+    parameters put in), the URDF written with them (:func:`.urdf.write_urdf`) is simulated.
+
     Returns ``(mj_model, qpos, dof)``: MuJoCo's model and, per joint of ``model`` (its order),
     the index of its coordinate in ``qpos`` and of its velocity in ``qvel``.  :class:`PlantError`
     names the link MuJoCo refuses, or the joint it lacks.
@@ -220,6 +224,12 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
 
     if model.urdf is None:
         raise PlantError(f"model '{model.name}' keeps no URDF text: load it with load_model")
+    urdf = model.urdf
+    if not np.allclose(urdf_inertials(model), model.inertial, rtol=1e-12, atol=1e-15):
+        try:                    # a payload, identified parameters: MuJoCo simulates the model's
+            urdf = write_urdf(model)
+        except URDFError as e:
+            raise PlantError(f"MuJoCo cannot simulate model '{model.name}': {e}") from None
     floor = max(FLOOR * _regular_scale(model), LEAST)
     fixed = {link for link, frame in model.frames.items() if frame.body < 0}
     floors = {}                  # links MuJoCo refused for a mass or moment it finds zero
@@ -230,7 +240,7 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
         while True:
             said.clear()
             try:
-                xml = mujoco_xml(model.urdf, fixed, floors)
+                xml = mujoco_xml(urdf, fixed, floors)
                 mj = mujoco.MjModel.from_xml_string(xml)
                 break
             except ValueError as e:

@@ -406,6 +406,12 @@ def _check_acyclic(links, parent_joint):
 # Writing a model's parameters back into its URDF
 # ---------------------------------------------------------------------------------------------------
 
+def urdf_inertials(model):
+    """Return the bodies' ten parameters as the model's URDF text gives them, ``(n, 10)``."""
+    links = _link_tree(_parse(model.urdf))[0]
+    return _inertial_parameters(links, model.frames, model.n, 'ignore')
+
+
 def write_urdf(model, path=None):
     """
     Return (and write to ``path``) the model's URDF with the model's inertials and friction.

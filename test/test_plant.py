@@ -14,6 +14,7 @@
 
 """The plants of sim_node: MuJoCo, an independent implementation, against the package."""
 
+import dataclasses
 import os
 import warnings
 import xml.etree.ElementTree as ET
@@ -120,6 +121,25 @@ def test_joint_dynamics_become_mujocos():
     assert not plant.mj.dof_damping.any()
     plant.set_friction(True)
     np.testing.assert_array_equal(plant.mj.dof_frictionloss[plant._dof], model.coulomb)
+
+
+def test_mujoco_simulates_the_models_inertials_not_only_its_urdfs():
+    """A payload carried, identified parameters put in: MuJoCo's M and bias are the model's."""
+    model = load(robots.path('demo_arm'))
+    carrying = model.with_payload(model.link_names[-1], 1.5, (0.02, 0.0, 0.05),
+                                  [2e-3, 0.0, 0.0, 3e-3, 0.0, 1e-3])
+    q, qd = np.linspace(-0.5, 0.5, model.n), np.linspace(0.3, -0.2, model.n)
+    for m in (model, carrying, model.with_parameters(
+            md.standard_parameters(carrying), md.parameter_names(carrying))):
+        M, bias = mujoco_dynamics(m, q, qd)
+        np.testing.assert_allclose(M, md.inertia_matrix(m, q), atol=1e-12)
+        np.testing.assert_allclose(bias, md.inverse_dynamics(m, q, qd, 0 * qd), atol=1e-10)
+    heavier = md.inertia_matrix(carrying, q) - md.inertia_matrix(model, q)
+    assert np.abs(heavier).max() > 1e-2                # the payload is felt
+    broken = model.inertial.copy()
+    broken[-1, :6] = -1.0                              # no body's: refused, naming it
+    with pytest.raises(plants.PlantError, match='not physically realisable'):
+        plants.mujoco_model(dataclasses.replace(model, inertial=broken))
 
 
 @pytest.mark.parametrize('engine', ['internal', 'mujoco'])
