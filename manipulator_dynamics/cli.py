@@ -34,6 +34,7 @@ from .identification.base_parameters import base_parameters
 from .identification.estimate import cross_validate, identify, select_friction
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .identification.friction import FRICTION_LAWS, friction_summary
+from .identification.gains import identify_gains, KnownPayload
 from .identification.least_squares import std_summary
 from .identification.logs import CUTOFF_HZ, IdentificationError, stamps_summary
 from .identification.selection import cutoff_summary
@@ -259,26 +260,10 @@ def cmd_identify(args):
         # held out in time: each fold chooses its cutoff (and law) on its own training pieces
         folds = cross_validate(model, data, folds=args.folds, friction=laws, **options)
         estimate = dataclasses.replace(estimate, validation=folds.pooled)
-    rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
-            for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
-                                                   estimate.values, estimate.std,
-                                                   estimate.relative_std)]
     title = (f'identified {estimate.base.count} base parameters of {model.name} from '
              f'{estimate.data_summary()}; condition number of W_B {estimate.condition:.3g} '
              '(excitation: below ~1e3 is good)')
-    table = _table(['base parameter', 'URDF', 'identified', 'std', 'std %'], rows)
-    stamps = stamps_summary(estimate.processing)
-    if stamps:
-        table += '\n\n' + stamps
-    table += '\n\nresidual RMS per joint: ' + ', '.join(
-        f'{j} {r:.3g}' for j, r in zip(model.joint_names, estimate.residual_rms))
-    if std_summary(estimate.processing):
-        table += '\n' + std_summary(estimate.processing)
-    table += '\n\n' + friction_summary(estimate.processing)
-    if cutoff_summary(estimate.processing):
-        table += '\n' + cutoff_summary(estimate.processing)
-    if still_summary(estimate.processing):
-        table += '\n' + still_summary(estimate.processing)
+    table = _estimate_table(model, estimate)
     if estimate.standard is not None:
         rows = [[name, _fmt(value)] for name, value in zip(estimate.standard_names,
                                                            estimate.standard)]
@@ -303,6 +288,75 @@ def cmd_identify(args):
         estimate.parameters_yaml(args.parameters_out, more)
         table += f'\n\nwritten: {args.parameters_out}{said}'
     _emit(args, title, estimate.to_dict(), table)
+
+
+def _estimate_table(model, estimate):
+    """Tabulate the base parameters, then what the fit says of its data, deviations, friction."""
+    rows = [[name, _fmt(urdf), _fmt(value), _fmt(std), f'{rel:.3g}']
+            for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
+                                                   estimate.values, estimate.std,
+                                                   estimate.relative_std)]
+    table = _table(['base parameter', 'URDF', 'identified', 'std', 'std %'], rows)
+    stamps = stamps_summary(estimate.processing)
+    if stamps:
+        table += '\n\n' + stamps
+    table += '\n\nresidual RMS per joint: ' + ', '.join(
+        f'{j} {r:.3g}' for j, r in zip(model.joint_names, estimate.residual_rms))
+    if std_summary(estimate.processing):
+        table += '\n' + std_summary(estimate.processing)
+    table += '\n\n' + friction_summary(estimate.processing)
+    if cutoff_summary(estimate.processing):
+        table += '\n' + cutoff_summary(estimate.processing)
+    if still_summary(estimate.processing):
+        table += '\n' + still_summary(estimate.processing)
+    return table
+
+
+def _payload(text):
+    """``--payload LINK:MASS[:X,Y,Z[:IXX,IXY,IXZ,IYY,IYZ,IZZ]]``: a :class:`KnownPayload`."""
+    parts = text.split(':')
+    try:
+        if not 2 <= len(parts) <= 4:
+            raise ValueError
+        com = [float(x) for x in parts[2].split(',')] if len(parts) > 2 else [0.0] * 3
+        inertia = [float(x) for x in parts[3].split(',')] if len(parts) > 3 else None
+        if len(com) != 3 or (inertia is not None and len(inertia) != 6):
+            raise ValueError
+        return KnownPayload(parts[0], float(parts[1]), tuple(com), inertia)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f'{text!r} is not LINK:MASS[:X,Y,Z[:IXX,IXY,IXZ,IYY,IYZ,IZZ]] (kg; centre of mass '
+            'in m in the link frame; inertia about it, kg m^2)') from None
+
+
+def cmd_identify_gains(args):
+    model = _load(args)
+    if args.payload_log and args.payload is None:
+        raise ValueError('--payload-log needs --payload LINK:MASS[:X,Y,Z[:IXX,...]]: what the '
+                         'run carried')
+    found = identify_gains(model, args.data, args.payload_log, args.payload,
+                           friction=args.friction, armature=args.armature, cutoff=args.cutoff,
+                           still=args.still, retime=not args.stamps_as_logged)
+    rows = [[j, _fmt(nominal), _fmt(g), _fmt(s), f'{100 * s / abs(g):.3g}', _fmt(kt)]
+            for j, nominal, g, s, kt in zip(found.joints, found.nominal, found.gains, found.std,
+                                            found.torque_constants)]
+    estimate = found.estimate
+    title = (f'identified the drive gains of {model.name} and {estimate.base.count} base '
+             f'parameters from {estimate.data_summary()}, the scale fixed by '
+             f'{found.payload.mass:g} kg on {found.payload.link}; condition number '
+             f'{estimate.condition:.3g}')
+    table = _table(['motor', 'nominal N m/A', 'gain N m/A', 'std', 'std %',
+                    'torque constant at motor'], rows)
+    table += '\n(gain: torque per ampere at the joint the motor is named after, R[k,k] kt)'
+    table += '\n\n' + _estimate_table(model, estimate)
+    if args.validate:
+        check = args.validate if len(args.validate) > 1 else args.validate[0]
+        table += '\n\n' + estimate.validate(check).table()
+    if args.transmissions_out:
+        found.transmissions_yaml(args.transmissions_out)
+        table += (f'\n\nwritten: {args.transmissions_out} (--transmissions: reads '
+                  '<joint>.current columns as torques through the identified constants)')
+    _emit(args, title, found.to_dict(), table)
 
 
 def _contact_spread(estimate, check, topic):
@@ -549,6 +603,31 @@ def build_parser():
     p.add_argument('--parameters-out', metavar='YAML', help='write the physically consistent '
                    'standard parameters, for --parameters, load_model(parameters=) and the '
                    "nodes' identified_parameters (implies --physically-consistent)")
+    p = command('identify-gains', cmd_identify_gains, "identify each motor's drive gain "
+                '(torque per ampere at its joint) with the base parameters, from logs of motor '
+                'currents (time, <joint>.current, <joint>.position or <joint>.motor_position '
+                'through --transmissions); the scale is fixed by a run with a known payload '
+                "(Gautier & Briot's global identification)")
+    p.add_argument('data', nargs='+', help='CSV logs of the robot without the payload')
+    p.add_argument('--payload-log', metavar='LOG', action='append', help='a CSV log of the '
+                   'robot carrying the known payload (repeatable): what fixes the scale')
+    p.add_argument('--payload', type=_payload, metavar='LINK:MASS[:X,Y,Z[:IXX,...]]',
+                   help='the payload of --payload-log: its link, mass in kg, centre of mass in '
+                   'the link frame (m) and inertia about it (kg m^2; default a point mass)')
+    p.add_argument('--friction', default='coulomb', choices=['none', 'coulomb', 'offset'],
+                   help='joint friction law (default coulomb)')
+    p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
+    p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz '
+                   f'(default {CUTOFF_HZ:g})')
+    p.add_argument('--still', type=_still, help='as for identify: leave out the equations of '
+                   'a joint or motor slower than this speed (rad/s or m/s), or auto')
+    p.add_argument('--stamps-as-logged', action='store_true', help="keep the logger's stamps "
+                   '(as for identify)')
+    p.add_argument('--validate', metavar='LOG', action='append', help='a current log not used '
+                   'for the fit (repeatable, without the payload): its torques through the '
+                   'identified constants against the identified model')
+    p.add_argument('--transmissions-out', metavar='YAML', help='write the transmissions with '
+                   'the identified torque constants (for --transmissions and the nodes)')
     p = command('excitation', cmd_excitation, 'design an excitation trajectory for '
                 'identification: a periodic Fourier series inside the limits that minimises the '
                 'condition number of the base regressor, then the base parameters predicted '

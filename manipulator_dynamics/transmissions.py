@@ -42,6 +42,14 @@ or at the top) by :func:`from_urdf`, or from a YAML file with a full matrix by :
       - [0, 0, 0, 0, 32, 32]
     offset: {joint_2: -1.5707963267948966, joint_3: 1.5707963267948966}   # or a list
     motor_friction: {joint_6: {viscous: 0.6, coulomb: 1.9}}   # coupled motors only
+    torque_constant: {joint_1: 0.43, joint_2: 0.43}   # N m/A at the motor: currents read
+
+**Currents.**  A drive that logs its motor's current ``i_k`` (``<joint>.current``, the motor
+named after its joint) gives its torque through the torque constant ``kt_k`` (N m/A at the
+motor): ``tau_motor = kt i``, then ``tau = R^T tau_motor``.  At the joint the motor is named
+after, that is a *gain* ``g_k = R[k, k] kt_k`` (N m/A at the joint):
+``tau = sum_k c_k g_k i_k``.  Nominal constants are often 10-30 % off;
+:mod:`.identification.gains` identifies them.
 
 **The motors in the dynamics.**  A motor is scaled to the joint it is named after: its velocity
 ``w_k = c_k . qd`` with ``c_k = R[k] / R[k, k]`` (``qd_motor_k / R[k, k]``), its rotor inertia
@@ -101,11 +109,14 @@ class Transmissions:
     motor_viscous, motor_coulomb : ndarray, shape (m,) (read-only)
         The coupled motors' friction, at their joint's scale (module docstring); zero for the
         others.
+    torque_constant : ndarray, shape (m,) (read-only)
+        Each motor's torque per ampere at the motor, N m/A; NaN where none is known (its
+        currents cannot be read).
 
     """
 
     def __init__(self, joints, reduction, offset=None, name=None, unusable=None,
-                 motor_viscous=None, motor_coulomb=None):
+                 motor_viscous=None, motor_coulomb=None, torque_constant=None):
         self.name = name or 'transmissions'
         self.unusable = dict(unusable or {})
         joints = tuple(str(j) for j in joints)
@@ -159,6 +170,13 @@ class Transmissions:
             values.setflags(write=False)
             friction.append(values)
         self.motor_viscous, self.motor_coulomb = friction
+        kt = np.full(m, np.nan) if torque_constant is None else \
+            np.array(torque_constant, dtype=float)
+        if kt.shape != (m,) or np.any(kt <= 0) or np.any(np.isinf(kt)):
+            raise TransmissionError(f'transmissions: torque_constant must be {m} values > 0 (NaN: '
+                                    f'unknown), one per joint, got {kt!r}')
+        kt.setflags(write=False)
+        self.torque_constant = kt
 
     def __repr__(self):
         return f'Transmissions({", ".join(self.joints)})'
@@ -169,6 +187,7 @@ class Transmissions:
                 and np.array_equal(self.offset, other.offset)
                 and np.array_equal(self.motor_viscous, other.motor_viscous)
                 and np.array_equal(self.motor_coulomb, other.motor_coulomb)
+                and np.array_equal(self.torque_constant, other.torque_constant, equal_nan=True)
                 and self.unusable == other.unusable)
 
     __hash__ = None
@@ -236,7 +255,26 @@ class Transmissions:
                                             f'no transmission names ({", ".join(self.joints)})')
                 array[self.joints.index(joint)] = value
         return Transmissions(self.joints, self.reduction, self.offset, self.name, self.unusable,
-                             *values)
+                             *values, self.torque_constant)
+
+    def with_torque_constants(self, constants):
+        """Return a copy with some motors' torque constants replaced: ``{joint: N m/A}``."""
+        kt = np.array(self.torque_constant)
+        for joint, value in constants.items():
+            if joint not in self.joints:
+                raise TransmissionError(f'transmissions: torque constant of {joint!r}, a joint no '
+                                        f'transmission names ({", ".join(self.joints)})')
+            kt[self.joints.index(joint)] = value
+        return Transmissions(self.joints, self.reduction, self.offset, self.name, self.unusable,
+                             self.motor_viscous, self.motor_coulomb, kt)
+
+    def gains(self):
+        """Return each motor's gain at its joint, ``R[k, k] kt_k`` (N m/A; NaN: unknown)."""
+        return np.diag(self.reduction) * self.torque_constant
+
+    def current_rows(self):
+        """Return ``C`` (m, m) with ``tau = C^T (g * i)``: row k is ``c_k = R[k] / R[k, k]``."""
+        return self.reduction / np.diag(self.reduction)[:, None]
 
     def to_dict(self):
         """Return the YAML form :func:`load` reads (plain lists and floats)."""
@@ -248,6 +286,9 @@ class Transmissions:
                     if self.motor_viscous[k] or self.motor_coulomb[k]}
         if friction:
             out['motor_friction'] = friction
+        known = {j: float(k) for j, k in zip(self.joints, self.torque_constant) if k == k}
+        if known:
+            out['torque_constant'] = known
         return out
 
     # --- for a model --------------------------------------------------------------------------
@@ -274,7 +315,7 @@ class Transmissions:
             return None
         return Transmissions([self.joints[k] for k in rows], self.reduction[np.ix_(rows, rows)],
                              self.offset[rows], self.name, unusable, self.motor_viscous[rows],
-                             self.motor_coulomb[rows])
+                             self.motor_coulomb[rows], self.torque_constant[rows])
 
 
 def _blocks(joints, R):
@@ -313,16 +354,17 @@ def combined(parts, unusable=None):
             joints.append(j)
     m = len(joints)
     R, offset, at = np.zeros((m, m)), np.zeros(m), 0
-    viscous, coulomb = np.zeros(m), np.zeros(m)
+    viscous, coulomb, kt = np.zeros(m), np.zeros(m), np.full(m, np.nan)
     for part in parts:
         size = len(part.joints)
         R[at:at + size, at:at + size] = part.reduction
         offset[at:at + size] = part.offset
         viscous[at:at + size] = part.motor_viscous
         coulomb[at:at + size] = part.motor_coulomb
+        kt[at:at + size] = part.torque_constant
         at += size
     return Transmissions(joints, R, offset, unusable=unusable, motor_viscous=viscous,
-                         motor_coulomb=coulomb)
+                         motor_coulomb=coulomb, torque_constant=kt)
 
 
 # --- YAML -------------------------------------------------------------------------------------
@@ -338,10 +380,11 @@ def load(source, joint_names=None):
     if not isinstance(data, dict):
         raise TransmissionError('transmissions YAML must be a mapping with reduction (and '
                                 f'joints, offset), got {type(data).__name__}')
-    unknown = sorted(set(data) - {'joints', 'reduction', 'offset', 'motor_friction'})
+    fields = ('joints', 'reduction', 'offset', 'motor_friction', 'torque_constant')
+    unknown = sorted(set(data) - set(fields))
     if unknown:
         raise TransmissionError(f'transmissions YAML: unknown field {unknown[0]!r} (fields: '
-                                'joints, reduction, offset, motor_friction)')
+                                f'{", ".join(fields)})')
     if 'reduction' not in data:
         raise TransmissionError('transmissions YAML has no reduction (a matrix with joints, or '
                                 '{joint: N})')
@@ -385,7 +428,18 @@ def load(source, joint_names=None):
             raise TransmissionError(f'transmissions: {stray[0]!r} is not a joint of the robot '
                                     f'(its joints: {", ".join(joint_names)})')
     viscous, coulomb = _motor_friction(data.get('motor_friction'), joints)
-    return Transmissions(joints, R, offset, motor_viscous=viscous, motor_coulomb=coulomb)
+    constants = data.get('torque_constant') or {}
+    if not isinstance(constants, dict):
+        raise TransmissionError('transmissions YAML: torque_constant must be {joint: N m/A}, got '
+                                f'{type(constants).__name__}')
+    stray = [j for j in constants if j not in joints]
+    if stray:
+        raise TransmissionError(f'transmissions YAML: torque_constant of {stray[0]!r}, a joint '
+                                'no reduction names')
+    kt = [_number(constants[j], f'torque_constant of {j!r}') if j in constants else math.nan
+          for j in joints]
+    return Transmissions(joints, R, offset, motor_viscous=viscous, motor_coulomb=coulomb,
+                         torque_constant=kt)
 
 
 def _motor_friction(given, joints):

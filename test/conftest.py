@@ -14,6 +14,7 @@
 
 """Shared test helpers: example-robot-data, a Pinocchio adapter, random tree robots."""
 
+import dataclasses
 import glob
 import math
 import os
@@ -304,10 +305,11 @@ def rod(mass, length, radius, com):
 EXCITATION_RATE = 200.0
 
 
-def exciting(model, seconds=20.0, seed=0, harmonics=5, fundamental=0.1, scale=0.25):
+def exciting(model, seconds=20.0, seed=0, harmonics=5, fundamental=0.1, scale=0.25,
+             rate=EXCITATION_RATE):
     """Sample a finite Fourier series per joint (Swevers' excitation): t, q, qd, qdd."""
     rng = np.random.default_rng(seed)
-    t = np.arange(0.0, seconds, 1.0 / EXCITATION_RATE)
+    t = np.arange(0.0, seconds, 1.0 / rate)
     w = 2 * np.pi * fundamental * np.arange(1, harmonics + 1)[:, None]
     a, b = rng.uniform(-1, 1, (2, harmonics, model.n)) * scale
     s, c = np.sin(w * t[:, None, None]), np.cos(w * t[:, None, None])
@@ -325,3 +327,23 @@ def measured(model, seed=1, **kw):
     rng = np.random.default_rng(seed)
     noisy = tau + rng.normal(size=tau.shape) * (0.01 * np.abs(tau).max(axis=0) + 0.02)
     return t, q, qd, qdd, noisy, q + rng.normal(size=q.shape) * 1e-5
+
+
+def coupled(model, seed=0):
+    """
+    Give ``model`` gear ratios, rotor inertias and friction everywhere, and a coupled wrist.
+
+    Its last motor turns the last two joints, and the one before turns the two before it
+    (negatively).
+    """
+    from manipulator_dynamics.transmissions import Transmissions
+    n = model.n
+    rng = np.random.default_rng(seed)
+    R = np.diag(rng.uniform(30.0, 120.0, n) * rng.choice([-1.0, 1.0], n))
+    R[n - 1, n - 2] = R[n - 1, n - 1]                     # a TX40's motor 6: q5 + q6
+    R[n - 2, n - 3] = -0.6 * R[n - 2, n - 2]
+    viscous, coulomb = np.zeros(n), np.zeros(n)
+    viscous[-2:], coulomb[-2:] = rng.uniform(0.2, 0.8, 2), rng.uniform(0.5, 1.5, 2)
+    tr = Transmissions(model.joint_names, R, motor_viscous=viscous, motor_coulomb=coulomb)
+    return dataclasses.replace(model, transmissions=tr, armature=rng.uniform(0.02, 0.5, n),
+                               viscous=rng.uniform(0.1, 0.5, n), coulomb=rng.uniform(0.1, 0.5, n))

@@ -55,10 +55,11 @@ import numpy as np
 
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit
-from .friction import fit_coulomb_velocity, friction_law, LAYOUTS, with_velocity_uncertainty
+from .friction import fit_coulomb_velocity, friction_law, LAYOUTS, with_law, \
+    with_velocity_uncertainty
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
 from .logs import CUTOFF_HZ, IdentificationError, prepare
-from .stiction import left_out_summary, still_speeds, stuck
+from .stiction import left_out_summary, still_speeds, stuck, stuck_rows
 from .validation import beyond_training, compared, ExtrapolationWarning, training_range, \
     Validation
 from ..model import Model
@@ -228,8 +229,9 @@ class Estimate:
         Rotor inertias, friction offsets and Coulomb velocities, which URDF has no element for,
         go to the joint-dynamics YAML ``joint_dynamics`` (default: next to ``path``,
         ``<stem>.joint_dynamics.yaml``) when they were identified; the transmissions, with the
-        coupled motors' identified friction, to ``<stem>.transmissions.yaml`` where the model
-        has coupled motors.  Loading the URDF (with those YAML files) gives the identified
+        coupled motors' identified friction and the drives' torque constants, to
+        ``<stem>.transmissions.yaml`` where the model has coupled motors or torque constants.
+        Loading the URDF (with those YAML files) gives the identified
         model's torques.  Returns the paths written.
         """
         model = self.identified_model()
@@ -241,11 +243,13 @@ class Estimate:
                 joint_dynamics = os.path.splitext(os.fspath(path))[0] + '.joint_dynamics.yaml'
             write_joint_dynamics(model, joint_dynamics)
             written.append(os.fspath(joint_dynamics))
-        if model.transmissions is not None and model.transmissions.coupled_joints:
+        drives = model.transmissions
+        if drives is not None and (drives.coupled_joints
+                                   or np.isfinite(drives.torque_constant).any()):
             import yaml
             motors = os.path.splitext(os.fspath(path))[0] + '.transmissions.yaml'
             with open(motors, 'w', encoding='utf-8') as f:
-                yaml.safe_dump(model.transmissions.to_dict(), f, sort_keys=False)
+                yaml.safe_dump(drives.to_dict(), f, sort_keys=False)
             written.append(motors)
         return written
 
@@ -309,11 +313,8 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
         model = fit_coulomb_velocity(model, q, qd, qdd, tau, parallel, armature=armature)
         processing['coulomb_velocity'] = dict(zip(model.joint_names,
                                                   map(float, model.coulomb_velocity)))
-    elif model.coulomb_velocity.any() or (law != 'offset' and model.friction_offset.any()):
-        # the law asked for, not the model's: no smooth law, offsets only with 'offset'
-        model = dataclasses.replace(
-            model, coulomb_velocity=np.zeros(model.n),
-            friction_offset=model.friction_offset if law == 'offset' else np.zeros(model.n))
+    else:
+        model = with_law(model, law)
     processing['friction'] = law
     if base is None:
         base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
@@ -329,7 +330,7 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
     if parallel is not None:
         W, tau = parallel(W), parallel(tau)
         N = tau.shape[0]
-    left_out = stuck(model, qd if parallel is None else parallel.kept(qd), speeds)
+    left_out = stuck_rows(model, qd, speeds, parallel, cutoff)
     processing['still'] = left_out_summary(still_report, model.joint_names, left_out)
     if left_out.any():
         W, tau = W * ~left_out[:, :, None], tau * ~left_out

@@ -52,6 +52,20 @@ def friction_law(friction):
                               f'{", ".join(FRICTION_LAWS)}, got {friction!r}')
 
 
+def with_law(model, law):
+    """
+    Return ``model`` with only the friction terms of ``law`` (not ``'smooth'``) in its shape.
+
+    The law asked for, not the model's: no Coulomb velocity (the sign law), and the offsets
+    ``Fo`` kept only with ``'offset'``.
+    """
+    if model.coulomb_velocity.any() or (law != 'offset' and model.friction_offset.any()):
+        return dataclasses.replace(
+            model, coulomb_velocity=np.zeros(model.n),
+            friction_offset=model.friction_offset if law == 'offset' else np.zeros(model.n))
+    return model
+
+
 def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None, sweeps=2):
     """
     Fit each joint's Coulomb velocity ``vs`` of ``Fv qd + Fc tanh(qd / vs) + Fo``.

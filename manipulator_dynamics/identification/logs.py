@@ -277,7 +277,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         """Return the rows ``parallel`` keeps, decimated as it does, unfiltered."""
         return np.concatenate([x[i:j][trim:j - i - trim:decimate]
                                for i, j in zip(bounds[:-1], bounds[1:])])
-    parallel.rows, parallel.kept = rows, kept
+    parallel.rows, parallel.kept, parallel.rate_hz = rows, kept, fs
     parallel.t = np.concatenate([u[4] for u in used])          # the stamps of every row
     # what the filter took off the positions: noise, quantisation, motion above the cutoff
     parallel.wiggle = rows(np.concatenate([u[5] for u in used]))
@@ -449,11 +449,17 @@ def joint_field(model, table, field, required=True):
     blocks = drives.blocks if drives is not None else ()
     for block in blocks:
         index = [model.joint_index(j) for j in block]
-        if have[index].all() or table.missing(block, motor):
+        if have[index].all():
             continue
         through = drives.restricted(block)
+        if not table.missing(block, motor):
+            given = table.field(block, motor)
+        elif field == 'effort' and not table.missing(block, 'current'):
+            given = motor_efforts_from_currents(through, table.field(block, 'current'), table.path)
+        else:
+            continue
         mapped = {'position': through.joint_positions, 'velocity': through.joint_velocities,
-                  'effort': through.joint_efforts}[field](table.field(block, motor))
+                  'effort': through.joint_efforts}[field](given)
         out[:, index] = mapped
         have[index] = True
     if have.all():
@@ -471,11 +477,51 @@ def joint_field(model, table, field, required=True):
             f'{b}.{motor}' for b in block) + ' through its transmission)')
     hint = ''
     if field == 'effort' and len(table.missing(model.joint_names, 'current')) < n:
-        hint = ("; <joint>.current columns are motor currents, which need the drives' torque "
-                'constants: not read yet, give <joint>.motor_effort')
+        hint = ('; <joint>.current columns are read through the transmissions of the joints '
+                'they name (a reduction and a torque_constant)')
     raise IdentificationError(f'{table.path} lacks the columns {", ".join(wanted)} (expected a '
                               'header with time, <joint>.position and <joint>.effort, or the '
                               f'motor side through the transmissions){hint}')
+
+
+def motor_efforts_from_currents(transmissions, currents, where):
+    """
+    Return ``kt * i``: motor torques from currents ``(N, m)`` through the torque constants.
+
+    A motor without a torque constant is refused, naming its joint and what to give.
+    """
+    unknown = [j for j, k in zip(transmissions.joints, transmissions.torque_constant)
+               if not k == k]
+    if unknown:
+        raise IdentificationError(
+            f'{where}: {", ".join(f"{j}.current" for j in unknown)} cannot be read as torque: '
+            'no torque constant for ' + ', '.join(unknown) + ' (give torque_constant: {joint: '
+            'N m/A} in the transmissions YAML, or identify the drive gains with '
+            'identify_gains, command line identify --gains)')
+    return currents * transmissions.torque_constant
+
+
+def read_currents(model, path):
+    """
+    Read a CSV log of motor currents: a mapping with ``t, q, current`` and ``qd`` (or None).
+
+    ``current (N, n)``: each joint's ``<joint>.current``, the current of the motor named after
+    it (through the model's transmissions; a joint without one is its own motor of ratio 1).
+    Positions and velocities as :func:`read_csv` reads them.
+    """
+    try:
+        table = csvlog.read(path)
+        t = table.time()
+    except ValueError as e:
+        raise IdentificationError(str(e)) from None
+    missing = table.missing(model.joint_names, 'current')
+    if missing:
+        raise IdentificationError(f'{path} lacks the columns '
+                                  f'{", ".join(f"{j}.current" for j in missing)}: identifying '
+                                  "drive gains needs every motor's current")
+    return {'t': t, 'q': joint_field(model, table, 'position'),
+            'current': table.field(model.joint_names, 'current'),
+            'qd': joint_field(model, table, 'velocity', required=False)}
 
 
 def read_npz(model, path, *, velocity=False):

@@ -22,6 +22,8 @@ rests for a second of a log gives a second of equations that are wrong by up to 
 joint that motor turns (a coupled wrist's motor: on two).  ``identify(..., still=...)`` leaves
 out the equation of joint j at a state where j, or a motor that turns it, is slower than its
 *still speed*; validation scores the same way, with the fit's speeds, and says what it left out.
+The parallel filter spreads a stuck state over the rows within its reach: those are left out
+too (:func:`stuck_rows`).
 
 The speeds are given (one for all, rad/s or m/s) or ``'auto'``: chosen from the data, per joint
 and per coupled motor, as ``STILL_SIGMAS`` times the speed of what the low-pass filter took off
@@ -38,6 +40,10 @@ from .logs import IdentificationError
 
 #: How many wiggle amplitudes (module docstring) above zero a velocity must be to count.
 STILL_SIGMAS = 3.0
+#: How far a stuck state spoils the parallel filter's rows, in periods of its cutoff, each way
+#: (:func:`stuck_rows`): the zero-phase order-4 Butterworth filter's impulse response is below
+#: 4 % of its peak beyond one period, with 5 % of its weight (half a period: 13 %, 18 %).
+STILL_REACH = 1.0
 
 
 def motor_rows(model):
@@ -98,6 +104,30 @@ def stuck(model, qd, speeds):
     rows, _ = motor_rows(model)
     slow = np.abs(qd @ rows.T) < speeds                     # (N, m)
     return (slow.astype(np.int64) @ (rows != 0).astype(np.int64)) > 0
+
+
+def stuck_rows(model, qd, speeds, parallel=None, cutoff=None):
+    """
+    ``stuck`` for the rows fitted: ``(rows, n)`` bool, from every state's velocities ``qd``.
+
+    Without ``parallel`` (arrays, fitted as given) it is :func:`stuck` of ``qd``.  Through the
+    parallel filter (:func:`.logs.differentiate_logs`) a row's equation is a weighted sum of the
+    states around it: one stuck state spoils every row within the filter's reach, though those
+    rows' own velocities are fast (a reversal lasts milliseconds, the rows are tens of
+    milliseconds apart).  So the stuck states, from ``qd`` at every state, are widened by
+    :data:`STILL_REACH` periods of the ``cutoff`` on each side, then the rows ``parallel``
+    keeps taken.
+    """
+    out = stuck(model, qd, speeds)
+    if parallel is None or not out.any():
+        return out if parallel is None else parallel.kept(out)
+    reach = int(math.ceil(STILL_REACH * parallel.rate_hz / cutoff))
+    counts = np.cumsum(np.vstack([np.zeros((1, out.shape[1]), dtype=np.int64),
+                                  out.astype(np.int64)]), axis=0)
+    index = np.arange(len(out))
+    upper = np.minimum(index + reach + 1, len(out))
+    lower = np.maximum(index - reach, 0)
+    return parallel.kept((counts[upper] - counts[lower]) > 0)
 
 
 def left_out_summary(report, joint_names, stuck_rows):

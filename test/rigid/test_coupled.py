@@ -22,7 +22,7 @@ motors in the plant.
 
 import dataclasses
 
-from conftest import pin_robot, random_state
+from conftest import coupled, pin_robot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.contact.observer import momentum_terms
@@ -30,25 +30,6 @@ from manipulator_dynamics.control import friction_torque
 from manipulator_dynamics.transmissions import load, TransmissionError, Transmissions
 import numpy as np
 import pytest
-
-
-def coupled(model, seed=0):
-    """
-    Give ``model`` gear ratios, rotor inertias and friction everywhere, and a coupled wrist.
-
-    Its last motor turns the last two joints, and the one before turns the two before it
-    (negatively).
-    """
-    n = model.n
-    rng = np.random.default_rng(seed)
-    R = np.diag(rng.uniform(30.0, 120.0, n) * rng.choice([-1.0, 1.0], n))
-    R[n - 1, n - 2] = R[n - 1, n - 1]                     # a TX40's motor 6: q5 + q6
-    R[n - 2, n - 3] = -0.6 * R[n - 2, n - 2]
-    viscous, coulomb = np.zeros(n), np.zeros(n)
-    viscous[-2:], coulomb[-2:] = rng.uniform(0.2, 0.8, 2), rng.uniform(0.5, 1.5, 2)
-    tr = Transmissions(model.joint_names, R, motor_viscous=viscous, motor_coulomb=coulomb)
-    return dataclasses.replace(model, transmissions=tr, armature=rng.uniform(0.02, 0.5, n),
-                               viscous=rng.uniform(0.1, 0.5, n), coulomb=rng.uniform(0.1, 0.5, n))
 
 
 def by_hand(model):

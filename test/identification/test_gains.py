@@ -1,0 +1,235 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Drive gains from motor currents, with known truth: a UR5 in MuJoCo, motors logged.
+
+The arm (example-robot-data's UR5) gets gear ratios, rotor inertias, friction and a coupled
+wrist (:func:`conftest.coupled`: its last motor turns the last two joints, as a TX40's); MuJoCo
+turns the coupled motors through tendons.  It tracks an excitation, once bare and once with a
+known payload; its log holds what a drive logs: motor positions (encoder noise) and currents
+(the torques through the true torque constants, 0.5 % noise).  The model it is identified with
+holds nominal constants 20 % off.
+"""
+
+import dataclasses
+
+from conftest import coupled, ERD, erd, exciting
+import manipulator_dynamics as md
+from manipulator_dynamics import csvlog
+from manipulator_dynamics.identification.gains import identify_gains, KnownPayload
+from manipulator_dynamics.identification.logs import read_csv
+from manipulator_dynamics.transmissions import load, TransmissionError
+import numpy as np
+import pytest
+import yaml
+
+pytestmark = pytest.mark.skipif(ERD is None, reason='example-robot-data is not installed (pip '
+                                'install example-robot-data): the arm is its UR5')
+
+#: The log's rate and its noise: currents' relative to each motor's RMS current, encoders' in
+#: rad at the motor.
+RATE, CURRENT_NOISE, ENCODER_NOISE = 1000.0, 0.005, 2e-4
+LINK = 'wrist_3_link'
+PAYLOAD = KnownPayload(LINK, 2.0, (0.01, 0.02, 0.06), np.diag([4e-3, 5e-3, 3e-3]))
+
+
+def tracked(model, seconds, seed):
+    """
+    Track an excitation in MuJoCo at 1 kHz: ``(t, q, tau)``, the torques as a drive reports them.
+
+    Computed torque with the true model plus a PD; the first second (the plant catching up with
+    the excitation) is left out, as a log starts once the robot moves.  A drive's current is
+    its mean over the sample period, and MuJoCo holds each torque over a step: the torque at a
+    sample is the mean of the steps either side of it.
+    """
+    pytest.importorskip('mujoco', reason='MuJoCo is the plant (pip install mujoco)')
+    from manipulator_dynamics.plant import MujocoPlant
+    dt = 1.0 / RATE
+    t, qd_, qdd_, qddd_ = exciting(model, seconds=seconds + 1.0, seed=seed, rate=RATE)
+    feedforward = md.inverse_dynamics(model, qd_, qdd_, qddd_, friction=True)
+    plant = MujocoPlant(model, qd_[0], dt)
+    scale = np.diag(md.inertia_matrix(model, qd_[0]))
+    q, tau = np.empty_like(qd_), np.empty_like(qd_)
+    for s in range(len(t)):
+        q[s], qd = plant.q, plant.qd
+        tau[s] = feedforward[s] + scale * (400.0 * (qd_[s] - q[s]) + 40.0 * (qdd_[s] - qd))
+        plant.step(tau[s])
+    reported = np.vstack([tau[:1], 0.5 * (tau[1:] + tau[:-1])])
+    start = int(RATE)
+    return t[start:], q[start:], reported[start:]
+
+
+def write_motor_log(path, model, kt, t, q, tau, seed):
+    """Write what the drives log: motor positions and currents, with noise."""
+    rng = np.random.default_rng(seed)
+    drives = model.transmissions
+    current = drives.motor_efforts(tau) / kt
+    current += rng.normal(size=current.shape) * CURRENT_NOISE * np.sqrt(
+        (current ** 2).mean(axis=0))
+    motor = drives.motor_positions(q) + rng.normal(size=q.shape) * ENCODER_NOISE
+    csvlog.write(path, t, csvlog.joint_columns(model.joint_names, motor_position=motor,
+                                               current=current))
+
+
+@pytest.fixture(scope='module')
+def logged(tmp_path_factory):
+    """Simulate and log: the true arm, its torque constants, the nominal model, the two logs."""
+    folder = tmp_path_factory.mktemp('gains')
+    truth = coupled(md.load_model(erd('ur_description/urdf/ur5_robot.urdf')))
+    rng = np.random.default_rng(5)
+    kt = rng.uniform(0.1, 0.6, truth.n)
+    off = 1.0 + 0.2 * rng.choice([-1.0, 1.0], truth.n)
+    nominal = dataclasses.replace(truth, transmissions=truth.transmissions.with_torque_constants(
+        dict(zip(truth.joint_names, kt * off))))
+    bare, loaded = folder / 'bare.csv', folder / 'loaded.csv'
+    write_motor_log(bare, truth, kt, *tracked(truth, 20.0, 0), seed=100)
+    carrying = truth.with_payload(LINK, PAYLOAD.mass, PAYLOAD.com, PAYLOAD.inertia)
+    write_motor_log(loaded, truth, kt, *tracked(carrying, 10.0, 1), seed=101)
+    return truth, kt, nominal, str(bare), str(loaded)
+
+
+@pytest.fixture(scope='module')
+def identified(logged):
+    truth, kt, nominal, bare, loaded = logged
+    # MuJoCo's dry friction is a soft constraint: it slides (holds Fc) above about
+    # Fc / (m_eff 2 / (0.99 x 2 ms)), up to 5e-3 rad/s on the light coupled wrist motor; below
+    # it is neither stuck nor sliding.  10 mrad/s is above that on every joint and motor.
+    return identify_gains(nominal, bare, loaded, PAYLOAD, armature=True, still=0.01)
+
+
+def test_gains_base_parameters_and_coupled_motors_come_back_within_3_std(logged, identified):
+    truth, kt, nominal, _, _ = logged
+    R = truth.transmissions.reduction
+    true_gains = np.diag(R) * kt
+    deviation = (identified.gains - true_gains) / identified.std
+    assert np.all(np.abs(deviation) < 3.0), deviation
+    assert np.all(identified.relative_std < 1.0)           # determined, not merely covered
+    assert np.allclose(identified.torque_constants, identified.gains / np.diag(R))
+    # the nominal constants were 20 % off, and the estimate says so
+    assert np.allclose(np.abs(identified.nominal / identified.gains - 1.0), 0.2, atol=0.01)
+    estimate = identified.estimate
+    # the model identified with holds the true inertials, friction and motors: its base values
+    # are the truth's
+    deviation = (estimate.values - estimate.base.values) / estimate.std
+    assert np.all(np.abs(deviation) < 3.0), dict(zip(estimate.names, deviation.round(2)))
+    motors = [i for i, name in enumerate(estimate.names)
+              if name.startswith(('Fvm_', 'Fcm_')) or name in ('Ia_wrist_2_joint',
+                                                               'Ia_wrist_3_joint')]
+    assert len(motors) == 6                    # the coupled motors' inertia and friction
+    assert np.all(estimate.relative_std[motors] < 5.0)
+    still = estimate.processing['still']
+    assert still['how'] == 'given' and all(0 < p < 50 for p in
+                                           still['left_out_percent'].values())
+
+
+def test_the_identified_constants_read_the_currents_as_torques(logged, identified, tmp_path):
+    truth, kt, nominal, bare, loaded = logged
+    path = tmp_path / 'drives.yaml'
+    identified.transmissions_yaml(path)
+    read = load(str(path), truth.joint_names)
+    assert np.allclose(read.torque_constant, identified.torque_constants, rtol=1e-12)
+    assert np.array_equal(read.reduction, truth.transmissions.reduction)
+    model = md.load_model(erd('ur_description/urdf/ur5_robot.urdf'), transmissions=str(path))
+    model = dataclasses.replace(model, armature=truth.armature, viscous=truth.viscous,
+                                coulomb=truth.coulomb)
+    # the torques read through them are the true torques to the constants' few 1e-4
+    t, q, tau = read_csv(model, bare)
+    table = csvlog.read(bare)
+    hand = truth.transmissions.joint_efforts(
+        table.field(truth.joint_names, 'current') * identified.torque_constants)
+    assert np.allclose(tau, hand, rtol=1e-12, atol=1e-12)
+    true_tau = truth.transmissions.joint_efforts(table.field(truth.joint_names, 'current') * kt)
+    assert np.abs(tau - true_tau).max() < 1e-2 * np.abs(true_tau).max()
+    as_nominal = read_csv(nominal, bare)[2]                 # 20 % off, through the coupling
+    assert np.all(np.abs(np.sqrt((as_nominal ** 2).mean(axis=0) / (true_tau ** 2).mean(axis=0))
+                         - 1.0) > 0.05)
+    # and identify, with every option it has, takes the currents from there: held out in time
+    folds = md.cross_validate(model, bare, folds=3, armature=True, friction='coulomb',
+                              cutoff=10.0, still=0.01)
+    pooled = folds.pooled                     # 'urdf' here is the true arm: the floor
+    assert pooled.error['identified'] < min(0.01, 1.05 * pooled.error['urdf'])
+
+
+def test_without_a_payload_run_the_error_says_what_to_add(logged):
+    _, _, nominal, bare, _ = logged
+    for loaded, payload in ((None, PAYLOAD), ([], PAYLOAD), (bare, None)):
+        with pytest.raises(md.IdentificationError, match=r'known mass to fix their scale.*'
+                           r'--payload-log LOG --payload LINK:MASS'):
+            identify_gains(nominal, bare, loaded, payload)
+
+
+def test_bad_gain_inputs_are_refused_by_name(logged, tmp_path):
+    truth, _, nominal, bare, loaded = logged
+    with pytest.raises(md.IdentificationError, match="friction 'none', 'coulomb' or 'offset'"):
+        identify_gains(nominal, bare, loaded, PAYLOAD, friction='smooth')
+    with pytest.raises(md.IdentificationError, match='the known payload: .*no_such_link'):
+        identify_gains(nominal, bare, loaded, KnownPayload('no_such_link', 1.0))
+    with pytest.raises(md.IdentificationError, match='mass must be finite and >= 0'):
+        identify_gains(nominal, bare, loaded, KnownPayload(LINK, -1.0))
+    without = tmp_path / 'no_current.csv'
+    table = csvlog.read(bare)
+    columns = {f'{j}.motor_position': table.field([j], 'motor_position')[:, 0]
+               for j in truth.joint_names}
+    columns.update({f'{j}.current': table.field([j], 'current')[:, 0]
+                    for j in truth.joint_names[:-1]})
+    csvlog.write(without, table.time(), columns)
+    with pytest.raises(md.IdentificationError, match='lacks the columns wrist_3_joint.current'):
+        identify_gains(nominal, str(without), loaded, PAYLOAD)
+
+
+def test_currents_need_a_torque_constant_and_the_yaml_round_trip(logged, tmp_path):
+    truth, kt, nominal, bare, _ = logged
+    document = nominal.transmissions.to_dict()
+    assert set(document['torque_constant']) == set(truth.joint_names)
+    assert load(yaml.safe_dump(document)) == nominal.transmissions
+    # a motor without a constant: its currents are refused naming it and what to give
+    del document['torque_constant']['elbow_joint']
+    partial = dataclasses.replace(truth, transmissions=load(yaml.safe_dump(document)))
+    with pytest.raises(md.IdentificationError, match=r'elbow_joint.current cannot be read as '
+                       r'torque: no torque constant for elbow_joint \(give torque_constant'):
+        read_csv(partial, bare)
+    for bad, complaint in (({'elbow_joint': -0.2}, 'must be a finite number|> 0'),
+                           ({'no_joint': 0.2}, "torque_constant of 'no_joint'"),
+                           ('0.2', r'torque_constant must be \{joint: N m/A\}')):
+        document['torque_constant'] = bad
+        with pytest.raises(TransmissionError, match=complaint):
+            load(yaml.safe_dump(document))
+
+
+def test_the_command_line_walks_the_same_path(logged, identified, tmp_path, capsys):
+    truth, kt, nominal, bare, loaded = logged
+    from manipulator_dynamics.cli import main
+    drives, out = tmp_path / 'nominal.yaml', tmp_path / 'identified.yaml'
+    drives.write_text(yaml.safe_dump(nominal.transmissions.to_dict()))
+    urdf = erd('ur_description/urdf/ur5_robot.urdf')
+    payload = 'wrist_3_link:2:0.01,0.02,0.06:4e-3,0,0,5e-3,0,3e-3'
+    common = [urdf, bare, '--transmissions', str(drives), '--armature', '--still', '0.01']
+    assert main(['identify-gains', *common]) == 2
+    assert '--payload-log LOG --payload LINK:MASS' in capsys.readouterr().err
+    assert main(['identify-gains', *common, '--payload-log', loaded]) == 2
+    assert '--payload-log needs --payload' in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(['identify-gains', *common, '--payload-log', loaded, '--payload', 'x:1:2'])
+    assert 'is not LINK:MASS' in capsys.readouterr().err
+    assert main(['identify-gains', *common, '--payload-log', loaded, '--payload', payload,
+                 '--transmissions-out', str(out), '--format', 'yaml']) == 0
+    document = yaml.safe_load(capsys.readouterr().out)
+    gains = np.array([document['gains'][j]['gain'] for j in truth.joint_names])
+    assert np.allclose(gains, identified.gains, rtol=1e-9)
+    assert load(str(out), truth.joint_names) == identified.model.transmissions
+    # the written constants read the currents for identify, as any torque log
+    assert main(['identify', urdf, bare, '--transmissions', str(out), '--armature',
+                 '--cutoff', '10', '--still', '0.01', '--format', 'json']) == 0
+    assert capsys.readouterr().out.lstrip().startswith('{')
