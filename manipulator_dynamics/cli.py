@@ -37,7 +37,7 @@ from .identification.friction import FRICTION_LAWS, friction_summary
 from .identification.gains import identify_gains, KnownPayload
 from .identification.least_squares import std_summary
 from .identification.logs import CUTOFF_HZ, IdentificationError, stamps_summary
-from .identification.selection import cutoff_summary
+from .identification.selection import cutoff_summary, prior_weight_summary
 from .identification.stiction import still_summary
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
@@ -249,6 +249,7 @@ def cmd_identify(args):
                'retime': not args.stamps_as_logged, 'still': args.still,
                'physically_consistent': (args.physically_consistent or bool(args.urdf_out)
                                          or bool(args.parameters_out)),
+               'prior_weight': args.prior_weight,
                'compare': compare or None}
     folds = None
     if len(laws) > 1:
@@ -275,6 +276,8 @@ def cmd_identify(args):
                   + _table(['standard parameter', 'value'], rows)
                   + '\n\nits residual RMS per joint: ' + ', '.join(
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))
+        if prior_weight_summary(estimate.processing):
+            table += '\n' + prior_weight_summary(estimate.processing)
     if folds is not None:
         table += '\n\n' + folds.table()
     elif estimate.validation is not None:
@@ -597,6 +600,11 @@ def build_parser():
                    "JointState velocity) is re-timed on the robot's clock where they show one")
     p.add_argument('--physically-consistent', action='store_true', help='also find standard '
                    'parameters every link of which is physically realisable (URDF as prior)')
+    p.add_argument('--prior-weight', type=_number_or_auto('a positive weight'),
+                   help="the consistent fit's prior weight (units of one equation's noise), or "
+                   'auto: the one whose consistent sets best predict held-out pieces of the '
+                   'data (3 folds), said with which set to trust; default: auto, or 1 with the '
+                   'reason where the data are too short to fold')
     p.add_argument('--urdf-out', metavar='URDF', help='write the URDF with the physically '
                    'consistent parameters (implies --physically-consistent; rotor inertias to '
                    '<stem>.joint_dynamics.yaml)')

@@ -29,7 +29,7 @@ import warnings
 from .fit import fit
 from .friction import friction_law
 from .logs import CUTOFF_HZ, IdentificationError, read_time_series
-from .selection import folds_in_time, judging, resolve_cutoff
+from .selection import choose_prior_weight, folds_in_time, judging, resolve_cutoff
 from .validation import compared, ExtrapolationWarning, pooled, Validation
 
 
@@ -74,9 +74,12 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
         Also find ``estimate.standard``: standard parameters every link of which is physically
         realisable, fitting the same weighted equations, with the URDF's values as the prior
         for what the data do not determine (:mod:`.consistent`).
-    prior_weight : float
+    prior_weight : float, 'auto' or None
         Weight of that prior, in units of one equation's noise per unit of its (dimensionless)
-        deviation.
+        deviation; ``'auto'``: the one whose consistent sets best predict held-out pieces of
+        ``data`` (:func:`choose_prior_weight`, ``processing['prior_weight_selection']`` says
+        the errors and which set the held-out data say to trust); None: the same, but data
+        that cannot be cut into folds (arrays, too short a log) get 1 and the reason.
     validation : data, optional
         Data not used for the fit (as ``data``: other logs, or another stretch): the estimate's
         ``validation`` then compares the URDF's, the identified and the consistent models'
@@ -109,10 +112,27 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
     compared(model, compare)                          # refused before any work, not after it
     cutoff, chosen = resolve_cutoff(model, data, cutoff, topic=topic, friction=friction,
                                     armature=armature, retime=retime)
-    return fit(model, data, friction=friction, armature=armature, base=base, cutoff=cutoff,
-               topic=topic, physically_consistent=physically_consistent,
-               prior_weight=prior_weight, validation=validation, retime=retime,
-               compare=compare, still=still, cutoff_selection=chosen)
+    weighed = None
+    if physically_consistent and (prior_weight is None or isinstance(prior_weight, str)):
+        if prior_weight not in (None, 'auto'):
+            raise IdentificationError(f"prior_weight must be a positive number, 'auto' or None, "
+                                      f'got {prior_weight!r}')
+        try:
+            chosen_weight, weighed = choose_prior_weight(
+                model, data, folds=SELECTION_FOLDS, cutoff=cutoff, topic=topic,
+                friction=friction, armature=armature, base=base, retime=retime, still=still)
+        except IdentificationError as e:
+            if prior_weight == 'auto':
+                raise
+            chosen_weight, weighed = 1.0, {'fallback': f'1, the default: {e}'}
+        prior_weight = chosen_weight
+    estimate = fit(model, data, friction=friction, armature=armature, base=base, cutoff=cutoff,
+                   topic=topic, physically_consistent=physically_consistent,
+                   prior_weight=prior_weight, validation=validation, retime=retime,
+                   compare=compare, still=still, cutoff_selection=chosen)
+    if weighed is not None:
+        estimate.processing['prior_weight_selection'] = weighed
+    return estimate
 
 
 #: Folds of the training data that choose a friction law when validation data are given.

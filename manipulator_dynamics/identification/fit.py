@@ -59,7 +59,7 @@ from .friction import fit_coulomb_velocity, friction_law, LAYOUTS, with_law, \
     with_velocity_uncertainty
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
 from .logs import CUTOFF_HZ, IdentificationError, prepare
-from .stiction import left_out_summary, still_speeds, stuck, stuck_rows
+from .stiction import left_out_summary, motor_rows, still_speeds, stuck, stuck_rows
 from .validation import beyond_training, compared, ExtrapolationWarning, training_range, \
     Validation
 from ..model import Model
@@ -166,8 +166,9 @@ class Estimate:
                                                 friction=bool(base.friction))
         report = self.processing.get('still')
         left_out = None
-        if report:
-            left_out = stuck(model, qd, list(report['speeds'].values()))
+        if report:                                      # by name: the report may be reread
+            left_out = stuck(model, qd, [report['speeds'][name]
+                                         for name in motor_rows(model)[1]])
         validation = Validation.of(model.joint_names, t, tau, predicted, left_out)
         seen = self.processing.get('training_range')
         if seen is not None:
@@ -294,9 +295,15 @@ class Estimate:
 
 def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
         topic='/joint_states', physically_consistent=False, prior_weight=1.0,
-        validation=None, retime=True, compare=None, still=None, cutoff_selection=None):
+        validation=None, retime=True, compare=None, still=None, cutoff_selection=None,
+        path_weights=None):
     """
     Identify with everything given: :func:`.estimate.identify`'s parameters, a ``cutoff`` in Hz.
+
+    ``path_weights`` (with ``physically_consistent``): also the consistent sets at these prior
+    weights, in ``consistency['path']`` (``{weight: {'standard', 'converged'}}``), found by
+    continuation from the largest (:meth:`.consistent.ConsistentFit.path`): what the choice of
+    the weight (:func:`.selection.choose_prior_weight`) compares.
 
     Nothing is chosen from the data here (the cutoff and the friction law are
     :mod:`.selection`'s and :mod:`.estimate`'s); ``cutoff_selection``, how the caller chose the
@@ -319,17 +326,17 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
     if base is None:
         base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
     b = base.count
-    N, n = tau.shape
-    if N * n < 2 * b:
-        raise IdentificationError(f'{N} states give {N * n} equations for {b} base parameters: '
-                                  f'record at least {math.ceil(2 * b / n)} states (many more '
-                                  'for a useful estimate)')
     speeds, still_report = still_speeds(model, still, parallel, cutoff)
     Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
     W = base.base_regressor(Y)                      # (N, n, b)
     if parallel is not None:
         W, tau = parallel(W), parallel(tau)
-        N = tau.shape[0]
+    N, n = tau.shape
+    if N * n < 2 * b:
+        after = '' if parallel is None else ' after the filter (2.5 per cutoff period)'
+        raise IdentificationError(f'{N} states{after} give {N * n} equations for {b} base '
+                                  f'parameters: record at least {math.ceil(2 * b / n)} '
+                                  f'states{after} (many more for a useful estimate)')
     left_out = stuck_rows(model, qd, speeds, parallel, cutoff)
     processing['still'] = left_out_summary(still_report, model.joint_names, left_out)
     if left_out.any():
@@ -357,7 +364,7 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
         weights = 1.0 / np.maximum(sigma, np.where(floor > 0, floor, 1.0))
         Gc = (W * weights[None, :, None]).reshape(N * n, b)
         standard, consistency = _consistent(model, base, Gc, (tau * weights).reshape(-1), K,
-                                            prior_weight)
+                                            prior_weight, path_weights)
         consistent = consistency.pop('T') @ standard
         consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).sum(axis=0)
                                               / counted)
@@ -373,10 +380,12 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
                                                                       compare=compare))
 
 
-def _consistent(model, base, G, g, K, weight):
+def _consistent(model, base, G, g, K, weight, path=None):
     """Physically consistent standard parameters for the weighted equations ``G K = g``."""
-    if not (math.isfinite(weight) and weight > 0):
-        raise IdentificationError(f'prior_weight must be positive, got {weight}')
+    for w in [weight, *(path or ())]:
+        if isinstance(w, (bool, str)) or not (math.isfinite(w) and w > 0):
+            raise IdentificationError(f"prior_weight must be positive (or 'auto' for "
+                                      f'identify), got {w!r}')
     prior = standard_parameters(model, armature=base.armature, friction=base.friction)
     if len(prior) != len(base.standard_names):
         raise IdentificationError('physically_consistent needs the base parameters of this '
@@ -385,4 +394,7 @@ def _consistent(model, base, G, g, K, weight):
     fit = ConsistentFit(base, prior, K)
     standard, info = fit.solve(R, Q.T @ g, weight)
     info['T'] = fit.T
+    if path:
+        info['path'] = {w: {'standard': phi, 'converged': told['converged']}
+                        for w, (phi, told) in fit.path(R, Q.T @ g, path).items()}
     return standard, info

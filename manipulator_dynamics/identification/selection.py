@@ -18,7 +18,8 @@ The cutoff from the data: the motion's bandwidth, and the candidate whose fits b
 :func:`choose_cutoff` tries multiples of the motion's bandwidth (:func:`motion_bandwidth`) and
 keeps the one whose fits (:func:`.fit.fit`, every option given) best predict held-out pieces in
 time (:func:`folds_in_time`); :func:`resolve_cutoff` is what ``identify(cutoff=...)`` does with
-its argument.  It sits below :mod:`.estimate`: it fits, it never identifies with choices of its
+its argument.  :func:`choose_prior_weight` does the same for the physically consistent fit's
+prior weight.  It sits below :mod:`.estimate`: it fits, it never identifies with choices of its
 own, so nothing here calls back up.
 """
 
@@ -33,6 +34,10 @@ from .validation import ExtrapolationWarning, pooled
 
 #: Multiples of the motion's bandwidth (:func:`motion_bandwidth`) ``cutoff='auto'`` tries.
 CUTOFF_MULTIPLES = (2.5, 5.0, 10.0, 20.0)
+
+#: Prior weights ``prior_weight='auto'`` tries (units of one equation's noise): from a prior
+#: that decides little beside thousands of samples to one that outweighs a thousand of them.
+PRIOR_WEIGHTS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 
 
 def motion_bandwidth(logs, power=0.999):
@@ -171,3 +176,65 @@ def held_out_error(model, splits, cutoff, **options):
             validations.append(fit(model, train, cutoff=cutoff, validation=held,
                                    **options).validation)
     return pooled(validations).error['identified']
+
+
+def choose_prior_weight(model, data, *, folds=3, candidates=PRIOR_WEIGHTS, cutoff=CUTOFF_HZ,
+                        topic='/joint_states', **options):
+    """
+    Choose the consistent fit's prior weight: the one whose sets best predict held-out pieces.
+
+    Over :func:`folds_in_time` of ``data``: each fold fits on its training pieces once (the
+    ``cutoff`` and ``options`` given, :func:`.fit.fit`), finds the consistent set at every
+    candidate weight (by continuation, :meth:`.consistent.ConsistentFit.path`) and predicts its
+    held-out piece with each, and with least squares.  A candidate that did not converge on
+    some fold is not chosen.  Returns ``(weight, report)``: the pooled held-out error of each
+    candidate and of least squares, and which set the held-out data say to trust.
+    """
+    splits = folds_in_time(model, data, folds, topic, options.get('retime', True),
+                           "prior_weight='auto'")
+    validations, unconverged = [], set()
+    for train, held in splits:
+        estimate = fit(model, train, cutoff=cutoff, topic=topic, physically_consistent=True,
+                       path_weights=candidates, **options)
+        path = estimate.consistency['path']
+        unconverged.update(w for w, found in path.items() if not found['converged'])
+        names = estimate.standard_names
+        compare = {f'{w:g}': estimate.model.with_parameters(found['standard'], names)
+                   for w, found in path.items()}
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', ExtrapolationWarning)
+            validations.append(estimate.validate(held, topic=topic, compare=compare))
+    errors = pooled(validations).error
+    candidates = {float(w): errors[f'{float(w):g}'] for w in candidates}
+    eligible = {w: e for w, e in candidates.items() if w not in unconverged}
+    if not eligible:
+        raise IdentificationError(
+            "prior_weight='auto': the consistent fit converged at none of the weights "
+            f'{", ".join(f"{w:g}" for w in candidates)} on every fold: give a weight')
+    best = min(eligible, key=eligible.get)
+    least = errors['identified']
+    trust = 'consistent' if eligible[best] <= least else 'least squares'
+    return best, {'chosen': best, 'folds': folds, 'held_out_error': candidates,
+                  'least_squares': least,
+                  'unconverged': sorted(unconverged), 'trust': trust}
+
+
+def prior_weight_summary(processing):
+    """Say the prior weight chosen, the held-out errors that chose it and which set to trust."""
+    chosen = processing.get('prior_weight_selection')
+    if not chosen:
+        return ''
+    if 'fallback' in chosen:
+        return f"prior weight: not chosen from the data: {chosen['fallback']}"
+    text = (f"prior weight {chosen['chosen']:g} (chosen: the smallest {chosen['folds']}-fold "
+            'held-out error of the consistent set): ' + ', '.join(
+                f'{w:g} {e:.4g} %' for w, e in chosen['held_out_error'].items())
+            + f"; least squares {chosen['least_squares']:.4g} %")
+    if chosen['unconverged']:
+        text += '; did not converge: ' + ', '.join(f'{w:g}' for w in chosen['unconverged'])
+    if chosen['trust'] == 'consistent':
+        return text + ('. Trust the consistent set: it is realisable and predicts the held-out '
+                       'pieces at least as well as least squares')
+    return text + ('. Least squares predicts the held-out pieces better: trust it for '
+                   'prediction; the consistent set is the realisable one (for simulation and '
+                   'control, where a non-physical set is unsafe)')

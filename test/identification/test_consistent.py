@@ -16,8 +16,10 @@
 
 import dataclasses
 import math
+import re
+import warnings
 
-from conftest import body, erd, needs_erd, rod
+from conftest import body, erd, measured, needs_erd, rod
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification import consistent
@@ -81,8 +83,9 @@ def test_the_prior_is_zero_at_the_urdf_convex_and_a_barrier():
     assert values[0] < 1e-9 and values[0] < values[1] < values[2] and values[3] == math.inf
     # within round-off of the boundary is outside: J numerically singular, its inverse (the
     # gradient) undefined; a weak prior's line search once stepped there and the fit crashed
-    J = J0 - (1 - 1e-14) * w[0] * np.outer(V[:, 0], V[:, 0])
-    assert np.linalg.eigvalsh(J).min() > 0
+    size = np.diag(J0).max()
+    J = J0 - (w[0] - 1e-16 * size) * np.outer(V[:, 0], V[:, 0])
+    assert abs(np.linalg.eigvalsh(J).min()) < 1e-15 * size
     assert consistent.log_det_divergence(J, J0) == math.inf
     assert math.isfinite(consistent.log_det_divergence(J0 - 0.99 * w[0] * np.outer(
         V[:, 0], V[:, 0]), J0))
@@ -214,9 +217,122 @@ def test_noisy_panda_data_consistent_estimate_validates_as_well():
     assert estimate.consistency['seconds'] > 0
 
 
+def wrong_prior_log(model, scale, seed):
+    """Return ``(t, q, tau)`` of a robot whose links are ``scale`` times its URDF's, noisy."""
+    truth = dataclasses.replace(model, inertial=model.inertial * scale)
+    t, _, _, _, tau, q = measured(truth, seed=seed, seconds=20.0)
+    return t, q, tau
+
+
+def test_the_prior_weight_is_chosen_on_folds_of_the_training_data_alone():
+    """
+    ``prior_weight='auto'``: the weight whose consistent sets best predict held-out pieces.
+
+    A URDF 30 % off the robot is a prior to weigh little: the weight chosen leaves the data in
+    charge, where the heaviest candidate's consistent set predicts many times worse.  A URDF
+    that is the robot costs nothing at any weight.  The choice is reproduced by fitting each
+    fold at the chosen weight, and validation data given to identify play no part in it.
+    """
+    from manipulator_dynamics.identification.fit import fit
+    from manipulator_dynamics.identification.selection import folds_in_time, PRIOR_WEIGHTS
+    from manipulator_dynamics.identification.validation import pooled
+    model = md.load_model(robots.path('demo_arm'))
+    log = wrong_prior_log(model, 1.3, seed=1)
+    check = wrong_prior_log(model, 1.3, seed=2)
+    estimate = md.identify(model, log, cutoff=5.0, physically_consistent=True,
+                           prior_weight='auto', validation=check)
+    report = estimate.processing['prior_weight_selection']
+    errors, chosen = report['held_out_error'], report['chosen']
+    assert set(errors) == set(PRIOR_WEIGHTS) and not report['unconverged']
+    assert chosen == min(errors, key=errors.get) and chosen <= 100.0
+    assert estimate.consistency['prior_weight'] == chosen
+    assert errors[1000.0] > 5 * errors[chosen]
+    assert report['trust'] == ('consistent' if errors[chosen] <= report['least_squares']
+                               else 'least squares')
+    # what the report says is what fitting each fold at that weight gives
+    folds = [fit(model, train, cutoff=5.0, physically_consistent=True, prior_weight=chosen,
+                 validation=held).validation for train, held in folds_in_time(model, log, 3)]
+    assert pooled(folds).error['consistent'] == pytest.approx(errors[chosen], rel=1e-6)
+    # the validation data, scaled and shifted, change nothing of the choice
+    t, q, tau = check
+    other = md.identify(model, log, cutoff=5.0, physically_consistent=True,
+                        prior_weight='auto', validation=(t, q, 3 * tau + 5))
+    assert other.processing['prior_weight_selection'] == report
+    assert np.array_equal(other.standard, estimate.standard)
+    # a URDF that is the robot: every weight predicts alike
+    right = md.identify(model, wrong_prior_log(model, 1.0, seed=1), cutoff=5.0,
+                        physically_consistent=True, prior_weight='auto')
+    errors = right.processing['prior_weight_selection']['held_out_error']
+    assert max(errors.values()) < 1.02 * min(errors.values())
+
+
+def test_the_command_line_says_which_set_to_trust_and_why(tmp_path, capsys):
+    from conftest import write_log_csv
+    from manipulator_dynamics import cli
+    model = md.load_model(robots.path('demo_arm'))
+    t, q, tau = wrong_prior_log(model, 1.3, seed=1)
+    write_log_csv(tmp_path / 'log.csv', model.joint_names, t, q, tau)
+    command = ['identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'), '--cutoff', '5',
+               '--physically-consistent']
+    assert cli.main(command) == 0
+    out = capsys.readouterr().out
+    assert re.search(r'prior weight [0-9.]+ \(chosen: the smallest 3-fold held-out error of the '
+                     r'consistent set\): 0.1 .* %; least squares [0-9.]+ %\. (Trust the '
+                     r'consistent set|Least squares predicts)', out), out
+    assert cli.main(command + ['--prior-weight', '2']) == 0
+    assert 'prior weight' not in capsys.readouterr().out.split('standard parameter')[-1]
+    # too short to cut into folds: the default weight, and why
+    short = tmp_path / 'short.csv'
+    write_log_csv(short, model.joint_names, t[:800], q[:800], tau[:800])
+    assert cli.main(command[:2] + [str(short), '--cutoff', '5', '--physically-consistent']) == 0
+    out = capsys.readouterr().out
+    assert re.search(r'prior weight: not chosen from the data: 1, the default: .*\d+ states after '
+                     r'the filter .* give \d+ equations for \d+ base parameters', out), out
+
+
+def test_the_weight_path_reaches_weak_priors_where_newton_from_the_prior_crawls():
+    """
+    Continuation in the weight: each solve starts from the last one's optimum.
+
+    A weak prior's optimum lies far from the prior: from the prior, Newton crawls (damped steps
+    against the barrier); along the path from 100 down, every weight converges in a few steps
+    each, at the optimum a solve from the prior reaches.
+    """
+    model = md.load_model(robots.path('demo_arm'))
+    estimate = md.identify(model, wrong_prior_log(model, 1.3, seed=1), cutoff=5.0,
+                           physically_consistent=True)
+    assert estimate.consistency['converged']
+    base = estimate.base
+    fit = consistent.ConsistentFit(base, md.standard_parameters(model, friction=True),
+                                   estimate.values)
+    rng = np.random.default_rng(0)
+    G = rng.normal(size=(400, base.count))
+    g = G @ estimate.values + 0.01 * rng.normal(size=400)
+    Q, R = np.linalg.qr(G)
+    path = fit.path(R, Q.T @ g, (0.01, 1.0, 100.0))
+    assert sorted(path) == [0.01, 1.0, 100.0]
+    for weight, (phi, info) in path.items():
+        assert info['converged'], (weight, info)
+        assert consistent.physical_problems(phi, base.standard_names) == []
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', md.ConvergenceWarning)
+            alone, told = fit.solve(R, Q.T @ g, weight)
+        if told['converged']:                               # the same convex optimum
+            assert np.allclose(phi, alone, rtol=1e-4, atol=1e-8 * np.abs(alone).max())
+        if weight == 0.01:                                  # measured: 6 steps against 97
+            assert 5 * info['iterations'] < told['iterations'], (info, told)
+
+
 def test_prior_weight_must_be_positive(demo_motion):
     model, motion = demo_motion
     tau = simulate(model, motion)
     with pytest.raises(md.IdentificationError, match='prior_weight'):
         md.identify(model, (motion.q, motion.qd, motion.qdd, tau), physically_consistent=True,
                     prior_weight=0.0)
+    with pytest.raises(md.IdentificationError, match='prior_weight must be a positive number, '
+                       "'auto' or None, got 'fast'"):
+        md.identify(model, (motion.q, motion.qd, motion.qdd, tau), physically_consistent=True,
+                    prior_weight='fast')
+    with pytest.raises(md.IdentificationError, match='needs time series'):
+        md.identify(model, (motion.q, motion.qd, motion.qdd, tau), physically_consistent=True,
+                    prior_weight='auto')
