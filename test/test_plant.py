@@ -459,6 +459,9 @@ def tracked(engine, model, motion, seed):
                                  motion.qdd[k], 400.0, 40.0, friction=True)
         plant.step(tau[k])
     assert np.abs(q - motion.q).max() < 5e-3                   # it followed the motion
+    # each effort is held over the step from its state: at a state, the mean of the steps
+    # either side (its acceleration, by central differences, spans both)
+    tau = np.vstack([tau[:1], 0.5 * (tau[1:] + tau[:-1])])
     # what a driver reports: efforts to 1 % of their range + 0.02 N m, encoders to 1e-5 rad
     rng = np.random.default_rng(seed)
     return (motion.t, q + rng.normal(size=q.shape) * 1e-5,
@@ -472,21 +475,23 @@ def test_identification_recovers_a_mujoco_arm():
     The demo arm with its rotor inertias and friction runs a 20 s random excitation under
     computed torque, on MuJoCo and on the package's own plant, with the same sensor noise.
     MuJoCo's dry friction is a constraint, not ``Fc sign(qd)``: the joint sticks a few ms at
-    each reversal, where the identified law says it slides.  Its bias on the estimate is
-    bounded here by the package's plant, whose friction is that law exactly: the two estimates
-    differ by at most 3.0 std (measured over three motions: 3.0, 1.9 and 2.3), and both lie within
-    4.6 std of the URDF's values for all 62 base parameters (with or without MuJoCo, the worst
-    is ``Fv_joint2``, 5 % low on noise-free data: the filtering's bias, not the plant's).
+    each reversal, and below a few mrad/s it is neither stuck nor sliding; still speeds of
+    10 mrad/s leave those equations out, with the rows the filter spreads them over.  The
+    package's plant, whose friction is that law exactly, bounds what remains: the two
+    estimates differ by at most 1 std (measured 0.23; 3.07 with every equation), and both lie
+    within 3.5 std of the URDF's values for all 62 base parameters (measured 2.43 and 2.55).
+    Before the efforts were put at the states (:func:`tracked`), ``Fv_joint2`` came out 5 %
+    low on noise-free data: half a step of lag, read as viscous friction.
     """
     from manipulator_dynamics.identification.excitation import excitation_trajectory
     model = load(robots.path('demo_arm'), joint_dynamics=DEMO_DYNAMICS)
     truth = md.base_parameters(model, friction=True).values
     motion = excitation_trajectory(model, duration=20.0, rate=1000.0, maxiter=0)
-    estimates = [md.identify(model, tracked(engine, model, motion, seed=10), cutoff=2.5)
-                 for engine in ('mujoco', 'internal')]
+    estimates = [md.identify(model, tracked(engine, model, motion, seed=10), cutoff=2.5,
+                             still=0.01) for engine in ('mujoco', 'internal')]
     for estimate in estimates:
         z = (estimate.values - truth) / estimate.std
-        assert np.abs(z).max() < 5, (estimate.names[np.argmax(np.abs(z))], np.abs(z).max())
+        assert np.abs(z).max() < 3.5, (estimate.names[np.argmax(np.abs(z))], np.abs(z).max())
     mujoco_, internal = estimates
     d = (mujoco_.values - internal.values) / mujoco_.std
-    assert np.abs(d).max() < 4, (mujoco_.names[np.argmax(np.abs(d))], np.abs(d).max())
+    assert np.abs(d).max() < 1, (mujoco_.names[np.argmax(np.abs(d))], np.abs(d).max())
