@@ -61,54 +61,140 @@ def warm_up(model, contact=False):
             except ValueError:        # a singular M: the node reports it when it happens
                 pass
         if contact:
-            from .contact.detection import ContactDetector, thresholds
-            from .contact.observer import MomentumObserver
-            from .contact.wrench import contact_wrench
-            observer = MomentumObserver(model)
-            observer.update(0.0, z, z, z)
-            r = observer.update(1e-3, z, z, z)
-            ContactDetector(model, thresholds(model, 1.0, 2.0)).update(r, 1e-3, observer.band)
-            contact_wrench(model, model.link_names[-1], z, z)
+            _warm_contact(model)
 
 
-def precompile(progress=None):
-    """
-    Compile what every node runs: rigid-body kernels, base parameters, the flexible schemes.
+def _warm_contact(model):
+    """Run the momentum observer's, contact detection's and the contact wrench's kernels."""
+    from .contact.detection import ContactDetector, thresholds
+    from .contact.observer import MomentumObserver
+    from .contact.wrench import contact_wrench
+    z = np.zeros(model.n)
+    observer = MomentumObserver(model)
+    observer.update(0.0, z, z, z)
+    r = observer.update(1e-3, z, z, z)
+    ContactDetector(model, thresholds(model, 1.0, 2.0)).update(r, 1e-3, observer.band)
+    contact_wrench(model, model.link_names[-1], z, z)
 
-    ``progress(text)``, when given, hears what is being compiled and the seconds so far (a
-    cold cache takes about a minute on two cores, a warm one a second or two).
-    """
+
+#: The kernel groups, in the order a cold cache takes longest to shortest: each depends on no
+#: other's compiled code, so that each can compile in a process of its own.
+GROUPS = ('rigid', 'base-parameters', 'contact', 'flexible')
+
+#: What each group compiles, as the progress lines say it.
+ABOUT = {'rigid': 'the rigid-body kernels (inverse, forward dynamics, inertia matrix)',
+         'base-parameters': 'the base-parameter and regressor kernels (energy, dynamic)',
+         'contact': 'the momentum observer, contact detection and wrench kernels',
+         'flexible': 'the flexible-link kernels'}
+
+
+def compile_group(name):
+    """Compile (or load from the cache) the kernels of group ``name`` (:data:`GROUPS`)."""
     from . import robots
-    from .flexible.arm import FlexibleArm
-    from .flexible.dynamics import flexible_inverse_dynamics
-    from .flexible.stream import FlexibleStream
-    from .identification.base_parameters import base_parameters
     from .urdf import load_model
+    model = load_model(robots.path('demo_arm'))
+    if name == 'rigid':
+        warm_up(model)
+    elif name == 'contact':
+        _warm_contact(model)
+    elif name == 'base-parameters':
+        from .identification.base_parameters import base_parameters
+        for method in ('energy', 'dynamic'):
+            base_parameters(model, method=method, friction=True, armature=True)
+    elif name == 'flexible':
+        from .flexible.arm import FlexibleArm
+        from .flexible.dynamics import flexible_inverse_dynamics
+        from .flexible.stream import FlexibleStream
+        arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046])
+        flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
+        FlexibleStream(arm, np.zeros(arm.n), 1e-6).step(np.zeros(arm.n))  # mode:=stream's
+        arm.natural_frequencies(count=2)
+    else:
+        raise ValueError(f'no kernel group {name!r} (groups: {", ".join(GROUPS)})')
+
+
+def precompile(progress=None, groups=GROUPS, jobs=None):
+    """
+    Compile the kernels of ``groups`` (default every one: what every node and command runs).
+
+    ``jobs`` processes compile groups side by side (default: one per core, at most one per
+    group); each writes into the shared cache (numba's index files are per kernel, and a
+    cache file is renamed into place), so that the nodes started next load every kernel.
+    With one job, or one group, they compile here.  ``progress(text)``, when given, hears what
+    is compiled and the seconds so far (a cold cache takes about a minute on two cores, a warm
+    one a second or two).  Returns ``{group: seconds}``.
+    """
+    import os
+    import subprocess
+
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        raise ValueError(f'no kernel group {unknown[0]!r} (groups: {", ".join(GROUPS)})')
+    groups = [g for g in GROUPS if g in groups]
+    jobs = min(len(groups), jobs or os.cpu_count() or 1)
     start = time.monotonic()
 
     def say(what):
         if progress is not None:
             progress(f'{what} ({time.monotonic() - start:.1f} s so far)')
 
-    model = load_model(robots.path('demo_arm'))
-    say('compiling the rigid-body kernels (inverse, forward dynamics, inertia matrix, the '
-        'momentum observer)')
-    warm_up(model, contact=True)
-    for method in ('energy', 'dynamic'):
-        say(f'compiling the base-parameter kernels ({method})')
-        base_parameters(model, method=method, friction=True, armature=True)
-    say('compiling the flexible-link kernels')
-    arm = FlexibleArm.planar([0.2, 0.2], [0.0112, 0.0112], [0.46, 0.046])
-    flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
-    FlexibleStream(arm, np.zeros(arm.n), 1e-6).step(np.zeros(arm.n))  # mode:=stream's kernels
-    arm.natural_frequencies(count=2)
+    seconds = {}
+    if jobs <= 1:
+        for group in groups:
+            say(f'compiling {ABOUT[group]}')
+            began = time.monotonic()
+            compile_group(group)
+            seconds[group] = time.monotonic() - began
+        say('kernels ready')
+        return seconds
+    say(f'compiling {len(groups)} kernel groups in {jobs} processes side by side: '
+        + '; '.join(ABOUT[g] for g in groups))
+    waiting, running = list(groups), {}
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            group = waiting.pop(0)
+            running[group] = (subprocess.Popen(
+                [sys.executable, '-m', __package__ + '.precompile', '--group', group,
+                 '--quiet']),
+                time.monotonic())
+        time.sleep(0.05)
+        for group, (process, began) in list(running.items()):
+            if process.poll() is None:
+                continue
+            del running[group]
+            if process.returncode != 0:
+                for other, _ in running.values():
+                    other.kill()
+                raise RuntimeError(f'compiling {ABOUT[group]} failed (exit status '
+                                   f'{process.returncode}); its error is printed above')
+            seconds[group] = time.monotonic() - began
+            say(f'{group} ready in {seconds[group]:.1f} s')
     say('kernels ready')
+    return seconds
 
 
-def main():
+def main(argv=None):
     """``python -m manipulator_dynamics.precompile``: compile into the cache, say where."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description='Compile the kernels into the cache.')
+    parser.add_argument('--only', metavar='GROUP[,GROUP...]', help='these groups only ('
+                        + ', '.join(GROUPS) + '; default all)')
+    parser.add_argument('--jobs', type=int, help='processes side by side (default: one per '
+                        'core)')
+    parser.add_argument('--group', choices=GROUPS, help=argparse.SUPPRESS)   # one, here
+    parser.add_argument('--quiet', action='store_true', help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.group:
+        compile_group(args.group)
+        return 0
     start = time.monotonic()
-    precompile(lambda text: print(f'manipulator_dynamics: {text}', flush=True))
+    groups = GROUPS if not args.only else tuple(g.strip() for g in args.only.split(','))
+    try:
+        precompile(lambda text: print(f'manipulator_dynamics: {text}', flush=True), groups,
+                   args.jobs)
+    except ValueError as e:
+        parser.error(str(e))
     from ._jit import numba_cache_dir
     print(f'manipulator_dynamics: kernels compiled into {numba_cache_dir()} in '
           f'{time.monotonic() - start:.1f} s')

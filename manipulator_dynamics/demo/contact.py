@@ -61,7 +61,7 @@ def run(plot='contact.png', lockstep=True, engine='auto'):
                           push_link=link)),
         ('dynamics_node', dict(common, mode='none', external_torques='true',
                                contact_calibration=str(CALIBRATION))),
-        ('trajectory_node', common)], lockstep)
+        ('trajectory_node', common)], lockstep, kernels=('rigid', 'contact'))
     heard = {name: [] for name in ('estimate', 'truth', 'level', 'wrench', 'true_wrench')}
     for name, kind, topic in (('estimate', JointState, '/dynamics_node/external_torques'),
                               ('truth', JointState, '/sim_node/true_external_torques'),

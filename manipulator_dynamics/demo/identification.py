@@ -78,7 +78,7 @@ def run(plot='identification.png', duration=20.0, lockstep=True, engine='auto'):
     loop = Loop([
         ('sim_node', dict(common, wait_for_command='true', engine=engine,
                           initial_positions='[' + ', '.join(map(str, q[0])) + ']')),
-        ('trajectory_node', common)], lockstep)
+        ('trajectory_node', common)], lockstep, kernels=('rigid', 'base-parameters'))
     try:
         loop.close(model.joint_names, q[0])
         print(loop.plant(), flush=True)

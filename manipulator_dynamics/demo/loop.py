@@ -52,10 +52,11 @@ class Loop:
     ``/clock``: a busy machine slows the motion down instead of changing it.  ``close(q0)``
     holds ``q0`` until the loop is closed (sim_node applies efforts, trajectory_node computes
     them from its states); ``send`` a trajectory; ``states`` are every JointState heard;
-    ``stop()`` ends every process.
+    ``stop()`` ends every process.  ``kernels``: the kernel groups the nodes (and the demo)
+    run, compiled first (:func:`..precompile.precompile`), side by side.
     """
 
-    def __init__(self, nodes, lockstep=True):
+    def __init__(self, nodes, lockstep=True, kernels=('rigid',)):
         os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
         os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         import rclpy
@@ -69,7 +70,7 @@ class Loop:
         from ..precompile import precompile
         # once, here, before the nodes: on a cold cache each node would compile the same
         # kernels at once, silently, for minutes on a busy 2-core machine
-        precompile(lambda text: print(f'  {text}', flush=True))
+        precompile(lambda text: print(f'  {text}', flush=True), kernels)
         if lockstep:     # sim_node paced to real time at most; everyone on its /clock
             nodes = [(name, dict(params, lockstep='true', pace='1.0') if name == 'sim_node'
                       else dict(params, use_sim_time='true')) for name, params in nodes]

@@ -42,7 +42,8 @@ def run(plot='demo.png', lockstep=True, engine='auto'):
                           initial_positions='[' + ', '.join(map(str, q[0])) + ']')),
         ('dynamics_node', dict(common, mode='none')),
         ('trajectory_node', common),
-        ('base_params_node', dict(common, friction='true', armature='true'))], lockstep)
+        ('base_params_node', dict(common, friction='true', armature='true'))], lockstep,
+        kernels=('rigid', 'base-parameters'))
     print(f'manipulator_dynamics demo: {model!r}\nstarting sim_node, dynamics_node, '
           f'trajectory_node, base_params_node (DDS domain {os.environ["ROS_DOMAIN_ID"]}, '
           'localhost only) ...', flush=True)
