@@ -41,6 +41,9 @@ def main(argv=None):
     parser.add_argument('--real-time', action='store_true', help='sim_node free in real time '
                         '(default: lockstep at real-time pace, the same motion however busy '
                         'the machine is)')
+    parser.add_argument('--pace', type=float, default=1.0, help='lockstep: physics seconds per '
+                        'wall second at most (default 1, real time; 0: as fast as the loop '
+                        'turns, the same motion sooner)')
     args = parser.parse_args(argv)
     if args.identify and args.contact:
         parser.error('--identify and --contact are two demos: one at a time')
@@ -48,14 +51,15 @@ def main(argv=None):
         if args.contact:
             from .contact import run as contact
             return contact('contact.png' if args.plot is None else args.plot,
-                           not args.real_time, args.engine)
+                           not args.real_time, args.engine, args.pace)
         if args.identify:
             from .identification import run as identification
             plot = 'identification.png' if args.plot is None else args.plot
-            return identification(plot, args.duration, not args.real_time, args.engine)
+            return identification(plot, args.duration, not args.real_time, args.engine,
+                                  args.pace)
         from .tracking import run
         return run('demo.png' if args.plot is None else args.plot, not args.real_time,
-                   args.engine)
+                   args.engine, args.pace)
     except RuntimeError as e:
         print(f'demo failed: {e}', file=sys.stderr)
         return 1

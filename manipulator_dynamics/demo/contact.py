@@ -43,7 +43,7 @@ PUSH = (0.0, 12.0, -15.0, 0.0, 0.0, 0.0)
 GAIN, CALIBRATION = 50.0, 3.0
 
 
-def run(plot='contact.png', lockstep=True, engine='auto'):
+def run(plot='contact.png', lockstep=True, engine='auto', pace=1.0):
     """Run the contact demo; return 0 when the push was detected in time and nothing else was."""
     from geometry_msgs.msg import WrenchStamped
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
@@ -61,7 +61,8 @@ def run(plot='contact.png', lockstep=True, engine='auto'):
                           push_link=link)),
         ('dynamics_node', dict(common, mode='none', external_torques='true',
                                contact_calibration=str(CALIBRATION))),
-        ('trajectory_node', common)], lockstep, kernels=('rigid', 'contact'))
+        ('trajectory_node', common)], lockstep, kernels=('rigid', 'contact'),
+        pace=pace)
     heard = {name: [] for name in ('estimate', 'truth', 'level', 'wrench', 'true_wrench')}
     for name, kind, topic in (('estimate', JointState, '/dynamics_node/external_torques'),
                               ('truth', JointState, '/sim_node/true_external_torques'),

@@ -69,7 +69,7 @@ def plan(model, duration):
     return excitation, (t,) + motion, offsets[2]
 
 
-def run(plot='identification.png', duration=20.0, lockstep=True, engine='auto'):
+def run(plot='identification.png', duration=20.0, lockstep=True, engine='auto', pace=1.0):
     """Run the identification demo; return 0 when the identified model predicts the torques."""
     model, common = demo_model()
     print(f'manipulator_dynamics identification demo: {model!r}', flush=True)
@@ -78,7 +78,8 @@ def run(plot='identification.png', duration=20.0, lockstep=True, engine='auto'):
     loop = Loop([
         ('sim_node', dict(common, wait_for_command='true', engine=engine,
                           initial_positions='[' + ', '.join(map(str, q[0])) + ']')),
-        ('trajectory_node', common)], lockstep, kernels=('rigid', 'base-parameters'))
+        ('trajectory_node', common)], lockstep, kernels=('rigid', 'base-parameters'),
+        pace=pace)
     try:
         loop.close(model.joint_names, q[0])
         print(loop.plant(), flush=True)

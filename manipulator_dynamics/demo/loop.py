@@ -53,10 +53,12 @@ class Loop:
     holds ``q0`` until the loop is closed (sim_node applies efforts, trajectory_node computes
     them from its states); ``send`` a trajectory; ``states`` are every JointState heard;
     ``stop()`` ends every process.  ``kernels``: the kernel groups the nodes (and the demo)
-    run, compiled first (:func:`..precompile.precompile`), side by side.
+    run, compiled first (:func:`..precompile.precompile`), side by side.  ``pace``: physics
+    seconds per wall second at most, lockstep (1 for people watching; 0 as fast as the loop
+    turns: the same motion, as lockstep makes it, sooner).
     """
 
-    def __init__(self, nodes, lockstep=True, kernels=('rigid',)):
+    def __init__(self, nodes, lockstep=True, kernels=('rigid',), pace=1.0):
         os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
         os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
         import rclpy
@@ -72,7 +74,8 @@ class Loop:
         # kernels at once, silently, for minutes on a busy 2-core machine
         precompile(lambda text: print(f'  {text}', flush=True), kernels)
         if lockstep:     # sim_node paced to real time at most; everyone on its /clock
-            nodes = [(name, dict(params, lockstep='true', pace='1.0') if name == 'sim_node'
+            nodes = [(name, dict(params, lockstep='true', pace=f'{float(pace)!r}')
+                      if name == 'sim_node'
                       else dict(params, use_sim_time='true')) for name, params in nodes]
         self.names = [name for name, _ in nodes]
         self.procs, self.rclpy = [], rclpy

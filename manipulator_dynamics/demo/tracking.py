@@ -30,7 +30,7 @@ from .loop import demo_model, Loop
 from ..nodes.send_trajectory import demo_message, demo_points, SECONDS
 
 
-def run(plot='demo.png', lockstep=True, engine='auto'):
+def run(plot='demo.png', lockstep=True, engine='auto', pace=1.0):
     """Run the demo (sim_node in lockstep at real-time pace, or free in real time)."""
     from std_srvs.srv import Trigger
     import yaml
@@ -43,7 +43,7 @@ def run(plot='demo.png', lockstep=True, engine='auto'):
         ('dynamics_node', dict(common, mode='none')),
         ('trajectory_node', common),
         ('base_params_node', dict(common, friction='true', armature='true'))], lockstep,
-        kernels=('rigid', 'base-parameters'))
+        kernels=('rigid', 'base-parameters'), pace=pace)
     print(f'manipulator_dynamics demo: {model!r}\nstarting sim_node, dynamics_node, '
           f'trajectory_node, base_params_node (DDS domain {os.environ["ROS_DOMAIN_ID"]}, '
           'localhost only) ...', flush=True)

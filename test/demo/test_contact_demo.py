@@ -32,7 +32,7 @@ def test_contact_demo_finds_the_push_in_time_and_nothing_else(tmp_path):
     moving arm), the levels learnt, the collision re-armed with its peak.
     """
     plot = tmp_path / 'contact.png'
-    printed = run_demo(tmp_path, '--contact', '--plot', str(plot))
+    printed = run_demo(tmp_path, '--contact', '--pace', '0', '--plot', str(plot))
     delay = float(re.search(r'detected after ([\d.]+) ms', printed).group(1))
     share = float(re.search(r'largest error [\d.e+-]+ N m \(([\d.e+-]+) % of the peak\)',
                             printed).group(1))

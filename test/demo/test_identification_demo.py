@@ -36,7 +36,8 @@ def test_identification_demo_identifies_the_simulated_arm(tmp_path):
     off on the 20 s demo).
     """
     plot = tmp_path / 'identification.png'
-    printed = run_demo(tmp_path, '--identify', '--duration', '10', '--plot', str(plot))
+    printed = run_demo(tmp_path, '--identify', '--duration', '10', '--pace', '0', '--plot',
+                       str(plot))
     assert 'every check passed' in printed, printed
     farthest = re.search(r'the farthest from the simulated arm in its own deviations: \S+ '
                          r'([0-9.e+-]+) std', printed)

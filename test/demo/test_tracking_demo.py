@@ -33,7 +33,7 @@ def test_tracking_demo_tracks_the_arm_and_answers_its_base_parameters(tmp_path):
     held to that, with room for another plant's integrator (MuJoCo's, or sim_node's own).
     """
     plot = tmp_path / 'demo.png'
-    printed = run_demo(tmp_path, '--plot', str(plot))
+    printed = run_demo(tmp_path, '--pace', '0', '--plot', str(plot))
     tracking = printed.split('tracking over ')[1].split('\n')[0]
     joint_states = int(tracking.split()[0])
     worst = float(tracking.split('max error ')[1].split()[0])
