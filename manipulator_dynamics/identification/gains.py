@@ -45,17 +45,16 @@ import os
 
 import numpy as np
 
-from . import timing
 from .base_parameters import base_parameters
 from .fit import Estimate
 from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
 from .logs import CUTOFF_HZ, differentiate_logs, IdentificationError, read_currents, \
-    sample_matrix, time_series
+    read_log
 from .stiction import left_out_summary, still_speeds, stuck_rows
 from ..model import inertia_tensor, link_parameters, transform_parameters
 from ..rigid.regressor import regressor
-from ..transmissions import combined, TransmissionError, Transmissions
+from ..transmissions import combined, Transmissions
 
 
 #: What a gain identification without a known payload is told to add.
@@ -226,10 +225,7 @@ def with_gains(model, gains):
     if own:
         parts.append(Transmissions(own, np.eye(len(own)), name='own motors',
                                    torque_constant=[by_joint[j] for j in own]))
-    try:
-        merged = combined(parts, unusable=None if drives is None else drives.unusable)
-    except TransmissionError as e:                   # not reachable from one model's joints
-        raise IdentificationError(str(e)) from None
+    merged = combined(parts, unusable=None if drives is None else drives.unusable)
     return dataclasses.replace(model, transmissions=merged)
 
 
@@ -247,14 +243,9 @@ def current_logs(model, data, retime=True):
         if not isinstance(d, dict) or any(k not in d for k in ('t', 'q', 'current')):
             raise IdentificationError(f'current log {i + 1} must be a CSV file or a mapping with '
                                       't, q, current (and qd, the measured velocities)')
-        t, q, current = time_series(model, d['t'], d['q'], d['current'],
-                                    f'current log {i + 1}: ')
-        if retime and d.get('qd') is not None:
-            qd = sample_matrix(model, 'qd', d['qd'])
-            if len(qd) != len(t):
-                raise IdentificationError(f'current log {i + 1}: qd has {len(qd)} samples, t '
-                                          f'{len(t)}')
-            t, _ = timing.retime(t, q, qd)
+        # the currents in the efforts' place: read, checked and re-timed as any log
+        (t, q, current), _ = read_log(model, {'t': d['t'], 'q': d['q'], 'tau': d['current'],
+                                              'qd': d.get('qd')}, None, retime)
         logs.append((t, q, current))
         sources.append(source)
     return logs, sources
