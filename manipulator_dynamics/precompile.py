@@ -82,7 +82,7 @@ def _warm_contact(model):
 GROUPS = ('rigid', 'base-parameters', 'contact', 'flexible')
 
 #: What each group compiles, as the progress lines say it.
-ABOUT = {'rigid': 'the rigid-body kernels (inverse, forward dynamics, inertia matrix)',
+ABOUT = {'rigid': 'the rigid-body kernels (inverse, forward dynamics, inertia matrix, Jacobians)',
          'base-parameters': 'the base-parameter and regressor kernels (energy, dynamic)',
          'contact': 'the momentum observer, contact detection and wrench kernels',
          'flexible': 'the flexible-link kernels'}
@@ -94,7 +94,9 @@ def compile_group(name):
     from .urdf import load_model
     model = load_model(robots.path('demo_arm'))
     if name == 'rigid':
+        from .rigid.jacobian import frame_jacobian
         warm_up(model)
+        frame_jacobian(model, model.link_names[-1], np.zeros(model.n))   # the commands', tests'
     elif name == 'contact':
         _warm_contact(model)
     elif name == 'base-parameters':
