@@ -20,8 +20,8 @@ A node's module imports numpy, numba, rclpy and the library (about half a second
 ``ros2 launch`` and stops it at once) printed a KeyboardInterrupt traceback and died with exit
 code -2; one that landed inside rclpy's C extension import came out as "ImportError:
 initialization failed".  These entry points make SIGINT and SIGTERM end the process at once with
-exit code 0 until the node's own handling (``process.ros_init``) takes over, then import the node
-and run it.
+exit code 0 until the node's own handling (``process.ros_init``) takes over, then import what
+the node loads (:data:`PRELOADED`) and the node, and run it.
 """
 
 import importlib
@@ -49,8 +49,18 @@ def quiet_until_ready():
         signal.signal(sig, _leave)
 
 
+#: What every node imports on its way to its first model, loaded while a signal still ends the
+#: process at once: the URDF parser (yourdfpy, which imports trimesh and its C extensions).
+#: Loaded later, inside the node's own signal handling, a Ctrl-C that landed in one of those
+#: extensions' initialisation crashed the process (a segmentation fault, exit -11, seen once in
+#: test_interrupts_while_a_node_starts_end_it_cleanly).
+PRELOADED = ('lxml.etree', 'yourdfpy')
+
+
 def _run(module, function='main'):
     quiet_until_ready()
+    for name in PRELOADED:
+        importlib.import_module(name)
     return getattr(importlib.import_module(f'manipulator_dynamics.nodes.{module}'), function)()
 
 
