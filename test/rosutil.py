@@ -111,15 +111,27 @@ class Client:
         self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
         self.received = {}
+        self.sources = {}
         self.subscriptions = {}
         self.others = []
 
-    def listen(self, msg_type, topic, qos=10):
-        """Collect the messages of ``topic`` in the returned list."""
-        self.received[topic] = []
+    def listen(self, msg_type, topic, qos=10, sources=False):
+        """
+        Collect the messages of ``topic`` in the returned list.
+
+        ``sources``: keep each message's publisher (its GID) too, in ``self.sources[topic]``,
+        for :func:`from_a_new_publisher`.
+        """
+        received = self.received[topic] = []
+        if sources:
+            publishers = self.sources[topic] = []
+
+            def on_message(msg, info):
+                publishers.append(bytes(info['publisher_gid']['data']))
+                received.append(msg)
         self.subscriptions[topic] = self.node.create_subscription(
-            msg_type, topic, self.received[topic].append, qos)
-        return self.received[topic]
+            msg_type, topic, on_message if sources else received.append, qos)
+        return received
 
     def listen_log(self):
         """
@@ -221,18 +233,23 @@ def stamp(msg):
     return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
 
 
-def jumped_back(messages, since=0):
+def from_a_new_publisher(client, topic, old):
     """
-    Return the index of the first message from ``since`` stamped before its predecessor.
+    Return the messages of ``topic`` (listened with sources) from none of the publishers ``old``.
 
-    After a plant restart, messages of the old clock may still be queued in the listener: a
-    test waits for the new clock by its jump back, never by the count of messages at the stop.
-    None while there is no such message.
+    ``old``: the set of publishers heard at a plant's stop (``set(client.sources[topic])``).  Its
+    replacement is another publisher: its messages are told by their publisher, never by the
+    count at the stop (messages of the old one may still be queued in the listener) nor by a
+    jump back of their stamps (DDS may match the new publisher with this listener only after
+    its clock has passed the old one's, on a busy machine).
     """
-    for i in range(max(since, 1), len(messages)):
-        if stamp(messages[i]) < stamp(messages[i - 1]):
-            return i
-    return None
+    return [m for m, s in zip(client.received[topic], client.sources[topic]) if s not in old]
+
+
+def last_from_a_new_publisher(client, topic, old):
+    """Return the last message of ``topic`` if none of the publishers ``old`` sent it, or None."""
+    sources = client.sources[topic]
+    return client.received[topic][-1] if sources and sources[-1] not in old else None
 
 
 def run_demo(cwd, *args):

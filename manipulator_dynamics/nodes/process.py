@@ -71,14 +71,15 @@ def _quiet_signals():
     Make SIGINT and SIGTERM stop a node without a traceback, however many arrive.
 
     A person's Ctrl-C on ``ros2 launch`` reaches every process of the terminal's group, and launch
-    then sends its own SIGINT: a node gets two.  rclpy's signal handler shuts the context down
-    (which ends the executor's spin) and then calls the handler that was there before it:
-    Python's, which raises KeyboardInterrupt wherever the node happens to be, the second time
-    inside ``destroy_node`` (a traceback and exit code -2).  Installed before ``rclpy.init``, this
-    handler is the one rclpy calls.  While the node starts (loading, warming kernels), the first
-    signal interrupts the start-up at once (``interruptible``); once it serves, a signal only ends
-    the spin (``requested``, and rclpy's shutdown of the context), and no later one raises
-    anywhere.  ``interrupted`` says the start-up was cut: whatever error it ends with is then the
+    then sends its own SIGINT: a node gets two.  Python's handler raises KeyboardInterrupt
+    wherever the node happens to be, the second time inside ``destroy_node`` (a traceback and
+    exit code -2).  rclpy's handler (which :func:`ros_init` leaves out) shuts the context down
+    at once, under a callback in flight: its publish fails and the executor logs a FATAL
+    "Exception in callback" on a plain stop.  With this one, while the node starts (loading,
+    warming kernels), the first signal interrupts the start-up at once (``interruptible``); once
+    it serves, a signal only asks the spin loop to end (``requested``: :func:`spin` then destroys
+    the node and shuts the context down, in that order), and no later one raises anywhere.
+    ``interrupted`` says the start-up was cut: whatever error it ends with is then the
     signal's (:func:`cut_by_stop`).
     """
     def stop(signum, frame):
@@ -125,10 +126,11 @@ def ros_init(args=None):
     logging's set-up for one) shuts down what it began and ends the process with exit code 0:
     the node never started.
     """
+    from rclpy.signals import SignalHandlerOptions
     handler = _quiet_signals()
     sys.unraisablehook = functools.partial(quiet_unraisable, stopping=lambda: handler.requested)
     try:
-        rclpy.init(args=args)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except KeyboardInterrupt:
         shut_down(None)
         raise SystemExit(0) from None
@@ -300,9 +302,10 @@ def spin(node_class, args=None):
             executor.add_node(companion)
         settle_garbage()
         handler.interruptible = False
-        # executor.spin() ends only when rclpy's signal guard condition wakes it; a wake-up every
-        # 0.1 s when idle (nothing on a busy 1 kHz loop) also ends it once the context is down or
-        # a stop was asked for: a node stops within 0.1 s, whatever the wake-up did
+        # a stop signal only sets handler.requested (rclpy's own handler, which would wake a
+        # spin() at once, is left out: it shut the context down under a callback in flight); a
+        # wake-up every 0.1 s when idle (nothing on a busy 1 kHz loop) ends the loop once a stop
+        # was asked for or the node shut its context down: a node stops within 0.1 s
         while rclpy.ok() and not handler.requested:
             executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
