@@ -81,7 +81,8 @@ setup(
         # sim_node's MuJoCo engine (engine:=mujoco); the library never imports it
         'sim': ['mujoco>=3.3'],
         'ros': ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-trajectory-msgs',
-                'ros-std-msgs', 'ros-std-srvs', 'ros-geometry-msgs'],
+                'ros-std-msgs', 'ros-std-srvs', 'ros-geometry-msgs', 'ros-lifecycle-msgs',
+                'ros-diagnostic-msgs'],
     },
     cmdclass={'install': InstallAndPrecompile},
     zip_safe=True,
@@ -98,6 +99,7 @@ setup(
             'trajectory_node = manipulator_dynamics.nodes.entry:trajectory_node',
             'base_params_node = manipulator_dynamics.nodes.entry:base_params_node',
             'flexible_trajectory_node = manipulator_dynamics.nodes.entry:flexible_trajectory_node',
+            'node_container = manipulator_dynamics.nodes.entry:node_container',
             'demo_trajectory = manipulator_dynamics.nodes.entry:demo_trajectory',
             'send_trajectory = manipulator_dynamics.nodes.entry:demo_trajectory',
         ],

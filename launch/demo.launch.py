@@ -20,7 +20,9 @@ The whole loop on the bundled robot, no robot and no Gazebo needed.
 sim_node (the demo arm with its joint dynamics) + dynamics_node (the dynamics topics; commands off,
 the trajectory node drives) + trajectory_node (computed torque) + base_params_node, and
 demo_trajectory, which sends the demo trajectory once the loop is up.  ``params_file`` (sections
-``/**/<node>:``) is read before the demo's own settings, which win.
+``/**/<node>:``) is read before the demo's own settings, which win.  ``managed:=true`` starts
+dynamics_node and trajectory_node as managed nodes, which the launch configures and activates
+(``autostart:=false``: they wait for a lifecycle manager, and the demo for them).
 """
 
 import os
@@ -29,14 +31,20 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
 
-from manipulator_dynamics.nodes.launch_support import declared, parameter_files
+from manipulator_dynamics.nodes import dynamics_node, trajectory_node
+from manipulator_dynamics.nodes.launch_support import (declared, given_parameters,
+                                                       MANAGED_ARGUMENTS, node_actions,
+                                                       parameter_files)
 
 ARGUMENTS = (
     ('namespace', '', 'namespace of the nodes and every topic they use'),
     ('params_file', '', 'YAML of node parameters (/**/<node>: ...)'),
-)
+) + MANAGED_ARGUMENTS
+
+#: node -> {its parameter: the launch argument that sets it}
+PARAMETERS = {'dynamics_node': {'managed': 'managed'}, 'trajectory_node': {'managed': 'managed'}}
+TABLES = {'dynamics_node': dynamics_node.PARAMS, 'trajectory_node': trajectory_node.PARAMS}
 
 
 def _nodes(context):
@@ -47,16 +55,12 @@ def _nodes(context):
     namespace = LaunchConfiguration('namespace')
 
     def node(executable, **params):
-        return Node(package='manipulator_dynamics', executable=executable, name=executable,
-                    namespace=namespace, output='screen',
-                    parameters=files + [dict(model, **params)])
-    return [
-        node('sim_node', wait_for_command=True),
-        node('dynamics_node', mode='none'),
-        node('trajectory_node'),
-        node('base_params_node'),
-        node('demo_trajectory'),
-    ]
+        given = given_parameters(context, PARAMETERS[executable], TABLES[executable]) \
+            if executable in PARAMETERS else {}
+        return node_actions(context, executable, namespace,
+                            files + [dict(model, **params, **given)])
+    return (node('sim_node', wait_for_command=True) + node('dynamics_node', mode='none')
+            + node('trajectory_node') + node('base_params_node') + node('demo_trajectory'))
 
 
 def generate_launch_description():

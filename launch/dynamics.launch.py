@@ -25,15 +25,18 @@ in an order nobody checked.  Every name is relative: ``namespace:=robot1`` moves
 the commands, the description and ``compute_base_params`` under ``/robot1``.  ``params_file`` (a
 YAML with ``/**/dynamics_node:`` and ``/**/base_params_node:`` sections, as config/ has them) is
 read first; the arguments given here win over it, those left empty do not apply.
+``managed:=true`` starts dynamics_node as a managed (lifecycle) node, which this launch
+configures and activates unless ``autostart:=false`` (then a lifecycle manager does).
 """
 
 from launch import LaunchDescription
 from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
 
 from manipulator_dynamics.nodes import base_params_node, dynamics_node
-from manipulator_dynamics.nodes.launch_support import declared, given_parameters, parameter_files
+from manipulator_dynamics.nodes.launch_support import (declared, given_parameters,
+                                                       MANAGED_ARGUMENTS, node_actions,
+                                                       parameter_files)
 
 ARGUMENTS = (
     ('urdf', '', 'URDF file; empty: listen to the robot_description topic'),
@@ -53,7 +56,7 @@ ARGUMENTS = (
                          'deepest)'),
     ('use_sim_time', 'false', 'use the /clock topic (Gazebo)'),
     ('namespace', '', 'namespace of the nodes and of every topic they use'),
-)
+) + MANAGED_ARGUMENTS
 
 
 #: node -> {its parameter: the launch argument that sets it}
@@ -63,7 +66,8 @@ PARAMETERS = {
                       'transmissions': 'transmissions', 'use_sim_time': 'use_sim_time',
                       'mode': 'mode',
                       'command_topic': 'command_topic', 'command_joints': 'command_joints',
-                      'external_torques': 'external_torques', 'contact_link': 'contact_link'},
+                      'external_torques': 'external_torques', 'contact_link': 'contact_link',
+                      'managed': 'managed'},
     'base_params_node': {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
                          'identified_parameters': 'identified_parameters',
                          'transmissions': 'transmissions', 'use_sim_time': 'use_sim_time'},
@@ -73,10 +77,9 @@ TABLES = {'dynamics_node': dynamics_node.PARAMS, 'base_params_node': base_params
 
 def _nodes(context):
     files = parameter_files(context)
-    return [Node(package='manipulator_dynamics', executable=name, name=name,
-                 namespace=LaunchConfiguration('namespace'), output='screen',
-                 parameters=files + [given_parameters(context, names, TABLES[name])])
-            for name, names in PARAMETERS.items()]
+    return [action for name, names in PARAMETERS.items()
+            for action in node_actions(context, name, LaunchConfiguration('namespace'),
+                                       files + [given_parameters(context, names, TABLES[name])])]
 
 
 def generate_launch_description():

@@ -25,16 +25,18 @@ sensor_msgs/JointState target per step of ``dt`` on ``target_topic`` and publish
 torques and reached angles on ``~/flexible_state``.  Arguments: arm_config (default: the
 package's config/flexible_arm.yaml), mode, trajectory_topic, target_topic, dt, settle,
 output_rate, use_sim_time, namespace, params_file (read first; the arguments given here win,
-those left empty do not apply).
+those left empty do not apply), managed and autostart (a managed node, configured and activated
+by this launch unless ``autostart:=false``).
 """
 
 from launch import LaunchDescription
 from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import Node
 
 from manipulator_dynamics.nodes import flexible_trajectory_node
-from manipulator_dynamics.nodes.launch_support import declared, given_parameters, parameter_files
+from manipulator_dynamics.nodes.launch_support import (declared, given_parameters,
+                                                       MANAGED_ARGUMENTS, node_actions,
+                                                       parameter_files)
 
 ARGUMENTS = (
     ('arm_config', '', "flexible arm YAML: a URDF plus beam properties (default: the package's "
@@ -50,7 +52,7 @@ ARGUMENTS = (
     ('use_sim_time', 'false', 'use the /clock topic (Gazebo)'),
     ('namespace', '', 'namespace of the node and of every topic it uses'),
     ('params_file', '', 'YAML of node parameters (/**/flexible_trajectory_node: ...)'),
-)
+) + MANAGED_ARGUMENTS
 
 
 #: node -> {its parameter: the launch argument that sets it}
@@ -58,16 +60,15 @@ PARAMETERS = {
     'flexible_trajectory_node': {
         'arm_config': 'arm_config', 'mode': 'mode', 'trajectory_topic': 'trajectory_topic',
         'target_topic': 'target_topic', 'dt': 'dt', 'settle': 'settle',
-        'output_rate': 'output_rate', 'use_sim_time': 'use_sim_time'},
+        'output_rate': 'output_rate', 'use_sim_time': 'use_sim_time', 'managed': 'managed'},
 }
 
 
 def _nodes(context):
     params = given_parameters(context, PARAMETERS['flexible_trajectory_node'],
                               flexible_trajectory_node.PARAMS)
-    return [Node(package='manipulator_dynamics', executable='flexible_trajectory_node',
-                 name='flexible_trajectory_node', namespace=LaunchConfiguration('namespace'),
-                 output='screen', parameters=parameter_files(context) + [params])]
+    return node_actions(context, 'flexible_trajectory_node', LaunchConfiguration('namespace'),
+                        parameter_files(context) + [params])
 
 
 def generate_launch_description():

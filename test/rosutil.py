@@ -93,6 +93,27 @@ def processes():
         print(f'--- {process.name}: exit code {code}\n{output}')
 
 
+#: How a test module's nodes run: each in its own process (its console script), or hosted by
+#: node_container; a module runs its DDS tests both ways through the fixture ``nodes``.
+HOSTING = ('apart', 'node_container')
+
+
+@pytest.fixture(params=HOSTING)
+def nodes(request, processes):
+    """
+    Give ``processes``, or one that starts each node in a node_container of its own.
+
+    The same DDS tests then prove that a node hosted by the container behaves as it does apart:
+    its name, parameters, services, lifecycle and exit.
+    """
+    if request.param == 'apart':
+        return processes
+
+    def start(name, *params, args=(), env=None):
+        return processes('node_container', *params, args=(name, *args), env=env)
+    return start
+
+
 @pytest.fixture(scope='module')
 def ros():
     """Give the test process an rclpy context, shut down after the module."""
@@ -187,6 +208,10 @@ class Client:
                 service.remove_pending_request(future)
         raise AssertionError(f'no answer of {name} in {timeout} s')
 
+    def lifecycle(self, node):
+        """Give the lifecycle services of ``node`` (its full name), as ``ros2 lifecycle`` uses."""
+        return Lifecycle(self, node)
+
     def wait_for_subscriber(self, publisher, timeout=30.0):
         self.wait(lambda: publisher.get_subscription_count() > 0, timeout,
                   f'a subscriber on {publisher.topic_name}')
@@ -201,9 +226,12 @@ class Client:
         from std_msgs.msg import Float64MultiArray
         node = rclpy.create_node(name, namespace=namespace, context=self.node.context)
         node.declare_parameter('joints', list(joints))
-        node.received = []
-        node.create_subscription(Float64MultiArray, f'{name}/commands', node.received.append,
-                                 1000)
+        node.received, node.sent_at = [], []       # the commands and when each was sent (ns)
+
+        def on_command(msg, info):
+            node.sent_at.append(info['source_timestamp'])
+            node.received.append(msg)
+        node.create_subscription(Float64MultiArray, f'{name}/commands', on_command, 1000)
         self.executor.add_node(node)
         self.others.append(node)
         return node
@@ -219,6 +247,44 @@ class Client:
             self.remove(node)
         self.executor.remove_node(self.node)
         self.node.destroy_node()
+
+
+class Lifecycle:
+    """A managed node's ``~/get_state`` and ``~/change_state``, called as ``ros2 lifecycle``."""
+
+    def __init__(self, client, node):
+        from lifecycle_msgs.srv import ChangeState, GetState
+        self.client, self.node = client, node
+        self.get = client.node.create_client(GetState, f'{node}/get_state')
+        self.change_state = client.node.create_client(ChangeState, f'{node}/change_state')
+
+    def state(self):
+        """Return the node's state label (get_state, idempotent: asked again if unanswered)."""
+        from lifecycle_msgs.srv import GetState
+        return self.client.call(self.get, GetState.Request()).current_state.label
+
+    def change(self, transition):
+        """
+        Make ``transition`` (configure, activate, deactivate, cleanup, shutdown); its success.
+
+        Asked once: a transition is no idempotent call.  get_state answered first proves that
+        the answers' path is matched (DDS drops an answer sent before it is).  Returns the
+        system time (ns) at the answer too: the node had made the transition before it.
+        """
+        from lifecycle_msgs.msg import Transition
+        from lifecycle_msgs.srv import ChangeState
+        state = self.state()
+        ids = {'configure': Transition.TRANSITION_CONFIGURE,
+               'cleanup': Transition.TRANSITION_CLEANUP,
+               'activate': Transition.TRANSITION_ACTIVATE,
+               'deactivate': Transition.TRANSITION_DEACTIVATE,
+               'shutdown': {'unconfigured': Transition.TRANSITION_UNCONFIGURED_SHUTDOWN,
+                            'inactive': Transition.TRANSITION_INACTIVE_SHUTDOWN,
+                            'active': Transition.TRANSITION_ACTIVE_SHUTDOWN}.get(state, 0)}
+        future = self.change_state.call_async(
+            ChangeState.Request(transition=Transition(id=ids[transition])))
+        self.client.wait(future.done, 120.0, f'the answer of {self.node} to {transition}')
+        return future.result().success, time.time_ns()
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 from ._parameters import one_of, Param, Parameters
+from .diagnostics import Diagnostics, OK, Said, WARN
 from .logs import warnings_logged
 from .model_source import existing_file, MODEL_PARAMS, ModelSource
 from .process import spin
@@ -50,14 +51,27 @@ class BaseParamsNode(Node):
     """Serves compute_base_params (see module)."""
 
     def __init__(self, node_name='base_params_node', **kwargs):
+        self.said = Said()                # what it logs, for /diagnostics
         super().__init__(node_name, **kwargs)
         self.params = Parameters(self, PARAMS)
+        self.answered = self.failed = 0
         self.source = ModelSource(self, self.params, lambda model: None)
+        self.source.configure()           # a model given, or the topic's when it comes
         self.create_service(Trigger, 'compute_base_params', self._on_request)
+        self.diagnostics = Diagnostics(self, 'base parameters service', self._diagnose)
+
+    def _diagnose(self, report):
+        report.add('requests answered', self.answered)
+        report.add('requests failed', self.failed)
+        if self.source.model is None:
+            report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
+        else:
+            report.say(OK, 'serving compute_base_params')
 
     def _on_request(self, request, response):
         model = self.source.model
         if model is None:
+            self.failed += 1
             response.success = False
             response.message = ('no robot model loaded yet: publish robot_description or set '
                                 'robot_description / urdf_path')
@@ -69,9 +83,11 @@ class BaseParamsNode(Node):
                                        samples=p.samples or None, seed=p.seed, method=p.method,
                                        loops=p.loops or None)
         except ValueError as e:
+            self.failed += 1
             response.success = False
             response.message = f'base parameters of {model.name} failed: {e}'
             return response
+        self.answered += 1
         response.success = True
         response.message = base.to_yaml()
         self.get_logger().info(f'{base.count} base parameters of {model.name} computed')

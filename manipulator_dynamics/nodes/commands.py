@@ -88,6 +88,10 @@ class CommandOutput:
     matched is read before every command, so none reaches a subscriber that came after the
     question): commands stop from that moment until the answer matches again.
     ``controller_name: '-'`` is the explicit opt-out: commands go out unchecked.
+
+    :meth:`enable` (a managed node's activation) and :meth:`disable` (its deactivation) gate it
+    all: disabled, not one command leaves; enabled again, the controller is asked afresh first.
+    ``sent`` counts the commands sent (for /diagnostics).
     """
 
     ASK_PERIOD = 0.5          # s between questions to the controller (a lost answer: asked again)
@@ -109,8 +113,11 @@ class CommandOutput:
         self._in_order = False                # the command order is the model's
         self.mismatch = None                  # why commands are refused (error), or None
         self.ready = False                    # commands may leave
+        self.enabled = False                  # until enable(): a node's activation
+        self.sent = 0                         # commands sent, ever
         self.controller_joints = None         # the controller's latest answer (None: unknown)
         self._pending = self._asked_at = None
+        self._joints_fault = None             # why command_joints do not fit the model
         self._waiting_since = time.monotonic()
         self._client = None
         if self.controller is not None:
@@ -121,9 +128,48 @@ class CommandOutput:
             node.create_timer(self.ASK_PERIOD, self._ask,
                               clock=Clock(clock_type=ClockType.STEADY_TIME))
 
+    def enable(self):
+        """Let commands leave again, once the controller has answered afresh."""
+        self.enabled = True
+        self._forget('activated')
+
+    def disable(self):
+        """Not one more command leaves, from now on."""
+        self.enabled = self.ready = False
+        if self.controller is not None:
+            self.controller_joints = None
+            self._drop_pending()
+
+    def state(self):
+        """
+        Return ``(level, text)``: whether commands leave, and if not what they wait for.
+
+        ``level`` is 0 (commanding, or off by design), 1 (waiting) or 2 (refused: a fault),
+        as diagnostic_msgs/DiagnosticStatus has them.
+        """
+        if not self.enabled:
+            return 0, 'inactive: no commands'
+        if self._joints_fault:
+            return 2, f'no commands: command_joints: {self._joints_fault}'
+        if self.index is None:
+            return 1, 'no commands: no robot model yet'
+        if self.controller is None:
+            return 0, 'commanding (controller unchecked)'
+        if self.mismatch is not None:
+            return 2, f'order mismatch: {self.mismatch}'
+        if self.controller_joints is None:
+            return 1, f'waiting for {self.controller.lstrip("/")}'
+        return 0, 'commanding'
+
     def set_model(self, model):
-        """Map the commands onto ``model`` (a new model, or new ``command_joints``)."""
-        self.index = command_index(self.node, model, self.params.command_joints)
+        """Map the commands onto ``model`` (a new model, or new ``command_joints``; None: none)."""
+        self._joints_fault = None
+        if model is None:
+            self.index = None
+        else:
+            self._joints_fault = check_command_joints(
+                model, [n for n in self.params.command_joints if n] or list(model.joint_names))
+            self.index = command_index(self.node, model, self.params.command_joints)
         self.names = None if self.index is None else [model.joint_names[i] for i in self.index]
         self._serialise = None
         if self.names is not None:
@@ -191,7 +237,7 @@ class CommandOutput:
 
     def _compare(self):
         if self.controller is None:
-            self.mismatch, self.ready = None, self.index is not None
+            self.mismatch, self.ready = None, self.enabled and self.index is not None
             return
         joints, was = self.controller_joints, self.mismatch
         self.mismatch = None
@@ -201,7 +247,8 @@ class CommandOutput:
                              "until command_joints is set to the controller's order")
             if self.mismatch != was:
                 self.log.error(self.mismatch)
-        ready = joints is not None and self.names is not None and self.mismatch is None
+        ready = self.enabled and joints is not None and self.names is not None and \
+            self.mismatch is None
         if ready and not self.ready:
             self.log.info(f'command order matches controller {self.controller}: commanding')
         self.ready = ready
@@ -212,13 +259,15 @@ class CommandOutput:
                 self._matched() > self._asked_matched:
             self._forget(f'a new subscriber on {self.pub.topic_name}')
         if not self.ready:
-            if self.controller is not None and self.mismatch is None and self.index is not None:
+            if self.enabled and self.controller is not None and self.mismatch is None and \
+                    self.index is not None:
                 waited = time.monotonic() - self._waiting_since
                 self.throttle.warn('waiting', 'no commands yet: waiting for controller '
                                    f"{self.controller} to answer for its 'joints' "
                                    f"({waited:.1f} s; controller_name: '-' sends them unchecked)")
             return False
         self.pub.publish(self._serialise(tau if self._in_order else tau[self.index]))
+        self.sent += 1
         return True
 
 

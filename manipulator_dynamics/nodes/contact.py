@@ -297,6 +297,26 @@ class ContactOutput:
     def _rate(self):
         return 1.0 / self.period if self.period else None
 
+    def summary(self):
+        """
+        Return ``(level, text)``: the observer's state for /diagnostics.
+
+        0 (OK) while off, settling, calibrating or free; 1 (WARN) in contact, 2 (ERROR) on a
+        collision latched until ``~/rearm`` (the levels of the log lines that said each).
+        """
+        if self.model is None or self.observer is None:
+            return 0, 'off'
+        if self.observer.since is None:
+            return 0, f'observer waiting for joint states (link {self.link})'
+        if self.calibration is not None:
+            return 0, 'observing; contact thresholds being learnt (keep the robot free)'
+        if self.detector is None:
+            return 0, 'observing (no contact levels)'
+        level = self.said if self.said is not None else FREE
+        names = {FREE: 'free', CONTACT: 'contact'}
+        return (0 if level == FREE else 1 if level == CONTACT else 2,
+                f'observing: {names.get(level, "collision (latched until ~/rearm)")}')
+
     def on_state(self, q, qd, effort, stamp_ns):
         """Take one accepted joint state (model order); publish what it gives."""
         if self.observer is None:

@@ -41,7 +41,6 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
 import time
 
 import numpy as np
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -49,8 +48,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
 from .contact import CONTACT_PARAMS, ContactOutput, gain_check
+from .diagnostics import Diagnostics, latency_values, WARN, Window
 from .joint_states import (joint_state_params, joint_states_qos, JointStates, on_time_jump_back,
                            queued)
+from .lifecycle import MANAGED_PARAM, ManagedNode
 from .logs import Throttled
 from .messages import (BadMessage, by_name, matrix_message, names_message, time_message,
                        vector_message)
@@ -77,7 +78,7 @@ def _check_outputs(value):
 #: momentum observer reads each in turn (it integrates the efforts over every interval).
 STATE_QUEUE = 100
 
-PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + joint_state_params(
+PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + joint_state_params(
     STATE_QUEUE, 'the commands act on the newest, the observer (external_torques) reads each '
     'in turn') + COMMAND_PARAMS + CONTACT_PARAMS + (
     Param('mode', 'gravity_compensation', 'gravity_compensation | inverse_dynamics | none',
@@ -98,8 +99,14 @@ PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + joint_state_params(
 )
 
 
-class DynamicsNode(Node):
-    """Gravity compensation / inverse dynamics efforts and the dynamics topics (see module)."""
+class DynamicsNode(ManagedNode):
+    """
+    Gravity compensation / inverse dynamics efforts and the dynamics topics (see module).
+
+    Managed (``managed:=true``, :mod:`.lifecycle`): configure loads the model, activate
+    subscribes to the joint states and starts commanding (behind the controller check),
+    deactivate stops at once.
+    """
 
     def __init__(self, node_name='dynamics_node', **kwargs):
         super().__init__(node_name, **kwargs)
@@ -128,17 +135,49 @@ class DynamicsNode(Node):
         self.throttle = Throttled(self)
         self.now_ns = clock_ns(self)
         self.contact = ContactOutput(self, self.params, self.now_ns)
+        self.source = ModelSource(self, self.params, self._on_model)
+        self.state_sub = self.desired_sub = None
+        self.superseded = 0                     # states read but not commanded (a newer one was)
+        self.read = self.stale = self.clamped = 0          # states read, stale, commands clamped
+        self.window = Window()                  # the latencies of the current /diagnostics window
+        self.seen = {}                          # the counts at the last report
+        self.jumps = on_time_jump_back(self, self._on_time_jump)
+        self.diagnostics = Diagnostics(self, 'dynamics and effort commands', self._diagnose)
+        self.start()
+
+    # --- lifecycle (see .lifecycle) ----------------------------------------------------------
+    def configure(self):
+        return self.source.configure()
+
+    def activate(self):
         # the model (loaded and its kernels warmed up) before the subscriptions: a node that
         # says it listens must be ready to serve, or the first states wait and go stale
-        self.source = ModelSource(self, self.params, self._on_model)
         # raw: the states' bytes, read by JointStates.read_serialized (no message built)
         self.state_sub = self.create_subscription(
             JointState, 'joint_states', with_receipt_time(self._on_state),
             joint_states_qos(self.params), raw=True)
-        self.superseded = 0                     # states read but not commanded (a newer one was)
-        self.create_subscription(JointTrajectory, 'desired_state', self._on_desired, 10)
+        self.desired_sub = self.create_subscription(JointTrajectory, 'desired_state',
+                                                    self._on_desired, 10)
         self._set_timer()
-        self.jumps = on_time_jump_back(self, self._on_time_jump)
+        self.command.enable()
+
+    def deactivate(self):
+        self.command.disable()                  # first: not one more command
+        for sub in (self.state_sub, self.desired_sub):
+            if sub is not None:
+                self.destroy_subscription(sub)
+        self.state_sub = self.desired_sub = None
+        self._set_timer(off=True)
+        self.latest = self.desired = None
+        if self.states is not None:
+            self.states.forget()
+        self.contact.reset('the node was deactivated')
+
+    def cleanup(self):
+        self.source.cleanup()
+        self.states = self.latest = self.desired = None
+        self.command.set_model(None)
+        self.contact.set_model(None)
 
     def _on_time_jump(self, delta_ns):
         if self.states is not None:
@@ -160,7 +199,7 @@ class DynamicsNode(Node):
             self.outputs = set(self.params.outputs) - {''}
         if 'stale_after' in changed and self.states is not None:
             self.states.stale_after = self.params.stale_after
-        if 'rate' in changed:
+        if 'rate' in changed and self.state_sub is not None:
             self._set_timer()
         if 'command_joints' in changed and self.source.model is not None:
             self.command.set_model(self.source.model)
@@ -168,11 +207,11 @@ class DynamicsNode(Node):
             self.source.apply_payload()
         self.contact.on_parameters(changed)
 
-    def _set_timer(self):
+    def _set_timer(self, off=False):
         if self.timer is not None:
             self.destroy_timer(self.timer)
             self.timer = None
-        if self.params.rate > 0:
+        if self.params.rate > 0 and not off:
             self.timer = self.create_timer(1.0 / self.params.rate, self._on_timer)
 
     # --- model --------------------------------------------------------------------------------
@@ -214,6 +253,7 @@ class DynamicsNode(Node):
             read = [(self._read(d, now - max(0, wall - (i['received_timestamp'] or wall))
                                 if k < len(waiting) - 1 else now), i)
                     for k, (d, i) in enumerate(waiting)]
+        self.read += len(read)
         read = [(state, i) for state, i in read if state is not None]
         if not read:                            # dropped (said), or another robot's joints
             return
@@ -230,6 +270,8 @@ class DynamicsNode(Node):
             return self.states.read_serialized(data, now_ns)
         except BadMessage as e:
             self._warn(f'dropped joint_states: {e}', 'states ' + e.kind)
+            if e.kind == 'stale':
+                self.stale += 1
             if e.kind in ('stale', 'out of order'):
                 self.contact.reset(f'{e.kind} joint states')
             return None
@@ -261,6 +303,42 @@ class DynamicsNode(Node):
         if self.latest is not None:
             self._publish(*self.latest)
 
+    # --- /diagnostics ----------------------------------------------------------------------------
+    def _diagnose(self, report):
+        seconds, latencies = self.window.take()
+        counts = {'read': self.read, 'sent': self.command.sent, 'superseded': self.superseded,
+                  'stale': self.stale, 'clamped': self.clamped}
+        new = {k: v - self.seen.get(k, 0) for k, v in counts.items()}
+        self.seen = counts
+        report.add('mode', self.params.mode)
+        report.add('states in (Hz)', new['read'] / seconds)
+        report.add('commands out (Hz)', new['sent'] / seconds)
+        latency_values(report, latencies, 'DDS receipt to command')
+        for key, what in (('superseded', 'superseded states'), ('stale', 'stale states'),
+                          ('clamped', 'clamped commands')):
+            report.add(f'{what} (last {seconds:.3g} s)', new[key])
+        level, text = self.command.state()
+        report.add('controller', text)
+        observer, said = self.contact.summary()
+        report.add('external torques', said)
+        if not self.say_state(report):
+            return
+        if observer:
+            report.say(observer, f'external torques: {said}')
+        if self.source.model is None:
+            report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
+            return
+        if self.params.mode == 'none':
+            report.say(0, 'commands off (mode none)')
+        else:
+            report.say(level, text)
+        if new['read'] == 0:
+            report.say(WARN, 'waiting for joint_states')
+        if new['stale']:
+            report.say(WARN, f'{new["stale"]} stale joint states dropped')
+        if new['clamped']:
+            report.say(WARN, f'{new["clamped"]} commands clamped to the URDF effort limits')
+
     # --- outputs ------------------------------------------------------------------------------
     def _publish(self, q, qd, effort, stamp, received=None):
         model, params = self.source.model, self.params
@@ -286,10 +364,13 @@ class DynamicsNode(Node):
                 tau = inverse_dynamics(model, q, rates, qdd,
                                        friction=params.friction_compensation)
             if params.clamp_efforts:
-                tau = clamp_efforts(model, tau, self.throttle)
-            self.command.publish(tau)
-            if params.report_latency and received:
-                self.latency_pub.publish(Float64(data=(time.time_ns() - received) * 1e-6))
+                wanted, tau = tau, clamp_efforts(model, tau, self.throttle)
+                self.clamped += tau is not wanted
+            if self.command.publish(tau) and received:
+                latency = time.time_ns() - received
+                self.window.record(latency)
+                if params.report_latency:
+                    self.latency_pub.publish(Float64(data=latency * 1e-6))
         outputs = self.outputs
         if 'gravity_torques' in outputs:
             self.pubs['gravity_torques'].publish(vector_message(g))

@@ -89,6 +89,11 @@ def flexible_trajectory_node():
     return _run('flexible_trajectory_node')
 
 
+def node_container():
+    """Console script ``node_container``: several nodes in one process."""
+    return _run('container')
+
+
 def demo_trajectory():
     """Console scripts ``demo_trajectory`` and ``send_trajectory``."""
     return _run('send_trajectory', 'demo_trajectory')

@@ -56,15 +56,15 @@ targets whose stamps are not ``dt`` apart are used, with a throttled warning.
 import os
 
 import numpy as np
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._parameters import (ConfigurationError, finite_positive, one_of, Param, Parameters,
-                          zero_or_positive)
+from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
+from .diagnostics import Diagnostics
 from .joint_states import JointStates, Plan
+from .lifecycle import MANAGED_PARAM, ManagedNode
 from .logs import Throttled
 from .messages import array_message, BadMessage, names_message, time_message
 from .model_source import existing_file
@@ -90,6 +90,7 @@ def default_arm_config():
 
 
 PARAMS = (
+    MANAGED_PARAM,
     Param('arm_config', '', 'flexible arm YAML (empty: the bundled config/flexible_arm.yaml)',
           existing_file, read_only=True),
     Param('mode', 'trajectory', 'trajectory (whole targets) | stream (one JointState per step)',
@@ -106,51 +107,98 @@ PARAMS = (
 )
 
 
-class FlexibleTrajectoryNode(Node):
-    """Flexible trajectory and parallel-scheme torques of each target trajectory (see module)."""
+class FlexibleTrajectoryNode(ManagedNode):
+    """
+    Flexible trajectory and parallel-scheme torques of each target trajectory (see module).
+
+    Managed (``managed:=true``, :mod:`.lifecycle`): configure loads the arm and compiles its
+    kernels, activate takes targets, deactivate drops them (and the stream).  Unmanaged, an arm
+    that does not load ends the node (exit code 2): it has no other source to wait for.
+    """
+
+    NEEDS_CONFIGURE = True
 
     def __init__(self, node_name='flexible_trajectory_node', **kwargs):
         super().__init__(node_name, **kwargs)
         self.now_ns = clock_ns(self)
         self.params = params = Parameters(self, PARAMS)
-        config = params.arm_config
-        try:
-            self.arm = FlexibleArm.from_yaml(config or default_arm_config())
-        except (ValueError, OSError) as e:
-            raise ConfigurationError(f'arm_config: {e}') from None
+        self.arm = self.stream = self.targets = None
+        self.last_stamp = 0
+        self.inputs = []
+        self.served = self.rejected = 0         # targets answered and rejected, ever
+        self.seen = (0, 0)                      # those counts at the last report
         self.throttle = Throttled(self)
         self.deflection_pub = self.create_publisher(Float64MultiArray, '~/tip_deflections', 10)
-        names = self.create_publisher(String, '~/link_names', LATCHED)
-        names.publish(names_message([link.name for link in self.arm.links]))
+        self.names_pub = self.create_publisher(String, '~/link_names', LATCHED)
         if params.mode == 'stream':
-            try:
-                check_step(self.arm, params.dt, np.zeros(self.arm.n))
-            except ValueError as e:
-                raise ConfigurationError(f'dt: {e}') from None
-            self.stream = None
-            self.targets = JointStates(self.arm.model, topic='target')
-            self.last_stamp = 0
             self.state_pub = self.create_publisher(JointState, '~/flexible_state', 10)
-            # compile (or load) the kernels before the first target needs them
-            FlexibleStream(self.arm, np.zeros(self.arm.n), params.dt).step(np.zeros(self.arm.n))
             self.create_service(Trigger, '~/reset', self._on_reset)
-            # raw: the targets' bytes, read by JointStates.read_serialized (no message built)
-            self.create_subscription(JointState, params.target_topic, self._on_target, 10,
-                                     raw=True)
-            what = f'streaming one step of {params.dt:g} s per target on {params.target_topic}'
         else:
             self.flexible_pub = self.create_publisher(JointTrajectory, '~/flexible_trajectory',
                                                       10)
+        self.diagnostics = Diagnostics(self, f'flexible arm ({params.mode})', self._diagnose)
+        self.start()
+
+    def _diagnose(self, report):
+        served, rejected = self.served - self.seen[0], self.rejected - self.seen[1]
+        self.seen = (self.served, self.rejected)
+        arm = self.arm
+        report.add('model', 'none' if arm is None else f'{arm.model.name} ({arm.n} joints)')
+        report.add('model source', self.params.arm_config or 'config/flexible_arm.yaml')
+        report.add('targets answered (last window)', served)
+        report.add('targets rejected (last window)', rejected)
+        if self.params.mode == 'stream':
+            report.add('stream steps', 0 if self.stream is None else self.stream.steps)
+        if self.say_state(report):
+            report.say(0, 'serving')
+
+    # --- lifecycle (see .lifecycle) ----------------------------------------------------------
+    def configure(self):
+        params = self.params
+        try:
+            arm = FlexibleArm.from_yaml(params.arm_config or default_arm_config())
+        except (ValueError, OSError) as e:
+            return f'arm_config: {e}'
+        if params.mode == 'stream':
+            try:
+                check_step(arm, params.dt, np.zeros(arm.n))
+            except ValueError as e:
+                return f'dt: {e}'
+            # compile (or load) the kernels before the first target needs them
+            FlexibleStream(arm, np.zeros(arm.n), params.dt).step(np.zeros(arm.n))
+            self.targets = JointStates(arm.model, topic='target')
+            what = f'streaming one step of {params.dt:g} s per target on {params.target_topic}'
+        else:
             # compile (or load) the kernels before the first trajectory needs them
             # (with a step short enough for any arm: the parameter's step is checked per target)
-            flexible_inverse_dynamics(self.arm, np.arange(3) * 1e-6, np.zeros((3, self.arm.n)))
-            self.create_subscription(JointTrajectory, params.trajectory_topic,
-                                     self._on_trajectory, 10)
+            flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
             what = f'targets on {params.trajectory_topic}'
-        self.get_logger().info(f'ready: {self.arm!r}; first modes '
+        self.arm = arm
+        self.names_pub.publish(names_message([link.name for link in arm.links]))
+        self.get_logger().info(f'ready: {arm!r}; first modes '
                                + ', '.join(f'{f:.4g} Hz'
-                                           for f in self.arm.natural_frequencies(count=2))
+                                           for f in arm.natural_frequencies(count=2))
                                + f'; {what}')
+        return None
+
+    def activate(self):
+        params = self.params
+        if params.mode == 'stream':
+            # raw: the targets' bytes, read by JointStates.read_serialized (no message built)
+            self.inputs = [self.create_subscription(JointState, params.target_topic,
+                                                    self._on_target, 10, raw=True)]
+        else:
+            self.inputs = [self.create_subscription(JointTrajectory, params.trajectory_topic,
+                                                    self._on_trajectory, 10)]
+
+    def deactivate(self):
+        for sub in self.inputs:
+            self.destroy_subscription(sub)
+        self.inputs = []
+        self.stream, self.last_stamp = None, 0
+
+    def cleanup(self):
+        self.arm = self.targets = None
 
     def _on_target(self, data):
         arm, dt = self.arm, self.params.dt
@@ -176,10 +224,12 @@ class FlexibleTrajectoryNode(Node):
         out.header.stamp = time_message(stamp)
         self.state_pub.publish(out)
         self.deflection_pub.publish(array_message(sample.tip_deflection, ('link', 'xyz')))
+        self.served += 1
 
     def _reject(self, what, error):
         """Log (throttled, per kind of fault) why a target was not used; nothing else changes."""
         kind = f'{what} {error.kind}' if isinstance(error, BadMessage) else what
+        self.rejected += 1
         self.throttle.warn(kind, f'target rejected: {error}')
 
     def _on_reset(self, request, response):
@@ -222,6 +272,7 @@ class FlexibleTrajectoryNode(Node):
             point.time_from_start.nanosec = int(round((seconds - int(seconds)) * 1e9))
             out.points.append(point)
         self.flexible_pub.publish(out)
+        self.served += 1
         self.deflection_pub.publish(array_message(result.tip_deflection[keep],
                                                   ('point', 'link', 'xyz')))
         worst = np.linalg.norm(result.tip_deflection, axis=2).max()

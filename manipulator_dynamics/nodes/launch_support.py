@@ -25,6 +25,11 @@ Each launch file keeps what it declares as data: ``ARGUMENTS`` (name, default, d
 ``PARAMETERS`` (node -> {parameter: argument}), literals that the tests read without ``launch``
 (which only a ROS 2 installation brings) and check against the nodes' tables.  ``launch`` itself
 is imported only by the functions that run inside a launch.
+
+``managed:=true`` starts the nodes that have a lifecycle as managed nodes (launch_ros's
+``LifecycleNode``); with ``autostart:=true`` (the default) the launch configures each and, once
+it is configured, activates it; with ``autostart:=false`` they wait, unconfigured, for a
+lifecycle manager (Nav2's, or ``ros2 lifecycle set``).
 """
 
 import yaml
@@ -36,6 +41,52 @@ def declared(arguments):
 
     return [DeclareLaunchArgument(name, default_value=default, description=text)
             for name, default, text in arguments]
+
+
+#: The launch arguments of a launch file that starts managed-capable nodes (``PARAMETERS`` maps
+#: each such node's ``managed`` to ``managed``; ``autostart`` is the launch's own).
+MANAGED_ARGUMENTS = (
+    ('managed', '', 'true: dynamics_node, trajectory_node and flexible_trajectory_node run as '
+                    'managed (lifecycle) nodes (default false)'),
+    ('autostart', 'true', 'with managed:=true, this launch configures and activates them '
+                          '(false: they wait unconfigured for a lifecycle manager)'),
+)
+
+
+def node_actions(context, executable, namespace, parameters):
+    """
+    Return the launch actions that start ``executable``, a node of this package named after it.
+
+    ``parameters`` (files and dicts, as launch_ros takes them) with ``managed`` true in a dict:
+    a ``LifecycleNode`` and, with ``autostart``, its configure and then its activate.  The
+    activation waits for the configure to succeed (a failed one says why in the node's log and
+    leaves it unconfigured), and only that transition's end triggers it: a node an operator
+    deactivates stays inactive.
+    """
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import LifecycleNode, Node
+
+    common = {'package': 'manipulator_dynamics', 'executable': executable, 'name': executable,
+              'namespace': namespace, 'output': 'screen', 'parameters': parameters}
+    if not any(isinstance(p, dict) and p.get('managed') for p in parameters):
+        return [Node(**common)]
+    node = LifecycleNode(**common)
+    autostart = context.perform_substitution(LaunchConfiguration('autostart', default='true'))
+    if not typed(autostart, False, 'autostart'):
+        return [node]
+    from launch.actions import EmitEvent, RegisterEventHandler
+    from launch.events import matches_action
+    from launch_ros.event_handlers import OnStateTransition
+    from launch_ros.events.lifecycle import ChangeState
+    from lifecycle_msgs.msg import Transition
+
+    def change(transition):
+        return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(node),
+                                           transition_id=transition))
+    activate = RegisterEventHandler(OnStateTransition(
+        target_lifecycle_node=node, start_state='configuring', goal_state='inactive',
+        entities=[change(Transition.TRANSITION_ACTIVATE)]))
+    return [node, activate, change(Transition.TRANSITION_CONFIGURE)]
 
 
 def given_parameters(context, names, table=()):

@@ -53,6 +53,7 @@ class QuickLogger:
     """
 
     def __init__(self, node):
+        self.node = node
         self.logger = node.get_logger()
         try:
             from rclpy.impl.implementation_singleton import rclpy_implementation
@@ -61,6 +62,10 @@ class QuickLogger:
             self._emit = None
 
     def _log(self, severity, text):
+        if severity >= rclpy.logging.LoggingSeverity.WARN:
+            said = getattr(self.node, 'said', None)         # /diagnostics says it too
+            if said is not None:
+                said.record(2 if severity >= rclpy.logging.LoggingSeverity.ERROR else 1, text)
         if not self.logger.is_enabled_for(severity):
             return
         if self._emit is None:

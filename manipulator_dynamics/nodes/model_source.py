@@ -109,6 +109,9 @@ class ModelSource:
     arriving late must not replace it).  Otherwise a URDF on the topic (relative name: a
     namespace moves it) replaces the model whenever its text changes; a bad one is logged and
     the previous model kept.  ``on_model(model)`` is called with each new model.
+
+    Nothing is loaded before :meth:`configure` (a managed node's transition, or the start of an
+    unmanaged one); the topic's text is kept until then.  :meth:`cleanup` drops the model.
     """
 
     def __init__(self, node, params, on_model):
@@ -118,21 +121,44 @@ class ModelSource:
         self.model = None
         self.loaded = None                    # the model as loaded, without a payload
         self.log = QuickLogger(node)
+        self.what = None                      # where the model came from, once loaded
         self._urdf = None
-        if params.robot_description:
-            self.load(params.robot_description, 'parameter robot_description')
-        elif params.urdf_path:
-            self.load(params.urdf_path, f'urdf_path {params.urdf_path}')
-        elif params.robot_description_topic:
-            node.create_subscription(String, params.robot_description_topic,
-                                     self._on_description, LATCHED)
+        self._heard = None                    # the topic's latest text
+        self._open = False                    # configured: the topic's texts load as they come
+        self.topic = None
+        if not params.robot_description and not params.urdf_path and \
+                params.robot_description_topic:
+            sub = node.create_subscription(String, params.robot_description_topic,
+                                           self._on_description, LATCHED)
+            self.topic = sub.topic_name
+
+    def configure(self):
+        """Load the model; return why there is none (a string), or None."""
+        self._open = True
+        p = self.params
+        if p.robot_description:
+            return self.load(p.robot_description, 'parameter robot_description')
+        if p.urdf_path:
+            return self.load(p.urdf_path, f'urdf_path {p.urdf_path}')
+        if self._heard is not None:
+            return self.load(self._heard, 'topic robot_description')
+        if self.topic is not None:
+            return (f'no robot model: robot_description and urdf_path are empty and no URDF '
+                    f'came on {self.topic} yet')
+        return 'no robot model: robot_description, urdf_path and robot_description_topic are empty'
+
+    def cleanup(self):
+        """Drop the model; the topic's texts are kept, not loaded, until :meth:`configure`."""
+        self._open = False
+        self.model = self.loaded = self._urdf = self.what = None
 
     def _on_description(self, msg):
-        if msg.data != self._urdf:
+        self._heard = msg.data
+        if self._open and msg.data != self._urdf:
             self.load(msg.data, 'topic robot_description')
 
     def load(self, urdf, source):
-        """Load ``urdf`` (text or path); on failure log why and keep the previous model."""
+        """Load ``urdf`` (text or path); return None, or why not (said; the old model kept)."""
         p = self.params
         tips = [t for t in p.tip_links if t]
         unmounted = [link for link in p.without_links if link]
@@ -146,15 +172,15 @@ class ModelSource:
                                    without_links=unmounted or None)
         except (ValueError, OSError, KeyError) as e:
             self.log.error(f'{source} rejected, keeping the previous model: {e}')
-            return False
+            return f'{source} rejected: {e}'
         self._urdf = urdf if isinstance(urdf, str) and urdf.lstrip().startswith('<') else None
         if self._urdf is None:
             with open(urdf, encoding='utf-8') as f:        # loaded: the file exists
                 self._urdf = f.read()
-        self.loaded = model
+        self.loaded, self.what = model, source
         self.log.info(f'model from {source}: {model!r}')
         self.apply_payload()
-        return True
+        return None
 
     def apply_payload(self):
         """Put the payload of the parameters (if the node has them) on the loaded model."""

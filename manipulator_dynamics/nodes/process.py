@@ -107,15 +107,32 @@ def ignore_signals():
         signal.signal(sig, signal.SIG_IGN)
 
 
-def shut_down(node):
-    """Destroy ``node`` (if any) and shut rclpy down, deaf to further SIGINT and SIGTERM."""
+def shut_down(*nodes):
+    """
+    Destroy ``nodes`` (None: none) and shut rclpy down, deaf to further SIGINT and SIGTERM.
+
+    A managed node not yet finalized goes through its ``shutdown`` transition first (it stops
+    commanding and says so), as rclcpp's lifecycle nodes do when their context ends.
+    """
     ignore_signals()
-    if node is not None:
-        for companion in getattr(node, 'companions', ()):
-            companion.destroy_node()
-        node.destroy_node()
+    for node in nodes:
+        if node is not None:
+            leave(node)
     rclpy.try_shutdown()
     ignore_signals()
+
+
+def leave(node, executor=None):
+    """Finalize ``node`` if it is managed and not yet, then destroy it with its companions."""
+    if getattr(node, 'managed', False) and not node.finished:
+        try:
+            node.trigger_shutdown()
+        except Exception as e:              # a state with no shutdown (mid-transition): said
+            rclpy.logging.get_logger(node.get_name()).warning(f'no shutdown transition: {e}')
+    for companion in [*getattr(node, 'companions', ()), node]:
+        if executor is not None:
+            executor.remove_node(companion)
+        companion.destroy_node()
 
 
 def ros_init(args=None):
@@ -288,36 +305,64 @@ def spin(node_class, args=None):
     """
     Run a node until SIGINT or SIGTERM, then shut down with exit code 0: its ``main()``.
 
-    A node that is done by itself (a one-shot sender) shuts its context down: spin then ends too.
+    A node that is done by itself (a one-shot sender) shuts its context down: spin then ends too;
+    so does a managed node's ``shutdown`` transition (it is then finalized).
+    """
+    spin_nodes([node_class], args)
+
+
+def _name_of(factory):
+    """Return the name to log a failed start under: the node's, its class's, the program's."""
+    keywords = getattr(factory, 'keywords', None) or {}
+    if 'node_name' in keywords:
+        return keywords['node_name']
+    return getattr(getattr(factory, 'func', factory), '__name__', None) or \
+        os.path.basename(sys.argv[0]) or 'node'
+
+
+def spin_nodes(factories, args=None):
+    """
+    Run the nodes that ``factories`` make, in one process on one executor (see :func:`spin`).
+
+    Each is made in turn (a factory is a node class, or a function of no arguments); a managed
+    node that is finalized leaves, and the process ends with the last one.  A node that cannot
+    start (a ConfigurationError) ends the process with exit code 2, saying why: the others do
+    not run without it.
     """
     from rclpy.executors import ExternalShutdownException
     handler = ros_init(args)
-    node = None
+    nodes = []
+    factory = None
     try:
-        # the executor first: a signal during the node's start-up then finds it whole
+        # the executor first: a signal during the nodes' start-up then finds it whole
         executor = make_executor()
-        node = node_class()
-        executor.add_node(node)
-        for companion in getattr(node, 'companions', ()):     # nodes it shows beside it
-            executor.add_node(companion)
+        for factory in factories:
+            node = factory()
+            nodes.append(node)
+            executor.add_node(node)
+            for companion in getattr(node, 'companions', ()):     # nodes it shows beside it
+                executor.add_node(companion)
         settle_garbage()
         handler.interruptible = False
         # a stop signal only sets handler.requested (rclpy's own handler, which would wake a
         # spin() at once, is left out: it shut the context down under a callback in flight); a
         # wake-up every 0.1 s when idle (nothing on a busy 1 kHz loop) ends the loop once a stop
-        # was asked for or the node shut its context down: a node stops within 0.1 s
-        while rclpy.ok() and not handler.requested:
+        # was asked for or the nodes shut their context down: a node stops within 0.1 s
+        while nodes and rclpy.ok() and not handler.requested:
             executor.spin_once(timeout_sec=0.1)
+            for node in [n for n in nodes if getattr(n, 'finished', False)]:
+                nodes.remove(node)
+                leave(node, executor)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception as e:
         if cut_by_stop(handler, e):
             pass
         elif isinstance(e, ConfigurationError):
-            rclpy.logging.get_logger(node_class.__name__).fatal(f'not started: {e}')
+            rclpy.logging.get_logger(_name_of(factory)).fatal(f'not started: {e}')
             raise SystemExit(2)
         else:
             raise
     finally:
         handler.interruptible = False
-        shut_down(node)
+        shut_down(*nodes)

@@ -84,7 +84,8 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ._parameters import ConfigurationError, finite_positive, one_of, Param, Parameters
 from .commands import check_command_joints, clamp_efforts, controller_of
-from .logs import Throttled, warnings_logged
+from .diagnostics import Diagnostics, ERROR, OK, Said
+from .logs import QuickLogger, Throttled, warnings_logged
 from .model_source import existing_file
 from .process import clock_ns, spin
 from .qos import LATCHED
@@ -163,6 +164,7 @@ class SimNode(Node):
     """A simulated robot: efforts in, joint states out (see module)."""
 
     def __init__(self, node_name='sim_node', **kwargs):
+        self.said = Said()                      # what it logs, for /diagnostics
         super().__init__(node_name, **kwargs)
         self.now_ns = clock_ns(self)
         self.model = None
@@ -228,6 +230,8 @@ class SimNode(Node):
                                             self._on_command, 10)
         self.companions = self._controller(commands.topic_name, self.command_index)
         self.steps, self.diverged, self.held_for = 0, False, 0
+        self.commands_in, self.seen = 0, (0, 0, time.monotonic())
+        self.diagnostics = Diagnostics(self, 'simulated robot', self._diagnose)
         self.t0 = 0 if params.lockstep else None     # clock time of step 0, ns
         self.step_ns = round(self.dt * 1e9)
         self.pace = (time.monotonic(), 0)              # real-time factor: since, steps then
@@ -244,6 +248,24 @@ class SimNode(Node):
             # wake once per published state: the steps in between are integrated on the tick,
             # and a controller only sees the states anyway (rclpy costs ~0.3 ms a wake-up)
             self.create_timer(self.dt * params.publish_every, self._tick)
+
+    def _diagnose(self, report):
+        steps, commands, since = self.seen
+        now = time.monotonic()
+        self.seen = (self.steps, self.commands_in, now)
+        seconds = now - since
+        report.add('model', f'{self.model.name} ({self.model.n} joints)')
+        report.add('engine', self.plant.description)
+        report.add('physics steps (Hz)', (self.steps - steps) / seconds)
+        report.add('real-time factor', (self.steps - steps) * self.dt / seconds)
+        report.add('commands in (Hz)', (self.commands_in - commands) / seconds)
+        report.add('physics time (s)', self.steps * self.dt)
+        if self.diverged:
+            report.say(ERROR, 'the simulation diverged and stopped: restart sim_node')
+        elif self.params.lockstep and self.held:
+            report.say(OK, 'lockstep: holding the arm until commands flow')
+        else:
+            report.say(OK, 'lockstep' if self.params.lockstep else 'real time')
 
     def _on_parameters(self, changed):
         if 'friction' in changed:
@@ -313,6 +335,7 @@ class SimNode(Node):
         tau[self.command_index] = data
         self.tau = clamp_efforts(self.model, tau, self.throttle)
         self.held_for = 0
+        self.commands_in += 1
         if not self.params.lockstep:
             self.command_at = self.now_ns()
             return
@@ -419,7 +442,7 @@ class SimNode(Node):
             self.plant.step(self.tau)
         except FloatingPointError as e:
             self.diverged = True
-            self.get_logger().error(f'{e}: the simulation stops (no more joint_states); '
+            QuickLogger(self).error(f'{e}: the simulation stops (no more joint_states); '
                                     'restart sim_node')
             return False
         self.steps += 1

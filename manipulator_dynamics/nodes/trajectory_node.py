@@ -47,16 +47,19 @@ now, from its first point, with a warning (the points already due would jump the
 trajectory replaces the running one; an empty one (no points) stops the commands.
 """
 
+import time
+
 import numpy as np
-from rclpy.node import Node
 from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._parameters import finite_positive, Param, Parameters
 from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
+from .diagnostics import Diagnostics, latency_values, WARN, Window
 from .joint_states import (JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_time_jump_back,
                            Plan)
+from .lifecycle import MANAGED_PARAM, ManagedNode
 from .logs import QuickLogger, Throttled
 from .messages import BadMessage
 from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
@@ -66,7 +69,8 @@ from ..precompile import warm_up
 from ..rigid.rnea import inverse_dynamics
 
 
-PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
+PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + \
+    COMMAND_PARAMS + (
     Param('trajectory_topic', 'joint_trajectory', 'trajectory_msgs/JointTrajectory to follow',
           read_only=True),
     Param('rate', 500.0, 'command rate in Hz (feed-forward) and of desired_state',
@@ -80,8 +84,14 @@ PARAMS = MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + COMMAND_PARAMS + (
 )
 
 
-class TrajectoryNode(Node):
-    """Feed-forward and computed-torque streaming of joint trajectories (see module)."""
+class TrajectoryNode(ManagedNode):
+    """
+    Feed-forward and computed-torque streaming of joint trajectories (see module).
+
+    Managed (``managed:=true``, :mod:`.lifecycle`): configure loads the model, activate takes
+    trajectories and joint states and starts commanding (behind the controller check),
+    deactivate stops at once and drops the trajectory in progress.
+    """
 
     def __init__(self, node_name='trajectory_node', **kwargs):
         super().__init__(node_name, **kwargs)
@@ -104,13 +114,46 @@ class TrajectoryNode(Node):
         self.states = None
         self.measured = None
         self.source = ModelSource(self, params, self._on_model)
-        self.create_subscription(JointTrajectory, params.trajectory_topic, self._on_trajectory,
-                                 10)
-        # raw: the states' bytes, read by JointStates.read_serialized (no message built)
-        self.create_subscription(JointState, 'joint_states', self._on_state,
-                                 joint_states_qos(params), raw=True)
-        self.create_timer(1.0 / params.rate, self._on_timer)
+        self.inputs, self.timer = [], None
+        self.read = self.stale = self.clamped = 0          # states read, stale, commands clamped
+        self.window = Window()                  # the latencies of the current /diagnostics window
+        self.seen = {}                          # the counts at the last report
         self.jumps = on_time_jump_back(self, self._on_time_jump)
+        self.diagnostics = Diagnostics(self, 'trajectory streaming', self._diagnose)
+        self.start()
+
+    # --- lifecycle (see .lifecycle) ----------------------------------------------------------
+    def configure(self):
+        return self.source.configure()
+
+    def activate(self):
+        params = self.params
+        self.inputs = [
+            self.create_subscription(JointTrajectory, params.trajectory_topic,
+                                     self._on_trajectory, 10),
+            # raw: the states' bytes, read by JointStates.read_serialized (no message built)
+            self.create_subscription(JointState, 'joint_states', self._on_state,
+                                     joint_states_qos(params), raw=True)]
+        self.timer = self.create_timer(1.0 / params.rate, self._on_timer)
+        self.command.enable()
+
+    def deactivate(self):
+        self.command.disable()                  # first: not one more command
+        for sub in self.inputs:
+            self.destroy_subscription(sub)
+        if self.timer is not None:
+            self.destroy_timer(self.timer)
+        self.inputs, self.timer = [], None
+        if self.plan is not None:
+            self.log.info('deactivated: the trajectory in progress is dropped')
+        self.plan = self.measured = None
+        if self.states is not None:
+            self.states.forget()
+
+    def cleanup(self):
+        self.source.cleanup()
+        self.states = self.plan = self.measured = None
+        self.command.set_model(None)
 
     def _on_time_jump(self, delta_ns):
         if self.states is not None:
@@ -153,10 +196,13 @@ class TrajectoryNode(Node):
     def _on_state(self, data):
         if self.states is None:
             return
+        began = time.perf_counter_ns()
+        self.read += 1
         try:
             state = self.states.read_serialized(data, self.now_ns())
         except BadMessage as e:
             self.throttle.warn('states ' + e.kind, f'dropped joint_states: {e}')
+            self.stale += e.kind == 'stale'
             return
         if state is None:                       # another robot's joints only
             return
@@ -168,7 +214,8 @@ class TrajectoryNode(Node):
         self.measured = (q, qd if qd is not None else np.zeros_like(q))
         if feedback:
             # the desired state at the time of the measurement, not of the computation
-            self._command(stamp or None)
+            if self._command(stamp or None):
+                self.window.record(time.perf_counter_ns() - began)
 
     def _on_trajectory(self, msg):
         model = self.source.model
@@ -218,9 +265,10 @@ class TrajectoryNode(Node):
         self._publish_desired()
 
     def _command(self, at_ns=None):
+        """Command the plan at ``at_ns`` (now); return whether a command left."""
         plan, model, params = self.plan, self.source.model, self.params
         if plan is None or model is None or self.command.index is None:
-            return
+            return False
         t = ((at_ns or self.now_ns()) - self.start_ns) * 1e-9
         q_d, qd_d, qdd_d = plan.at(t)
         friction = params.friction_compensation
@@ -231,8 +279,40 @@ class TrajectoryNode(Node):
         else:
             tau = inverse_dynamics(model, q_d, qd_d, qdd_d, friction=friction)
         if params.clamp_efforts:
-            tau = clamp_efforts(model, tau, self.throttle)
-        self.command.publish(tau)
+            wanted, tau = tau, clamp_efforts(model, tau, self.throttle)
+            self.clamped += tau is not wanted
+        return self.command.publish(tau)
+
+    def _diagnose(self, report):
+        seconds, latencies = self.window.take()
+        counts = {'read': self.read, 'sent': self.command.sent, 'stale': self.stale,
+                  'clamped': self.clamped}
+        new = {k: v - self.seen.get(k, 0) for k, v in counts.items()}
+        self.seen = counts
+        plan = self.plan
+        report.add('trajectory', 'none' if plan is None else
+                   f'{len(plan.t)} points over {plan.t[-1]:.3g} s, at '
+                   f'{(self.now_ns() - self.start_ns) * 1e-9:.3g} s')
+        report.add('feedback', self.params.feedback)
+        report.add('states in (Hz)', new['read'] / seconds)
+        report.add('commands out (Hz)', new['sent'] / seconds)
+        latency_values(report, latencies, 'state callback to command')
+        for key, what in (('stale', 'stale states'), ('clamped', 'clamped commands')):
+            report.add(f'{what} (last {seconds:.3g} s)', new[key])
+        level, text = self.command.state()
+        report.add('controller', text)
+        if not self.say_state(report):
+            return
+        if self.source.model is None:
+            report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
+            return
+        report.say(level, text if level or plan is not None else 'no trajectory: no commands')
+        if plan is not None and self.params.feedback and new['read'] == 0:
+            report.say(WARN, 'feedback on but no joint_states: feed-forward only')
+        if new['stale']:
+            report.say(WARN, f'{new["stale"]} stale joint states dropped')
+        if new['clamped']:
+            report.say(WARN, f'{new["clamped"]} commands clamped to the URDF effort limits')
 
     def _publish_desired(self):
         plan, model = self.plan, self.source.model

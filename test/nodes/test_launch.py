@@ -113,16 +113,26 @@ def test_ros2_control_description_loads_in_our_model():
 
 #: Launch arguments that set no node parameter, and where they go instead.
 LAUNCH_LEVEL = {'namespace': "the nodes' namespace", 'params_file': 'parameter files, read first',
-                'world': "Gazebo's world (gz_sim.launch.py)"}
+                'world': "Gazebo's world (gz_sim.launch.py)",
+                'autostart': 'the transitions the launch makes (launch_support.node_actions)'}
 
 
 def launch_data(path):
     """Read a launch file's literals ``ARGUMENTS``, ``PARAMETERS``, ``FORWARDED`` (or empty)."""
+    from manipulator_dynamics.nodes import launch_support
+
+    def value(node):
+        # a literal, or literals joined with launch_support's (``(...) + MANAGED_ARGUMENTS``)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return value(node.left) + value(node.right)
+        if isinstance(node, ast.Name):
+            return getattr(launch_support, node.id)
+        return ast.literal_eval(node)
     found = {'ARGUMENTS': (), 'PARAMETERS': {}, 'FORWARDED': {}}
     for node in ast.parse(open(path).read()).body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
                 getattr(node.targets[0], 'id', None) in found:
-            found[node.targets[0].id] = ast.literal_eval(node.value)
+            found[node.targets[0].id] = value(node.value)
     return found['ARGUMENTS'], found['PARAMETERS'], found['FORWARDED']
 
 

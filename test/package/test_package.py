@@ -52,6 +52,7 @@ ROSDEP_KEYS = {
     'trajectory_msgs': 'trajectory_msgs', 'launch': 'launch', 'launch_ros': 'launch_ros',
     'ament_index_python': 'ament_index_python', 'rosgraph_msgs': 'rosgraph_msgs',
     'mujoco': 'python3-mujoco-pip',
+    'lifecycle_msgs': 'lifecycle_msgs', 'diagnostic_msgs': 'diagnostic_msgs',
 }
 
 

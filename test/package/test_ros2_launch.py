@@ -171,6 +171,39 @@ def test_dynamics_launch_in_a_namespace(ros2, client):
     assert_clean_exit(*ros2.ctrl_c(launch))
 
 
+def test_managed_launch_configures_and_activates_and_ros2_lifecycle_drives_it(ros2, client):
+    """
+    ``dynamics.launch.py managed:=true``: the launch configures, then activates dynamics_node.
+
+    ``ros2 lifecycle get`` says active and commands flow; ``ros2 lifecycle set ... deactivate``
+    stops them and the launch does not activate it again; Ctrl-C ends every process cleanly.
+    """
+    model = md.load_model(DEMO_URDF)
+    controller = client.controller(list(model.joint_names))
+    launch = ros2.start('launch', 'manipulator_dynamics', 'dynamics.launch.py',
+                        f'urdf:={DEMO_URDF}', 'mode:=gravity_compensation', 'managed:=true')
+    commands = client.listen(Float64MultiArray, '/effort_controller/commands')
+    arm = client.publisher(JointState, '/joint_states', qos_profile_sensor_data)
+    client.wait_for_subscriber(arm, timeout=60)
+    q = np.linspace(-0.6, 0.6, model.n)
+
+    def driver():
+        arm.publish(state(model.joint_names, q))
+    np.testing.assert_allclose(next_command(client, commands, driver, ros2, launch),
+                               md.gravity_torques(model, q), rtol=1e-12)
+    got = ros2.run('lifecycle', 'get', '/dynamics_node')
+    assert got.stdout.startswith('active'), got.stdout + got.stderr
+    done = ros2.run('lifecycle', 'set', '/dynamics_node', 'deactivate')
+    assert 'Transitioning successful' in done.stdout, done.stdout + done.stderr
+    at = time.time_ns()                               # the CLI returned: the node had stopped
+    for _ in range(100):
+        driver()
+        client.spin(0.01)
+    assert not [t for t in controller.sent_at if t > at]
+    assert ros2.run('lifecycle', 'get', '/dynamics_node').stdout.startswith('inactive')
+    assert_clean_exit(*ros2.ctrl_c(launch))
+
+
 def test_ros2_run_with_remapped_names(ros2, client):
     """``ros2 run ... --ros-args -r``: remapped joint states and commands are the ones used."""
     model = md.load_model(DEMO_URDF)
