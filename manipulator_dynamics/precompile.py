@@ -30,19 +30,56 @@ here:
   where the nodes will run them.
 """
 
+import contextlib
 import sys
 import time
 
 import numpy as np
 
 
-def warm_up(model, contact=False):
+@contextlib.contextmanager
+def one_at_a_time():
+    """
+    Hold the kernel cache's lock: one process at a time compiles or loads into it.
+
+    Nodes started together on a cold cache (``ros2 launch`` of the demo's five) each compiled
+    the same kernels at once, five times over on two cores; with the lock the first compiles
+    and the others, waiting, then load its machine code from the cache.  On a warm cache the
+    wait is the others' load (a few hundred ms each).  Where the lock cannot be made (a
+    read-only cache), nothing waits.
+    """
+    import fcntl
+    import os
+
+    import numba
+
+    from . import _jit  # noqa: F401 - sets numba's cache folder, this source's
+    try:
+        os.makedirs(numba.config.CACHE_DIR, exist_ok=True)
+        lock = open(os.path.join(numba.config.CACHE_DIR, '.compile.lock'), 'a')
+    except OSError:
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def warm_up(model, contact=False, exclusive=True):
     """
     Run every rigid-body kernel a node uses once on ``model``, single state and batch.
 
     ``contact``: the momentum observer's and the contact wrench's too (dynamics_node with
-    ``external_torques``).
+    ``external_torques``).  ``exclusive`` (a node's start): under :func:`one_at_a_time`, so
+    that nodes started together never compile a kernel twice; :func:`precompile`'s groups,
+    each in a process of its own, compile side by side without it.
     """
+    if exclusive:
+        with one_at_a_time():
+            return warm_up(model, contact, exclusive=False)
     from .rigid.crba import inertia_matrix
     from .rigid.forward import forward_dynamics
     from .rigid.rnea import bias_forces, gravity_torques, inverse_dynamics
@@ -95,7 +132,7 @@ def compile_group(name):
     model = load_model(robots.path('demo_arm'))
     if name == 'rigid':
         from .rigid.jacobian import frame_jacobian
-        warm_up(model)
+        warm_up(model, exclusive=False)
         frame_jacobian(model, model.link_names[-1], np.zeros(model.n))   # the commands', tests'
     elif name == 'contact':
         _warm_contact(model)

@@ -48,3 +48,45 @@ def test_an_unknown_group_is_refused_naming_the_groups(capsys):
     with pytest.raises(SystemExit):
         pc.main(['--only', 'rigid,gravity'])
     assert "no kernel group 'gravity'" in capsys.readouterr().err
+
+
+def test_processes_take_turns_at_the_kernel_cache():
+    """
+    While one process holds the cache's lock, another waits for it; released, it goes on.
+
+    The lock that keeps nodes started together from compiling the same kernels each.
+    """
+    import subprocess
+    import sys
+    code = ('from manipulator_dynamics.precompile import one_at_a_time\n'
+            "print('asking', flush=True)\n"
+            'with one_at_a_time():\n'
+            "    print('inside', flush=True)\n")
+    with pc.one_at_a_time():
+        other = subprocess.Popen([sys.executable, '-c', code], stdout=subprocess.PIPE,
+                                 text=True)
+        assert other.stdout.readline() == 'asking\n'
+        with pytest.raises(subprocess.TimeoutExpired):
+            other.wait(timeout=1.0)                      # held here: it cannot get in
+    out, _ = other.communicate(timeout=60)
+    assert out == 'inside\n' and other.returncode == 0
+
+
+def test_a_nodes_warm_up_holds_the_lock_and_precompile_groups_do_not(monkeypatch):
+    """warm_up (a node's start) runs under the lock; a precompile group, side by side, not."""
+    import contextlib
+
+    import manipulator_dynamics as md
+    from manipulator_dynamics import robots
+    held = []
+
+    @contextlib.contextmanager
+    def recorded():
+        held.append(True)
+        yield
+    monkeypatch.setattr(pc, 'one_at_a_time', recorded)
+    model = md.load_model(robots.path('demo_arm'))
+    pc.warm_up(model)
+    assert held == [True]
+    pc.warm_up(model, exclusive=False)
+    assert held == [True]

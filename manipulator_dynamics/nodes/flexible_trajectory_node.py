@@ -73,6 +73,7 @@ from .qos import LATCHED
 from ..flexible.arm import FlexibleArm
 from ..flexible.dynamics import check_step, flexible_inverse_dynamics
 from ..flexible.stream import FlexibleStream
+from ..precompile import one_at_a_time
 
 
 def default_arm_config():
@@ -165,13 +166,15 @@ class FlexibleTrajectoryNode(ManagedNode):
             except ValueError as e:
                 return f'dt: {e}'
             # compile (or load) the kernels before the first target needs them
-            FlexibleStream(arm, np.zeros(arm.n), params.dt).step(np.zeros(arm.n))
+            with one_at_a_time():
+                FlexibleStream(arm, np.zeros(arm.n), params.dt).step(np.zeros(arm.n))
             self.targets = JointStates(arm.model, topic='target')
             what = f'streaming one step of {params.dt:g} s per target on {params.target_topic}'
         else:
             # compile (or load) the kernels before the first trajectory needs them
             # (with a step short enough for any arm: the parameter's step is checked per target)
-            flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
+            with one_at_a_time():
+                flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
             what = f'targets on {params.trajectory_topic}'
         self.arm = arm
         self.names_pub.publish(names_message([link.name for link in arm.links]))

@@ -200,13 +200,15 @@ def test_the_flexible_node_answers_targets_only_while_active(client, nodes):
     assert len(out) == count
 
 
-@pytest.mark.parametrize('name', sorted(NODES) + ['flexible_trajectory_node'])
-def test_unmanaged_nodes_have_no_lifecycle_services(client, nodes, name):
+def test_unmanaged_nodes_have_no_lifecycle_services(client, nodes):
     """managed:=false (the default): no ~/change_state, the node serves as it always did."""
-    nodes(name, f'urdf_path:={ARM}' if name != 'flexible_trajectory_node' else 'settle:=0.0')
-    client.wait(lambda: any(n == name for n in client.node.get_node_names()), 60.0,
-                f'{name} to start')
+    names = sorted(NODES) + ['flexible_trajectory_node']
+    for name in names:                                  # started together: one wait for all
+        nodes(name, f'urdf_path:={ARM}' if name != 'flexible_trajectory_node' else 'settle:=0.0')
+    client.wait(lambda: set(names) <= set(client.node.get_node_names()), 60.0,
+                'the nodes to start')
     client.spin(1.0)
-    services = [s for s, _ in client.node.get_service_names_and_types_by_node(name, '/')]
-    assert f'/{name}/get_parameters' in services
-    assert not any('change_state' in s for s in services), services
+    for name in names:
+        services = [s for s, _ in client.node.get_service_names_and_types_by_node(name, '/')]
+        assert f'/{name}/get_parameters' in services, (name, services)
+        assert not any('change_state' in s for s in services), (name, services)
