@@ -20,9 +20,11 @@ The whole loop on the bundled robot, no robot and no Gazebo needed.
 sim_node (the demo arm with its joint dynamics) + dynamics_node (the dynamics topics; commands off,
 the trajectory node drives) + trajectory_node (computed torque) + base_params_node, and
 demo_trajectory, which sends the demo trajectory once the loop is up.  ``params_file`` (sections
-``/**/<node>:``) is read before the demo's own settings, which win.  ``managed:=true`` starts
-dynamics_node and trajectory_node as managed nodes, which the launch configures and activates
-(``autostart:=false``: they wait for a lifecycle manager, and the demo for them).
+``/**/<node>:``) is read before the demo's own settings, which win.  ``container:=true``
+hosts dynamics_node, trajectory_node and base_params_node in one node_container process.
+``managed:=true`` starts dynamics_node and trajectory_node as managed nodes, which the launch
+configures and activates (``autostart:=false``: they wait for a lifecycle manager, and the demo
+for them).
 """
 
 import os
@@ -33,13 +35,15 @@ from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 
 from manipulator_dynamics.nodes import dynamics_node, trajectory_node
-from manipulator_dynamics.nodes.launch_support import (declared, given_parameters,
-                                                       MANAGED_ARGUMENTS, node_actions,
-                                                       parameter_files)
+from manipulator_dynamics.nodes.launch_support import (container_actions, declared,
+                                                       given_parameters, MANAGED_ARGUMENTS,
+                                                       node_actions, parameter_files, typed)
 
 ARGUMENTS = (
     ('namespace', '', 'namespace of the nodes and every topic they use'),
     ('params_file', '', 'YAML of node parameters (/**/<node>: ...)'),
+    ('container', 'false', 'true: dynamics_node, trajectory_node and base_params_node in one '
+                           'node_container process (unmanaged only)'),
 ) + MANAGED_ARGUMENTS
 
 #: node -> {its parameter: the launch argument that sets it}
@@ -59,8 +63,15 @@ def _nodes(context):
             if executable in PARAMETERS else {}
         return node_actions(context, executable, namespace,
                             files + [dict(model, **params, **given)])
-    return (node('sim_node', wait_for_command=True) + node('dynamics_node', mode='none')
-            + node('trajectory_node') + node('base_params_node') + node('demo_trajectory'))
+    sim, send = node('sim_node', wait_for_command=True), node('demo_trajectory')
+    hosted = {'dynamics_node': dict(model, mode='none'), 'trajectory_node': model,
+              'base_params_node': model}
+    managed = any(given_parameters(context, PARAMETERS[n], TABLES[n]) for n in PARAMETERS)
+    if typed(context.perform_substitution(LaunchConfiguration('container')), False,
+             'container') and not managed:
+        return sim + container_actions(namespace, files, hosted) + send
+    return sim + node('dynamics_node', mode='none') + node('trajectory_node') + \
+        node('base_params_node') + send
 
 
 def generate_launch_description():

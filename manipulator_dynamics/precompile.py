@@ -186,7 +186,8 @@ def precompile(progress=None, groups=GROUPS, jobs=None):
             seconds[group] = time.monotonic() - began
         say('kernels ready')
         return seconds
-    say(f'compiling {len(groups)} kernel groups in {jobs} processes side by side: '
+    say(f'compiling (or loading from the cache) {len(groups)} kernel groups in {jobs} '
+        'processes side by side: '
         + '; '.join(ABOUT[g] for g in groups))
     waiting, running = list(groups), {}
     while waiting or running:

@@ -89,6 +89,37 @@ def node_actions(context, executable, namespace, parameters):
     return [node, activate, change(Transition.TRANSITION_CONFIGURE)]
 
 
+def container_parameters(nodes):
+    """
+    Return a parameter file (as a dict) that gives each node of ``nodes`` its own section.
+
+    ``nodes``: ``{node name: {parameter: value}}``.  One node_container hosts them all, and
+    ``-p`` (what a launch_ros ``parameters`` dict becomes) would give every parameter to every
+    node; a ``/**/<name>:`` section reaches its node only.
+    """
+    return {f'/**/{name}': {'ros__parameters': dict(params)} for name, params in nodes.items()}
+
+
+def container_actions(namespace, files, nodes):
+    """
+    Return the launch action that starts ``nodes`` (``{executable: parameters}``) in one process.
+
+    A ``node_container`` (see :mod:`.container`) with the parameter files ``files`` first and
+    then one of :func:`container_parameters`, written here.  No ``name`` is given to the
+    action: launch_ros would rename every node of the process with it.
+    """
+    import tempfile
+
+    from launch_ros.actions import Node
+
+    handle, path = tempfile.mkstemp(prefix='node_container_', suffix='.yaml')
+    with open(handle, 'w') as f:
+        yaml.safe_dump(container_parameters(nodes), f)
+    return [Node(package='manipulator_dynamics', executable='node_container',
+                 namespace=namespace, output='screen', arguments=list(nodes),
+                 parameters=files + [path])]
+
+
 def given_parameters(context, names, table=()):
     """
     Map parameter -> typed value for each launch argument of ``names`` that is not empty.

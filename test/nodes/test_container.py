@@ -61,16 +61,13 @@ def test_the_demo_nodes_in_one_process_close_the_loop(client, processes, tmp_pat
     """
     model = md.load_model(ARM, joint_dynamics=DYNAMICS)
     msg, t, q, qd, qdd = trajectory(model, seconds=2.0, points=11)
+    from manipulator_dynamics.nodes.launch_support import container_parameters
     robot = {'urdf_path': ARM, 'joint_dynamics': DYNAMICS}
-    params = {
-        '/**/sim_node': {'ros__parameters': dict(robot, lockstep=True,
-                                                 initial_positions=q[0].tolist())},
-        '/**/trajectory_node': {'ros__parameters': dict(robot, use_sim_time=True,
-                                                        trajectory_topic='plan')},
-        '/**/arm_dynamics': {'ros__parameters': dict(robot, use_sim_time=True, mode='none',
-                                                     outputs=['gravity_torques'])},
-        '/**/base_params_node': {'ros__parameters': robot},
-    }
+    params = container_parameters({       # as demo.launch.py container:=true writes them
+        'sim_node': dict(robot, lockstep=True, initial_positions=q[0].tolist()),
+        'trajectory_node': dict(robot, use_sim_time=True, trajectory_topic='plan'),
+        'arm_dynamics': dict(robot, use_sim_time=True, mode='none', outputs=['gravity_torques']),
+        'base_params_node': robot})
     path = tmp_path / 'nodes.yaml'
     path.write_text(yaml.safe_dump(params))
     container = processes('node_container', args=(

@@ -114,7 +114,8 @@ def test_ros2_control_description_loads_in_our_model():
 #: Launch arguments that set no node parameter, and where they go instead.
 LAUNCH_LEVEL = {'namespace': "the nodes' namespace", 'params_file': 'parameter files, read first',
                 'world': "Gazebo's world (gz_sim.launch.py)",
-                'autostart': 'the transitions the launch makes (launch_support.node_actions)'}
+                'autostart': 'the transitions the launch makes (launch_support.node_actions)',
+                'container': 'one node_container process (launch_support.container_actions)'}
 
 
 def launch_data(path):

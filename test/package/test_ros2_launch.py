@@ -286,14 +286,17 @@ def test_flexible_launch_streams_one_step_per_target(ros2, client):
     assert_clean_exit(*ros2.ctrl_c(launch))
 
 
-def test_demo_launch_runs_and_ctrl_c_ends_it_cleanly(ros2, client):
+@pytest.mark.parametrize('arguments', [(), ('container:=true',), ('managed:=true',)],
+                         ids=['apart', 'container', 'managed'])
+def test_demo_launch_runs_and_ctrl_c_ends_it_cleanly(ros2, client, arguments):
     """
     ``ros2 launch manipulator_dynamics demo.launch.py``, then a terminal's Ctrl-C.
 
     The terminal's SIGINT reaches launch and all five nodes at once, then launch sends its own:
-    every node gets two, and each must still end with exit code 0 and no traceback.
+    every node gets two, and each must still end with exit code 0 and no traceback.  The same
+    with the package's nodes in one node_container, and managed (the launch activates them).
     """
-    launch = ros2.start('launch', 'manipulator_dynamics', 'demo.launch.py')
+    launch = ros2.start('launch', 'manipulator_dynamics', 'demo.launch.py', *arguments)
     commands = client.listen(Float64MultiArray, '/effort_controller/commands', 100)
     client.wait(lambda: len(commands) > 200, timeout=90,
                 what='the demo loop to command the simulated arm')
