@@ -68,18 +68,22 @@ def one_at_a_time():
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def warm_up(model, contact=False, exclusive=True):
+def warm_up(model, contact=False, exclusive=True, pushes=False):
     """
     Run every rigid-body kernel a node uses once on ``model``, single state and batch.
 
     ``contact``: the momentum observer's and the contact wrench's too (dynamics_node with
-    ``external_torques``).  ``exclusive`` (a node's start): under :func:`one_at_a_time`, so
-    that nodes started together never compile a kernel twice; :func:`precompile`'s groups,
-    each in a process of its own, compile side by side without it.
+    ``external_torques``).  ``pushes``: the forward dynamics under external wrenches too
+    (sim_node's internal engine, whose pushes take that path: 20 s to compile on a cold cache,
+    which a push would otherwise stall the simulation for; not in a precompiled group, which
+    it would take past a minute on two cores).  ``exclusive`` (a node's start): under
+    :func:`one_at_a_time`, so that nodes started together never compile a kernel twice;
+    :func:`precompile`'s groups, each in a process of its own, compile side by side without
+    it.
     """
     if exclusive:
         with one_at_a_time():
-            return warm_up(model, contact, exclusive=False)
+            return warm_up(model, contact, exclusive=False, pushes=pushes)
     from .rigid.crba import inertia_matrix
     from .rigid.forward import forward_dynamics
     from .rigid.rnea import bias_forces, gravity_torques, inverse_dynamics
@@ -99,6 +103,15 @@ def warm_up(model, contact=False, exclusive=True):
                 pass
         if contact:
             _warm_contact(model)
+        if pushes:
+            _warm_pushes(model)
+
+
+def _warm_pushes(model):
+    """Run the forward dynamics under an external wrench (the batched kernel's path)."""
+    from .rigid.forward import forward_dynamics
+    z = np.zeros(model.n)
+    forward_dynamics(model, z, z, z, {model.link_names[-1]: np.zeros(6)})
 
 
 def _warm_contact(model):

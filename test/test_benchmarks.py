@@ -106,3 +106,14 @@ def test_the_raw_echo_reads_the_positions_from_the_bytes():
         msg.header.stamp.sec = 7
         out = deserialize_message(positions_as_array(serialize_message(msg)), Float64MultiArray)
         assert list(out.data) == list(msg.position) and not out.layout.dim
+
+
+def test_bench_soak_reports_memory_and_latency_over_the_run():
+    """Three seconds of the soak, the URDF replaced every second: its table and its verdicts."""
+    needs_ros()
+    out = run('bench_soak.py', '--minutes', '0.05', '--replace-every', '1')
+    assert 'robot_description replaced 2 times' in out, out
+    row = re.search(r'^ +1 +([\d.]+) +(\d+) +([\d.]+) +([\d.]+) ', out, re.MULTILINE)
+    assert row and float(row.group(1)) > 50 and int(row.group(2)) > 1000, out
+    assert re.search(r'growth [+-][\d.]+ MB \(goal < 5 MB\)', out), out
+    assert re.search(r'p99 last minute / first minute: [\d.]+', out), out

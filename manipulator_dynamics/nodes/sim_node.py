@@ -194,7 +194,7 @@ class SimNode(Node):
                                          f'{self.dt:g} s, got {params.timestep:g} s')
         engine = default_engine() if params.engine == 'auto' else params.engine
         if engine == 'internal':
-            warm_up(self.model)
+            warm_up(self.model, pushes=True)          # push_link may be set at any time
         try:
             with warnings_logged(self.get_logger()):
                 self.plant = make_plant(engine, self.model, np.asarray(initial, dtype=float),

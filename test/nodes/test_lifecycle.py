@@ -57,7 +57,7 @@ def commanding(client, controller, what, since=0):
     client.wait(lambda: after(controller, since), 60.0, f'commands {what}')
 
 
-def quiet(client, controller, since, seconds=1.0):
+def quiet(client, controller, since, seconds=0.5):
     """Spin ``seconds`` with states flowing; assert no command was written after ``since``."""
     client.spin(seconds)
     late = after(controller, since)
@@ -112,10 +112,10 @@ def test_every_transition_over_dds_and_no_command_unless_active(client, nodes, n
     for step, goal in (('deactivate', 'inactive'), ('cleanup', 'unconfigured')):
         success, at = life.change(step)
         assert success and life.state() == goal, (step, life.state())
-        quiet(client, controller, at, 0.5)
+        quiet(client, controller, at)
     success, at = life.change('configure')
     assert success and life.state() == 'inactive'
-    quiet(client, controller, at, 0.5)
+    quiet(client, controller, at)
     success, at = life.change('shutdown')
     assert success
     code, output = node.wait(30.0)
