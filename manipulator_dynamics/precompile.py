@@ -111,7 +111,10 @@ def _warm_pushes(model):
     """Run the forward dynamics under an external wrench (the batched kernel's path)."""
     from .rigid.forward import forward_dynamics
     z = np.zeros(model.n)
-    forward_dynamics(model, z, z, z, {model.link_names[-1]: np.zeros(6)})
+    try:
+        forward_dynamics(model, z, z, z, {model.link_names[-1]: np.zeros(6)})
+    except ValueError:            # a singular M: the node reports it when it meets it
+        pass
 
 
 def _warm_contact(model):
@@ -131,8 +134,16 @@ def _warm_contact(model):
 #: other's compiled code, so that each can compile in a process of its own.
 GROUPS = ('rigid', 'base-parameters', 'contact', 'flexible')
 
+#: Kernels no node calls, only the library's users (the Coriolis matrix, UDU^T, batched M and
+#: h, forward dynamics under external wrenches, the offline momentum residual): compiled when
+#: asked for (``--only library``; ``dev.py test`` asks, beside the nodes' groups, so that the
+#: suite does not compile them one by one on one core), never at install.
+LIBRARY = 'library'
+
 #: What each group compiles, as the progress lines say it.
-ABOUT = {'rigid': 'the rigid-body kernels (inverse, forward dynamics, inertia matrix, Jacobians)',
+ABOUT = {LIBRARY: "the library's offline kernels (Coriolis matrix, UDU^T, batched M and h, "
+         'external wrenches, momentum residual)',
+         'rigid': 'the rigid-body kernels (inverse, forward dynamics, inertia matrix, Jacobians)',
          'base-parameters': 'the base-parameter and regressor kernels (energy, dynamic)',
          'contact': 'the momentum observer, contact detection and wrench kernels',
          'flexible': 'the flexible-link kernels'}
@@ -153,6 +164,8 @@ def compile_group(name):
         from .identification.base_parameters import base_parameters
         for method in ('energy', 'dynamic'):
             base_parameters(model, method=method, friction=True, armature=True)
+    elif name == LIBRARY:
+        _warm_library(model)
     elif name == 'flexible':
         from .flexible.arm import FlexibleArm
         from .flexible.dynamics import flexible_inverse_dynamics
@@ -162,7 +175,23 @@ def compile_group(name):
         FlexibleStream(arm, np.zeros(arm.n), 1e-6).step(np.zeros(arm.n))  # mode:=stream's
         arm.natural_frequencies(count=2)
     else:
-        raise ValueError(f'no kernel group {name!r} (groups: {", ".join(GROUPS)})')
+        raise ValueError(f'no kernel group {name!r} (groups: {", ".join(GROUPS + (LIBRARY,))})')
+
+
+def _warm_library(model):
+    """Run the library's kernels that no node calls, single state and batch."""
+    from . import coriolis_matrix, momentum_residual, udut
+    from .rigid.crba import inertia_matrix
+    from .rigid.rnea import bias_forces
+    z, batch = np.zeros(model.n), np.zeros((2, model.n))
+    coriolis_matrix(model, z, z)
+    coriolis_matrix(model, batch, batch)
+    udut(model, z)
+    inertia_matrix(model, batch)
+    bias_forces(model, batch, batch)
+    _warm_pushes(model)
+    momentum_residual(model, np.arange(3) * 1e-3, np.zeros((3, model.n)),
+                      np.zeros((3, model.n)), np.zeros((3, model.n)))
 
 
 def precompile(progress=None, groups=GROUPS, jobs=None):
@@ -179,10 +208,11 @@ def precompile(progress=None, groups=GROUPS, jobs=None):
     import os
     import subprocess
 
-    unknown = [g for g in groups if g not in GROUPS]
+    every = (GROUPS[0], LIBRARY) + GROUPS[1:]        # the longest first, side by side
+    unknown = [g for g in groups if g not in every]
     if unknown:
-        raise ValueError(f'no kernel group {unknown[0]!r} (groups: {", ".join(GROUPS)})')
-    groups = [g for g in GROUPS if g in groups]
+        raise ValueError(f'no kernel group {unknown[0]!r} (groups: {", ".join(every)})')
+    groups = [g for g in every if g in groups]
     jobs = min(len(groups), jobs or os.cpu_count() or 1)
     start = time.monotonic()
 
@@ -232,10 +262,11 @@ def main(argv=None):
 
     parser = argparse.ArgumentParser(description='Compile the kernels into the cache.')
     parser.add_argument('--only', metavar='GROUP[,GROUP...]', help='these groups only ('
-                        + ', '.join(GROUPS) + '; default all)')
+                        + ', '.join(GROUPS + (LIBRARY,)) + '; default: ' + ', '.join(GROUPS)
+                        + ')')
     parser.add_argument('--jobs', type=int, help='processes side by side (default: one per '
                         'core)')
-    parser.add_argument('--group', choices=GROUPS, help=argparse.SUPPRESS)   # one, here
+    parser.add_argument('--group', choices=GROUPS + (LIBRARY,), help=argparse.SUPPRESS)
     parser.add_argument('--quiet', action='store_true', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.group:

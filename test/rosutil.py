@@ -261,7 +261,9 @@ class Lifecycle:
     def state(self):
         """Return the node's state label (get_state, idempotent: asked again if unanswered)."""
         from lifecycle_msgs.srv import GetState
-        return self.client.call(self.get, GetState.Request()).current_state.label
+        # asked again after 2 s, not 10: an answer DDS drops (sent before its path matched) is
+        # common at a node's start, and a get_state costs the node nothing
+        return self.client.call(self.get, GetState.Request(), attempt=2.0).current_state.label
 
     def change(self, transition):
         """

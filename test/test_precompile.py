@@ -43,8 +43,8 @@ def test_one_job_compiles_here_in_the_groups_order():
 
 
 def test_an_unknown_group_is_refused_naming_the_groups(capsys):
-    with pytest.raises(ValueError, match="no kernel group 'gravity' .*rigid, base-parameters, "
-                       'contact, flexible'):
+    with pytest.raises(ValueError, match="no kernel group 'gravity' .*rigid, library, "
+                       'base-parameters, contact, flexible'):
         pc.precompile(groups=('rigid', 'gravity'))
     with pytest.raises(SystemExit):
         pc.main(['--only', 'rigid,gravity'])
@@ -91,3 +91,12 @@ def test_a_nodes_warm_up_holds_the_lock_and_precompile_groups_do_not(monkeypatch
     assert held == [True]
     pc.warm_up(model, exclusive=False)
     assert held == [True]
+
+
+def test_the_library_group_is_compiled_only_when_asked_for():
+    """The install compiles the nodes' groups; the library's offline kernels only on request."""
+    assert pc.LIBRARY not in pc.GROUPS
+    said = []
+    seconds = pc.precompile(said.append, groups=(pc.LIBRARY,), jobs=1)
+    assert list(seconds) == ['library']
+    assert said[0].startswith("compiling the library's offline kernels (Coriolis matrix")
