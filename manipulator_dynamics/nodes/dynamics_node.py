@@ -236,11 +236,14 @@ class DynamicsNode(ManagedNode):
         merged in turn, the command is computed once, from the newest, and then the observer
         reads each (it needs every interval's efforts).  The executor then finds none left.
         """
+        subscription = self.state_sub
+        if subscription is None:    # deactivated: a state the executor had taken before it
+            return
         if self.states is None or self.source.model is None:
             self._warn('joint_states received but no robot model yet (robot_description, '
                        'urdf_path)')
             return
-        behind = queued(self.state_sub, self.params.state_queue)
+        behind = queued(subscription, self.params.state_queue)
         now = self.now_ns()
         if not behind:                          # the 1 kHz path: nobody waiting
             read = [(self._read(data, now), info)]
@@ -278,7 +281,7 @@ class DynamicsNode(ManagedNode):
 
     def _on_desired(self, msg):
         model = self.source.model
-        if model is None:
+        if model is None or self.desired_sub is None:      # no model, or deactivated
             return
         try:
             if len(msg.points) != 1:

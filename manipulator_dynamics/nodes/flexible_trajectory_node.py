@@ -204,6 +204,8 @@ class FlexibleTrajectoryNode(ManagedNode):
         self.arm = self.targets = None
 
     def _on_target(self, data):
+        if not self.inputs:                 # deactivated: a target taken before it
+            return
         arm, dt = self.arm, self.params.dt
         try:
             state = self.targets.read_serialized(data, self.now_ns())
@@ -246,7 +248,7 @@ class FlexibleTrajectoryNode(ManagedNode):
         return response
 
     def _on_trajectory(self, msg):
-        if not msg.points:
+        if not msg.points or not self.inputs:         # empty, or deactivated (taken before)
             return
         try:
             plan = Plan(self.arm.model, msg)

@@ -194,7 +194,7 @@ class TrajectoryNode(ManagedNode):
             self.plan = None                   # a running trajectory survives a same-joint reload
 
     def _on_state(self, data):
-        if self.states is None:
+        if self.states is None or not self.inputs:   # no model, or deactivated (taken before)
             return
         began = time.perf_counter_ns()
         self.read += 1
@@ -218,6 +218,8 @@ class TrajectoryNode(ManagedNode):
                 self.window.record(time.perf_counter_ns() - began)
 
     def _on_trajectory(self, msg):
+        if not self.inputs:                 # deactivated: a message taken before it
+            return
         model = self.source.model
         if model is None:
             self.throttle.warn('no model', 'trajectory dropped: no robot model yet')

@@ -20,6 +20,7 @@ time its publisher wrote it; a transition's answer comes after the node made it,
 written after the answer to ``deactivate`` (or while unconfigured) is one too many.
 """
 
+import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import pytest
 
@@ -73,7 +74,6 @@ NODES = {
 def start_commands(client, name, pub):
     """Make ``name`` command once active: states do for both, trajectory_node needs a plan."""
     if name == 'trajectory_node':
-        import manipulator_dynamics as md
         msg, *_ = trajectory(md.load_model(ARM), seconds=30.0, points=11)
         client.wait_for_subscriber(pub)
         pub.publish(msg)
@@ -212,3 +212,40 @@ def test_unmanaged_nodes_have_no_lifecycle_services(client, nodes):
         services = [s for s, _ in client.node.get_service_names_and_types_by_node(name, '/')]
         assert f'/{name}/get_parameters' in services, (name, services)
         assert not any('change_state' in s for s in services), (name, services)
+
+
+@pytest.mark.parametrize('name', sorted(NODES))
+def test_a_message_taken_before_a_deactivation_is_dropped_after_it(ros, name):
+    """
+    The executor may hand over a state it took before ``deactivate`` destroyed its subscription.
+
+    Under load (three busy processes beside the test) that state reached dynamics_node's
+    callback after the deactivation and its dead subscription ended the process.  Here the
+    callbacks are called straight after ``deactivate`` (and after ``cleanup``): nothing raises,
+    nothing is commanded.
+    """
+    import importlib
+
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
+    module = importlib.import_module(f'manipulator_dynamics.nodes.{name}')
+    node_class = {'dynamics_node': 'DynamicsNode', 'trajectory_node': 'TrajectoryNode'}[name]
+    node = getattr(module, node_class)(context=ros, parameter_overrides=[
+        Parameter('managed', value=True), Parameter('urdf_path', value=ARM),
+        Parameter('controller_name', value='-')])
+    state = serialize_message(JointState(name=MODEL_JOINTS, position=[0.1] * 7))
+    plan, *_ = trajectory(md.load_model(ARM))
+    try:
+        for transition in ('configure', 'activate', 'deactivate', 'cleanup'):
+            getattr(node, f'trigger_{transition}')()
+            if transition in ('deactivate', 'cleanup'):
+                if name == 'dynamics_node':
+                    node._on_state(state, {'received_timestamp': 0})
+                    node._on_desired(plan)
+                else:
+                    node._on_state(state)
+                    node._on_trajectory(plan)
+                    node._on_timer()
+        assert node.command.sent == 0
+    finally:
+        node.destroy_node()
