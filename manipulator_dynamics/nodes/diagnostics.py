@@ -67,26 +67,44 @@ class Report:
 
 
 class Window:
-    """Counts and durations of the last report's window, reset at each report."""
+    """The durations of the last report's window and how far a node's counts moved in it."""
 
     def __init__(self):
         self.samples = []
         self.since = time.monotonic()
+        self.counts = {}                  # the totals at the last take
 
     def record(self, ns):
         """Add one duration (ns): a state's latency in the node."""
         self.samples.append(ns)
 
-    def take(self):
-        """Return ``(seconds since the last take, durations (ns) recorded since)``; start anew."""
+    def take(self, counts):
+        """
+        Return ``(seconds, durations (ns), moved)`` since the last take; start anew.
+
+        ``counts``: the node's totals now (``{name: count}``); ``moved``: each one's increase.
+        """
         now = time.monotonic()
         seconds, samples = now - self.since, self.samples
-        self.since, self.samples = now, []
-        return seconds, samples
+        moved = {k: v - self.counts.get(k, 0) for k, v in counts.items()}
+        self.since, self.samples, self.counts = now, [], dict(counts)
+        return seconds, samples, moved
 
 
-def latency_values(report, samples, what):
-    """Add the window's latency p50 and p99 (ms) of ``samples`` (ns) to ``report``."""
+#: The counts of a commanding node's window, as its values name them.
+COUNTED = (('superseded', 'superseded states'), ('stale', 'stale states'),
+           ('clamped', 'clamped commands'))
+
+
+def stream_values(report, seconds, moved, samples, what):
+    """
+    Add a commanding node's window to ``report``: its rates, its latency, its counts.
+
+    ``moved``: :meth:`Window.take`'s (``read`` and ``sent`` states and commands, and those of
+    :data:`COUNTED` the node keeps); ``samples``: its latencies (ns), measured as ``what`` says.
+    """
+    report.add('states in (Hz)', moved['read'] / seconds)
+    report.add('commands out (Hz)', moved['sent'] / seconds)
     if samples:
         p50, p99 = np.percentile(np.asarray(samples, dtype=float) * 1e-6, [50, 99])
         report.add(f'latency p50 (ms, {what})', float(p50))
@@ -94,6 +112,17 @@ def latency_values(report, samples, what):
     else:
         report.add(f'latency p50 (ms, {what})', '-')
         report.add(f'latency p99 (ms, {what})', '-')
+    for key, name in COUNTED:
+        if key in moved:
+            report.add(f'{name} (last {seconds:.3g} s)', moved[key])
+
+
+def stream_warnings(report, moved):
+    """Say the window's stale states and clamped commands (WARN, as the log warns of each)."""
+    if moved['stale']:
+        report.say(WARN, f'{moved["stale"]} stale joint states dropped')
+    if moved['clamped']:
+        report.say(WARN, f'{moved["clamped"]} commands clamped to the URDF effort limits')
 
 
 class Said:

@@ -48,7 +48,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
 from .contact import CONTACT_PARAMS, ContactOutput, gain_check
-from .diagnostics import Diagnostics, latency_values, WARN, Window
+from .diagnostics import Diagnostics, stream_values, stream_warnings, WARN, Window
 from .joint_states import (joint_state_params, joint_states_qos, JointStates, on_time_jump_back,
                            queued)
 from .lifecycle import MANAGED_PARAM, ManagedNode
@@ -139,8 +139,7 @@ class DynamicsNode(ManagedNode):
         self.state_sub = self.desired_sub = None
         self.superseded = 0                     # states read but not commanded (a newer one was)
         self.read = self.stale = self.clamped = 0          # states read, stale, commands clamped
-        self.window = Window()                  # the latencies of the current /diagnostics window
-        self.seen = {}                          # the counts at the last report
+        self.window = Window()                  # the current /diagnostics window
         self.jumps = on_time_jump_back(self, self._on_time_jump)
         self.diagnostics = Diagnostics(self, 'dynamics and effort commands', self._diagnose)
         self.start()
@@ -308,18 +307,11 @@ class DynamicsNode(ManagedNode):
 
     # --- /diagnostics ----------------------------------------------------------------------------
     def _diagnose(self, report):
-        seconds, latencies = self.window.take()
-        counts = {'read': self.read, 'sent': self.command.sent, 'superseded': self.superseded,
-                  'stale': self.stale, 'clamped': self.clamped}
-        new = {k: v - self.seen.get(k, 0) for k, v in counts.items()}
-        self.seen = counts
+        seconds, latencies, new = self.window.take({
+            'read': self.read, 'sent': self.command.sent, 'superseded': self.superseded,
+            'stale': self.stale, 'clamped': self.clamped})
         report.add('mode', self.params.mode)
-        report.add('states in (Hz)', new['read'] / seconds)
-        report.add('commands out (Hz)', new['sent'] / seconds)
-        latency_values(report, latencies, 'DDS receipt to command')
-        for key, what in (('superseded', 'superseded states'), ('stale', 'stale states'),
-                          ('clamped', 'clamped commands')):
-            report.add(f'{what} (last {seconds:.3g} s)', new[key])
+        stream_values(report, seconds, new, latencies, 'DDS receipt to command')
         level, text = self.command.state()
         report.add('controller', text)
         observer, said = self.contact.summary()
@@ -337,10 +329,7 @@ class DynamicsNode(ManagedNode):
             report.say(level, text)
         if new['read'] == 0:
             report.say(WARN, 'waiting for joint_states')
-        if new['stale']:
-            report.say(WARN, f'{new["stale"]} stale joint states dropped')
-        if new['clamped']:
-            report.say(WARN, f'{new["clamped"]} commands clamped to the URDF effort limits')
+        stream_warnings(report, new)
 
     # --- outputs ------------------------------------------------------------------------------
     def _publish(self, q, qd, effort, stamp, received=None):

@@ -56,7 +56,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._parameters import finite_positive, Param, Parameters
 from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
-from .diagnostics import Diagnostics, latency_values, WARN, Window
+from .diagnostics import Diagnostics, stream_values, stream_warnings, WARN, Window
 from .joint_states import (JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_time_jump_back,
                            Plan)
 from .lifecycle import MANAGED_PARAM, ManagedNode
@@ -116,8 +116,7 @@ class TrajectoryNode(ManagedNode):
         self.source = ModelSource(self, params, self._on_model)
         self.inputs, self.timer = [], None
         self.read = self.stale = self.clamped = 0          # states read, stale, commands clamped
-        self.window = Window()                  # the latencies of the current /diagnostics window
-        self.seen = {}                          # the counts at the last report
+        self.window = Window()                  # the current /diagnostics window
         self.jumps = on_time_jump_back(self, self._on_time_jump)
         self.diagnostics = Diagnostics(self, 'trajectory streaming', self._diagnose)
         self.start()
@@ -286,21 +285,15 @@ class TrajectoryNode(ManagedNode):
         return self.command.publish(tau)
 
     def _diagnose(self, report):
-        seconds, latencies = self.window.take()
-        counts = {'read': self.read, 'sent': self.command.sent, 'stale': self.stale,
-                  'clamped': self.clamped}
-        new = {k: v - self.seen.get(k, 0) for k, v in counts.items()}
-        self.seen = counts
+        seconds, latencies, new = self.window.take({
+            'read': self.read, 'sent': self.command.sent, 'stale': self.stale,
+            'clamped': self.clamped})
         plan = self.plan
         report.add('trajectory', 'none' if plan is None else
                    f'{len(plan.t)} points over {plan.t[-1]:.3g} s, at '
                    f'{(self.now_ns() - self.start_ns) * 1e-9:.3g} s')
         report.add('feedback', self.params.feedback)
-        report.add('states in (Hz)', new['read'] / seconds)
-        report.add('commands out (Hz)', new['sent'] / seconds)
-        latency_values(report, latencies, 'state callback to command')
-        for key, what in (('stale', 'stale states'), ('clamped', 'clamped commands')):
-            report.add(f'{what} (last {seconds:.3g} s)', new[key])
+        stream_values(report, seconds, new, latencies, 'state callback to command')
         level, text = self.command.state()
         report.add('controller', text)
         if not self.say_state(report):
@@ -311,10 +304,7 @@ class TrajectoryNode(ManagedNode):
         report.say(level, text if level or plan is not None else 'no trajectory: no commands')
         if plan is not None and self.params.feedback and new['read'] == 0:
             report.say(WARN, 'feedback on but no joint_states: feed-forward only')
-        if new['stale']:
-            report.say(WARN, f'{new["stale"]} stale joint states dropped')
-        if new['clamped']:
-            report.say(WARN, f'{new["clamped"]} commands clamped to the URDF effort limits')
+        stream_warnings(report, new)
 
     def _publish_desired(self):
         plan, model = self.plan, self.source.model
