@@ -34,7 +34,7 @@ from .identification.base_parameters import base_parameters
 from .identification.estimate import cross_validate, identify, select_friction
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .identification.friction import FRICTION_LAWS, friction_summary
-from .identification.gains import identify_gains, KnownPayload
+from .identification.gains import identify_gains, KnownLink, KnownPayload
 from .identification.least_squares import std_summary
 from .identification.logs import CUTOFF_HZ, IdentificationError, stamps_summary
 from .identification.selection import cutoff_summary, prior_weight_summary
@@ -315,21 +315,31 @@ def _estimate_table(model, estimate):
     return table
 
 
-def _payload(text):
-    """``--payload LINK:MASS[:X,Y,Z[:IXX,IXY,IXZ,IYY,IYZ,IZZ]]``: a :class:`KnownPayload`."""
+def _inertials(text, make, no_com):
+    """Read ``LINK:MASS[:X,Y,Z[:IXX,IXY,IXZ,IYY,IYZ,IZZ]]`` into ``make(link, mass, com, I)``."""
     parts = text.split(':')
     try:
         if not 2 <= len(parts) <= 4:
             raise ValueError
-        com = [float(x) for x in parts[2].split(',')] if len(parts) > 2 else [0.0] * 3
+        com = tuple(float(x) for x in parts[2].split(',')) if len(parts) > 2 else no_com
         inertia = [float(x) for x in parts[3].split(',')] if len(parts) > 3 else None
-        if len(com) != 3 or (inertia is not None and len(inertia) != 6):
+        if (com is not None and len(com) != 3) or (inertia is not None and len(inertia) != 6):
             raise ValueError
-        return KnownPayload(parts[0], float(parts[1]), tuple(com), inertia)
+        return make(parts[0], float(parts[1]), com, inertia)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f'{text!r} is not LINK:MASS[:X,Y,Z[:IXX,IXY,IXZ,IYY,IYZ,IZZ]] (kg; centre of mass '
             'in m in the link frame; inertia about it, kg m^2)') from None
+
+
+def _payload(text):
+    """``--payload LINK:MASS[:X,Y,Z[:IXX,...]]``: a :class:`KnownPayload` (a point mass at 0)."""
+    return _inertials(text, KnownPayload, (0.0, 0.0, 0.0))
+
+
+def _known_link(text):
+    """``--known-link LINK:MASS[:X,Y,Z[:IXX,...]]``: a :class:`KnownLink` (the rest identified)."""
+    return _inertials(text, KnownLink, None)
 
 
 def cmd_identify_gains(args):
@@ -338,15 +348,16 @@ def cmd_identify_gains(args):
         raise ValueError('--payload-log needs --payload LINK:MASS[:X,Y,Z[:IXX,...]]: what the '
                          'run carried')
     found = identify_gains(model, args.data, args.payload_log, args.payload,
-                           friction=args.friction, armature=args.armature, cutoff=args.cutoff,
-                           still=args.still, retime=not args.stamps_as_logged)
+                           known=args.known_link or (), friction=args.friction,
+                           armature=args.armature, cutoff=args.cutoff, still=args.still,
+                           retime=not args.stamps_as_logged)
     rows = [[j, _fmt(nominal), _fmt(g), _fmt(s), f'{100 * s / abs(g):.3g}', _fmt(kt)]
             for j, nominal, g, s, kt in zip(found.joints, found.nominal, found.gains, found.std,
                                             found.torque_constants)]
     estimate = found.estimate
     title = (f'identified the drive gains of {model.name} and {estimate.base.count} base '
              f'parameters from {estimate.data_summary()}, the scale fixed by '
-             f'{found.payload.mass:g} kg on {found.payload.link}; condition number '
+             f'{found.fixed_by}; condition number '
              f'{estimate.condition:.3g}')
     table = _table(['motor', 'nominal N m/A', 'gain N m/A', 'std', 'std %',
                     'torque constant at motor'], rows)
@@ -614,7 +625,8 @@ def build_parser():
     p = command('identify-gains', cmd_identify_gains, "identify each motor's drive gain "
                 '(torque per ampere at its joint) with the base parameters, from logs of motor '
                 'currents (time, <joint>.current, <joint>.position or <joint>.motor_position '
-                'through --transmissions); the scale is fixed by a run with a known payload '
+                'through --transmissions); the scale is fixed by a run with a known payload, '
+                'or by the known masses of links a prismatic joint carries '
                 "(Gautier & Briot's global identification)")
     p.add_argument('data', nargs='+', help='CSV logs of the robot without the payload')
     p.add_argument('--payload-log', metavar='LOG', action='append', help='a CSV log of the '
@@ -622,6 +634,12 @@ def build_parser():
     p.add_argument('--payload', type=_payload, metavar='LINK:MASS[:X,Y,Z[:IXX,...]]',
                    help='the payload of --payload-log: its link, mass in kg, centre of mass in '
                    'the link frame (m) and inertia about it (kg m^2; default a point mass)')
+    p.add_argument('--known-link', type=_known_link, action='append',
+                   metavar='LINK:MASS[:X,Y,Z[:IXX,...]]', help="a link's known mass (with what "
+                   'is fixed to it), centre of mass and inertia, as --payload (repeatable; what '
+                   'is not given is identified): fixes the scale where it determines base '
+                   'parameters (the masses a prismatic joint carries); else an error names the '
+                   'grouping equations it is caught in')
     p.add_argument('--friction', default='coulomb', choices=['none', 'coulomb', 'offset'],
                    help='joint friction law (default coulomb)')
     p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')

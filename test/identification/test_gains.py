@@ -28,7 +28,7 @@ import dataclasses
 from conftest import coupled, ERD, erd, exciting
 import manipulator_dynamics as md
 from manipulator_dynamics import csvlog
-from manipulator_dynamics.identification.gains import identify_gains, KnownPayload
+from manipulator_dynamics.identification.gains import identify_gains, KnownLink, KnownPayload
 from manipulator_dynamics.identification.logs import read_csv
 from manipulator_dynamics.transmissions import load, TransmissionError
 import numpy as np
@@ -164,10 +164,33 @@ def test_the_identified_constants_read_the_currents_as_torques(logged, identifie
 
 def test_without_a_payload_run_the_error_says_what_to_add(logged):
     _, _, nominal, bare, _ = logged
-    for loaded, payload in ((None, PAYLOAD), ([], PAYLOAD), (bare, None)):
+    for loaded, payload in ((None, PAYLOAD), ([], PAYLOAD)):
         with pytest.raises(md.IdentificationError, match=r'known mass to fix their scale.*'
-                           r'--payload-log LOG --payload LINK:MASS'):
+                           r'--payload-log LOG --payload LINK:MASS.*--known-link LINK:MASS'):
             identify_gains(nominal, bare, loaded, payload)
+    with pytest.raises(md.IdentificationError, match='runs with a payload need the payload'):
+        identify_gains(nominal, bare, bare, None)
+
+
+def test_a_revolute_arms_link_mass_alone_says_where_it_is_regrouped(logged):
+    truth, _, nominal, bare, loaded = logged
+    # a UR5's last link mass moves no base parameter alone: the error names its equations
+    with pytest.raises(md.IdentificationError, match=r'known M_wrist_3_link cannot fix the '
+                       r"gains' scale: it is regrouped with parameters nobody gave: .*"
+                       r'M_wrist_3_link.*a run with a known payload'):
+        identify_gains(nominal, bare, known=[KnownLink(LINK, 0.19)])
+    for bad, complaint in ((KnownLink('tool0', 0.1), "'tool0' is fixed to 'wrist_3_link'"),
+                           (KnownLink('no_link', 1.0), "'no_link' is not a link"),
+                           (KnownLink('base_link', 1.0), 'fixed to the base'),
+                           (KnownLink(LINK, -1.0), 'mass must be finite and > 0'),
+                           (KnownLink(LINK, 1.0, inertia=np.eye(3)), 'needs the centre of mass'),
+                           (KnownLink(LINK, 1.0, (0, 0, 0), np.diag([1.0, 1.0, 3.0])),
+                            'inertia .*triangle'),
+                           ('wrist_3_link', 'known must hold KnownLink')):
+        with pytest.raises(md.IdentificationError, match=complaint):
+            identify_gains(nominal, bare, loaded, PAYLOAD, known=[bad])
+    with pytest.raises(md.IdentificationError, match='wrist_3_link is given twice'):
+        identify_gains(nominal, bare, known=[KnownLink(LINK, 1.0), KnownLink(LINK, 1.0)])
 
 
 def test_bad_gain_inputs_are_refused_by_name(logged, tmp_path):
@@ -233,3 +256,162 @@ def test_the_command_line_walks_the_same_path(logged, identified, tmp_path, caps
     assert main(['identify', urdf, bare, '--transmissions', str(out), '--armature',
                  '--cutoff', '10', '--still', '0.01', '--format', 'json']) == 0
     assert capsys.readouterr().out.lstrip().startswith('{')
+
+
+# ---------------------------------------------------------------------------------------------------
+# The scale fixed by known link masses: a column lift carrying an arm (a mobile manipulator's),
+# and a SCARA, whose quill's mass fixes its lift alone
+# ---------------------------------------------------------------------------------------------------
+
+def _inertial(mass, com, moments):
+    x, y, z = com
+    return (f'<inertial><origin xyz="{x} {y} {z}"/><mass value="{mass}"/><inertia '
+            f'ixx="{moments[0]}" ixy="0" ixz="0" iyy="{moments[1]}" iyz="0" izz="{moments[2]}"/>'
+            '</inertial>')
+
+
+def _joint(name, kind, parent, child, xyz, axis, bound):
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz}"/><axis xyz="{axis}"/><limit lower="{-bound}" upper="{bound}" '
+            'effort="200" velocity="3"/></joint>')
+
+
+def robot_urdf(name, links, joints):
+    """Return a URDF of ``links`` ``{name: (mass, com, principal moments)}`` and ``joints``."""
+    body = ''.join(f'<link name="{k}">{_inertial(*v)}</link>' for k, v in links.items())
+    return (f'<robot name="{name}"><link name="base_link"/>{body}'
+            + ''.join(_joint(*j) for j in joints) + '</robot>')
+
+
+#: A vertical lift under a yaw-pitch-pitch arm.
+LIFT_LINKS = {'carriage': (5.0, (0.02, 0.0, 0.05), (0.03, 0.03, 0.02)),
+              'turret': (3.0, (0.0, 0.01, 0.06), (0.01, 0.012, 0.008)),
+              'upper_arm': (2.5, (0.18, 0.0, 0.01), (0.004, 0.03, 0.03)),
+              'forearm': (1.2, (0.15, 0.01, 0.0), (0.002, 0.012, 0.012))}
+LIFT_JOINTS = (('lift', 'prismatic', 'base_link', 'carriage', '0 0 0.3', '0 0 1', 1.5),
+               ('yaw', 'revolute', 'carriage', 'turret', '0.1 0 0.1', '0 0 1', 3),
+               ('shoulder', 'revolute', 'turret', 'upper_arm', '0 0 0.12', '0 1 0', 3),
+               ('elbow', 'revolute', 'upper_arm', 'forearm', '0.35 0 0', '0 1 0', 3))
+#: A SCARA: two arms about vertical axes, a quill lifting and turning the tool.
+SCARA_LINKS = {'arm1': (6.0, (0.17, 0.01, 0.02), (0.01, 0.07, 0.07)),
+               'arm2': (4.0, (0.14, -0.01, 0.0), (0.008, 0.04, 0.04)),
+               'quill': (1.5, (0.0, 0.0, -0.1), (0.006, 0.006, 0.0005)),
+               'tool': (0.8, (0.02, 0.01, -0.05), (0.002, 0.0025, 0.0015))}
+SCARA_JOINTS = (('j1', 'revolute', 'base_link', 'arm1', '0 0 0.4', '0 0 1', 3),
+                ('j2', 'revolute', 'arm1', 'arm2', '0.35 0 0', '0 0 1', 3),
+                ('j3', 'prismatic', 'arm2', 'quill', '0.3 0 0', '0 0 1', 1.5),
+                ('j4', 'revolute', 'quill', 'tool', '0 0 -0.2', '0 0 1', 3))
+
+
+def geared(path, reduction, seed):
+    """Load ``path`` with a motor per joint (gear ratios), rotor inertias and friction."""
+    from manipulator_dynamics.transmissions import Transmissions
+    model = md.load_model(str(path))
+    rng = np.random.default_rng(seed)
+    n = model.n
+    return dataclasses.replace(model, transmissions=Transmissions(model.joint_names,
+                                                                  np.diag(reduction)),
+                               armature=rng.uniform(0.02, 0.5, n),
+                               viscous=rng.uniform(0.1, 0.5, n), coulomb=rng.uniform(0.1, 0.5, n))
+
+
+def nominal_of(truth, kt, seed):
+    """Return the model with torque constants 20 % off the true ``kt``."""
+    off = 1.0 + 0.2 * np.random.default_rng(seed).choice([-1.0, 1.0], truth.n)
+    return dataclasses.replace(truth, transmissions=truth.transmissions.with_torque_constants(
+        dict(zip(truth.joint_names, kt * off))))
+
+
+@pytest.fixture(scope='module')
+def lift_logged(tmp_path_factory):
+    """Track the lift arm in MuJoCo, logged as motor positions and currents."""
+    folder = tmp_path_factory.mktemp('lift')
+    (folder / 'lift.urdf').write_text(robot_urdf('lift_arm', LIFT_LINKS, LIFT_JOINTS))
+    # a ball screw of 10 mm lead on the lift (rad/m), gears on the arm
+    truth = geared(folder / 'lift.urdf', [2 * np.pi / 0.01, 80.0, -100.0, 60.0], 3)
+    kt = np.random.default_rng(4).uniform(0.1, 0.6, truth.n)
+    bare = folder / 'lift.csv'
+    write_motor_log(bare, truth, kt, *tracked(truth, 20.0, 2), seed=102)
+    return truth, kt, nominal_of(truth, kt, 5), str(folder / 'lift.urdf'), str(bare)
+
+
+def test_the_known_masses_a_lift_carries_fix_every_gain(lift_logged):
+    truth, kt, nominal, _, bare = lift_logged
+    known = [KnownLink(link, mass) for link, (mass, _, _) in LIFT_LINKS.items()]
+    found = identify_gains(nominal, bare, known=known, armature=True, still=0.01)
+    assert found.payload is None and found.known == tuple(known)
+    true_gains = np.diag(truth.transmissions.reduction) * kt
+    deviation = (found.gains - true_gains) / found.std
+    assert np.all(np.abs(deviation) < 3.0), deviation
+    assert np.all(found.relative_std < 5.0), found.relative_std
+    assert np.allclose(np.abs(found.nominal / true_gains - 1.0), 0.2)    # what it was told
+    estimate = found.estimate
+    # the lift's mass (the sum of the four) is what was known: exact, no deviation
+    fixed = estimate.names.index('M_carriage_R')
+    assert estimate.std[fixed] == 0.0
+    assert estimate.values[fixed] == pytest.approx(sum(v[0] for v in LIFT_LINKS.values()),
+                                                   rel=1e-12)
+    rest = np.arange(len(estimate.names)) != fixed
+    deviation = (estimate.values - estimate.base.values)[rest] / estimate.std[rest]
+    assert np.all(np.abs(deviation) < 3.0), dict(zip(np.array(estimate.names)[rest],
+                                                     deviation.round(2)))
+    assert 'the known mass of carriage (5 kg)' in found.summary()
+    assert found.to_dict()['known_links'][3] == {'link': 'forearm', 'mass': 1.2, 'com': None,
+                                                 'inertia': None}
+
+
+def test_least_squares_alone_shrinks_what_a_weak_equation_ties(lift_logged, monkeypatch):
+    """Fit without the current noise in the model: the arm's gains come out far short."""
+    truth, kt, nominal, _, bare = lift_logged
+    from manipulator_dynamics.identification import gains as module
+
+    def least_squares_only(A, rhs, kept, C, b, Z, x_p, z, sigma):
+        from manipulator_dynamics.identification.least_squares import weighted_least_squares
+        return weighted_least_squares(A @ Z, rhs - A @ x_p, kept=kept)
+    monkeypatch.setattr(module, 'noise_in_currents', least_squares_only)
+    known = [KnownLink(link, mass) for link, (mass, _, _) in LIFT_LINKS.items()]
+    found = identify_gains(nominal, bare, known=known, armature=True, still=0.01)
+    true_gains = np.diag(truth.transmissions.reduction) * kt
+    assert np.max(np.abs(found.gains - true_gains) / found.std) > 5.0
+
+
+def test_a_lone_link_mass_or_a_scaras_quill_say_what_is_missing(lift_logged, tmp_path):
+    truth, kt, nominal, _, bare = lift_logged
+    with pytest.raises(md.IdentificationError, match=r"known M_forearm cannot fix the gains' "
+                       r'scale: it is regrouped .*M_carriage_R = M_carriage \+ M_turret'):
+        identify_gains(nominal, bare, known=[KnownLink('forearm', 1.2)])
+    # a SCARA's quill and tool masses fix its lift; what they add to the arms is regrouped into
+    # the arms' own parameters, so j1, j2 and j4 keep a scale of their own
+    (tmp_path / 'scara.urdf').write_text(robot_urdf('scara', SCARA_LINKS, SCARA_JOINTS))
+    scara = geared(tmp_path / 'scara.urdf', [80.0, -60.0, 2 * np.pi / 0.02, 40.0], 6)
+    t, q, qd, qdd = exciting(scara, seconds=4.0, rate=200.0)
+    tau = md.inverse_dynamics(scara, q, qd, qdd, friction=True)
+    log = tmp_path / 'scara.csv'
+    csvlog.write(log, t, csvlog.joint_columns(scara.joint_names, position=q,
+                                              current=scara.transmissions.motor_efforts(tau)))
+    with pytest.raises(md.IdentificationError, match=r'the gains of j1, j2, j4 keep a scale of '
+                       r'their own: .*the known mass of quill .*--payload-log.*--known-link'):
+        identify_gains(scara, str(log), known=[KnownLink('quill', 1.5), KnownLink('tool', 0.8)])
+    with pytest.raises(md.IdentificationError, match=r'known M_arm1 .* no effect'):
+        identify_gains(scara, str(log), known=[KnownLink('arm1', 6.0)])
+
+
+def test_the_command_line_takes_known_links(lift_logged, tmp_path, capsys):
+    truth, kt, nominal, urdf, bare = lift_logged
+    from manipulator_dynamics.cli import main
+    drives = tmp_path / 'nominal.yaml'
+    drives.write_text(yaml.safe_dump(nominal.transmissions.to_dict()))
+    known = [f'--known-link={link}:{mass}' for link, (mass, _, _) in LIFT_LINKS.items()]
+    common = [urdf, bare, '--transmissions', str(drives), '--armature', '--still', '0.01']
+    assert main(['identify-gains', *common, known[-1]]) == 2
+    assert 'known M_forearm cannot fix' in capsys.readouterr().err
+    assert main(['identify-gains', *common, *known, '--format', 'yaml']) == 0
+    document = yaml.safe_load(capsys.readouterr().out)
+    assert document['payload'] is None
+    assert [k['link'] for k in document['known_links']] == list(LIFT_LINKS)
+    api = identify_gains(nominal, bare, armature=True, still=0.01,
+                         known=[KnownLink(link, m) for link, (m, _, _) in LIFT_LINKS.items()])
+    gains = np.array([document['gains'][j]['gain'] for j in truth.joint_names])
+    assert np.allclose(gains, api.gains, rtol=1e-9)
+    assert main(['identify-gains', *common, *known]) == 0
+    assert 'scale fixed by the known mass of carriage (5 kg)' in capsys.readouterr().out
