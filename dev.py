@@ -34,6 +34,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(HERE, '.venv')
 PYTHON = os.path.join(VENV, 'bin', 'python')
 EXTRAS = {'demo': ['ros', 'sim'], 'test': ['test', 'ros', 'sim']}
+#: The tests that start nodes or a ROS 2 graph (rosutil's fixtures).  ``dev.py test`` runs them
+#: in one pytest process and the rest in a second one beside it, at a lower priority: the two
+#: cores both work (the suite took 13 minutes in one process), and the nodes under test keep a
+#: core of their own.  test_tools checks that no other test file uses rosutil.
+GRAPH_TESTS = ('test/nodes', 'test/demo', 'test/test_benchmarks.py',
+               'test/package/test_ros2_launch.py', 'test/package/test_colcon.py')
+#: The library tests' niceness beside the graph tests.
+NICENESS = 10
 
 
 def ensure_environment(extras):
@@ -83,14 +91,50 @@ def main(argv):
     # the venv's commands (colcon, the linters) first, as an activated venv would have it
     env['PATH'] = os.path.dirname(PYTHON) + os.pathsep + env.get('PATH', '')
     if command == 'demo':
-        args = [PYTHON, '-m', 'manipulator_dynamics.demo'] + rest
-    else:
-        # the slowest tests named at the end (the suite keeps within 12 minutes on 2 cores), and
-        # every skipped test with its reason (-rs): a run without ../shared says loudly that
-        # the real-log proofs did not run
-        args = [PYTHON, '-m', 'pytest', '-q', '-rs', '--durations=15',
-                os.path.join(HERE, 'test')] + rest
-    return subprocess.call(args, cwd=HERE, env=env)
+        return subprocess.call([PYTHON, '-m', 'manipulator_dynamics.demo'] + rest, cwd=HERE,
+                               env=env)
+    # the slowest tests named at the end (the suite keeps within 12 minutes on 2 cores), and
+    # every skipped test with its reason (-rs): a run without ../shared says loudly that the
+    # real-log proofs did not run
+    pytest = [PYTHON, '-m', 'pytest', '-q', '-rs', '--durations=15']
+    if rest:                                    # a selection of the user's: as given
+        return subprocess.call(pytest + [os.path.join(HERE, 'test')] + rest, cwd=HERE, env=env)
+    return run_suite(pytest, env)
+
+
+def run_suite(pytest, env):
+    """
+    Run the whole suite as two pytest processes side by side; return the first failure's code.
+
+    The graph tests (:data:`GRAPH_TESTS`) print as they run; the library tests, at
+    :data:`NICENESS`, print when both are done.
+    """
+    import tempfile
+    import time
+
+    graph = [os.path.join(HERE, path) for path in GRAPH_TESTS]
+    library = pytest + [os.path.join(HERE, 'test')] + [f'--ignore={path}' for path in graph]
+    start = time.monotonic()
+    with tempfile.TemporaryFile('w+') as printed:
+        beside = subprocess.Popen(library, cwd=HERE, env=env, stdout=printed,
+                                  stderr=subprocess.STDOUT,
+                                  preexec_fn=lambda: os.nice(NICENESS))
+        try:
+            print(f'dev.py: the graph tests here; the library tests beside them (pid '
+                  f'{beside.pid}), their report at the end', flush=True)
+            first = subprocess.call(pytest + graph, cwd=HERE, env=env)
+            graph_time = time.monotonic() - start
+            second = beside.wait()
+        finally:
+            if beside.poll() is None:           # interrupted: leave nothing running
+                beside.terminate()
+                beside.wait()
+        printed.seek(0)
+        print('\n' + '=' * 30 + ' the library tests ' + '=' * 30, flush=True)
+        sys.stdout.write(printed.read())
+    print(f'dev.py: the graph tests took {graph_time:.0f} s (exit {first}), the whole suite '
+          f'{time.monotonic() - start:.0f} s (library tests exit {second})', flush=True)
+    return first or second
 
 
 if __name__ == '__main__':

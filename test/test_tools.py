@@ -14,7 +14,9 @@
 
 """tools/: the scripts that write what the package ships, run as a maintainer runs them."""
 
+import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -50,6 +52,74 @@ def test_make_config_writes_the_committed_parameter_files(tmp_path):
                 f'config/{written.name} differs from what tools/make_config.py writes: run it')
 
 
+def load_dev():
+    """Import dev.py as a module."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('dev', os.path.join(ROOT, 'dev.py'))
+    dev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(dev)
+    return dev
+
+
+def test_dev_test_runs_the_graph_tests_beside_the_library_tests(monkeypatch, capsys):
+    """
+    ``python3 dev.py test``: two pytest processes that share out every test file, once each.
+
+    The graph tests (those that start nodes, rosutil's fixtures) run in the foreground, the
+    rest beside them at a lower priority; a failure in either fails the run.
+    """
+    dev = load_dev()
+    called, started = [], []
+
+    class Beside:
+        pid = 4242
+        returncode = None
+
+        def __init__(self, args, **kw):
+            started.append((args, kw))
+            kw['stdout'].write('library report\n')
+
+        def wait(self):
+            self.returncode = 1
+            return 1
+
+        def poll(self):
+            return self.returncode
+
+    monkeypatch.setattr(dev, 'ensure_environment', lambda extras: None)
+    monkeypatch.setattr(dev.subprocess, 'call', lambda args, **kw: called.append(args) or 0)
+    monkeypatch.setattr(dev.subprocess, 'Popen', Beside)
+    assert dev.main(['test']) == 1                   # the library tests' failure counts
+    assert 'library report' in capsys.readouterr().out
+    (graph,), ((library, kw),) = called, started
+    assert '-rs' in graph and '-rs' in library and kw['preexec_fn'] is not None
+    graph_paths = [os.path.relpath(a, ROOT) for a in graph
+                   if a.startswith(os.path.join(ROOT, 'test'))]
+    assert graph_paths == list(dev.GRAPH_TESTS)
+    assert all(os.path.exists(os.path.join(ROOT, p)) for p in graph_paths)
+    ignored = [os.path.relpath(a.split('=', 1)[1], ROOT) for a in library
+               if a.startswith('--ignore=')]
+    assert ignored == graph_paths and os.path.join(ROOT, 'test') in library
+
+
+def test_only_the_graph_tests_start_nodes():
+    """A test file that uses rosutil (its fixtures or helpers) runs with the graph tests."""
+    dev = load_dev()
+    fixtures = re.findall(r'@pytest\.fixture[^\n]*\ndef (\w+)\(',
+                          open(os.path.join(ROOT, 'test', 'rosutil.py')).read())
+    assert {'client', 'nodes', 'processes', 'ros', 'ros2'} <= set(fixtures)
+    uses = re.compile(r'(from rosutil import|import rosutil|def test_\w+\([^)]*\b(' +
+                      '|'.join(fixtures) + r')\b)')
+    outside = []
+    for path in glob.glob(os.path.join(ROOT, 'test', '**', 'test_*.py'), recursive=True):
+        relative = os.path.relpath(path, ROOT)
+        if path != os.path.abspath(__file__) and not any(
+                relative == g or relative.startswith(g + os.sep) for g in dev.GRAPH_TESTS):
+            if uses.search(open(path).read()):
+                outside.append(relative)
+    assert not outside, f'{outside} use rosutil: add them to dev.GRAPH_TESTS'
+
+
 def test_dev_test_names_every_skip_with_its_reason(monkeypatch):
     """
     ``python3 dev.py test`` runs pytest with ``-rs``: each skipped test and why, not a count.
@@ -58,10 +128,7 @@ def test_dev_test_names_every_skip_with_its_reason(monkeypatch):
     tests) must say which proofs did not run.  The environment step is left out here (it is
     what made this venv).
     """
-    import importlib.util
-    spec = importlib.util.spec_from_file_location('dev', os.path.join(ROOT, 'dev.py'))
-    dev = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(dev)
+    dev = load_dev()
     called = []
     monkeypatch.setattr(dev, 'ensure_environment', lambda extras: None)
     monkeypatch.setattr(dev.subprocess, 'call', lambda args, **kw: called.append(args) or 0)
