@@ -240,6 +240,12 @@ def scale_constraints(base, model, known):
         'with a known payload (--payload-log LOG --payload LINK:MASS[:X,Y,Z])')
 
 
+def link_columns(base, model, body):
+    """Return the slice of a standard regressor's columns that multiply ``body``'s parameters."""
+    start = base.standard_names.index(f'{PARAMETER_NAMES[0]}_{model.link_names[body]}')
+    return slice(start, start + len(PARAMETER_NAMES))
+
+
 def free_scales(model, base, C, constraints, carried=None, seed=0):
     """
     Return the motors whose gains nothing of known mass fixes (empty: every gain is fixed).
@@ -262,8 +268,7 @@ def free_scales(model, base, C, constraints, carried=None, seed=0):
     torques = [Y @ K]
     if carried is not None:
         body, phi = carried
-        rigid = regressor(model, q, qd, qdd, armature=False, friction=False)
-        torques.append(torques[0] + rigid[..., 10 * body:10 * body + 10] @ phi)
+        torques.append(torques[0] + Y[..., link_columns(base, model, body)] @ phi)
     blocks = []
     for tau in torques:
         current = np.linalg.solve(C.T, tau.T).T                 # tau = C^T i, unit gains
@@ -599,8 +604,7 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
                             -np.einsum('sk,kj->sjk', current, C)], axis=2)
         carried = np.zeros((len(q), n))
         if group == 'with payload':
-            rigid = regressor(model, q, qd, qdd, armature=False, friction=False)
-            carried = rigid[..., 10 * body:10 * body + 10] @ phi
+            carried = Y[..., link_columns(base, model, body)] @ phi
         A, rhs = parallel(A), -parallel(carried)
         left = stuck_rows(model, qd, speeds, parallel, cutoff)
         systems.append((A * ~left[..., None], rhs * ~left, left))
