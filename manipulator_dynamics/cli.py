@@ -34,7 +34,7 @@ from .identification.base_parameters import base_parameters
 from .identification.estimate import cross_validate, identify, select_friction
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .identification.friction import FRICTION_LAWS, friction_summary
-from .identification.gains import identify_gains, KnownLink, KnownPayload
+from .identification.gains import identify_gains, KnownLink, KnownParameter, KnownPayload
 from .identification.least_squares import std_summary
 from .identification.logs import CUTOFF_HZ, IdentificationError, stamps_summary
 from .identification.selection import cutoff_summary, prior_weight_summary
@@ -342,13 +342,24 @@ def _known_link(text):
     return _inertials(text, KnownLink, None)
 
 
+def _known_parameter(text):
+    """``--known-parameter NAME=VALUE``: a :class:`KnownParameter`."""
+    name, _, value = text.partition('=')
+    try:
+        return KnownParameter(name.strip(), float(value))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'{text!r} is not NAME=VALUE (a standard parameter '
+                                         'and a number: Ia_joint1=0.25)') from None
+
+
 def cmd_identify_gains(args):
     model = _load(args)
     if args.payload_log and args.payload is None:
         raise ValueError('--payload-log needs --payload LINK:MASS[:X,Y,Z[:IXX,...]]: what the '
                          'run carried')
     found = identify_gains(model, args.data, args.payload_log, args.payload,
-                           known=args.known_link or (), friction=args.friction,
+                           known=(args.known_link or []) + (args.known_parameter or []),
+                           friction=args.friction,
                            armature=args.armature, cutoff=args.cutoff, still=args.still,
                            retime=not args.stamps_as_logged)
     rows = [[j, _fmt(nominal), _fmt(g), _fmt(s), f'{100 * s / abs(g):.3g}', _fmt(kt)]
@@ -640,6 +651,10 @@ def build_parser():
                    'is not given is identified): fixes the scale where it determines base '
                    'parameters (the masses a prismatic joint carries); else an error names the '
                    'grouping equations it is caught in')
+    p.add_argument('--known-parameter', type=_known_parameter, action='append',
+                   metavar='NAME=VALUE', help='a standard parameter known by name, in SI units '
+                   '(repeatable): a rotor inertia from its datasheet, Ia_<joint> at the joint, '
+                   'which a horizontal axis regroups with the masses it carries')
     p.add_argument('--friction', default='coulomb', choices=['none', 'coulomb', 'offset'],
                    help='joint friction law (default coulomb)')
     p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')

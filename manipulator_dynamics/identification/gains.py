@@ -85,7 +85,8 @@ SCALE_MISSING = (
     'link: identify_gains(model, runs, loaded=[runs with the payload], payload=KnownPayload('
     'link, mass, com, inertia)); command line: --payload-log LOG --payload LINK:MASS[:X,Y,Z]; '
     'or the known mass of links a prismatic joint carries: known=[KnownLink(link, mass)], '
-    '--known-link LINK:MASS')
+    '--known-link LINK:MASS (with a rotor inertia, KnownParameter(name, value), '
+    '--known-parameter Ia_<joint>=VALUE, where the axis is horizontal)')
 #: Relative size below which a singular value of the grouping matrix, or a known combination's
 #: value, counts as zero (the grouping coefficients are exact to about 1e-12).
 ZERO = 1e-9
@@ -175,12 +176,53 @@ class KnownLink:
             list(range(6)) if self.inertia is not None else [])
         return ([f'{PARAMETER_NAMES[k]}_{self.link}' for k in given], phi[given])
 
+    def describe(self):
+        """Say what is known, for the summaries."""
+        what = 'mass' if self.com is None else 'inertials'
+        return f'the known {what} of {self.link} ({self.mass:g} kg)'
+
     def to_dict(self):
         """Return a plain mapping for YAML or JSON (None: not known)."""
         return {'link': self.link, 'mass': float(self.mass),
                 'com': None if self.com is None else [float(x) for x in self.com],
                 'inertia': None if self.inertia is None
                 else inertia_tensor(self.inertia).tolist()}
+
+
+@dataclass(frozen=True)
+class KnownParameter:
+    """
+    One standard parameter known by its name, in SI units.
+
+    A rotor inertia from the motor's datasheet (``Ia_<joint>``, at the joint), a link's mass
+    (``M_<link>``): any name of :func:`~manipulator_dynamics.rigid.regressor.parameter_names`
+    the fit has.
+
+    On a horizontal axis a rotor inertia is what the carried masses are regrouped with:
+    ``M_carriage_R = M_carriage + Ia_rail + ...`` (no gravity tells them apart).
+    """
+
+    name: str
+    value: float
+
+    def known(self, model):
+        """Return ``([name], [value])``; refuse a value that is not a finite number."""
+        try:
+            value = float(self.value)
+        except (TypeError, ValueError):
+            value = float('nan')
+        if not np.isfinite(value):
+            raise IdentificationError(f'the known {self.name}: its value must be a finite '
+                                      f'number, got {self.value!r}')
+        return [self.name], [value]
+
+    def describe(self):
+        """Say what is known, for the summaries."""
+        return f'{self.name} = {self.value:g}'
+
+    def to_dict(self):
+        """Return a plain mapping for YAML or JSON."""
+        return {'parameter': self.name, 'value': float(self.value)}
 
 
 def grouping_matrix(base):
@@ -202,17 +244,23 @@ def scale_constraints(base, model, known):
     determine none, or only combinations that are zero (they cannot fix a scale).
     """
     names, values = [], []
-    for link in known:
-        if not isinstance(link, KnownLink):
-            raise IdentificationError(f'known must hold KnownLink(link, mass, com, inertia), '
-                                      f'got {type(link).__name__}')
-        more, more_values = link.known(model)
+    for item in known:
+        if not isinstance(item, (KnownLink, KnownParameter)):
+            raise IdentificationError('known must hold KnownLink(link, mass, com, inertia) or '
+                                      f'KnownParameter(name, value), got {type(item).__name__}')
+        more, more_values = item.known(model)
         repeated = set(more) & set(names)
         if repeated:
-            raise IdentificationError(f'the known link {link.link} is given twice')
+            raise IdentificationError(f'the known {", ".join(sorted(repeated))} is given twice')
         names += more
         values.extend(more_values)
     position = {name: i for i, name in enumerate(base.standard_names)}
+    missing = [name for name in names if name not in position]
+    if missing:
+        raise IdentificationError(
+            f'the known {", ".join(missing)}: not a standard parameter of model '
+            f"'{model.name}' as identified here (names look like M_<link>, ZZ_<link>, "
+            'Ia_<joint> with armature, Fv_<joint> with friction)')
     S = [position[name] for name in names]
     P = grouping_matrix(base)
     rest = np.delete(P, S, axis=1)
@@ -236,8 +284,9 @@ def scale_constraints(base, model, known):
            else 'the combinations it determines are zero: ' + equations)
     raise IdentificationError(
         f"the known {', '.join(names)} cannot fix the gains' scale: {why}. Give what those "
-        'equations hold too (e.g. the mass of every link a prismatic joint carries), or a run '
-        'with a known payload (--payload-log LOG --payload LINK:MASS[:X,Y,Z])')
+        'equations hold too (the mass of every link a prismatic joint carries: --known-link '
+        'LINK:MASS; a rotor inertia from its datasheet: --known-parameter Ia_<joint>=VALUE), '
+        'or a run with a known payload (--payload-log LOG --payload LINK:MASS[:X,Y,Z])')
 
 
 def link_columns(base, model, body):
@@ -290,8 +339,7 @@ def free_scales(model, base, C, constraints, carried=None, seed=0):
 def scale_summary(payload, known):
     """Say what fixed the gains' scale: the payload's run, the known links."""
     parts = [] if payload is None else [f'{payload.mass:g} kg on {payload.link} in a run']
-    parts += [f'the known {"mass" if k.com is None else "inertials"} of {k.link} '
-              f'({k.mass:g} kg)' for k in known]
+    parts += [k.describe() for k in known]
     return ', '.join(parts)
 
 
@@ -316,8 +364,8 @@ class GainEstimate:
         torque constants in its transmissions (reads ``<joint>.current`` logs as torques).
     payload : KnownPayload or None
         The payload of the runs that carried one.
-    known : tuple of KnownLink
-        The links whose known values fixed the scale (with or beside the payload).
+    known : tuple of KnownLink and KnownParameter
+        What was known of the robot that fixed the scale (with or beside the payload).
     covariance : ndarray, shape (b + n, b + n)
         Of the base parameters then the gains, widened as ``std``.
 
@@ -381,7 +429,7 @@ class GainEstimate:
                           for j, g, s, k, nominal in zip(self.joints, self.gains, self.std,
                                                          self.torque_constants, self.nominal)},
                 'payload': None if self.payload is None else self.payload.to_dict(),
-                'known_links': [k.to_dict() for k in self.known],
+                'known': [k.to_dict() for k in self.known],
                 'transmissions': self.model.transmissions.to_dict(),
                 **self.estimate.to_dict()}
 
@@ -536,8 +584,9 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
         Runs with ``payload`` on: what fixes the gains' scale, or helps ``known`` fix it.
     payload : KnownPayload
         The payload of those runs.
-    known : sequence of KnownLink
-        Known masses (centres of mass, inertias) of the robot's own links: they fix the scale
+    known : sequence of KnownLink and KnownParameter
+        Known masses (centres of mass, inertias) of the robot's own links, and standard
+        parameters known by name (a rotor inertia from its datasheet): they fix the scale
         where they determine a combination of base parameters (module docstring), with or
         without a payload run.  With neither, an error says what to add.
     friction, armature, still, retime
@@ -636,7 +685,7 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
     processing['still'] = left_out_summary(report, model.joint_names, left)
     processing.update(cutoff_hz=float(cutoff), friction=law,
                       payload=None if payload is None else payload.to_dict(),
-                      known_links=[k.to_dict() for k in known],
+                      known=[k.to_dict() for k in known],
                       scale_fixed_by=scale_summary(payload if loaded else None, known))
     gains = x[b:]
     residual = rhs - A @ x

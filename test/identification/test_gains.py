@@ -24,11 +24,13 @@ holds nominal constants 20 % off.
 """
 
 import dataclasses
+import json
 
 from conftest import coupled, ERD, erd, exciting
 import manipulator_dynamics as md
 from manipulator_dynamics import csvlog
-from manipulator_dynamics.identification.gains import identify_gains, KnownLink, KnownPayload
+from manipulator_dynamics.identification.gains import identify_gains, KnownLink, \
+    KnownParameter, KnownPayload
 from manipulator_dynamics.identification.logs import read_csv
 from manipulator_dynamics.transmissions import load, TransmissionError
 import numpy as np
@@ -356,8 +358,8 @@ def test_the_known_masses_a_lift_carries_fix_every_gain(lift_logged):
     assert np.all(np.abs(deviation) < 3.0), dict(zip(np.array(estimate.names)[rest],
                                                      deviation.round(2)))
     assert 'the known mass of carriage (5 kg)' in found.summary()
-    assert found.to_dict()['known_links'][3] == {'link': 'forearm', 'mass': 1.2, 'com': None,
-                                                 'inertia': None}
+    assert found.to_dict()['known'][3] == {'link': 'forearm', 'mass': 1.2, 'com': None,
+                                           'inertia': None}
 
 
 def test_least_squares_alone_shrinks_what_a_weak_equation_ties(lift_logged, monkeypatch):
@@ -373,6 +375,41 @@ def test_least_squares_alone_shrinks_what_a_weak_equation_ties(lift_logged, monk
     found = identify_gains(nominal, bare, known=known, armature=True, still=0.01)
     true_gains = np.diag(truth.transmissions.reduction) * kt
     assert np.max(np.abs(found.gains - true_gains) / found.std) > 5.0
+
+
+def test_on_a_horizontal_rail_the_masses_need_the_rotor_inertia(tmp_path):
+    """
+    Tell a horizontal axis' carried masses from its rotor inertia: no gravity does.
+
+    Both move with its acceleration alone (``M_carriage_R = M_carriage + Ia_rail + ...``).  The
+    masses alone are refused naming ``Ia_rail``; with it known (a datasheet's), every gain
+    comes back.
+    """
+    joints = (('rail', 'prismatic', 'base_link', 'carriage', '0 0 0.3', '1 0 0', 1.5),
+              *LIFT_JOINTS[1:])
+    (tmp_path / 'rail.urdf').write_text(robot_urdf('rail_arm', LIFT_LINKS, joints))
+    truth = geared(tmp_path / 'rail.urdf', [2 * np.pi / 0.01, 80.0, -100.0, 60.0], 7)
+    kt = np.random.default_rng(8).uniform(0.1, 0.6, truth.n)
+    nominal = nominal_of(truth, kt, 9)
+    log = tmp_path / 'rail.csv'
+    write_motor_log(log, truth, kt, *tracked(truth, 20.0, 3), seed=103)
+    masses = [KnownLink(link, mass) for link, (mass, _, _) in LIFT_LINKS.items()]
+    with pytest.raises(md.IdentificationError, match=r'M_carriage_R = M_carriage \+ Ia_rail .*'
+                       r'--known-parameter Ia_<joint>=VALUE'):
+        identify_gains(nominal, str(log), known=masses, armature=True, still=0.01)
+    rotor = KnownParameter('Ia_rail', truth.armature[0])
+    found = identify_gains(nominal, str(log), known=masses + [rotor], armature=True,
+                           still=0.01)
+    true_gains = np.diag(truth.transmissions.reduction) * kt
+    deviation = (found.gains - true_gains) / found.std
+    assert np.all(np.abs(deviation) < 3.0) and np.all(found.relative_std < 5.0), deviation
+    assert f'Ia_rail = {truth.armature[0]:g}' in found.fixed_by
+    for bad, complaint in ((KnownParameter('Ia_nowhere', 1.0), 'Ia_nowhere: not a standard '
+                            "parameter of model 'rail_arm'"),
+                           (KnownParameter('Ia_rail', float('nan')), 'must be a finite number'),
+                           (KnownParameter('M_forearm', 1.2), 'M_forearm is given twice')):
+        with pytest.raises(md.IdentificationError, match=complaint):
+            identify_gains(nominal, str(log), known=masses + [bad], armature=True)
 
 
 def test_a_lone_link_mass_or_a_scaras_quill_say_what_is_missing(lift_logged, tmp_path):
@@ -408,10 +445,18 @@ def test_the_command_line_takes_known_links(lift_logged, tmp_path, capsys):
     assert main(['identify-gains', *common, *known, '--format', 'yaml']) == 0
     document = yaml.safe_load(capsys.readouterr().out)
     assert document['payload'] is None
-    assert [k['link'] for k in document['known_links']] == list(LIFT_LINKS)
+    assert [k['link'] for k in document['known']] == list(LIFT_LINKS)
     api = identify_gains(nominal, bare, armature=True, still=0.01,
                          known=[KnownLink(link, m) for link, (m, _, _) in LIFT_LINKS.items()])
     gains = np.array([document['gains'][j]['gain'] for j in truth.joint_names])
     assert np.allclose(gains, api.gains, rtol=1e-9)
     assert main(['identify-gains', *common, *known]) == 0
     assert 'scale fixed by the known mass of carriage (5 kg)' in capsys.readouterr().out
+    # a parameter by name: the lift's rotor inertia, known beside the masses
+    ia = f'--known-parameter=Ia_lift={truth.armature[0]}'
+    assert main(['identify-gains', *common, *known, ia, '--format', 'json']) == 0
+    assert json.loads(capsys.readouterr().out)['known'][-1] == {
+        'parameter': 'Ia_lift', 'value': truth.armature[0]}
+    with pytest.raises(SystemExit):
+        main(['identify-gains', *common, '--known-parameter', 'Ia_lift'])
+    assert 'is not NAME=VALUE' in capsys.readouterr().err
