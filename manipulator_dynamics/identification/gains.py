@@ -623,7 +623,8 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
         raise IdentificationError(f'payload must be a KnownPayload(link, mass, com, inertia), '
                                   f'got {type(payload).__name__}')
     model = with_law(model, law)
-    body, phi = payload.body_parameters(model) if loaded else (None, None)
+    payload = payload if loaded else None                     # a payload without its runs: unused
+    carried = None if payload is None else payload.body_parameters(model)
     base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
     b, n = base.count, model.n
     if known:
@@ -632,11 +633,11 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
     else:
         constraints, d_known = np.zeros((0, b + n)), np.zeros(0)
     C = current_rows(model)
-    free = free_scales(model, base, C, constraints, (body, phi) if loaded else None)
+    free = free_scales(model, base, C, constraints, carried)
     if free:
         raise IdentificationError(
             f'the gains of {", ".join(free)} keep a scale of their own: what fixes the scale '
-            f'({scale_summary(payload if loaded else None, known)}) reaches them through no base '
+            f'({scale_summary(payload, known)}) reaches them through no base '
             'parameter they share, and any multiple of their gains and parameters fits alike. '
             'Add a run with a known payload on a link they move (--payload-log LOG --payload '
             'LINK:MASS[:X,Y,Z]), or what is known of a link they carry (its centre of mass: '
@@ -651,10 +652,11 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
         Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
         A = np.concatenate([base.base_regressor(Y),
                             -np.einsum('sk,kj->sjk', current, C)], axis=2)
-        carried = np.zeros((len(q), n))
+        tau_known = np.zeros((len(q), n))
         if group == 'with payload':
-            carried = Y[..., link_columns(base, model, body)] @ phi
-        A, rhs = parallel(A), -parallel(carried)
+            body, phi = carried
+            tau_known = Y[..., link_columns(base, model, body)] @ phi
+        A, rhs = parallel(A), -parallel(tau_known)
         left = stuck_rows(model, qd, speeds, parallel, cutoff)
         systems.append((A * ~left[..., None], rhs * ~left, left))
         processing[group] = dict(more, source=sources)
@@ -686,7 +688,7 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
     processing.update(cutoff_hz=float(cutoff), friction=law,
                       payload=None if payload is None else payload.to_dict(),
                       known=[k.to_dict() for k in known],
-                      scale_fixed_by=scale_summary(payload if loaded else None, known))
+                      scale_fixed_by=scale_summary(payload, known))
     gains = x[b:]
     residual = rhs - A @ x
     counted = np.maximum((~left).sum(axis=0), 1)
@@ -703,5 +705,4 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
     return GainEstimate(joints=model.joint_names, gains=gains, std=std[b:],
                         torque_constants=gains / own_reductions(model),
                         nominal=nominal_gains(model),
-                        estimate=estimate, payload=payload if loaded else None,
-                        covariance=cov, known=known)
+                        estimate=estimate, payload=payload, covariance=cov, known=known)
