@@ -333,8 +333,8 @@ def _inertials(text, make, no_com):
 
 
 def _payload(text):
-    """``--payload LINK:MASS[:X,Y,Z[:IXX,...]]``: a :class:`KnownPayload` (a point mass at 0)."""
-    return _inertials(text, KnownPayload, (0.0, 0.0, 0.0))
+    """``--payload LINK:MASS[:X,Y,Z[:IXX,...]]``: a :class:`KnownPayload` (the rest identified)."""
+    return _inertials(text, KnownPayload, None)
 
 
 def _known_link(text):
@@ -354,10 +354,16 @@ def _known_parameter(text):
 
 def cmd_identify_gains(args):
     model = _load(args)
-    if args.payload_log and args.payload is None:
+    mountings, payloads = args.payload_log or [], args.payload or []
+    if mountings and not payloads:
         raise ValueError('--payload-log needs --payload LINK:MASS[:X,Y,Z[:IXX,...]]: what the '
-                         'run carried')
-    found = identify_gains(model, args.data, args.payload_log, args.payload,
+                         'run carried (its mass at least)')
+    if payloads and len(payloads) not in (1, len(mountings)):
+        raise ValueError(f'{len(payloads)} --payload for {len(mountings)} --payload-log: give one '
+                         '--payload for them all, or one per --payload-log, in the same order')
+    if mountings:
+        payloads = payloads * len(mountings) if len(payloads) == 1 else payloads
+    found = identify_gains(model, args.data, mountings, payloads,
                            known=(args.known_link or []) + (args.known_parameter or []),
                            friction=args.friction,
                            armature=args.armature, cutoff=args.cutoff, still=args.still,
@@ -373,6 +379,9 @@ def cmd_identify_gains(args):
     table = _table(['motor', 'nominal N m/A', 'gain N m/A', 'std', 'std %',
                     'torque constant at motor'], rows)
     table += '\n(gain: torque per ampere at the joint the motor is named after, R[k,k] kt)'
+    for i, load in enumerate(found.loads):
+        table += '\n\n' + (f'--payload-log {i + 1}: ' if len(found.loads) > 1 else '') + \
+            load.summary()
     table += '\n\n' + _estimate_table(model, estimate)
     if args.validate:
         check = args.validate if len(args.validate) > 1 else args.validate[0]
@@ -640,11 +649,17 @@ def build_parser():
                 'or by the known masses of links a prismatic joint carries '
                 "(Gautier & Briot's global identification)")
     p.add_argument('data', nargs='+', help='CSV logs of the robot without the payload')
-    p.add_argument('--payload-log', metavar='LOG', action='append', help='a CSV log of the '
-                   'robot carrying the known payload (repeatable): what fixes the scale')
+    p.add_argument('--payload-log', metavar='LOG', action='append', nargs='+', help='CSV logs '
+                   'of the robot carrying a load of known mass, all with the load mounted '
+                   'once: what fixes the scale. Repeat it for each mounting (the load taken '
+                   'off and put back, or another load): each has its own unknown centre of '
+                   'mass and inertia')
     p.add_argument('--payload', type=_payload, metavar='LINK:MASS[:X,Y,Z[:IXX,...]]',
-                   help='the payload of --payload-log: its link, mass in kg, centre of mass in '
-                   'the link frame (m) and inertia about it (kg m^2; default a point mass)')
+                   action='append', help='the load of --payload-log: its link and mass in kg '
+                   '(what a scale weighed); optionally its centre of mass in the link frame (m) '
+                   'and inertia about it (kg m^2). What is not given is identified with the '
+                   'gains and reported; a point mass at the origin is LINK:MASS:0,0,0:0,0,0,0,'
+                   '0,0. Once for every --payload-log, or once per --payload-log in order')
     p.add_argument('--known-link', type=_known_link, action='append',
                    metavar='LINK:MASS[:X,Y,Z[:IXX,...]]', help="a link's known mass (with what "
                    'is fixed to it), centre of mass and inertia, as --payload (repeatable; what '

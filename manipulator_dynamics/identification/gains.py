@@ -29,10 +29,12 @@ from one linear system::
 Alone, runs of the robot make it homogeneous: ``(K_B, g)`` and ``(a K_B, a g)`` fit alike, and
 nothing sets the scale.  Two things of known mass set it, alone or together:
 
-- A run carrying a payload of known inertial parameters: there ``tau_known = Y_link(q, qd,
-  qdd) phi_payload`` (the regressor columns of the link that holds it,
-  :func:`..model.transform_parameters` of the payload's parameters), and the gains follow in
-  N m/A.
+- A run carrying a load of known mass (:class:`KnownPayload`): there the load adds
+  ``Y_link(q, qd, qdd) A phi_load`` (the regressor columns of the body that holds it, ``A``
+  :func:`..model.transform_parameters`); the known part of ``phi_load`` (the mass, and the
+  centre of mass and inertia where given) goes to the right-hand side, the rest are unknowns
+  of the same system, a set per mounting (:class:`Mounting`: only their combinations that
+  move a base parameter), and the gains follow in N m/A.
 - Known inertial parameters of the robot's own links (:class:`KnownLink`: a mass, and its
   centre of mass and inertia if known).  A value fixes the scale only through a combination
   of base parameters it alone determines: ``u^T K_B = u^T P_S phi_S`` for every ``u`` with
@@ -71,6 +73,7 @@ from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
 from .logs import CUTOFF_HZ, differentiate_logs, IdentificationError, read_currents, \
     read_log
+from .payload import payload_estimate
 from .stiction import left_out_summary, still_speeds, stuck_rows
 from ..inertia import tensor_fault
 from ..model import inertia_tensor, link_parameters, PARAMETER_NAMES, transform_parameters
@@ -92,37 +95,208 @@ SCALE_MISSING = (
 ZERO = 1e-9
 
 
+def known_inertials(what, mass, com, inertia):
+    """
+    Return ``(phi (10,), given)``: ten parameters about a link's origin, and which are known.
+
+    ``mass`` kg (> 0); ``com`` m, or None: unknown; ``inertia`` about it (3 x 3 or six), or
+    None: unknown (it needs ``com``).  What is not known is zero in ``phi``.  Bad values are
+    refused naming ``what`` (``"the known link 'forearm'"``).
+    """
+    try:
+        mass = float(mass)
+    except (TypeError, ValueError):
+        mass = float('nan')
+    if not (np.isfinite(mass) and mass > 0):
+        raise IdentificationError(f'{what}: its mass must be finite and > 0 (kg), got {mass}')
+    if inertia is not None and com is None:
+        raise IdentificationError(f'{what}: an inertia about the centre of mass needs the '
+                                  'centre of mass (com)')
+    c = np.zeros(3) if com is None else np.asarray(com, dtype=float)
+    tensor = np.zeros((3, 3)) if inertia is None else inertia_tensor(inertia)
+    if c.shape != (3,) or not np.all(np.isfinite(c)) or not np.all(np.isfinite(tensor)):
+        raise IdentificationError(f'{what}: com must be 3 finite numbers and inertia finite')
+    fault = tensor_fault(tensor) if inertia is not None else None
+    if fault:
+        raise IdentificationError(f'{what}: inertia {fault}')
+    given = [9] + ([6, 7, 8] if com is not None else []) + (
+        list(range(6)) if inertia is not None else [])
+    phi = np.zeros(10)
+    phi[given] = link_parameters(mass, c, tensor)[given]
+    return phi, given
+
+
 @dataclass(frozen=True)
 class KnownPayload:
     """
-    A payload of known inertial parameters, held by ``link`` in a run: what fixes the gains.
+    A load of known mass held by ``link`` in a run: what fixes the gains.
 
-    ``mass`` kg, ``com`` its centre of mass in the link's frame (m), ``inertia`` about it (3 x 3
-    or ``ixx ixy ixz iyy iyz izz``, kg m^2; None: a point mass).
+    ``mass`` kg (weighed); ``com`` its centre of mass in the link's frame (m), or None: unknown,
+    identified with the gains; ``inertia`` about it (3 x 3 or ``ixx ixy ixz iyy iyz izz``,
+    kg m^2), or None: unknown (it needs ``com``).  What is not given is identified, as for
+    :class:`KnownLink`; a point mass at the link's origin is ``com=(0, 0, 0), inertia=0``,
+    written out.
     """
 
     link: str
     mass: float
-    com: tuple = (0.0, 0.0, 0.0)
+    com: tuple = None
     inertia: object = None
 
-    def body_parameters(self, model):
-        """Return ``(body index, its 10 parameters in that body's frame)``; refuse bad values."""
+    def split(self, model):
+        """
+        Return ``(body, known (10,), unknown)``, refusing bad values by name.
+
+        The body that holds the load, the parameters it adds there with what is unknown set
+        to zero, and the indices (of ``XX .. M`` in the link's frame) that are unknown.
+        """
+        phi, given = known_inertials(f"the known payload on '{self.link}'", self.mass,
+                                     self.com, self.inertia)
         try:
-            model.with_payload(self.link, self.mass, self.com, self.inertia)
             frame = model.payload_frame(self.link)
         except ValueError as e:
             raise IdentificationError(f'the known payload: {e}') from None
-        inertia = np.zeros((3, 3)) if self.inertia is None else inertia_tensor(self.inertia)
-        phi = link_parameters(float(self.mass), np.asarray(self.com, dtype=float), inertia)
-        return frame.body, transform_parameters(frame.R, frame.p) @ phi
+        known = np.zeros(10)
+        known[given] = phi[given]
+        unknown = [k for k in range(10) if k not in given]
+        return frame.body, transform_parameters(frame.R, frame.p) @ known, unknown
+
+    def describe(self):
+        """Say what is known, for the summaries."""
+        what = ('' if self.com is None else ', its centre of mass'
+                + ('' if self.inertia is None else ' and inertia'))
+        return f'{self.mass:g} kg on {self.link} in a run{what}'
 
     def to_dict(self):
-        """Return a plain mapping for YAML or JSON."""
+        """Return a plain mapping for YAML or JSON (None: not known)."""
         return {'link': self.link, 'mass': float(self.mass),
-                'com': [float(x) for x in self.com],
+                'com': None if self.com is None else [float(x) for x in self.com],
                 'inertia': None if self.inertia is None
                 else inertia_tensor(self.inertia).tolist()}
+
+
+@dataclass(frozen=True, eq=False)
+class Mounting:
+    """
+    One mounting of a load in the loaded runs: its runs, what is known and what is not.
+
+    ``columns (10, r)`` map the ``r`` combinations of the load's unknown parameters that any
+    torque can show (the others move no base parameter) into the parameters of ``body``;
+    ``known (10,)`` is what the known values add there.  The loaded runs' torques are
+    ``Y_body (known + columns y)``, ``y`` identified with the gains.
+    """
+
+    runs: object
+    payload: KnownPayload
+    body: int
+    known: np.ndarray
+    unknown: tuple
+    basis: np.ndarray               # (u, r): psi = basis @ y, psi the unknown link parameters
+    names: tuple
+
+    @classmethod
+    def of(cls, model, base, runs, payload, label):
+        """Split ``payload``'s parameters and find the combinations of the unknown ones."""
+        if not isinstance(payload, KnownPayload):
+            raise IdentificationError(f'payload must be a KnownPayload(link, mass, com, '
+                                      f'inertia), got {type(payload).__name__}')
+        body, known, unknown = payload.split(model)
+        basis = np.zeros((0, 0))
+        if unknown:
+            frame = model.payload_frame(payload.link)
+            T = transform_parameters(frame.R, frame.p)[:, unknown]
+            M = grouping_matrix(base)[:, link_columns(base, model, body)] @ T
+            scale = np.linalg.norm(M, axis=0)
+            scale = np.where(scale > 0, scale, 1.0)
+            _, s, vt = np.linalg.svd(M / scale, full_matrices=False)
+            rank = int((s > ZERO * s[0]).sum()) if len(s) and s[0] > 0 else 0
+            basis = vt[:rank].T / scale[:, None]
+        names = tuple(
+            '+'.join(PARAMETER_NAMES[unknown[k]] for k in np.flatnonzero(
+                np.abs(v) > 0.3 * np.abs(v).max())) + f'_load{label}' for v in basis.T)
+        return cls(runs, payload, body, known, tuple(unknown), basis, names)
+
+    def columns(self, model):
+        """Return ``(10, r)``: the unknown combinations in the body's parameters."""
+        frame = model.payload_frame(self.payload.link)
+        return transform_parameters(frame.R, frame.p)[:, list(self.unknown)] @ self.basis
+
+    def mass_fixes_scale(self, base, model):
+        """Whether the known part moves base parameters that the unknown part cannot."""
+        P = grouping_matrix(base)[:, link_columns(base, model, self.body)]
+        shown = P @ self.known
+        if not np.linalg.norm(shown) > 0:
+            return False
+        if not self.basis.shape[1]:
+            return True
+        span = P @ self.columns(model)
+        span = span / np.linalg.norm(span, axis=0)
+        rest = shown - span @ np.linalg.lstsq(span, shown, rcond=None)[0]
+        return np.linalg.norm(rest) > 1e-6 * np.linalg.norm(shown)
+
+    def estimate(self, y, cov_y, residual_rms, samples):
+        """Return the load identified: a :class:`.payload.PayloadEstimate`."""
+        p = self.payload
+        psi, _ = known_inertials(p.link, p.mass, p.com, p.inertia)
+        cov = np.zeros((10, 10))
+        determined = np.ones(10, dtype=bool)
+        notes = []
+        if self.unknown:
+            u = list(self.unknown)
+            psi[u] = self.basis @ y
+            cov[np.ix_(u, u)] = self.basis @ cov_y @ self.basis.T
+            # a parameter is determined where it lies in the span of the combinations
+            inside = np.linalg.norm(np.linalg.qr(self.basis)[0], axis=1) \
+                if self.basis.shape[1] else np.zeros(len(u))
+            lost = [k for k, c in zip(u, inside) if c < 1 - 1e-6]
+            determined[lost] = False
+            if lost:
+                notes.append(f'{", ".join(PARAMETER_NAMES[k] for k in lost)} of the load move '
+                             "no torque apart from the arm's own parameters: not determined")
+        return payload_estimate(p.link, psi, cov, determined, notes,
+                                residual_rms=residual_rms, samples=samples)
+
+
+def suspects(mountings):
+    """Say what was taken as known of the loads and may be wrong: for :func:`with_gains`."""
+    said = []
+    for m in mountings:
+        p = m.payload
+        if p.com is not None:
+            said.append(f'the centre of mass of the {p.mass:g} kg load on {p.link} is not what '
+                        'was given')
+        runs = m.runs if isinstance(m.runs, (list, tuple)) else [m.runs]
+        if len(runs) > 1:
+            said.append(f'the {len(runs)} runs with the load on {p.link} do not share one '
+                        'mounting (give each its own: --payload-log once per mounting)')
+    return said
+
+
+def mountings_of(model, base, loaded, payload):
+    """
+    Return the :class:`Mounting` of each group of loaded runs.
+
+    ``payload`` one :class:`KnownPayload`: ``loaded`` (a run or a list of them) is one
+    mounting.  A list of them: ``loaded`` is a list as long, item i the run or runs of
+    mounting i (each its own centre of mass and inertia, unknowns of their own; the same load
+    remounted, or another load).
+    """
+    if not loaded:
+        return []
+    if payload is None:
+        raise IdentificationError('runs with a payload need the payload: '
+                                  'payload=KnownPayload(link, mass)')
+    if isinstance(payload, KnownPayload):
+        groups, payloads = [loaded], [payload]
+    else:
+        payloads = list(payload)
+        groups = list(loaded) if isinstance(loaded, (list, tuple)) else [loaded]
+        if len(groups) != len(payloads):
+            raise IdentificationError(
+                f'{len(payloads)} payloads for {len(groups)} groups of loaded runs: give one '
+                'payload per mounting, loaded=[runs of mounting 1, runs of mounting 2, ...]')
+    return [Mounting.of(model, base, runs, p, i + 1 if len(payloads) > 1 else '')
+            for i, (runs, p) in enumerate(zip(groups, payloads))]
 
 
 @dataclass(frozen=True)
@@ -156,24 +330,8 @@ class KnownLink:
                 f"the known link: '{self.link}' is fixed to "
                 f"'{model.link_names[frame.body]}': give that link's mass, with what is fixed "
                 'to it (the model knows them as one body)')
-        mass = float(self.mass)
-        if not (np.isfinite(mass) and mass > 0):
-            raise IdentificationError(f"the known link '{self.link}': mass must be finite and "
-                                      f'> 0, got {self.mass}')
-        if self.inertia is not None and self.com is None:
-            raise IdentificationError(f"the known link '{self.link}': an inertia about the "
-                                      'centre of mass needs the centre of mass (com)')
-        com = np.zeros(3) if self.com is None else np.asarray(self.com, dtype=float)
-        inertia = np.zeros((3, 3)) if self.inertia is None else inertia_tensor(self.inertia)
-        if com.shape != (3,) or not np.all(np.isfinite(com)) or not np.all(np.isfinite(inertia)):
-            raise IdentificationError(f"the known link '{self.link}': com must be 3 finite "
-                                      'numbers and inertia finite')
-        fault = tensor_fault(inertia) if self.inertia is not None else None
-        if fault:
-            raise IdentificationError(f"the known link '{self.link}': inertia {fault}")
-        phi = link_parameters(mass, com, inertia)
-        given = [9] + ([6, 7, 8] if self.com is not None else []) + (
-            list(range(6)) if self.inertia is not None else [])
+        phi, given = known_inertials(f"the known link '{self.link}'", self.mass, self.com,
+                                     self.inertia)
         return ([f'{PARAMETER_NAMES[k]}_{self.link}' for k in given], phi[given])
 
     def describe(self):
@@ -295,7 +453,7 @@ def link_columns(base, model, body):
     return slice(start, start + len(PARAMETER_NAMES))
 
 
-def free_scales(model, base, C, constraints, carried=None, seed=0):
+def free_scales(model, base, C, constraints, mountings=(), seed=0):
     """
     Return the motors whose gains nothing of known mass fixes (empty: every gain is fixed).
 
@@ -305,42 +463,50 @@ def free_scales(model, base, C, constraints, carried=None, seed=0):
     their own.  The data cannot tell: a free block goes to zero in the fit, at the noise's
     residual.  So the system is built without noise at random states for a random standard
     parameter vector (the structure decides, not the values): the unloaded runs' equations,
-    the loaded runs' (``carried = (body, phi)``, the payload), the known links' ``constraints
-    (k, b + n)``; a direction none of them sees is a free scale.
+    each mounting's (:class:`Mounting`: its known part, and its unknown combinations as
+    columns of their own), the known links' ``constraints (k, b + n)``; a direction none of
+    them sees is a free scale.
     """
     rng = np.random.default_rng(seed)
     b, n = base.count, model.n
-    q, qd, qdd = random_states(model, rng, max(4 * (b + n) // n + 10, 30))
+    extra = [m.basis.shape[1] for m in mountings]
+    width = b + n + sum(extra)
+    q, qd, qdd = random_states(model, rng, max(4 * width // n + 10, 30))
     Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
     K = rng.uniform(0.5, 1.5, Y.shape[-1]) * rng.choice([-1.0, 1.0], Y.shape[-1])
     W = base.base_regressor(Y)
-    torques = [Y @ K]
-    if carried is not None:
-        body, phi = carried
-        torques.append(torques[0] + Y[..., link_columns(base, model, body)] @ phi)
-    blocks = []
-    for tau in torques:
+
+    def block(tau, load=None, columns=None):
         current = np.linalg.solve(C.T, tau.T).T                 # tau = C^T i, unit gains
-        block = np.concatenate([W, -np.einsum('sk,kj->sjk', current, C)], axis=2)
-        blocks.append(block.reshape(-1, b + n))
+        out = np.zeros((len(tau), n, width))
+        out[..., :b + n] = np.concatenate([W, -np.einsum('sk,kj->sjk', current, C)], axis=2)
+        if load is not None:
+            start = b + n + sum(extra[:load])
+            out[..., start:start + extra[load]] = columns
+        return out.reshape(-1, width)
+
+    blocks = [block(Y @ K)]
+    for i, m in enumerate(mountings):
+        Y_body = Y[..., link_columns(base, model, m.body)]
+        columns = Y_body @ m.columns(model)
+        y = rng.uniform(0.5, 1.5, extra[i])
+        blocks.append(block(Y @ K + Y_body @ m.known + columns @ y, i, columns))
     if len(constraints):
-        blocks.append(constraints)
-    system = np.vstack([block / np.linalg.norm(block) for block in blocks])
+        blocks.append(np.hstack([constraints, np.zeros((len(constraints), sum(extra)))]))
+    system = np.vstack([x / np.linalg.norm(x) for x in blocks])
     system /= np.where((norms := np.linalg.norm(system, axis=0)) > 0, norms, 1.0)
     s, vt = np.linalg.svd(system, full_matrices=False)[1:]
     free = vt[s < ZERO * s[0]]
     motors = set()
     for v in free:
-        gains = np.abs(v[b:])
+        gains = np.abs(v[b:b + n])
         motors.update(np.flatnonzero(gains > 0.1 * gains.max()) if gains.max() > ZERO else ())
     return [model.joint_names[k] for k in sorted(motors)]
 
 
-def scale_summary(payload, known):
-    """Say what fixed the gains' scale: the payload's run, the known links."""
-    parts = [] if payload is None else [f'{payload.mass:g} kg on {payload.link} in a run']
-    parts += [k.describe() for k in known]
-    return ', '.join(parts)
+def scale_summary(payloads, known):
+    """Say what fixed the gains' scale: the loads in the runs, the known links."""
+    return ', '.join([p.describe() for p in payloads] + [k.describe() for k in known])
 
 
 @dataclass(frozen=True, eq=False)
@@ -362,8 +528,11 @@ class GainEstimate:
     estimate : Estimate
         The base parameters identified with the gains; its ``model`` carries the identified
         torque constants in its transmissions (reads ``<joint>.current`` logs as torques).
-    payload : KnownPayload or None
-        The payload of the runs that carried one.
+    payloads : tuple of KnownPayload
+        What was known of the load of each mounting in the loaded runs.
+    loads : tuple of PayloadEstimate
+        Each mounting's load as identified with the gains: its known mass, its centre of mass
+        and inertia with their deviations (NaN where the runs cannot determine them).
     known : tuple of KnownLink and KnownParameter
         What was known of the robot that fixed the scale (with or beside the payload).
     covariance : ndarray, shape (b + n, b + n)
@@ -377,14 +546,15 @@ class GainEstimate:
     torque_constants: np.ndarray
     nominal: np.ndarray
     estimate: Estimate
-    payload: KnownPayload
+    payloads: tuple = ()
+    loads: tuple = ()
     covariance: np.ndarray = field(default=None, repr=False)
     known: tuple = ()
 
     @property
     def fixed_by(self):
         """Say what fixed the scale: ``'2 kg on wrist_3_link in a run'``, the known links."""
-        return scale_summary(self.payload, self.known)
+        return scale_summary(self.payloads, self.known)
 
     @property
     def relative_std(self):
@@ -405,6 +575,9 @@ class GainEstimate:
                    if nominal == nominal else '')
             lines.append(f'  {j}: {g:.5g} +- {s:.2g} ({100.0 * s / abs(g):.2g} %), torque '
                          f'constant {k:.5g} at the motor{off}')
+        for i, load in enumerate(self.loads):
+            lines.append((f'mounting {i + 1}: ' if len(self.loads) > 1 else '')
+                         + load.summary())
         return '\n'.join(lines)
 
     def transmissions_yaml(self, path=None):
@@ -428,7 +601,8 @@ class GainEstimate:
                               'nominal': None if nominal != nominal else float(nominal)}
                           for j, g, s, k, nominal in zip(self.joints, self.gains, self.std,
                                                          self.torque_constants, self.nominal)},
-                'payload': None if self.payload is None else self.payload.to_dict(),
+                'payloads': [p.to_dict() for p in self.payloads],
+                'loads': [load.to_dict() for load in self.loads],
                 'known': [k.to_dict() for k in self.known],
                 'transmissions': self.model.transmissions.to_dict(),
                 **self.estimate.to_dict()}
@@ -462,16 +636,22 @@ def own_reductions(model):
     return out
 
 
-def with_gains(model, gains):
-    """Return ``model`` whose transmissions hold the torque constants of ``gains`` (n,)."""
+def with_gains(model, gains, suspects=()):
+    """
+    Return ``model`` whose transmissions hold the torque constants of ``gains`` (n,).
+
+    ``suspects``: what else was taken as known (a load's centre of mass, one mounting for
+    several runs), said in the error where a constant comes out negative.
+    """
     drives = model.transmissions
     constants = gains / own_reductions(model)
     bad = [j for j, kt in zip(model.joint_names, constants) if not kt > 0]
     if bad:
+        also = ''.join(f', or {s}' for s in suspects)
         raise IdentificationError(
             f'the identified torque constant of {", ".join(bad)} is not positive: its current '
             "turns the motor against the reduction's sign (a sign convention of the log or of "
-            'the reduction), or the data do not determine it (see its deviation)')
+            f'the reduction), or the data do not determine it (see its deviation){also}')
     by_joint = dict(zip(model.joint_names, constants))
     parts = [] if drives is None else [drives.with_torque_constants(
         {j: by_joint[j] for j in drives.joints})]
@@ -498,17 +678,19 @@ def noise_in_currents(A, rhs, kept, C, b, Z, x_p, z, sigma, passes=5):
 
     Returns ``z, cov, sigma, G, g`` as :func:`.least_squares.weighted_least_squares` does
     (``G z = g`` the weighted system linearised at the solution); raises if it does not
-    converge.
+    converge.  The unknowns are ``b`` base parameters, then the ``n = C.shape[0]`` gains, then
+    any others (the loads' unknown parameters).
     """
     from scipy.optimize import least_squares
 
     n, m = A.shape[1], Z.shape[1]
+    gains = slice(b, b + n)
     AZ, r0 = A @ Z, rhs - A @ x_p
     dof = np.maximum(kept.sum(axis=0) - m / n, 1.0)
     C2 = C ** 2
 
     def noise(z, e):
-        g = (x_p + Z @ z)[b:]
+        g = (x_p + Z @ z)[gains]
         s = np.sqrt((C2 * ((g * e) ** 2)[:, None]).sum(axis=0))
         return g, np.where(s > 0, s, 1e-300)
 
@@ -518,10 +700,10 @@ def noise_in_currents(A, rhs, kept, C, b, Z, x_p, z, sigma, passes=5):
     def jacobian(z, e):
         g, s = noise(z, e)
         r = (AZ @ z - r0) / s
-        ds = (C2 * (g * e ** 2)[:, None]).T @ Z[b:] / s[:, None]         # (n, m)
+        ds = (C2 * (g * e ** 2)[:, None]).T @ Z[gains] / s[:, None]         # (n, m)
         return (AZ / s[:, None] - r[..., None] * (ds / s[:, None])[None]).reshape(-1, m)
 
-    g0 = (x_p + Z @ z)[b:]
+    g0 = (x_p + Z @ z)[gains]
     e = sigma / np.where(np.abs(g0) > 0, np.abs(g0), 1.0)
     for _ in range(passes):
         found = least_squares(residual, z, jacobian, args=(e,), method='lm', x_scale='jac',
@@ -533,7 +715,7 @@ def noise_in_currents(A, rhs, kept, C, b, Z, x_p, z, sigma, passes=5):
         z = found.x
         x = x_p + Z @ z
         sigma = np.sqrt(((A @ x - rhs) ** 2).sum(axis=0) / dof)
-        new = sigma / np.maximum(np.abs(x[b:]), 1e-300)
+        new = sigma / np.maximum(np.abs(x[gains]), 1e-300)
         settled = np.max(np.abs(new / e - 1.0)) < 1e-3
         e = new
         if settled:
@@ -581,9 +763,14 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
         the motor named after its joint) and positions (``<joint>.position`` or, through the
         transmissions, ``<joint>.motor_position``), or mappings with ``t, q, current`` (``qd``).
     loaded : path, mapping or list of them
-        Runs with ``payload`` on: what fixes the gains' scale, or helps ``known`` fix it.
-    payload : KnownPayload
-        The payload of those runs.
+        Runs carrying a load of known mass: what fixes the gains' scale, or helps ``known``
+        fix it.  With one ``payload``, one mounting (the runs share the load's centre of mass
+        and inertia); with a list of payloads, a list as long: item i the run or runs of
+        mounting i, each with unknowns of its own (the load remounted, or another load).
+    payload : KnownPayload or list of them
+        The load of each mounting: its mass, and its centre of mass and inertia where known
+        (what is not given is identified with the gains and reported in
+        :attr:`GainEstimate.loads`).
     known : sequence of KnownLink and KnownParameter
         Known masses (centres of mass, inertias) of the robot's own links, and standard
         parameters known by name (a rotor inertia from its datasheet): they fix the scale
@@ -614,48 +801,56 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
                                   'identify the gains first, then identify(friction=smooth) '
                                   'reads the currents through them)')
     known = tuple(known or ())
-    if loaded and payload is None:
-        raise IdentificationError('runs with a payload need the payload: '
-                                  'payload=KnownPayload(link, mass, com, inertia)')
     if not loaded and not known:
         raise IdentificationError(SCALE_MISSING)
-    if payload is not None and not isinstance(payload, KnownPayload):
-        raise IdentificationError(f'payload must be a KnownPayload(link, mass, com, inertia), '
-                                  f'got {type(payload).__name__}')
     model = with_law(model, law)
-    payload = payload if loaded else None                     # a payload without its runs: unused
-    carried = None if payload is None else payload.body_parameters(model)
     base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
+    mountings = mountings_of(model, base, loaded, payload)   # a payload without runs: unused
     b, n = base.count, model.n
+    extra = [m.basis.shape[1] for m in mountings]
+    width = b + n + sum(extra)
     if known:
         C_known, d_known = scale_constraints(base, model, known)
-        constraints = np.hstack([C_known, np.zeros((len(d_known), n))])
+        constraints = np.hstack([C_known, np.zeros((len(d_known), width - b))])
     else:
-        constraints, d_known = np.zeros((0, b + n)), np.zeros(0)
+        constraints, d_known = np.zeros((0, width)), np.zeros(0)
+    payloads = tuple(m.payload for m in mountings)
+    if not known and not any(m.mass_fixes_scale(base, model) for m in mountings):
+        raise IdentificationError(
+            f"the load's mass ({scale_summary(payloads, known)}) cannot fix the gains' scale: "
+            'it moves only base parameters that its unknown centre of mass and inertia move '
+            'too. Give its centre of mass (--payload LINK:MASS:X,Y,Z), or carry it on a link '
+            'more joints move')
     C = current_rows(model)
-    free = free_scales(model, base, C, constraints, carried)
+    free = free_scales(model, base, C, constraints[:, :b + n], mountings)
     if free:
         raise IdentificationError(
             f'the gains of {", ".join(free)} keep a scale of their own: what fixes the scale '
-            f'({scale_summary(payload, known)}) reaches them through no base '
+            f'({scale_summary(payloads, known)}) reaches them through no base '
             'parameter they share, and any multiple of their gains and parameters fits alike. '
             'Add a run with a known payload on a link they move (--payload-log LOG --payload '
             'LINK:MASS[:X,Y,Z]), or what is known of a link they carry (its centre of mass: '
             '--known-link LINK:MASS:X,Y,Z)')
     systems, processing, speeds, report = [], {}, None, None
-    groups = [('without payload', data)] + ([('with payload', loaded)] if loaded else [])
-    for group, runs in groups:
+    groups = [('without payload', data, None)] + [
+        (f'with payload {i + 1}' if len(mountings) > 1 else 'with payload', m.runs, i)
+        for i, m in enumerate(mountings)]
+    for group, runs, load in groups:
         logs, sources = current_logs(model, runs, retime)
         q, qd, qdd, current, parallel, more = differentiate_logs(model, logs, cutoff=cutoff)
         if speeds is None:
             speeds, report = still_speeds(model, still, parallel, cutoff)
         Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
-        A = np.concatenate([base.base_regressor(Y),
-                            -np.einsum('sk,kj->sjk', current, C)], axis=2)
+        A = np.zeros((len(q), n, width))
+        A[..., :b] = base.base_regressor(Y)
+        A[..., b:b + n] = -np.einsum('sk,kj->sjk', current, C)
         tau_known = np.zeros((len(q), n))
-        if group == 'with payload':
-            body, phi = carried
-            tau_known = Y[..., link_columns(base, model, body)] @ phi
+        if load is not None:
+            m = mountings[load]
+            Y_body = Y[..., link_columns(base, model, m.body)]
+            tau_known = Y_body @ m.known
+            start = b + n + sum(extra[:load])
+            A[..., start:start + extra[load]] = Y_body @ m.columns(model)
         A, rhs = parallel(A), -parallel(tau_known)
         left = stuck_rows(model, qd, speeds, parallel, cutoff)
         systems.append((A * ~left[..., None], rhs * ~left, left))
@@ -664,12 +859,14 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
     A = np.concatenate([s[0] for s in systems])
     rhs = np.concatenate([s[1] for s in systems])
     left = np.concatenate([s[2] for s in systems])
-    names = [*base.names, *(f'g_{j}' for j in model.joint_names)]
+    names = [*base.names, *(f'g_{j}' for j in model.joint_names),
+             *(name for m in mountings for name in m.names)]
     N = len(rhs)
-    if N * n < 2 * (b + n):
-        raise IdentificationError(f'{N} states give {N * n} equations for {b} base parameters '
-                                  f'and {n} gains: record longer runs')
-    flat = A.reshape(N * n, b + n)
+    if N * n < 2 * width:
+        raise IdentificationError(f'{N} states give {N * n} equations for {b} base parameters, '
+                                  f'{n} gains and {sum(extra)} unknowns of the loads: record '
+                                  'longer runs')
+    flat = A.reshape(N * n, width)
     norms = np.linalg.norm(flat, axis=0)
     # the known links' rows, each as large as the largest column: the scale they fix counts
     rows = constraints / np.linalg.norm(constraints, axis=1, keepdims=True) * norms.max()
@@ -677,8 +874,8 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
     check_excitation(names, checked, np.linalg.norm(checked, axis=0))
     # the fit on x = x_p + Z z, the constraints' null space (Z = 1 without known links)
     x_p = np.linalg.lstsq(constraints, d_known, rcond=None)[0] if len(d_known) \
-        else np.zeros(b + n)
-    Z = np.linalg.svd(constraints)[2][len(d_known):].T if len(d_known) else np.eye(b + n)
+        else np.zeros(width)
+    Z = np.linalg.svd(constraints)[2][len(d_known):].T if len(d_known) else np.eye(width)
     z, cov, sigma, G, g = weighted_least_squares(A @ Z, rhs - A @ x_p, kept=~left)
     z, cov, sigma, G, g = noise_in_currents(A, rhs, ~left, C, b, Z, x_p, z, sigma)
     inflation, processing['std'] = correlation_inflation(G, g, N)
@@ -686,15 +883,15 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     processing['still'] = left_out_summary(report, model.joint_names, left)
     processing.update(cutoff_hz=float(cutoff), friction=law,
-                      payload=None if payload is None else payload.to_dict(),
+                      payloads=[p.to_dict() for p in payloads],
                       known=[k.to_dict() for k in known],
-                      scale_fixed_by=scale_summary(payload, known))
-    gains = x[b:]
+                      scale_fixed_by=scale_summary(payloads, known))
+    gains = x[b:b + n]
     residual = rhs - A @ x
     counted = np.maximum((~left).sum(axis=0), 1)
     with np.errstate(divide='ignore', invalid='ignore'):
         relative = np.where(np.abs(x[:b]) > 0, 100.0 * std[:b] / np.abs(x[:b]), np.inf)
-    identified = with_gains(model, gains)
+    identified = with_gains(model, gains, suspects(mountings))
     reduced = flat @ Z
     estimate = Estimate(base=base, values=x[:b], std=std[:b], relative_std=relative,
                         condition=float(np.linalg.cond(reduced / np.linalg.norm(reduced,
@@ -702,7 +899,16 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
                         sigma=sigma,
                         residual_rms=np.sqrt((residual ** 2).sum(axis=0) / counted), samples=N,
                         processing=processing, model=identified, covariance=cov[:b, :b])
-    return GainEstimate(joints=model.joint_names, gains=gains, std=std[b:],
+    loads = []
+    for i, m in enumerate(mountings):
+        part = slice(b + n + sum(extra[:i]), b + n + sum(extra[:i + 1]))
+        rows_i = np.concatenate([np.zeros(len(s[1]), dtype=bool) if k != i + 1
+                                 else np.ones(len(s[1]), dtype=bool)
+                                 for k, s in enumerate(systems)])
+        kept_i = (~left)[rows_i]
+        rms = np.sqrt((residual[rows_i] ** 2).sum(axis=0) / np.maximum(kept_i.sum(axis=0), 1))
+        loads.append(m.estimate(x[part], cov[part, part], rms, int(rows_i.sum())))
+    return GainEstimate(joints=model.joint_names, gains=gains, std=std[b:b + n],
                         torque_constants=gains / own_reductions(model),
-                        nominal=nominal_gains(model),
-                        estimate=estimate, payload=payload, covariance=cov, known=known)
+                        nominal=nominal_gains(model), estimate=estimate, payloads=payloads,
+                        loads=tuple(loads), covariance=cov[:b + n, :b + n], known=known)

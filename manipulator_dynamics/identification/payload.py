@@ -33,7 +33,8 @@ import numpy as np
 
 from .least_squares import check_excitation, weighted_least_squares
 from .logs import CUTOFF_HZ, IdentificationError, prepare
-from ..model import central_inertia, PARAMETER_NAMES, transform_parameters
+from ..model import central_inertia, inertia_six, inertia_tensor, PARAMETER_NAMES, \
+    transform_parameters
 from ..rigid.regressor import regressor
 from ..rigid.rnea import inverse_dynamics
 
@@ -48,19 +49,27 @@ class PayloadEstimate:
     link : str
         The link that holds it; every quantity is in its frame.
     values, std : ndarray, shape (10,)
-        ``XX XY XZ YY YZ ZZ MX MY MZ M`` about the link's origin, and standard deviations.
+        ``XX XY XZ YY YZ ZZ MX MY MZ M`` about the link's origin, and standard deviations
+        (NaN where the data do not determine the parameter, see ``determined``; a known value
+        has deviation 0).
     mass, mass_std : float
         kg.
     com, com_std : ndarray, shape (3,)
-        Centre of mass, m.
+        Centre of mass, m (NaN where not determined).
     inertia : ndarray, shape (3, 3)
-        Inertia about the centre of mass, kg m^2.
+        Inertia about the centre of mass, kg m^2 (NaN where not determined).
+    inertia_std : ndarray, shape (6,)
+        Deviations of its ``ixx ixy ixz iyy iyz izz`` (first-order propagation).
     residual_rms : ndarray, shape (n,)
         RMS of what is left per joint after the arm and the payload.
     samples : int
         States used.
     processing : dict
         What was done to the data.
+    determined : ndarray of bool, shape (10,)
+        Which of ``values`` the data determine (or were known).
+    notes : tuple of str
+        What the data did not determine, and why.
 
     """
 
@@ -75,6 +84,9 @@ class PayloadEstimate:
     residual_rms: np.ndarray
     samples: int
     processing: dict = field(default_factory=dict)
+    inertia_std: np.ndarray = None
+    determined: np.ndarray = None
+    notes: tuple = ()
 
     def apply(self, model, *, inertia=True):
         """
@@ -85,8 +97,17 @@ class PayloadEstimate:
         its inertia, whose estimate can then be as far from any body's as its deviations
         (``std[:6]``) allow; such an inertia is refused, saying so, rather than applied.
         """
+        if not np.all(np.isfinite(self.com)) or not np.isfinite(self.mass):
+            raise IdentificationError(
+                f'the payload on {self.link}: its centre of mass is not determined '
+                f'({"; ".join(self.notes)}): nothing to apply')
         if not inertia:
             return model.with_payload(self.link, self.mass, self.com)
+        if not np.all(np.isfinite(self.inertia)):
+            raise IdentificationError(
+                f'the payload on {self.link}: its inertia is not determined '
+                f'({"; ".join(self.notes)}); apply(model, inertia=False) takes the mass and '
+                'centre of mass alone')
         try:
             return model.with_payload(self.link, self.mass, self.com, self.inertia)
         except ValueError as e:
@@ -96,14 +117,76 @@ class PayloadEstimate:
                 'kg m^2, are as large as it is); a longer or faster motion identifies it, or '
                 'apply(model, inertia=False) takes the mass and centre of mass alone') from None
 
+    def summary(self):
+        """Say the mass, centre of mass and inertia with their deviations, and the notes."""
+        def pm(value, std):
+            return 'not determined' if value != value else f'{value:.4g} +- {std:.2g}'
+        xyz = ', '.join(f'{a} {pm(c, s)}' for a, c, s in zip('xyz', self.com, self.com_std))
+        six = inertia_six(self.inertia)
+        moments = ', '.join(f'{n.lower()} {pm(v, s)}' for n, v, s in
+                            zip(PARAMETER_NAMES[:6], six, self.inertia_std))
+        lines = [f'load on {self.link}: mass {pm(self.mass, self.mass_std)} kg',
+                 f'  centre of mass (m, in {self.link}): {xyz}',
+                 f'  inertia about it (kg m^2): {moments}']
+        lines += [f'  note: {note}' for note in self.notes]
+        return '\n'.join(lines)
+
     def to_dict(self):
-        """Return a plain mapping for YAML or JSON."""
-        return {'link': self.link, 'mass': float(self.mass), 'mass_std': float(self.mass_std),
-                'com': self.com.tolist(), 'com_std': self.com_std.tolist(),
-                'inertia': self.inertia.tolist(),
-                'parameters': {name: float(v) for name, v in zip(PARAMETER_NAMES, self.values)},
-                'std': {name: float(v) for name, v in zip(PARAMETER_NAMES, self.std)},
+        """Return a plain mapping for YAML or JSON (None where not determined)."""
+        def plain(a):
+            return [None if x != x else float(x) for x in np.ravel(a)]
+        return {'link': self.link, 'mass': plain([self.mass])[0],
+                'mass_std': plain([self.mass_std])[0],
+                'com': plain(self.com), 'com_std': plain(self.com_std),
+                'inertia': [plain(row) for row in self.inertia],
+                'inertia_std': dict(zip([n.lower() for n in PARAMETER_NAMES[:6]],
+                                        plain(self.inertia_std))),
+                'parameters': dict(zip(PARAMETER_NAMES, plain(self.values))),
+                'std': dict(zip(PARAMETER_NAMES, plain(self.std))),
+                'determined': dict(zip(PARAMETER_NAMES, map(bool, self.determined))),
+                'notes': list(self.notes),
                 'residual_rms': self.residual_rms.tolist(), 'samples': self.samples}
+
+
+def payload_estimate(link, phi, cov, determined, notes=(), **more):
+    """
+    Return the :class:`PayloadEstimate` of ten parameters ``phi`` and their covariance ``cov``.
+
+    ``determined (10,)``: which of them the data fix (or were known); the others, and what
+    depends on them (the centre of mass ``h / m``, the inertia about it), are NaN.  Deviations
+    by first-order propagation.  ``more``: ``residual_rms``, ``samples``, ``processing``.
+    """
+    phi, cov = np.asarray(phi, dtype=float), np.asarray(cov, dtype=float)
+    determined = np.asarray(determined, dtype=bool)
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    shown = np.where(determined, phi, np.nan)
+    m = phi[9]
+    com = np.where(determined[6:9] & determined[9], phi[6:9] / m, np.nan)
+    # com = h / m: d com = (d h - com d m) / m
+    J = np.zeros((3, 10))
+    J[:, 6:9] = np.eye(3) / m
+    J[:, 9] = -phi[6:9] / m ** 2
+    com_std = np.where(np.isfinite(com), np.sqrt(np.maximum(np.diag(J @ cov @ J.T), 0.0)),
+                       np.nan)
+    # the inertia about the centre of mass, I_o - (h.h 1 - h h^T) / m, and its Jacobian
+    central = inertia_six(central_inertia(phi)[2])
+    step = 1e-7 * np.maximum(np.abs(phi), 1e-3)
+    Jc = np.empty((6, 10))
+    for k in range(10):
+        up, down = phi.copy(), phi.copy()
+        up[k] += step[k]
+        down[k] -= step[k]
+        Jc[:, k] = (inertia_six(central_inertia(up)[2])
+                    - inertia_six(central_inertia(down)[2])) / (2 * step[k])
+    fixed = determined[:6] & np.all(determined[6:10])
+    central = np.where(fixed, central, np.nan)
+    central_std = np.where(fixed, np.sqrt(np.maximum(np.diag(Jc @ cov @ Jc.T), 0.0)), np.nan)
+    return PayloadEstimate(link=link, values=shown, std=np.where(determined, std, np.nan),
+                           mass=float(shown[9]),
+                           mass_std=float(std[9]) if determined[9] else float('nan'),
+                           com=com, com_std=com_std, inertia=inertia_tensor(central),
+                           inertia_std=central_std, determined=determined, notes=tuple(notes),
+                           **more)
 
 
 def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
@@ -151,19 +234,11 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
     names = [f'{name}_payload' for name in PARAMETER_NAMES]
     check_excitation(names, Wf, np.linalg.norm(Wf, axis=0))
     phi, cov, _, _, _ = weighted_least_squares(W, rest)
-    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    m = phi[9]
-    if not m > 0:
-        raise IdentificationError(f'the payload on {link} came out with mass {m:.4g} kg '
-                                  f'(std {std[9]:.2g}): none, or the arm model is off')
-    mass, com, inertia = central_inertia(phi)
-    # com = h / m: d com = (d h - com d m) / m
-    J = np.zeros((3, 10))
-    J[:, 6:9] = np.eye(3) / m
-    J[:, 9] = -com / m
-    com_std = np.sqrt(np.maximum(np.diag(J @ cov @ J.T), 0.0))
+    if not phi[9] > 0:
+        raise IdentificationError(f'the payload on {link} came out with mass {phi[9]:.4g} kg '
+                                  f'(std {np.sqrt(cov[9, 9]):.2g}): none, or the arm model is '
+                                  'off')
     residual = rest - W @ phi
-    return PayloadEstimate(link=link, values=phi, std=std, mass=float(mass),
-                           mass_std=float(std[9]), com=com, com_std=com_std, inertia=inertia,
-                           residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
-                           processing=processing)
+    return payload_estimate(link, phi, cov, np.ones(10, dtype=bool),
+                            residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
+                            processing=processing)

@@ -19,7 +19,8 @@ Each page's Python blocks run in order in one namespace, as a reader pastes them
 ``bash`` blocks' ``manipulator-dynamics`` commands run through the command line's ``main``, in
 a folder holding the files the pages name: ``robot.urdf`` (the bundled demo arm), ``run1`` and
 ``run2`` (logs of it, simulated with sensor noise, as CSV files and rosbag2 recordings),
-``payload.csv`` (the arm holding a payload), ``config/``.  Blocks that read the real Panda log
+``payload.csv`` (the arm holding a payload), ``currents.csv`` and ``carrying.csv`` (its motor
+currents, bare and carrying a load of 2 kg), ``config/``.  Blocks that read the real Panda log
 (``panda_exciting_traj_1.npz``, and example-robot-data's ``panda.urdf``) run in a test of their
 own, which skips, saying why, where the log is not beside the repository.  ``ros2`` and
 ``python3 dev.py`` lines need a ROS 2 graph or start the whole suite: test_ros2_launch runs the
@@ -34,7 +35,7 @@ import shutil
 
 from conftest import ERD, ROOT, write_bag, write_log_csv
 import manipulator_dynamics as md
-from manipulator_dynamics import robots
+from manipulator_dynamics import csvlog, robots
 import numpy as np
 import pytest
 
@@ -105,6 +106,15 @@ def workspace(tmp_path_factory):
         write_bag(folder / name, model, *log)
     held = model.with_payload('link7', PAYLOAD, com=[0, 0, 0.05])
     write_log_csv(folder / 'payload.csv', model.joint_names, *simulated_log(held, 10.0, 3))
+    # motor currents of the arm bare and carrying a load weighed at 2 kg (its centre of mass
+    # well off the flange), through torque constants 0.6-1.2 N m/A
+    constants = np.linspace(0.6, 1.2, model.n)
+    carrying = model.with_payload('link7', 2.0, com=[0.08, -0.06, 0.1],
+                                  inertia=[4e-3, 0, 0, 5e-3, 0, 3e-3])
+    for name, arm, seed in (('currents.csv', model, 4), ('carrying.csv', carrying, 5)):
+        t, q, tau = simulated_log(arm, 20.0, seed)
+        csvlog.write(folder / name, t, csvlog.joint_columns(model.joint_names, position=q,
+                                                            current=tau / constants))
     if os.path.isfile(LOG):
         os.symlink(LOG, folder / 'panda_exciting_traj_1.npz')
     if ERD is not None:
