@@ -37,6 +37,7 @@ from .identification.friction import FRICTION_LAWS, friction_summary
 from .identification.gains import identify_gains, KnownLink, KnownParameter, KnownPayload
 from .identification.least_squares import std_summary
 from .identification.logs import CUTOFF_HZ, IdentificationError, stamps_summary
+from .identification.payload import identify_payload
 from .identification.selection import cutoff_summary, prior_weight_summary
 from .identification.stiction import still_summary
 from .model import InertiaError, PARAMETER_NAMES
@@ -393,6 +394,26 @@ def cmd_identify_gains(args):
     _emit(args, title, found.to_dict(), table)
 
 
+def cmd_identify_payload(args):
+    model = _load(args)
+    found = identify_payload(model, args.data if len(args.data) > 1 else args.data[0],
+                             args.link, cutoff=args.cutoff, topic=args.topic)
+    arm = f'--parameters {args.parameters}' if args.parameters else 'its URDF'
+    if args.transmissions:
+        arm += f', currents through --transmissions {args.transmissions}'
+    title = (f'identified the load on {args.link} of {model.name} from {found.samples} states '
+             f'(the arm as {arm})')
+    table = found.summary() + '\n\nresidual RMS per joint: ' + ', '.join(
+        f'{j} {r:.3g}' for j, r in zip(model.joint_names, found.residual_rms))
+    if args.payload_out:
+        found.parameters_yaml(args.payload_out)
+        left_out = found.node_parameters()[1]
+        table += (f'\n\nwritten: {args.payload_out} (payload_link and payload for the nodes: '
+                  '--ros-args --params-file, or ros2 param load)'
+                  + (f'; {left_out}' if left_out else ''))
+    _emit(args, title, found.to_dict(), table)
+
+
 def _contact_spread(estimate, check, topic):
     """
     Return the identified model's residual spread over the validation logs, and what to say.
@@ -684,6 +705,19 @@ def build_parser():
                    'identified constants against the identified model')
     p.add_argument('--transmissions-out', metavar='YAML', help='write the transmissions with '
                    'the identified torque constants (for --transmissions and the nodes)')
+    p = command('identify-payload', cmd_identify_payload, "identify a load's mass, centre of "
+                'mass and inertia, with their deviations, from a log of the arm carrying it, '
+                "the arm's own parameters known (--parameters from identify, --transmissions "
+                'with the identified torque constants for current logs)')
+    p.add_argument('data', nargs='+', help='CSV, .npz or rosbag2 logs of the arm carrying the '
+                   'load (efforts, or <joint>.current through --transmissions)')
+    p.add_argument('--link', required=True, help='the link that holds the load (a tool or '
+                   'flange frame too); every quantity is in its frame')
+    p.add_argument('--cutoff', type=float, default=CUTOFF_HZ, help='low-pass cutoff in Hz '
+                   f'(default {CUTOFF_HZ:g})')
+    p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
+    p.add_argument('--payload-out', metavar='YAML', help='write payload_link and payload as a '
+                   'ROS 2 parameters file for dynamics_node and trajectory_node')
     p = command('excitation', cmd_excitation, 'design an excitation trajectory for '
                 'identification: a periodic Fourier series inside the limits that minimises the '
                 'condition number of the base regressor, then the base parameters predicted '

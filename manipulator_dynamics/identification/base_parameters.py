@@ -52,6 +52,7 @@ import numpy as np
 import scipy.linalg
 
 from . import closures
+from ..model import PARAMETER_NAMES
 from ..rigid.energy import energy_regressor
 from ..rigid.regressor import has_armature, parameter_names, regressor, standard_parameters
 
@@ -459,3 +460,24 @@ def _equation(base_name, name, row, others):
         else:
             terms.append(f'{"+" if coef > 0 else "-"} {abs(coef):.8g} * {other}')
     return f'{base_name} = ' + ' '.join(terms)
+
+
+#: Relative size below which a singular value of the grouping matrix, or a known combination's
+#: value, counts as zero (the grouping coefficients are exact to about 1e-12).
+ZERO = 1e-9
+
+
+def grouping_matrix(base):
+    """Return ``P (b, p)``: ``K_B = P K`` over ``base.standard_names``."""
+    P = np.zeros((base.count, len(base.standard_names)))
+    P[np.arange(base.count), base.index] = 1.0
+    position = {name: i for i, name in enumerate(base.standard_names)}
+    if base.grouped:
+        P[:, [position[name] for name in base.grouped]] += base.beta
+    return P
+
+
+def link_columns(base, model, body):
+    """Return the slice of a standard regressor's columns that multiply ``body``'s parameters."""
+    start = base.standard_names.index(f'{PARAMETER_NAMES[0]}_{model.link_names[body]}')
+    return slice(start, start + len(PARAMETER_NAMES))

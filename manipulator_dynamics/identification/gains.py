@@ -67,13 +67,14 @@ import os
 
 import numpy as np
 
-from .base_parameters import base_parameters, random_states
+from .base_parameters import base_parameters, grouping_matrix, link_columns, random_states, \
+    ZERO
 from .fit import Estimate
 from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
 from .logs import CUTOFF_HZ, differentiate_logs, IdentificationError, read_currents, \
     read_log
-from .payload import payload_estimate
+from .payload import combination_names, determined_by, load_combinations, payload_estimate
 from .stiction import left_out_summary, still_speeds, stuck_rows
 from ..inertia import tensor_fault
 from ..model import inertia_tensor, link_parameters, PARAMETER_NAMES, transform_parameters
@@ -90,9 +91,6 @@ SCALE_MISSING = (
     'or the known mass of links a prismatic joint carries: known=[KnownLink(link, mass)], '
     '--known-link LINK:MASS (with a rotor inertia, KnownParameter(name, value), '
     '--known-parameter Ia_<joint>=VALUE, where the axis is horizontal)')
-#: Relative size below which a singular value of the grouping matrix, or a known combination's
-#: value, counts as zero (the grouping coefficients are exact to about 1e-12).
-ZERO = 1e-9
 
 
 def known_inertials(what, mass, com, inertia):
@@ -201,19 +199,8 @@ class Mounting:
             raise IdentificationError(f'payload must be a KnownPayload(link, mass, com, '
                                       f'inertia), got {type(payload).__name__}')
         body, known, unknown = payload.split(model)
-        basis = np.zeros((0, 0))
-        if unknown:
-            frame = model.payload_frame(payload.link)
-            T = transform_parameters(frame.R, frame.p)[:, unknown]
-            M = grouping_matrix(base)[:, link_columns(base, model, body)] @ T
-            scale = np.linalg.norm(M, axis=0)
-            scale = np.where(scale > 0, scale, 1.0)
-            _, s, vt = np.linalg.svd(M / scale, full_matrices=False)
-            rank = int((s > ZERO * s[0]).sum()) if len(s) and s[0] > 0 else 0
-            basis = vt[:rank].T / scale[:, None]
-        names = tuple(
-            '+'.join(PARAMETER_NAMES[unknown[k]] for k in np.flatnonzero(
-                np.abs(v) > 0.3 * np.abs(v).max())) + f'_load{label}' for v in basis.T)
+        basis = load_combinations(base, model, payload.link, unknown)
+        names = combination_names(basis, unknown, f'_load{label}')
         return cls(runs, payload, body, known, tuple(unknown), basis, names)
 
     def columns(self, model):
@@ -245,10 +232,7 @@ class Mounting:
             u = list(self.unknown)
             psi[u] = self.basis @ y
             cov[np.ix_(u, u)] = self.basis @ cov_y @ self.basis.T
-            # a parameter is determined where it lies in the span of the combinations
-            inside = np.linalg.norm(np.linalg.qr(self.basis)[0], axis=1) \
-                if self.basis.shape[1] else np.zeros(len(u))
-            lost = [k for k, c in zip(u, inside) if c < 1 - 1e-6]
+            lost = [k for k, inside in zip(u, determined_by(self.basis)) if not inside]
             determined[lost] = False
             if lost:
                 notes.append(f'{", ".join(PARAMETER_NAMES[k] for k in lost)} of the load move '
@@ -383,16 +367,6 @@ class KnownParameter:
         return {'parameter': self.name, 'value': float(self.value)}
 
 
-def grouping_matrix(base):
-    """Return ``P (b, p)``: ``K_B = P K`` over ``base.standard_names``."""
-    P = np.zeros((base.count, len(base.standard_names)))
-    P[np.arange(base.count), base.index] = 1.0
-    position = {name: i for i, name in enumerate(base.standard_names)}
-    if base.grouped:
-        P[:, [position[name] for name in base.grouped]] += base.beta
-    return P
-
-
 def scale_constraints(base, model, known):
     """
     Return ``(C (k, b), d (k,))``: what the known link values fix, ``C K_B = d``.
@@ -445,12 +419,6 @@ def scale_constraints(base, model, known):
         'equations hold too (the mass of every link a prismatic joint carries: --known-link '
         'LINK:MASS; a rotor inertia from its datasheet: --known-parameter Ia_<joint>=VALUE), '
         'or a run with a known payload (--payload-log LOG --payload LINK:MASS[:X,Y,Z])')
-
-
-def link_columns(base, model, body):
-    """Return the slice of a standard regressor's columns that multiply ``body``'s parameters."""
-    start = base.standard_names.index(f'{PARAMETER_NAMES[0]}_{model.link_names[body]}')
-    return slice(start, start + len(PARAMETER_NAMES))
 
 
 def free_scales(model, base, C, constraints, mountings=(), seed=0):

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .base_parameters import base_parameters, grouping_matrix, link_columns, ZERO
 from .least_squares import check_excitation, weighted_least_squares
 from .logs import CUTOFF_HZ, IdentificationError, prepare
 from ..model import central_inertia, inertia_six, inertia_tensor, PARAMETER_NAMES, \
@@ -131,6 +132,46 @@ class PayloadEstimate:
         lines += [f'  note: {note}' for note in self.notes]
         return '\n'.join(lines)
 
+    def node_parameters(self):
+        """
+        Return ``(payload list, what it leaves out)``: the nodes' ``payload`` parameter.
+
+        ``[mass, x, y, z, ixx, ixy, ixz, iyy, iyz, izz]``; ``[mass, x, y, z]`` where the inertia
+        is not determined (the nodes then carry a point mass at the centre of mass, which the
+        second item says).  Raises if the mass or centre of mass is not determined.
+        """
+        if not (np.isfinite(self.mass) and np.all(np.isfinite(self.com))):
+            raise IdentificationError(
+                f'the payload on {self.link}: its mass and centre of mass are not both '
+                f'determined ({"; ".join(self.notes) or "see the deviations"}): no payload '
+                'parameters to write; move the joints that turn it through wider angles')
+        values = [float(self.mass), *map(float, self.com)]
+        if np.all(np.isfinite(self.inertia)):
+            return values + [float(x) for x in inertia_six(self.inertia)], ''
+        return values, ('its inertia is not determined: the nodes carry a point mass at the '
+                        'centre of mass')
+
+    def parameters_yaml(self, path=None):
+        """
+        Return (and write to ``path``) a ROS 2 parameters file with ``payload_link``, ``payload``.
+
+        For ``--ros-args --params-file`` of dynamics_node and trajectory_node (every node:
+        ``/**``), or to read with ``ros2 param load``.
+        """
+        import yaml
+
+        values, left_out = self.node_parameters()
+        header = (f'# the load on {self.link} identified by manipulator-dynamics '
+                  f'identify-payload: mass {self.mass:.6g} kg, centre of mass '
+                  f'{", ".join(f"{c:.6g}" for c in self.com)} m'
+                  + (f'\n# {left_out}' if left_out else '') + '\n')
+        text = header + yaml.safe_dump({'/**': {'ros__parameters': {
+            'payload_link': self.link, 'payload': values}}}, sort_keys=False)
+        if path is not None:
+            with open(path, 'w', encoding='utf-8') as f:
+                f.write(text)
+        return text
+
     def to_dict(self):
         """Return a plain mapping for YAML or JSON (None where not determined)."""
         def plain(a):
@@ -160,33 +201,70 @@ def payload_estimate(link, phi, cov, determined, notes=(), **more):
     determined = np.asarray(determined, dtype=bool)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     shown = np.where(determined, phi, np.nan)
-    m = phi[9]
-    com = np.where(determined[6:9] & determined[9], phi[6:9] / m, np.nan)
-    # com = h / m: d com = (d h - com d m) / m
-    J = np.zeros((3, 10))
-    J[:, 6:9] = np.eye(3) / m
-    J[:, 9] = -phi[6:9] / m ** 2
-    com_std = np.where(np.isfinite(com), np.sqrt(np.maximum(np.diag(J @ cov @ J.T), 0.0)),
-                       np.nan)
-    # the inertia about the centre of mass, I_o - (h.h 1 - h h^T) / m, and its Jacobian
-    central = inertia_six(central_inertia(phi)[2])
-    step = 1e-7 * np.maximum(np.abs(phi), 1e-3)
-    Jc = np.empty((6, 10))
-    for k in range(10):
-        up, down = phi.copy(), phi.copy()
-        up[k] += step[k]
-        down[k] -= step[k]
-        Jc[:, k] = (inertia_six(central_inertia(up)[2])
-                    - inertia_six(central_inertia(down)[2])) / (2 * step[k])
-    fixed = determined[:6] & np.all(determined[6:10])
-    central = np.where(fixed, central, np.nan)
-    central_std = np.where(fixed, np.sqrt(np.maximum(np.diag(Jc @ cov @ Jc.T), 0.0)), np.nan)
+    # a mass that is not determined (zero in phi) makes what divides by it NaN: the flags say so
+    with np.errstate(divide='ignore', invalid='ignore'):
+        m = phi[9]
+        com = np.where(determined[6:9] & determined[9], phi[6:9] / m, np.nan)
+        # com = h / m: d com = (d h - com d m) / m
+        J = np.zeros((3, 10))
+        J[:, 6:9] = np.eye(3) / m
+        J[:, 9] = -phi[6:9] / m ** 2
+        com_std = np.where(np.isfinite(com), np.sqrt(np.maximum(np.diag(J @ cov @ J.T), 0.0)),
+                           np.nan)
+        # the inertia about the centre of mass, I_o - (h.h 1 - h h^T) / m, and its Jacobian
+        central = inertia_six(central_inertia(phi)[2])
+        step = 1e-7 * np.maximum(np.abs(phi), 1e-3)
+        Jc = np.empty((6, 10))
+        for k in range(10):
+            up, down = phi.copy(), phi.copy()
+            up[k] += step[k]
+            down[k] -= step[k]
+            Jc[:, k] = (inertia_six(central_inertia(up)[2])
+                        - inertia_six(central_inertia(down)[2])) / (2 * step[k])
+        fixed = determined[:6] & np.all(determined[6:10])
+        central = np.where(fixed, central, np.nan)
+        central_std = np.where(fixed, np.sqrt(np.maximum(np.diag(Jc @ cov @ Jc.T), 0.0)),
+                               np.nan)
     return PayloadEstimate(link=link, values=shown, std=np.where(determined, std, np.nan),
                            mass=float(shown[9]),
                            mass_std=float(std[9]) if determined[9] else float('nan'),
                            com=com, com_std=com_std, inertia=inertia_tensor(central),
                            inertia_std=central_std, determined=determined, notes=tuple(notes),
                            **more)
+
+
+def load_combinations(base, model, link, unknown):
+    """
+    Return ``basis (u, r)``: the combinations of a load's ``unknown`` parameters a torque shows.
+
+    The load's parameters (``XX .. M`` in ``link``'s frame, indices ``unknown``) add to the
+    body's, and torques see only the base parameters they move: ``P_body A psi``.  Combinations
+    in its null space move none (a load on a vertical first axis shows no mass).  The basis
+    spans a complement of that null space, columns scaled alike (``psi = basis @ y``).
+    """
+    if not unknown:
+        return np.zeros((0, 0))
+    frame = model.payload_frame(link)
+    T = transform_parameters(frame.R, frame.p)[:, list(unknown)]
+    M = grouping_matrix(base)[:, link_columns(base, model, frame.body)] @ T
+    scale = np.linalg.norm(M, axis=0)
+    scale = np.where(scale > 0, scale, 1.0)
+    _, s, vt = np.linalg.svd(M / scale, full_matrices=False)
+    rank = int((s > ZERO * s[0]).sum()) if len(s) and s[0] > 0 else 0
+    return vt[:rank].T / scale[:, None]
+
+
+def determined_by(basis):
+    """Return ``(u,)`` bool: which parameters lie in the span of the combinations ``basis``."""
+    if not basis.shape[1]:
+        return np.zeros(len(basis), dtype=bool)
+    return np.linalg.norm(np.linalg.qr(basis)[0], axis=1) > 1 - 1e-6
+
+
+def combination_names(basis, unknown, suffix):
+    """Name each combination by the parameters that weigh in it: ``MX+MY_load``."""
+    return tuple('+'.join(PARAMETER_NAMES[unknown[k]] for k in np.flatnonzero(
+        np.abs(v) > 0.3 * np.abs(v).max())) + suffix for v in basis.T)
 
 
 def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
@@ -220,25 +298,35 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
     """
     frame = model.payload_frame(link)
     q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic)
+    unknown = list(range(10))
+    basis = load_combinations(base_parameters(model, armature=False), model, link, unknown)
     arm = inverse_dynamics(model, q, qd, qdd, friction=True)
     Y = regressor(model, q, qd, qdd, armature=False, friction=False)
-    W = Y[..., 10 * frame.body:10 * frame.body + 10] @ transform_parameters(frame.R, frame.p)
+    W = Y[..., 10 * frame.body:10 * frame.body + 10] @ transform_parameters(frame.R, frame.p) \
+        @ basis
     rest = tau - arm
     if parallel is not None:
         W, rest = parallel(W), parallel(rest)
     N, n = rest.shape
-    if N * n < 20:
-        raise IdentificationError(f'{N} states give {N * n} equations for 10 payload '
+    r = basis.shape[1]
+    if N * n < 2 * r:
+        raise IdentificationError(f'{N} states give {N * n} equations for {r} payload '
                                   'parameters: record more')
-    Wf = W.reshape(N * n, 10)
-    names = [f'{name}_payload' for name in PARAMETER_NAMES]
-    check_excitation(names, Wf, np.linalg.norm(Wf, axis=0))
-    phi, cov, _, _, _ = weighted_least_squares(W, rest)
-    if not phi[9] > 0:
+    Wf = W.reshape(N * n, r)
+    check_excitation(combination_names(basis, unknown, '_payload'), Wf,
+                     np.linalg.norm(Wf, axis=0))
+    y, cov_y, _, _, _ = weighted_least_squares(W, rest)
+    phi, cov = basis @ y, basis @ cov_y @ basis.T
+    determined = determined_by(basis)
+    notes = []
+    if not determined.all():
+        notes.append(f'{", ".join(np.array(PARAMETER_NAMES)[~determined])} of a load on {link} '
+                     "move no joint's torque on this arm (its axes): not determined")
+    if determined[9] and not phi[9] > 0:
         raise IdentificationError(f'the payload on {link} came out with mass {phi[9]:.4g} kg '
                                   f'(std {np.sqrt(cov[9, 9]):.2g}): none, or the arm model is '
                                   'off')
-    residual = rest - W @ phi
-    return payload_estimate(link, phi, cov, np.ones(10, dtype=bool),
+    residual = rest - W @ y
+    return payload_estimate(link, phi, cov, determined, notes,
                             residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
                             processing=processing)

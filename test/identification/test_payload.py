@@ -17,6 +17,7 @@
 from conftest import erd, needs_erd, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
+from manipulator_dynamics.model import inertia_tensor, link_parameters, PARAMETER_NAMES
 import numpy as np
 import pytest
 
@@ -197,3 +198,57 @@ def test_panda_payload_on_its_hand():
     assert abs(payload.mass - 2.0) < 4 * payload.mass_std
     assert np.all(np.abs(payload.com - box[1]) < 4 * payload.com_std)
     assert payload.mass_std < 0.05 and payload.com_std.max() < 0.01
+
+
+def test_a_load_where_the_axes_hide_it_is_said_not_determined(motion):
+    """On link1, turned about a vertical axis alone, a load shows only its moment about it."""
+    model, mo = motion
+    held = model.with_payload('link1', *BOX)
+    tau = md.inverse_dynamics(held, mo.q, mo.qd, mo.qdd, friction=True)
+    payload = md.identify_payload(model, (mo.q, mo.qd, mo.qdd, tau), 'link1')
+    assert not payload.determined[9] and np.isnan(payload.mass)
+    assert np.all(np.isnan(payload.com)) and np.all(np.isnan(payload.inertia))
+    assert 'M of a load on link1' in payload.notes[0] and 'not determined' in payload.notes[0]
+    # what it does show, the moment about the vertical axis (ZZ about the link's origin), is
+    # the truth's
+    zz = PARAMETER_NAMES.index('ZZ')
+    assert payload.determined.sum() == 1 and payload.determined[zz]
+    truth = link_parameters(BOX[0], np.asarray(BOX[1]), inertia_tensor(BOX[2]))
+    assert payload.values[zz] == pytest.approx(truth[zz], rel=1e-6)
+    with pytest.raises(md.IdentificationError, match='not both determined'):
+        payload.parameters_yaml()
+
+
+def test_the_command_line_identifies_a_load_and_writes_the_nodes_parameters(motion, tmp_path,
+                                                                            capsys):
+    import yaml
+    from manipulator_dynamics.cli import main
+    model, mo = motion
+    held = model.with_payload('tool0', *BOX)
+    tau = md.inverse_dynamics(held, mo.q, mo.qd, mo.qdd, friction=True)
+    log, out = tmp_path / 'loaded.csv', tmp_path / 'payload.yaml'
+    write_log_csv(log, model.joint_names, mo.t, mo.q, tau)
+    urdf = str(GRIPPER)
+    common = ['identify-payload', urdf, str(log), '--tip-link', 'tool0', '--link', 'tool0',
+              '--cutoff', '4']
+    assert main([*common, '--payload-out', str(out), '--format', 'yaml']) == 0
+    document = yaml.safe_load(capsys.readouterr().out)
+    api = md.identify_payload(model, str(log), 'tool0', cutoff=4.0)
+    assert document['mass'] == pytest.approx(api.mass, rel=1e-12)
+    assert np.allclose(document['com'], api.com, rtol=1e-12)
+    assert document['mass'] == pytest.approx(BOX[0], rel=0.01)
+    written = yaml.safe_load(out.read_text())['/**']['ros__parameters']
+    assert written['payload_link'] == 'tool0' and len(written['payload']) in (4, 10)
+    carrying = model.with_payload('tool0', written['payload'][0], written['payload'][1:4])
+    assert np.allclose(carrying.inertial[-1][9], held.inertial[-1][9], rtol=0.01)
+    assert main(common) == 0
+    table = capsys.readouterr().out
+    assert 'load on tool0: mass ' in table and 'centre of mass (m, in tool0)' in table
+    # bad input: a link the model lacks, a log of another robot's joints
+    assert main([*common[:-4], '--link', 'nolink']) == 2
+    assert "'nolink' is not a link" in capsys.readouterr().err
+    other = tmp_path / 'other.csv'
+    write_log_csv(other, [f'other_{j}' for j in model.joint_names], mo.t, mo.q, tau)
+    assert main(['identify-payload', urdf, str(other), '--tip-link', 'tool0', '--link',
+                 'tool0']) == 2
+    assert 'joint1' in capsys.readouterr().err
