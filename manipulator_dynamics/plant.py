@@ -57,6 +57,7 @@ import warnings
 import numpy as np
 
 from .control import coulomb_shape, rk4_step
+from .model import inertia_tensor
 from .rigid.crba import inertia_matrix
 from .rigid.forward import forward_dynamics
 from .rigid.status import SingularInertiaError
@@ -446,6 +447,46 @@ class MujocoPlant:
         local = np.concatenate([R.T @ x[:3], R.T @ moment])
         return self.wrench[0], local, (jacp.T @ x[:3] + jacr.T @ x[3:])[self._dof]
 
+    def carry(self, link, mass, com=(0.0, 0.0, 0.0), inertia=None):
+        """
+        Pick up a load on ``link`` from the next step on, as :meth:`Model.with_payload` takes it.
+
+        MuJoCo's body of the link becomes the merged body (parallel axes, then its principal
+        axes: ``body_mass``, ``body_ipos``, ``body_inertia``, ``body_iquat``) and
+        ``mj_setConst`` recomputes what depends on it; the state goes on where it was.
+        ``ValueError`` names a bad load.
+        """
+        mujoco = self._mujoco
+        self.model.with_payload(link, mass, com, inertia)           # checks it, names a fault
+        b = mujoco.mj_name2id(self.mj, mujoco.mjtObj.mjOBJ_BODY, link)
+        if b < 0:
+            raise ValueError(f"carry: link '{link}' is not a body of MuJoCo's model")
+        mj = self.mj
+        m1, c1 = float(mj.body_mass[b]), np.array(mj.body_ipos[b])
+        R1 = np.zeros(9)
+        mujoco.mju_quat2Mat(R1, mj.body_iquat[b])
+        R1 = R1.reshape(3, 3)
+        I1 = R1 @ np.diag(mj.body_inertia[b]) @ R1.T
+        m2, c2 = float(mass), np.asarray(com, dtype=float)
+        I2 = np.zeros((3, 3)) if inertia is None else inertia_tensor(inertia)
+        m = m1 + m2
+        c = (m1 * c1 + m2 * c2) / m
+
+        def shifted(inertia, mass, d):               # parallel axes, to the merged centre
+            return inertia + mass * (d @ d * np.eye(3) - np.outer(d, d))
+        moments, axes = np.linalg.eigh(shifted(I1, m1, c1 - c) + shifted(I2, m2, c2 - c))
+        if np.linalg.det(axes) < 0:
+            axes[:, 0] = -axes[:, 0]
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, axes.reshape(-1))
+        mj.body_mass[b], mj.body_ipos[b], mj.body_inertia[b] = m, c, moments
+        mj.body_iquat[b] = quat
+        # mj_setConst works at qpos0 in the data it is given: the state is put back after it
+        qpos, qvel, t = self.data.qpos.copy(), self.data.qvel.copy(), self.data.time
+        mujoco.mj_setConst(mj, self.data)
+        self.data.qpos[:], self.data.qvel[:], self.data.time = qpos, qvel, t
+        mujoco.mj_forward(mj, self.data)
+
     def set_friction(self, on):
         """Switch the joint friction (damping, frictionloss and the applied rest) on or off."""
         self.mj.dof_damping[self._dof] = damping(self.model) if on else 0.0
@@ -526,6 +567,10 @@ class InternalPlant:
         from .rigid.jacobian import frame_jacobian
         local = self._local(self.q)
         return self.wrench[0], local, frame_jacobian(self.model, self.wrench[0], self.q).T @ local
+
+    def carry(self, link, mass, com=(0.0, 0.0, 0.0), inertia=None):
+        """Pick up a load on ``link`` from the next step on (as :meth:`MujocoPlant.carry`)."""
+        self.model = self.model.with_payload(link, mass, com, inertia)
 
     def set_friction(self, on):
         """Switch the joint friction on or off."""

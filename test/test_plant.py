@@ -142,6 +142,32 @@ def test_mujoco_simulates_the_models_inertials_not_only_its_urdfs():
         plants.mujoco_model(dataclasses.replace(model, inertial=broken))
 
 
+@pytest.mark.parametrize('link', ['link7', 'link4'])
+def test_a_load_picked_up_while_mujoco_runs_is_the_models_payload(link):
+    """carry: MuJoCo's M and bias after the pick-up are the model's with_payload, to 1e-12."""
+    model = load(robots.path('demo_arm'))
+    q, qd = np.linspace(-0.5, 0.5, model.n), np.linspace(0.3, -0.2, model.n)
+    load_ = (2.5, (0.06, -0.08, 0.05), [4e-3, 1e-4, -2e-4, 5e-3, 3e-4, 3e-3])
+    carrying = model.with_payload(link, *load_)
+    plant = plants.MujocoPlant(model, q, 1e-3, friction=False)
+    plant.data.qvel[plant._dof] = qd
+    plant.carry(link, *load_)
+    mujoco.mj_forward(plant.mj, plant.data)
+    M = np.zeros((plant.mj.nv, plant.mj.nv))
+    mujoco.mj_fullM(plant.mj, plant.data, M)
+    dof = plant._dof
+    np.testing.assert_allclose(M[np.ix_(dof, dof)], md.inertia_matrix(carrying, q), atol=1e-12)
+    np.testing.assert_allclose(plant.data.qfrc_bias[dof],
+                               md.inverse_dynamics(carrying, q, qd, 0 * qd), atol=1e-10)
+    internal = plants.InternalPlant(model, q, 1e-3, friction=False)
+    internal.carry(link, *load_)
+    assert np.array_equal(internal.model.inertial, carrying.inertial)
+    for bad, complaint in ((('nolink', 1.0), "'nolink' is not a link"),
+                           ((link, -1.0), 'mass must be finite and >= 0')):
+        with pytest.raises(ValueError, match=complaint):
+            plant.carry(*bad)
+
+
 @pytest.mark.parametrize('engine', ['internal', 'mujoco'])
 def test_friction_offsets_and_smooth_laws_act_in_the_plant(engine):
     """

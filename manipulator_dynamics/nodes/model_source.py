@@ -81,19 +81,28 @@ def with_payload(model, link, values):
                               values[4:] or None)
 
 
-def payload_check(node, name):
-    """Check ``payload`` or ``payload_link`` against the other one and the node's model."""
+def payload_check(node, name, names=('payload_link', 'payload'), model=None):
+    """
+    Check a payload's link or values (``name``, one of ``names``) against the other and a model.
+
+    ``model()`` gives the model without the payload (default: the node's ``source.loaded``);
+    sim_node checks its ``load_link`` and ``load`` the same way.
+    """
+    link_name, values_name = names
+
     def check(value):
-        params, source = getattr(node, 'params', None), getattr(node, 'source', None)
-        if params is None or source is None or source.loaded is None:
+        params = getattr(node, 'params', None)
+        loaded = model() if model is not None else \
+            getattr(getattr(node, 'source', None), 'loaded', None)
+        if params is None or loaded is None:
             # declaring (the other one is not known yet) or no model: the shape only
-            if name == 'payload' and len(value) not in (1, 4, 10):
+            if name == values_name and len(value) not in (1, 4, 10):
                 return f'needs 1, 4 or 10 numbers, got {len(value)}'
             return None
-        link = value if name == 'payload_link' else params.payload_link
-        values = value if name == 'payload' else params.payload
+        link = value if name == link_name else getattr(params, link_name)
+        values = value if name == values_name else getattr(params, values_name)
         try:
-            with_payload(source.loaded, link, values)
+            with_payload(loaded, link, values)
         except ValueError as e:
             return str(e)
         return None
@@ -191,6 +200,11 @@ class ModelSource:
         except ValueError as e:
             self.log.error(f'payload ignored, the model carries none: {e}')
         if model is not self.loaded:
-            self.log.info(f'payload on {link}: {values[0]:g} kg')
+            where = {1: f"a point mass at {link}'s origin (give x y z and the inertia to place "
+                        'it)',
+                     4: f'a point mass at {list(values[1:4])} (no inertia given)'}
+            self.log.info(f'payload on {link}: {values[0]:g} kg, '
+                          + where.get(len(values), f'centre of mass {list(values[1:4])}, '
+                                      f'inertia {list(values[4:])}'))
         self.model = model
         self.on_model(model)

@@ -62,6 +62,11 @@ origin) and ``~/true_external_torques`` (sensor_msgs/JointState, ``J^T F`` in ``
 engine's own Jacobian) give the truth at every published state: the ground truth of a contact
 estimate, which no node reads but a test or a demo.
 
+A load (``load_link``, ``load``: mass[, centre of mass[, inertia]], ``load_at``) is picked up at
+a physics time: from then on the simulated robot carries it, unknown to the other nodes (a
+gripper closing on an object).  ``position_noise`` and ``effort_noise`` add an encoder's and a
+torque reading's white noise to what is published (seeded: lockstep stays repeatable).
+
 Publishes ``joint_states`` (reliable, as joint_state_broadcaster) every ``publish_every`` steps,
 its ``effort`` the command held over the step that ended there (what the joints applied, as a
 driver's), and ``robot_description`` (transient local) once; both names are relative, so a
@@ -86,7 +91,7 @@ from ._parameters import ConfigurationError, finite_positive, one_of, Param, Par
 from .commands import check_command_joints, clamp_efforts, controller_of
 from .diagnostics import Diagnostics, ERROR, OK, Said
 from .logs import QuickLogger, Throttled, warnings_logged
-from .model_source import existing_file
+from .model_source import existing_file, payload_check
 from .process import clock_ns, spin
 from .qos import LATCHED
 from .. import robots
@@ -157,6 +162,18 @@ PARAMS = (
           'started: /clock in lockstep)', low=0.0, high=1e9),
     Param('push_duration', 0.0, 'how long the push lasts (s of physics time); 0: no push',
           low=0.0, high=1e9),
+    Param('position_noise', 0.0, 'white noise on the published positions (rad or m, one '
+          "standard deviation): an encoder's; the plant itself is not disturbed", low=0.0,
+          high=1.0, read_only=True),
+    Param('effort_noise', 0.0, 'white noise on the published efforts (N m or N, one standard '
+          "deviation): a drive's torque or current reading", low=0.0, high=1e6,
+          read_only=True),
+    Param('load_link', '', 'link that picks up a load at load_at (empty: none): the simulated '
+          'robot carries it from then on, unknown to the other nodes'),
+    Param('load', [0.0], 'the load picked up: mass (kg)[, centre of mass x y z (m) in '
+          "load_link's frame[, inertia about it ixx ixy ixz iyy iyz izz (kg m^2)]]"),
+    Param('load_at', 0.0, 'physics time at which load_link picks the load up (s since the '
+          'simulation started); each new setting picks one more up', low=0.0, high=1e9),
 )
 
 
@@ -169,14 +186,21 @@ class SimNode(Node):
         self.now_ns = clock_ns(self)
         self.model = None
         self.params = params = Parameters(self, PARAMS, self._on_parameters,
-                                          checks={'push_link': self._push_link_check})
+                                          checks={'push_link': self._push_link_check,
+                                                  'load': self._load_check('load'),
+                                                  'load_link': self._load_check('load_link')})
         path = params.urdf_path or robots.path('demo_arm')
         with warnings_logged(self.get_logger()):
             self.model = load_model(path, joint_dynamics=params.joint_dynamics or None,
                                     check_inertia='warn')
-        reason = self._push_link_check(params.push_link)
-        if reason:
-            raise ConfigurationError(f'parameter push_link: {reason}')
+        for name, check in (('push_link', self._push_link_check),
+                            ('load_link', self._load_check('load_link'))):
+            reason = check(getattr(params, name))
+            if reason:
+                raise ConfigurationError(f'parameter {name}: {reason}')
+        self.carried = False            # the load of the parameters picked up
+        self.noise = np.random.default_rng(0) \
+            if params.position_noise > 0 or params.effort_noise > 0 else None
         if params.max_catch_up < params.publish_every:
             raise ConfigurationError(f'parameter max_catch_up: must be at least publish_every '
                                      f'({params.publish_every}), got {params.max_catch_up}')
@@ -270,6 +294,22 @@ class SimNode(Node):
     def _on_parameters(self, changed):
         if 'friction' in changed:
             self.plant.set_friction(self.params.friction)
+        if changed & {'load_link', 'load', 'load_at'}:
+            self.carried = False
+
+    def _load_check(self, name):
+        """Check ``load_link`` or ``load`` as the nodes check their payload."""
+        return payload_check(self, name, ('load_link', 'load'), lambda: self.model)
+
+    def _carry(self):
+        """Pick the load of the parameters up, from the step about to be taken."""
+        p = self.params
+        values = [float(v) for v in p.load]
+        self.plant.carry(p.load_link, values[0], values[1:4] or (0.0, 0.0, 0.0),
+                         values[4:] or None)
+        self.carried = True
+        self.get_logger().info(f'{p.load_link} picked up {values[0]:g} kg at '
+                               f'{self.steps * self.dt:.3f} s: {values}')
 
     def _push_link_check(self, value):
         if not value or self.model is None:       # at start: checked once the model is loaded
@@ -438,6 +478,9 @@ class SimNode(Node):
             return False
         if self.pushing or self.params.push_duration > 0:
             self._push()
+        if not self.carried and self.params.load_link and \
+                self.steps * self.dt >= self.params.load_at - 0.5 * self.dt:
+            self._carry()
         try:
             self.plant.step(self.tau)
         except FloatingPointError as e:
@@ -468,9 +511,13 @@ class SimNode(Node):
             clock.clock.sec, clock.clock.nanosec = sec, nanosec
             self.clock_pub.publish(clock)
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
-        msg.position = array.array('d', self.plant.q.tobytes())
+        q, effort = self.plant.q, self.tau
+        if self.noise is not None:                  # seeded: lockstep stays repeatable
+            q = q + self.params.position_noise * self.noise.standard_normal(len(q))
+            effort = effort + self.params.effort_noise * self.noise.standard_normal(len(q))
+        msg.position = array.array('d', q.tobytes())
         msg.velocity = array.array('d', self.plant.qd.tobytes())
-        msg.effort = array.array('d', self.tau.tobytes())
+        msg.effort = array.array('d', effort.tobytes())
         self.state_pub.publish(msg)
         if self.params.push_link:
             self._publish_truth(msg.header.stamp)
