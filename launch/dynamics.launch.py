@@ -54,6 +54,8 @@ ARGUMENTS = (
                              '~/contact (default false; thresholds etc. in params_file)'),
     ('contact_link', '', 'the link whose wrench ~/contact_wrench estimates (default: the '
                          'deepest)'),
+    ('payload_link', '', 'the link that holds a load: ~/estimate_payload estimates what it '
+                         'picked up (default: none; the payload itself in params_file)'),
     ('use_sim_time', 'false', 'use the /clock topic (Gazebo)'),
     ('namespace', '', 'namespace of the nodes and of every topic they use'),
 ) + MANAGED_ARGUMENTS
@@ -67,7 +69,7 @@ PARAMETERS = {
                       'mode': 'mode',
                       'command_topic': 'command_topic', 'command_joints': 'command_joints',
                       'external_torques': 'external_torques', 'contact_link': 'contact_link',
-                      'managed': 'managed'},
+                      'payload_link': 'payload_link', 'managed': 'managed'},
     'base_params_node': {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
                          'identified_parameters': 'identified_parameters',
                          'transmissions': 'transmissions', 'use_sim_time': 'use_sim_time'},

@@ -32,10 +32,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .base_parameters import base_parameters, grouping_matrix, link_columns, ZERO
-from .least_squares import check_excitation, weighted_least_squares
+from .least_squares import weighted_least_squares
 from .logs import CUTOFF_HZ, IdentificationError, prepare
+from ..inertia import tensor_fault
 from ..model import central_inertia, inertia_six, inertia_tensor, PARAMETER_NAMES, \
     transform_parameters
+from ..rigid.jacobian import direction_jacobian, world_poses
 from ..rigid.regressor import regressor
 from ..rigid.rnea import inverse_dynamics
 
@@ -132,13 +134,35 @@ class PayloadEstimate:
         lines += [f'  note: {note}' for note in self.notes]
         return '\n'.join(lines)
 
+    def usable(self, mass_tolerance, com_tolerance):
+        """
+        Return ``(True, '')`` where this estimate is fit to carry, else ``(False, why)``.
+
+        Fit: the mass determined within ``mass_tolerance`` of it (one deviation, a share) and
+        each coordinate of the centre of mass within ``com_tolerance`` (m).
+        """
+        short = []
+        if not np.isfinite(self.mass):
+            short.append('the mass is not determined')
+        elif self.mass_std > mass_tolerance * abs(self.mass):
+            short.append(f'the mass deviates by {self.mass_std:.2g} kg, more than '
+                         f'{100 * mass_tolerance:g} % of it')
+        for axis, c, sd in zip('xyz', self.com, self.com_std):
+            if not np.isfinite(c):
+                short.append(f'the centre of mass {axis} is not determined')
+            elif sd > com_tolerance:
+                short.append(f'the centre of mass {axis} deviates by {sd * 1e3:.2g} mm, more '
+                             f'than {com_tolerance * 1e3:g} mm')
+        return not short, '; '.join(short)
+
     def node_parameters(self):
         """
         Return ``(payload list, what it leaves out)``: the nodes' ``payload`` parameter.
 
         ``[mass, x, y, z, ixx, ixy, ixz, iyy, iyz, izz]``; ``[mass, x, y, z]`` where the inertia
-        is not determined (the nodes then carry a point mass at the centre of mass, which the
-        second item says).  Raises if the mass or centre of mass is not determined.
+        cannot be carried (:meth:`inertia_fault`: the nodes then carry a point mass at the
+        centre of mass, which the second item says).  Raises if the mass or centre of mass is
+        not determined.
         """
         if not (np.isfinite(self.mass) and np.all(np.isfinite(self.com))):
             raise IdentificationError(
@@ -146,10 +170,29 @@ class PayloadEstimate:
                 f'determined ({"; ".join(self.notes) or "see the deviations"}): no payload '
                 'parameters to write; move the joints that turn it through wider angles')
         values = [float(self.mass), *map(float, self.com)]
-        if np.all(np.isfinite(self.inertia)):
+        why = self.inertia_fault()
+        if not why:
             return values + [float(x) for x in inertia_six(self.inertia)], ''
-        return values, ('its inertia is not determined: the nodes carry a point mass at the '
-                        'centre of mass')
+        return values, f'{why}: the nodes carry a point mass at the centre of mass'
+
+    def inertia_fault(self):
+        """
+        Say why the inertia cannot be carried ('' where it can).
+
+        Not determined, no rigid body's, or not told apart from zero: a deviation as large as
+        its largest principal moment (a short or slow motion pins the mass and the centre of
+        mass down long before the inertia).
+        """
+        if not np.all(np.isfinite(self.inertia)):
+            return 'its inertia is not determined'
+        fault = tensor_fault(self.inertia)
+        if fault:
+            return f"its inertia is no rigid body's ({fault})"
+        largest = float(np.abs(np.linalg.eigvalsh(self.inertia)).max())
+        if not np.max(self.inertia_std) < largest:
+            return (f'its inertia is not told apart from zero (deviations up to '
+                    f'{np.max(self.inertia_std):.2g} kg m^2, its largest moment {largest:.2g})')
+        return ''
 
     def parameters_yaml(self, path=None):
         """
@@ -267,7 +310,37 @@ def combination_names(basis, unknown, suffix):
         np.abs(v) > 0.3 * np.abs(v).max())) + suffix for v in basis.T)
 
 
-def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_states'):
+def payload_combinations(model, link):
+    """
+    Return the combinations of a load's ten parameters on ``link`` that this arm can show.
+
+    :func:`load_combinations` over the arm's base parameters (without friction or rotor
+    inertia, which a load does not touch): a basis ``(10, r)``, for :func:`identify_payload`'s
+    ``combinations`` (computing it costs a base-parameter reduction; a node keeps it).
+    """
+    model.payload_frame(link)                          # an unknown link: ValueError naming it
+    return load_combinations(base_parameters(model, armature=False), model, link, range(10))
+
+
+def excited_directions(W):
+    """
+    Return ``E (r, k)``: the directions of ``W``'s columns the rows see, columns scaled alike.
+
+    Unit columns, then the singular directions above ``1e-8`` of the largest (as
+    :func:`.least_squares.check_excitation` calls a direction unobserved); the identity where
+    every direction is seen.
+    """
+    norms = np.linalg.norm(W, axis=0)
+    scale = np.where(norms > 1e-12 * max(norms.max(), 1e-300), norms, np.inf)
+    s, vt = np.linalg.svd(W / scale, full_matrices=False)[1:]
+    seen = (s > 1e-8 * s[0]) if len(s) and s[0] > 0 else np.zeros(len(s), dtype=bool)
+    if seen.all() and np.all(np.isfinite(scale)):
+        return np.eye(W.shape[1])
+    return vt[seen].T / scale[:, None]
+
+
+def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_states',
+                     combinations=None):
     """
     Identify the payload held by ``link`` from motion data, the arm's parameters known.
 
@@ -283,23 +356,27 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
         The link that holds the payload (a gripper's or tool's frame is fine).
     cutoff, topic
         As for :func:`identify`.
+    combinations : ndarray, shape (10, r), optional
+        :func:`payload_combinations` of the model and link, computed once (default: here).
 
     Returns
     -------
     PayloadEstimate
+        What neither the arm's axes nor the motion show (a static pose shows the mass and the
+        centre of mass across gravity) is NaN, flagged in ``determined`` and said in
+        ``notes``; what they show comes with its deviation.
 
     Raises
     ------
     IdentificationError
-        Bad data, or a motion that leaves some of the payload's parameters unexcited (named).
+        Bad data, too few states, a determined mass that is not positive.
     ValueError
         An unknown link, or one fixed to the base.
 
     """
     frame = model.payload_frame(link)
     q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic)
-    unknown = list(range(10))
-    basis = load_combinations(base_parameters(model, armature=False), model, link, unknown)
+    basis = payload_combinations(model, link) if combinations is None else combinations
     arm = inverse_dynamics(model, q, qd, qdd, friction=True)
     Y = regressor(model, q, qd, qdd, armature=False, friction=False)
     W = Y[..., 10 * frame.body:10 * frame.body + 10] @ transform_parameters(frame.R, frame.p) \
@@ -312,16 +389,24 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
     if N * n < 2 * r:
         raise IdentificationError(f'{N} states give {N * n} equations for {r} payload '
                                   'parameters: record more')
-    Wf = W.reshape(N * n, r)
-    check_excitation(combination_names(basis, unknown, '_payload'), Wf,
-                     np.linalg.norm(Wf, axis=0))
+    notes = []
+    structural = determined_by(basis)
+    if not structural.all():
+        notes.append(f'{", ".join(np.array(PARAMETER_NAMES)[~structural])} of a load on {link} '
+                     "move no joint's torque on this arm (its axes): not determined")
+    E = excited_directions(W.reshape(N * n, r))
+    W, basis = W @ E, basis @ E
+    determined = determined_by(basis)
+    unexcited = determined != structural
+    if unexcited.any():
+        notes.append(f'{", ".join(np.array(PARAMETER_NAMES)[unexcited])}: the motion does not '
+                     'excite them (a static pose shows the mass and the centre of mass across '
+                     'gravity at most): not determined; move the joints that turn the link')
+    if not W.shape[-1]:
+        raise IdentificationError(f'the motion shows nothing of a load on {link}: move the '
+                                  'joints that carry it')
     y, cov_y, _, _, _ = weighted_least_squares(W, rest)
     phi, cov = basis @ y, basis @ cov_y @ basis.T
-    determined = determined_by(basis)
-    notes = []
-    if not determined.all():
-        notes.append(f'{", ".join(np.array(PARAMETER_NAMES)[~determined])} of a load on {link} '
-                     "move no joint's torque on this arm (its axes): not determined")
     if determined[9] and not phi[9] > 0:
         raise IdentificationError(f'the payload on {link} came out with mass {phi[9]:.4g} kg '
                                   f'(std {np.sqrt(cov[9, 9]):.2g}): none, or the arm model is '
@@ -330,3 +415,19 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
     return payload_estimate(link, phi, cov, determined, notes,
                             residual_rms=np.sqrt((residual ** 2).mean(axis=0)), samples=N,
                             processing=processing)
+
+
+def joints_to_move(model, link, q):
+    """
+    Return the joints that turn ``link`` relative to gravity at ``q (n,)``.
+
+    What a pose cannot show of a load (its centre of mass along gravity, its inertia) needs
+    the link turned and accelerated: by the revolute joints between it and the base whose
+    axes are not along gravity there (``|w_i x g| > 0.1 |g|``).
+    """
+    g = np.asarray(model.gravity, dtype=float)
+    if not np.linalg.norm(g) > 0:
+        return []
+    R0, _ = world_poses(model, np.asarray(q, dtype=float))
+    J = direction_jacobian(model, R0, model.payload_frame(link).body, g / np.linalg.norm(g))
+    return [model.joint_names[i] for i in np.flatnonzero(np.linalg.norm(J, axis=0) > 0.1)]

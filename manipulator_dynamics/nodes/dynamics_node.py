@@ -35,7 +35,10 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
   the measured efforts produce, in ``accelerations``, with the state they were computed at
   (``positions``, ``velocities``, ``effort``) and the joint names;
 * with ``external_torques``, the momentum observer's ``~/external_torques``, ``~/contact_wrench``
-  and ``~/contact``, and the service ``~/rearm`` (:mod:`.contact`).
+  and ``~/contact``, and the service ``~/rearm`` (:mod:`.contact`);
+* ``~/payload`` (the load in use) and the services ``~/estimate_payload`` (a load picked up,
+  estimated from the last ``payload_window`` seconds of states and applied) and
+  ``~/clear_payload`` (:mod:`.payload`).
 """
 
 import time
@@ -56,6 +59,7 @@ from .logs import Throttled
 from .messages import (BadMessage, by_name, matrix_message, names_message, time_message,
                        vector_message)
 from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
+from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
 from .process import clock_ns, spin, with_receipt_time
 from .qos import LATCHED
 from ..control import friction_torque
@@ -78,9 +82,10 @@ def _check_outputs(value):
 #: momentum observer reads each in turn (it integrates the efforts over every interval).
 STATE_QUEUE = 100
 
-PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + joint_state_params(
-    STATE_QUEUE, 'the commands act on the newest, the observer (external_torques) reads each '
-    'in turn') + COMMAND_PARAMS + CONTACT_PARAMS + (
+PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + PAYLOAD_ESTIMATE_PARAMS + \
+    joint_state_params(STATE_QUEUE, 'the commands act on the newest, the observer '
+                       '(external_torques) reads each in turn') + COMMAND_PARAMS + \
+    CONTACT_PARAMS + (
     Param('mode', 'gravity_compensation', 'gravity_compensation | inverse_dynamics | none',
           one_of(*MODES)),
     Param('friction_compensation', False, "add the joints' friction Fv qd + Fc s(qd) + Fo (the "
@@ -136,6 +141,8 @@ class DynamicsNode(ManagedNode):
         self.now_ns = clock_ns(self)
         self.contact = ContactOutput(self, self.params, self.now_ns)
         self.source = ModelSource(self, self.params, self._on_model)
+        self.payload = PayloadOutput(self, self.params, self.source)
+        self.payload.publish()
         self.state_sub = self.desired_sub = None
         self.superseded = 0                     # states read but not commanded (a newer one was)
         self.read = self.stale = self.clamped = 0          # states read, stale, commands clamped
@@ -171,6 +178,7 @@ class DynamicsNode(ManagedNode):
         if self.states is not None:
             self.states.forget()
         self.contact.reset('the node was deactivated')
+        self.payload.reset()
 
     def cleanup(self):
         self.source.cleanup()
@@ -183,6 +191,7 @@ class DynamicsNode(ManagedNode):
             self.states.forget()
         self.latest = self.desired = None
         self.contact.reset('the clock jumped back')
+        self.payload.reset()
 
     def _contact_check(self, method, before=None):
         """Check a parameter as the contact output does, once it exists (``before`` until then)."""
@@ -202,8 +211,11 @@ class DynamicsNode(ManagedNode):
             self._set_timer()
         if 'command_joints' in changed and self.source.model is not None:
             self.command.set_model(self.source.model)
-        if changed & {'payload', 'payload_link'} and self.source.loaded is not None:
-            self.source.apply_payload()
+        if changed & {'payload', 'payload_link'}:
+            if self.source.loaded is not None:
+                self.source.apply_payload()         # a new model: _on_model says it
+            else:
+                self.payload.publish()
         self.contact.on_parameters(changed)
 
     def _set_timer(self, off=False):
@@ -219,6 +231,7 @@ class DynamicsNode(ManagedNode):
         self.states = JointStates(model, self.params.stale_after)
         self.command.set_model(model)
         self.contact.set_model(model)
+        self.payload.set_model(model)
         self.latest = None
         self.desired = None
         self.names_pub.publish(names_message(model.joint_names))
@@ -265,6 +278,7 @@ class DynamicsNode(ManagedNode):
             self._publish(*self.latest, received=info['received_timestamp'])
         for state, _ in read:                   # after the command: it never waits for these
             self.contact.on_state(*state)
+            self.payload.on_state(*state)
 
     def _read(self, data, now_ns):
         """Merge one state's bytes: the model's state, or None (not ours, or dropped: said)."""
