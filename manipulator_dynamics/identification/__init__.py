@@ -22,5 +22,7 @@ least-squares fit, nothing chosen), ``least_squares``, ``friction`` (the laws), 
 (equations of joints at rest left out), ``validation`` (held-out torques), ``selection`` (the
 cutoff from held-out folds), ``estimate`` (``identify``, ``select_friction``,
 ``cross_validate``: what the data choose, over ``selection`` and ``fit``), ``consistent``
-(physically consistent standard parameters), ``payload``.
+(physically consistent standard parameters), ``payload`` (a load's parameters, the arm
+known), ``gains`` (drive gains from motor currents) and ``known`` (what fixes their scale: loads
+known by their mass, known links).
 """
