@@ -452,15 +452,13 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
                         sigma=sigma,
                         residual_rms=np.sqrt((residual ** 2).sum(axis=0) / counted), samples=N,
                         processing=processing, model=identified, covariance=cov[:b, :b])
-    loads = []
-    for i, m in enumerate(mountings):
+    loads, edges = [], np.cumsum([0] + [len(system[1]) for system in systems])
+    for i, m in enumerate(mountings):               # system i + 1 holds mounting i's runs
         part = slice(b + n + sum(extra[:i]), b + n + sum(extra[:i + 1]))
-        rows_i = np.concatenate([np.zeros(len(s[1]), dtype=bool) if k != i + 1
-                                 else np.ones(len(s[1]), dtype=bool)
-                                 for k, s in enumerate(systems)])
-        kept_i = (~left)[rows_i]
-        rms = np.sqrt((residual[rows_i] ** 2).sum(axis=0) / np.maximum(kept_i.sum(axis=0), 1))
-        loads.append(m.estimate(x[part], cov[part, part], rms, int(rows_i.sum())))
+        rows = slice(edges[i + 1], edges[i + 2])
+        rms = np.sqrt((residual[rows] ** 2).sum(axis=0)
+                      / np.maximum((~left[rows]).sum(axis=0), 1))
+        loads.append(m.estimate(x[part], cov[part, part], rms, int(rows.stop - rows.start)))
     return GainEstimate(joints=model.joint_names, gains=gains, std=std[b:b + n],
                         torque_constants=gains / own_reductions(model),
                         nominal=nominal_gains(model), estimate=estimate, payloads=payloads,

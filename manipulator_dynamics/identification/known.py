@@ -53,9 +53,10 @@ from ..rigid.regressor import regressor
 #: What a gain identification without a known payload is told to add.
 SCALE_MISSING = (
     'drive gains need something of known mass to fix their scale: currents alone fit the '
-    'parameters and the gains times any number. Add a run with a payload of known mass on a '
-    'link: identify_gains(model, runs, loaded=[runs with the payload], payload=KnownPayload('
-    'link, mass, com, inertia)); command line: --payload-log LOG --payload LINK:MASS[:X,Y,Z]; '
+    'parameters and the gains times any number. Add a run with a load of known mass on a '
+    'link (its mass is enough: its centre of mass and inertia are identified): '
+    'identify_gains(model, runs, loaded=[runs with the load], payload=KnownPayload(link, '
+    'mass)); command line: --payload-log LOG --payload LINK:MASS; '
     'or the known mass of links a prismatic joint carries: known=[KnownLink(link, mass)], '
     '--known-link LINK:MASS (with a rotor inertia, KnownParameter(name, value), '
     '--known-parameter Ia_<joint>=VALUE, where the axis is horizontal)')
