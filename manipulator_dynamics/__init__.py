@@ -47,7 +47,7 @@ _WHERE = {
     '.identification.estimate': ('CrossValidation', 'cross_validate', 'identify',
                                  'select_friction'),
     '.identification.fit': ('Estimate',),
-    '.identification.logs': ('IdentificationError',),
+    '.identification.errors': ('IdentificationError',),
     '.identification.excitation': ('Excitation', 'excitation_trajectory'),
     '.identification.payload': ('identify_payload', 'PayloadEstimate'),
     '.model': ('InertiaError', 'InertiaWarning', 'Model', 'PARAMETER_NAMES', 'URDFError'),

@@ -26,7 +26,8 @@ import sys
 from conftest import exciting, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import csvlog, robots
-from manipulator_dynamics.identification.logs import IdentificationError, read_csv
+from manipulator_dynamics.identification.errors import IdentificationError
+from manipulator_dynamics.identification.logs import read_csv
 from manipulator_dynamics.transmissions import TransmissionError, Transmissions
 import numpy as np
 import pytest

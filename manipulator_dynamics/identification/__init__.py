@@ -24,5 +24,5 @@ cutoff from held-out folds), ``estimate`` (``identify``, ``select_friction``,
 ``cross_validate``: what the data choose, over ``selection`` and ``fit``), ``consistent``
 (physically consistent standard parameters), ``payload`` (a load's parameters, the arm
 known), ``gains`` (drive gains from motor currents) and ``known`` (what fixes their scale: loads
-known by their mass, known links).
+known by their mass, known links); ``errors`` holds ``IdentificationError``.
 """

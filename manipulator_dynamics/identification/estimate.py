@@ -26,9 +26,10 @@ import dataclasses
 from dataclasses import dataclass
 import warnings
 
+from .errors import IdentificationError
 from .fit import fit
 from .friction import friction_law
-from .logs import CUTOFF_HZ, IdentificationError, read_time_series
+from .logs import CUTOFF_HZ, read_time_series
 from .selection import choose_prior_weight, folds_in_time, judging, resolve_cutoff
 from .validation import compared, ExtrapolationWarning, pooled, Validation
 

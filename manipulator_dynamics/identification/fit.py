@@ -55,10 +55,11 @@ import numpy as np
 
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit
+from .errors import IdentificationError
 from .friction import fit_coulomb_velocity, friction_law, LAYOUTS, with_law, \
     with_velocity_uncertainty
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
-from .logs import CUTOFF_HZ, IdentificationError, prepare
+from .logs import CUTOFF_HZ, prepare
 from .stiction import left_out_summary, motor_rows, still_speeds, stuck, stuck_rows
 from .validation import beyond_training, compared, ExtrapolationWarning, training_range, \
     Validation

@@ -26,8 +26,8 @@ import math
 import numpy as np
 
 from .base_parameters import base_parameters
+from .errors import IdentificationError
 from .least_squares import weighted_least_squares
-from .logs import IdentificationError
 from ..rigid.regressor import regressor
 
 

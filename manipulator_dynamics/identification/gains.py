@@ -50,13 +50,13 @@ import os
 import numpy as np
 
 from .base_parameters import base_parameters, link_columns
+from .errors import IdentificationError
 from .fit import Estimate
 from .friction import friction_law, LAYOUTS, with_law
 from .known import free_scales, mountings_of, scale_constraints, SCALE_MISSING, \
     scale_summary, suspects
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
-from .logs import CUTOFF_HZ, differentiate_logs, IdentificationError, read_currents, \
-    read_log
+from .logs import CUTOFF_HZ, differentiate_logs, read_currents, read_log
 from .stiction import left_out_summary, still_speeds, stuck_rows
 from ..rigid.regressor import regressor
 from ..transmissions import combined, Transmissions

@@ -23,7 +23,7 @@ is an error naming what the motion does not excite).
 
 import numpy as np
 
-from .logs import IdentificationError
+from .errors import IdentificationError
 
 
 #: Blocks of the delete-a-block jackknife that checks the reported standard deviations

@@ -30,6 +30,7 @@ import os
 import numpy as np
 
 from . import timing
+from .errors import IdentificationError
 from .. import csvlog
 from ..names import joint_map, JointNamesError
 
@@ -47,10 +48,6 @@ FILTER_ORDER = 4
 #: apart (a dropped recording, several runs).  Shorter ones are interpolated over: a real
 #: Panda's logger skipped up to 8 samples of 1 ms, a tenth of a 2.5 Hz cutoff's period is 40.
 GAP_STEPS, GAP_CUTOFF_PERIODS = 5, 0.1
-
-
-class IdentificationError(ValueError):
-    """The data cannot give an estimate: wrong shapes, NaN, too short, or not exciting enough."""
 
 
 def read_logs(model, data, topic, retime=True):

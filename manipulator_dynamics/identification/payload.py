@@ -32,8 +32,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .base_parameters import base_parameters, grouping_matrix, link_columns, ZERO
+from .errors import IdentificationError
 from .least_squares import weighted_least_squares
-from .logs import CUTOFF_HZ, IdentificationError, prepare
+from .logs import CUTOFF_HZ, prepare
 from ..inertia import tensor_fault
 from ..model import central_inertia, inertia_six, inertia_tensor, PARAMETER_NAMES, \
     transform_parameters

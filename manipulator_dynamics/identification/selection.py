@@ -27,8 +27,9 @@ import warnings
 
 import numpy as np
 
+from .errors import IdentificationError
 from .fit import fit
-from .logs import CUTOFF_HZ, IdentificationError, read_logs, read_time_series
+from .logs import CUTOFF_HZ, read_logs, read_time_series
 from .validation import ExtrapolationWarning, pooled
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .logs import IdentificationError
+from .errors import IdentificationError
 from ..model import Model
 
 

@@ -24,7 +24,7 @@ from manipulator_dynamics.contact.detection import (ContactDetector, learn_thres
 from manipulator_dynamics.contact.observer import (momentum_residual, MomentumObserver, observe,
                                                    residual_spread)
 from manipulator_dynamics.contact.wrench import contact_wrench
-from manipulator_dynamics.identification.logs import IdentificationError
+from manipulator_dynamics.identification.errors import IdentificationError
 from manipulator_dynamics.rigid.jacobian import frame_jacobian
 import numpy as np
 import pytest
