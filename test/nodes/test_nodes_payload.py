@@ -208,8 +208,9 @@ def test_the_estimate_service_on_windows_good_static_and_empty():
     The service's own logic in this process: the node's window filled directly, no DDS.
 
     An empty window and no payload_link say so; a static one is not applied and names the
-    joints to move; a moving one is applied to the model the commands use; a bad payload
-    keeps the one in use; ~/clear_payload puts it down.
+    joints to move; one broken by gaps into stretches too short to filter says so; a moving
+    one, a gap in it or not, is applied to the model the commands use; a bad payload keeps
+    the one in use; ~/clear_payload puts it down.
     """
     import rclpy
     from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
@@ -245,7 +246,16 @@ def test_the_estimate_service_on_windows_good_static_and_empty():
         assert not answer.success and 'not applied' in answer.message, answer.message
         assert re.search(r'Move (joint\d, )*joint\d', answer.message), answer.message
         assert node.params.payload == [0.0]
-        answer = ask(list(zip(stamps, q, qd, tau)))
+        # a starved publisher's window, a gap every 0.3 s: no stretch long enough to filter,
+        # said, and nothing changes
+        kept = (t % 0.3) < 0.25
+        answer = ask(list(zip(stamps[kept], q[kept], qd[kept], tau[kept])))
+        assert not answer.success and 'none long enough to filter' in answer.message
+        assert 'the payload in use is unchanged' in answer.message and \
+            node.params.payload == [0.0]
+        # one gap of 50 ms: the stretches either side are used
+        kept = np.abs(t - 2.0) > 0.025
+        answer = ask(list(zip(stamps[kept], q[kept], qd[kept], tau[kept])))
         assert answer.success, answer.message
         mass, com = node.params.payload[0], np.array(node.params.payload[1:4])
         assert abs(mass / LOAD[0] - 1) < 0.02 and np.linalg.norm(com - LOAD[1]) < 0.01
