@@ -65,7 +65,7 @@ setup(
     # The ROS client libraries (rclpy, message packages) are deliberately absent: where ROS 2 is
     # installed they come from the distribution; without ROS, `pip install .[ros]` brings wheels.
     install_requires=['setuptools', 'numpy>=1.24', 'numba>=0.58', 'scipy>=1.10', 'PyYAML>=5.4',
-                      'lxml>=4.9', 'yourdfpy>=0.0.56', 'rosbags>=0.9.11',
+                      'lxml>=4.9', 'yourdfpy>=0.0.56', 'rosbags>=0.9.11', 'pandas>=2.0',
                       'matplotlib>=3.5'],
     extras_require={
         # ament's linters as ROS 2 runs them: ament_flake8 with the flake8 plugins a ROS 2
