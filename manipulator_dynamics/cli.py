@@ -34,11 +34,12 @@ from .identification.base_parameters import base_parameters
 from .identification.errors import IdentificationError
 from .identification.estimate import cross_validate, identify, select_friction
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
+from .identification.filtering import CUTOFF_HZ
 from .identification.friction import FRICTION_LAWS, friction_summary
 from .identification.gains import identify_gains
 from .identification.known import KnownLink, KnownParameter, KnownPayload
 from .identification.least_squares import std_summary
-from .identification.logs import CUTOFF_HZ, stamps_summary
+from .identification.logs import stamps_summary
 from .identification.payload import identify_payload
 from .identification.selection import cutoff_summary, prior_weight_summary
 from .identification.stiction import still_summary

@@ -36,6 +36,7 @@ from ..identification.base_parameters import base_parameters
 from ..identification.estimate import identify
 from ..identification.excitation import excitation_trajectory
 from ..identification.logs import prepare, stamps_summary
+from ..identification.validation import at_full_rate
 from ..model import parameter_problems
 from ..nodes.send_trajectory import trajectory_message
 from ..rigid.rnea import inverse_dynamics
@@ -157,6 +158,8 @@ def held_out_errors(model, t, q, tau):
     the accelerations across them.  Coulomb friction switches with the sign of the velocity:
     the filtered velocity crosses zero a few ms from the simulated one, a spike of 2 Fc at each
     reversal that says nothing of the parameters, so the error is measured away from reversals.
+    A recording cut down to the cutoff's rate (the demo's 1 kHz, at 2.5 Hz) is scored at its
+    every sample, against the efforts as recorded (:func:`.validation.at_full_rate`).
 
     Returns ``(t, tau, predicted, relative, processing)``: the stamps, applied and predicted
     efforts of the rows compared, per joint the RMS error over the RMS effort, and what
@@ -164,7 +167,14 @@ def held_out_errors(model, t, q, tau):
     """
     q, qd, qdd, tau, parallel, processing = prepare(model, (t, q, tau), cutoff=CUTOFF)
     predicted = parallel.rows(inverse_dynamics(model, q, qd, qdd, friction=True))
-    tau, moving = parallel.rows(tau), np.abs(parallel.rows(qd)) > REVERSAL
+    moving = np.abs(parallel.rows(qd)) > REVERSAL
+    if parallel.raw is not None:        # cut down to the cutoff's rate: scored at every sample
+        scored = at_full_rate(model.joint_names, parallel.raw, parallel.rows(parallel.t),
+                              parallel.rows(qd), {'model': predicted}, {'model': model},
+                              left_out=~moving)
+        relative = scored.rms['model'] / scored.torque_rms
+        return scored.t, scored.measured, predicted, relative, processing
+    tau = parallel.rows(tau)
     relative = np.array([np.sqrt(((predicted - tau)[moving[:, j], j] ** 2).mean()
                                  / (tau[moving[:, j], j] ** 2).mean())
                          for j in range(model.n)])

@@ -26,10 +26,12 @@ import dataclasses
 from dataclasses import dataclass
 import warnings
 
+from .base_parameters import base_parameters
 from .errors import IdentificationError
+from .filtering import CUTOFF_HZ
 from .fit import fit
-from .friction import friction_law
-from .logs import CUTOFF_HZ, read_time_series
+from .friction import friction_law, LAYOUTS, with_law
+from .logs import read_time_series
 from .selection import choose_prior_weight, folds_in_time, judging, resolve_cutoff
 from .validation import compared, ExtrapolationWarning, pooled, Validation
 
@@ -67,8 +69,9 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
     cutoff : float, 'auto' or None
         Low-pass cutoff in Hz for time series; ``'auto'``: chosen from the data by
         :func:`choose_cutoff` (``processing['cutoff_selection']`` says how); None (default):
-        the same, but data too short to judge any candidate get :data:`.logs.CUTOFF_HZ` and the
-        reason (``cutoff_selection['fallback']``) where ``'auto'`` is an error.
+        the same, but data too short to judge any candidate get
+        :data:`.filtering.CUTOFF_HZ` and the reason (``cutoff_selection['fallback']``) where
+        ``'auto'`` is an error.
     topic : str
         The JointState topic in a rosbag2 recording.
     physically_consistent : bool
@@ -109,10 +112,12 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
         With what is wrong and what to do.
 
     """
-    friction_law(friction)
+    law = friction_law(friction)
     compared(model, compare)                          # refused before any work, not after it
+    if base is None and law != 'smooth':            # once: every fit below has the same columns
+        base = base_parameters(with_law(model, law), friction=LAYOUTS[law], armature=armature)
     cutoff, chosen = resolve_cutoff(model, data, cutoff, topic=topic, friction=friction,
-                                    armature=armature, retime=retime)
+                                    armature=armature, retime=retime, base=base)
     weighed = None
     if physically_consistent and (prior_weight is None or isinstance(prior_weight, str)):
         if prior_weight not in (None, 'auto'):

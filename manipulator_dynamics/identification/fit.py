@@ -21,9 +21,12 @@ least squares:
 1. Data: arrays ``(q, qd, qdd, tau)`` used as given, or a time series of positions and efforts (a
    CSV file, a numpy archive, a rosbag2 recording of ``/joint_states``, or ``(t, q, tau)``
    arrays).  A time series is put on a uniform grid (linear interpolation where stamps jitter
-   by more than 1 %); positions are low-pass filtered by a zero-phase Butterworth filter
-   (``scipy.signal.butter``, order 4, ``cutoff`` Hz, applied forward and backward by
-   ``filtfilt``) and differentiated by central differences.  Then Gautier's parallel filter:
+   by more than 1 %); one sampled faster than 50 times the cutoff is cut down to that rate
+   first (anti-aliased, zero phase, by chunks; validation still scores every sample:
+   :func:`.logs.differentiate_logs`); positions are low-pass filtered by a zero-phase
+   Butterworth filter (order 4, ``cutoff`` Hz, as second-order sections applied forward and
+   backward: :mod:`.filtering`) and differentiated by fourth-order central differences.  Then
+   Gautier's parallel filter:
    the same filter on the efforts and on every column of the regressor, so that
    ``F(tau) = F(W_B) K_B`` holds exactly (filtering only the efforts would smooth Coulomb
    friction's jumps on one side and bias ``Fc`` and ``Fv``).  The
@@ -56,13 +59,14 @@ import numpy as np
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit
 from .errors import IdentificationError
-from .friction import fit_coulomb_velocity, friction_law, LAYOUTS, with_law, \
-    with_velocity_uncertainty
+from .filtering import CUTOFF_HZ
+from .friction import averaged_coulomb, fit_coulomb_velocity, friction_law, friction_of, \
+    LAYOUTS, with_law, with_velocity_uncertainty
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
-from .logs import CUTOFF_HZ, prepare
+from .logs import prepare
 from .stiction import left_out_summary, motor_rows, still_speeds, stuck, stuck_rows
-from .validation import beyond_training, compared, ExtrapolationWarning, training_range, \
-    Validation
+from .validation import at_full_rate, beyond_training, compared, ExtrapolationWarning, \
+    training_range, Validation
 from ..model import Model
 from ..rigid.regressor import regressor, standard_parameters
 from ..rigid.rnea import inverse_dynamics
@@ -149,15 +153,8 @@ class Estimate:
         """
         model, base = self.model, self.base
         compare = compared(model, compare)
-        q, qd, qdd, tau, parallel, _ = prepare(
-            model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic,
-            retime=self.processing.get('retime', True))
-        W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
-                                          friction=base.friction))
-        t = np.arange(len(tau), dtype=float)           # arrays given as they are: a count
-        if parallel is not None:
-            W, tau, t = parallel.rows(W), parallel.rows(tau), parallel.rows(parallel.t)
-            q, qd, qdd = parallel.rows(q), parallel.rows(qd), parallel.rows(qdd)
+        t, q, qd, qdd, tau, W, parallel = self.states(data, topic=topic)
+        raw = None if parallel is None else parallel.raw
         models = {'urdf': base.values, 'identified': self.values}
         if self.consistent_values is not None:
             models['consistent'] = self.consistent_values
@@ -169,8 +166,18 @@ class Estimate:
         left_out = None
         if report:                                      # by name: the report may be reread
             left_out = stuck(model, qd, [report['speeds'][name]
-                                         for name in motor_rows(model)[1]])
-        validation = Validation.of(model.joint_names, t, tau, predicted, left_out)
+                                         for name in motor_rows(model)[1]],
+                             series=parallel is not None)
+        if raw is None:
+            validation = Validation.of(model.joint_names, t, tau, predicted, left_out)
+        else:                                           # a log cut down: its every sample
+            frictions = dict.fromkeys(predicted)
+            if base.friction:
+                frictions.update({m: friction_of(model, base.names, k)
+                                  for m, k in models.items()})
+                frictions.update(compare)
+            validation = at_full_rate(model.joint_names, raw, t, qd, predicted, frictions,
+                                      left_out)
         seen = self.processing.get('training_range')
         if seen is not None:
             validation = dataclasses.replace(
@@ -178,6 +185,29 @@ class Estimate:
             if validation.beyond_training:
                 warnings.warn(ExtrapolationWarning(validation.beyond_summary()), stacklevel=2)
         return validation
+
+    def states(self, data, *, topic='/joint_states'):
+        """
+        Return ``(t, q, qd, qdd, tau, W, parallel)`` of ``data``, the rows :meth:`validate` scores.
+
+        Filtered as the fit was (its cutoff), the efforts as measured, ``W (N, n, b)`` the base
+        regressor; a time series' rows, each stretch's filter transients left out; arrays as
+        given (``t`` then counts them, ``parallel`` is None).  ``parallel``: the time series'
+        filter (:func:`.logs.differentiate_logs`); where a fast log was cut down, its ``raw``
+        holds each stretch at its full rate, ``(t, tau)``, and the rows are fewer, their
+        efforts anti-aliased.
+        """
+        model, base = self.model, self.base
+        q, qd, qdd, tau, parallel, _ = prepare(
+            model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic,
+            retime=self.processing.get('retime', True))
+        W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
+                                          friction=base.friction))
+        t = np.arange(len(tau), dtype=float)           # arrays given as they are: a count
+        if parallel is not None:
+            W, tau, t = parallel.rows(W), parallel.rows(tau), parallel.rows(parallel.t)
+            q, qd, qdd = parallel.rows(q), parallel.rows(qd), parallel.rows(qdd)
+        return t, q, qd, qdd, tau, W, parallel
 
     def data_summary(self):
         """
@@ -330,6 +360,8 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
     speeds, still_report = still_speeds(model, still, parallel, cutoff)
     Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
     W = base.base_regressor(Y)                      # (N, n, b)
+    if parallel is not None and parallel.raw is not None:     # a log cut down: rows apart
+        W = averaged_coulomb(model, W, base.names, qd, qdd, 1.0 / parallel.rate_hz)
     if parallel is not None:
         W, tau = parallel(W), parallel(tau)
     N, n = tau.shape
@@ -342,10 +374,11 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
     processing['still'] = left_out_summary(still_report, model.joint_names, left_out)
     if left_out.any():
         W, tau = W * ~left_out[:, :, None], tau * ~left_out
-    Wf = W.reshape(N * n, b)
-    norms = np.linalg.norm(Wf, axis=0)
-    check_excitation(base.names, Wf, norms)
-    condition = float(np.linalg.cond(Wf / norms))
+    # R of W's QR has W's singular values and column norms: a (b, b) matrix to decompose
+    R = np.linalg.qr(W.reshape(N * n, b), mode='r')
+    norms = np.linalg.norm(R, axis=0)
+    check_excitation(base.names, R, norms)
+    condition = float(np.linalg.cond(R / np.where(norms > 0, norms, 1.0)))
     K, cov, sigma, G, g = weighted_least_squares(W, tau, kept=~left_out)
     inflation, processing['std'] = correlation_inflation(G, g, N)
     if law == 'smooth':

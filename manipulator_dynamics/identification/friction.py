@@ -28,6 +28,7 @@ import numpy as np
 from .base_parameters import base_parameters
 from .errors import IdentificationError
 from .least_squares import weighted_least_squares
+from ..rigid.kinematics import coulomb_shape_of
 from ..rigid.regressor import regressor
 
 
@@ -64,6 +65,79 @@ def with_law(model, law):
             model, coulomb_velocity=np.zeros(model.n),
             friction_offset=model.friction_offset if law == 'offset' else np.zeros(model.n))
     return model
+
+
+def friction_of(model, names, values):
+    """
+    Return ``model`` with the friction of base parameters ``names`` and ``values``, none other.
+
+    The friction parameters are always base parameters of their own (:mod:`.base_parameters`):
+    ``Fv_j``, ``Fc_j``, ``Fo_j``, a coupled motor's ``Fvm_j`` and ``Fcm_j``; every friction term
+    not named is zero.  :func:`..control.friction_torque` of it is the friction part of what
+    those base parameters predict.
+    """
+    kinds = ('Fv', 'Fc', 'Fo', 'Fvm', 'Fcm')
+    named = [(n, v) for n, v in zip(names, values) if n.partition('_')[0] in kinds]
+    bare = dataclasses.replace(model, viscous=np.zeros(model.n), coulomb=np.zeros(model.n),
+                               friction_offset=np.zeros(model.n))
+    drives = model.transmissions
+    if drives is not None and drives.coupled_joints:
+        zero = dict.fromkeys(drives.coupled_joints, 0.0)
+        bare = dataclasses.replace(bare, transmissions=drives.with_motor_friction(zero, zero))
+    if not named:
+        return bare
+    return bare.with_parameters([v for _, v in named], [n for n, _ in named])
+
+
+#: Points of a row's interval over which :func:`averaged_coulomb` averages a Coulomb term.
+AVERAGED_POINTS = 16
+
+
+def averaged_coulomb(model, Y, names, qd, qdd, period):
+    """
+    Put in the Coulomb columns of ``Y (N, n, p)`` their mean over each row's interval.
+
+    ``names``: the names of ``Y``'s columns (:func:`parameter_names`, or the base parameters',
+    whose friction parameters are the standard ones); ``Fc_j`` (``s(qd_j)`` in joint ``j``'s
+    equation) and a coupled motor's ``Fcm_j`` (``s(c . qd) c``) are replaced.  ``period``: the
+    seconds between rows.  At a log's full rate a row's sign is its instant's; rows of a log cut
+    down (:func:`.logs.differentiate_logs`) are ten to a hundred times further apart, and a
+    reversal between two of them would be put wholly on one, by up to half the interval: once
+    filtered (the parallel filter), an error of ten percent of ``Fc`` around every reversal.
+    The velocity across a row's interval is ``qd + s qdd`` (``|s| <= period / 2``, the motion
+    smooth at that scale); ``s(.)`` (the sign, or the joint's smooth law) is averaged over
+    :data:`AVERAGED_POINTS` points of it.
+    """
+    offsets = ((np.arange(AVERAGED_POINTS) + 0.5) / AVERAGED_POINTS - 0.5) * period
+
+    def mean_shape(rate, acceleration, vs):
+        return coulomb_shape_of(rate[:, None] + offsets * acceleration[:, None], vs).mean(axis=1)
+    index = {name: k for k, name in enumerate(names)}
+    for j, joint in enumerate(model.joint_names):
+        k = index.get(f'Fc_{joint}')
+        if k is not None:
+            Y[:, j, k] = mean_shape(qd[:, j], qdd[:, j], model.coulomb_velocity[j])
+    motors = model.coupled_motors()
+    for m, (j, row) in enumerate(zip(motors.joints, motors.rows)):
+        k = index.get(f'Fcm_{model.joint_names[j]}')
+        if k is not None:
+            Y[:, :, k] = mean_shape(qd @ row, qdd @ row, motors.velocity[m])[:, None] * row
+    return Y
+
+
+def coulomb_torque(model, qd, qdd, period):
+    """
+    Return the model's Coulomb torques ``(N, n)``, each averaged over its row's interval.
+
+    ``Fc_j s(qd_j)`` and each coupled motor's ``Fcm s(c . qd) c``, as
+    :func:`averaged_coulomb` averages them (``period`` 0: at the rows' instants).
+    """
+    motors = model.coupled_motors()
+    names = [f'Fc_{j}' for j in model.joint_names] + [
+        f'Fcm_{model.joint_names[j]}' for j in motors.joints]
+    columns = averaged_coulomb(model, np.zeros((len(qd), model.n, len(names))), names, qd, qdd,
+                               period)
+    return columns @ np.concatenate([model.coulomb, motors.coulomb])
 
 
 def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None, sweeps=2):

@@ -51,12 +51,13 @@ import numpy as np
 
 from .base_parameters import base_parameters, link_columns
 from .errors import IdentificationError
+from .filtering import CUTOFF_HZ
 from .fit import Estimate
-from .friction import friction_law, LAYOUTS, with_law
+from .friction import averaged_coulomb, friction_law, LAYOUTS, with_law
 from .known import free_scales, mountings_of, scale_constraints, SCALE_MISSING, \
     scale_summary, suspects
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
-from .logs import CUTOFF_HZ, differentiate_logs, read_currents, read_log
+from .logs import differentiate_logs, read_currents, read_log
 from .stiction import left_out_summary, still_speeds, stuck_rows
 from ..rigid.regressor import regressor
 from ..transmissions import combined, Transmissions
@@ -333,7 +334,7 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
         As :func:`.estimate.identify` takes them (friction ``'none'``, ``'coulomb'`` or
         ``'offset'``); ``still='auto'`` reads the speeds from the runs without the payload.
     cutoff : float
-        The filter's cutoff in Hz (default :data:`.logs.CUTOFF_HZ`).
+        The filter's cutoff in Hz (default :data:`.filtering.CUTOFF_HZ`).
 
     Returns
     -------
@@ -396,6 +397,8 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
         Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
         A = np.zeros((len(q), n, width))
         A[..., :b] = base.base_regressor(Y)
+        if parallel.raw is not None:                # a log cut down: rows apart
+            averaged_coulomb(model, A[..., :b], base.names, qd, qdd, 1.0 / parallel.rate_hz)
         A[..., b:b + n] = -np.einsum('sk,kj->sjk', current, C)
         tau_known = np.zeros((len(q), n))
         if load is not None:

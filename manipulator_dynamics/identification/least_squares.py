@@ -52,24 +52,42 @@ def weighted_least_squares(W, tau, passes=5, kept=None):
     degrees of freedom; default every one.
     """
     N, n, b = W.shape
-    K = np.linalg.lstsq(W.reshape(N * n, b), tau.reshape(-1), rcond=None)[0]
+    # each joint's equations once as R_j and Q_j^T tau_j, and what Q_j leaves of tau_j: every
+    # weighting after it is a (n b, b) problem, whatever N (the rows of the weighted system
+    # G K = g are the joints' rows scaled, R_j / sigma_j)
+    R, z, outside = np.zeros((n, b, b)), np.zeros((n, b)), np.zeros(n)
+    for j in range(n):
+        # R of [W_j tau_j] is [[R_j, Q_j^T tau_j], [0, +-|what Q_j leaves of tau_j|]]
+        Rj = np.linalg.qr(np.column_stack([W[:, j, :], tau[:, j]]), mode='r')
+        rows_j = min(len(Rj), b)
+        R[j, :rows_j], z[j, :rows_j] = Rj[:rows_j, :b], Rj[:rows_j, b]
+        if len(Rj) > b:
+            outside[j] = Rj[b, b] ** 2
+
+    def solve(scale):
+        return np.linalg.lstsq((R / scale[:, None, None]).reshape(n * b, b),
+                               (z / scale[:, None]).reshape(-1), rcond=None)[0]
+
+    def squared_residuals(K):
+        return ((z - R @ K) ** 2).sum(axis=1) + outside
+
+    K = solve(np.ones(n))
     rows = np.full(n, N) if kept is None else kept.sum(axis=0)
     dof = np.maximum(rows - b / n, 1.0)
     sigma = None
     for _ in range(passes):
-        rho = tau - W @ K
-        new = np.sqrt((rho ** 2).sum(axis=0) / dof)
+        new = np.sqrt(squared_residuals(K) / dof)
         new = np.where(new > 0, new, max(new.max(), 1e-300))
         settled = sigma is not None and np.max(np.abs(new / sigma - 1)) < 1e-3
         sigma = new
-        G = (W / sigma[None, :, None]).reshape(N * n, b)
-        g = (tau / sigma).reshape(-1)
-        K, *_ = np.linalg.lstsq(G, g, rcond=None)
+        K = solve(sigma)
         if settled:
             break
-    weighted = g - G @ K
-    s2 = float(weighted @ weighted) / max(int(rows.sum()) - b, 1)
-    return K, s2 * np.linalg.inv(G.T @ G), sigma, G, g
+    s2 = float((squared_residuals(K) / sigma ** 2).sum()) / max(int(rows.sum()) - b, 1)
+    information = np.einsum('jab,jac->bc', R, R / sigma[:, None, None] ** 2)
+    G = (W / sigma[None, :, None]).reshape(N * n, b)
+    g = (tau / sigma).reshape(-1)
+    return K, s2 * np.linalg.inv(information), sigma, G, g
 
 
 def correlation_inflation(G, g, states, blocks=None):

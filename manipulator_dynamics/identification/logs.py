@@ -31,16 +31,10 @@ import numpy as np
 
 from . import timing
 from .errors import IdentificationError
+from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, lowpass, reduced, \
+    reduction
 from .. import csvlog
 from ..names import joint_map, JointNamesError
-
-
-#: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
-#: structural resonances above.
-CUTOFF_HZ = 10.0
-
-
-FILTER_ORDER = 4
 
 
 #: An interval between samples longer than this many sample periods, and than this fraction of
@@ -48,6 +42,12 @@ FILTER_ORDER = 4
 #: apart (a dropped recording, several runs).  Shorter ones are interpolated over: a real
 #: Panda's logger skipped up to 8 samples of 1 ms, a tenth of a 2.5 Hz cutoff's period is 40.
 GAP_STEPS, GAP_CUTOFF_PERIODS = 5, 0.1
+
+#: A filtered speed below this (rad/s or m/s) is zero: a joint held still, whose filtered
+#: position varies by the filter's rounding alone (1e-12 rad at 5 kHz is 5e-9 rad/s once
+#: differentiated), and whose Coulomb term ``Fc sign(qd)`` would flip with it.  A micro-radian
+#: per second is below what any encoder resolves over a filter's window.
+AT_REST = 1e-6
 
 
 def read_logs(model, data, topic, retime=True):
@@ -214,56 +214,56 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     module docstring.  ``logs``: ``(t, q, tau)`` per log, ``t (N,)`` in seconds, non-decreasing;
     a log never runs into the next.
 
-    The stamps are checked first (:func:`check_stamps`): samples that repeat the one before
-    (the same stamp, or every position and effort the same) are dropped, and an interval longer
-    than the report's ``gap_s`` ends a stretch.  A stretch is put on a uniform grid (linear
-    interpolation where stamps jitter by more than 1 %), filtered and differentiated alone, and
-    ``parallel`` filters it alone: nothing is drawn across a gap.  Stretches too short to filter
-    are left out and reported.  ``processing`` says what was found and done.
+    The stretches are :func:`stretches`'s: nothing is drawn across a gap, and ``parallel``
+    filters each alone.  Stretches too short to filter are left out and reported.  A log
+    sampled faster than :data:`.filtering.RATE_PER_CUTOFF` times the cutoff is first cut down
+    to that rate (:func:`.filtering.reduced`: anti-aliased, zero phase, by chunks): every row
+    after it is the fit's cost, and the motion below the cutoff needs no more.  Then the
+    efforts are the anti-aliased ones, ``parallel.raw`` holds each stretch at its full rate
+    (``(t, tau)``), which :meth:`.fit.Estimate.validate` scores, and ``parallel.wiggle_moment``
+    what the anti-alias filter took off the positions (its mean ``r r^T`` per sample).
+    ``processing`` says what was found and done.
     """
     import scipy.signal
 
-    pieces, stamps = [], []
-    for i, (ti, qi, taui) in enumerate(logs):
-        ti, qi, taui = time_series(model, ti, qi, taui, f'log {i + 1}: ' if len(logs) > 1 else '')
-        keep, report = check_stamps(ti, qi, taui, cutoff)
-        stamps.append(report)
-        ti, qi, taui = ti[keep], qi[keep], taui[keep]
-        cuts = np.flatnonzero(np.diff(ti) > report['gap_s']) + 1
-        pieces += [(a, b) for a, b in zip(np.split(ti, cuts), zip(np.split(qi, cuts),
-                                                                  np.split(taui, cuts)))]
-    step = float(np.median([r['step_s'] for r in stamps]))
+    pieces, stamps, step, resampled = stretches(model, logs, cutoff)
     fs = 1.0 / step
     if not 0 < cutoff < 0.5 * fs:
         raise IdentificationError(f'cutoff {cutoff:g} Hz must be between 0 and half the sample '
                                   f'rate ({0.5 * fs:g} Hz)')
-    b, a = scipy.signal.butter(order, cutoff / (0.5 * fs))
+    factor = reduction(fs, cutoff)
+    fs, step = fs / factor, step * factor
+    sos = lowpass(cutoff, fs, order)
     trim = int(math.ceil(round(3 * fs / cutoff, 6)))      # 239.99999 and 240.00001: 240
-    shortest = 2 * trim + 3 * max(len(a), len(b)) + 1
-    decimate = max(1, int(fs / (2.5 * cutoff)))
-    used, short, resampled, spans = [], [], False, []
-    for ts, (qs, taus) in pieces:
-        if np.abs(np.diff(ts) - step).max(initial=0.0) > 0.01 * step:
-            grid = np.arange(ts[0], ts[-1] + 0.5 * step, step)
-            qs = np.column_stack([np.interp(grid, ts, qs[:, j]) for j in range(model.n)])
-            taus = np.column_stack([np.interp(grid, ts, taus[:, j]) for j in range(model.n)])
-            ts, resampled = grid, True
-        if len(ts) < shortest:
+    shortest = 2 * trim + 3 * (2 * len(sos) + 1) + 1      # sosfiltfilt's padding, and one more
+    decimate = max(1, int(fs / (2.5 * cutoff) + 1e-6))   # 19.99999: 20
+    used, short, spans, raw = [], [], [], []
+    moment, samples = np.zeros((model.n, model.n)), 0
+    for ts, qs, taus in pieces:
+        if len(ts) < shortest * factor:
             short.append([float(ts[0]), float(ts[-1])])
             continue
-        qf = scipy.signal.filtfilt(b, a, qs, axis=0)
-        qd = np.gradient(qf, step, axis=0)
-        used.append((qf, qd, np.gradient(qd, step, axis=0), taus, ts, qs - qf))
+        if factor > 1:                  # cut down to what the cutoff needs, full rate kept
+            raw.append((ts, taus))
+            inner = (trim * factor, len(ts) - trim * factor)     # the rows ``rows`` keeps
+            qs, taken = reduced(qs, 1.0 / (step / factor), factor, moment=inner)
+            ts, taus = ts[::factor], reduced(taus, 1.0 / (step / factor), factor)
+            moment, samples = moment + taken, samples + inner[1] - inner[0]
+        qf = scipy.signal.sosfiltfilt(sos, qs, axis=0)
+        qd = derivative(qf, step)
+        qd[np.abs(qd) < AT_REST] = 0.0      # a joint held still: its sign(qd) is rounding
+        used.append((qf, qd, derivative(qd, step), taus, ts, qs - qf))
         spans.append([float(ts[0]), float(ts[-1])])
     if not used:
         raise IdentificationError(f'{sum(len(p[0]) for p in pieces)} samples in {len(pieces)} '
                                   f'stretch(es), none long enough to filter at {cutoff:g} Hz and '
-                                  f'{fs:g} Hz: record more than {shortest} samples without a gap')
+                                  f'{fs * factor:g} Hz: record more than {shortest * factor} '
+                                  'samples without a gap')
     bounds = np.cumsum([0] + [len(u[0]) for u in used])
 
     def parallel(x):
         return np.concatenate([
-            scipy.signal.filtfilt(b, a, x[i:j], axis=0)[trim:j - i - trim:decimate]
+            scipy.signal.sosfiltfilt(sos, x[i:j], axis=0)[trim:j - i - trim:decimate]
             for i, j in zip(bounds[:-1], bounds[1:])])
 
     def rows(x):
@@ -276,17 +276,57 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                                for i, j in zip(bounds[:-1], bounds[1:])])
     parallel.rows, parallel.kept, parallel.rate_hz = rows, kept, fs
     parallel.t = np.concatenate([u[4] for u in used])          # the stamps of every row
-    # what the filter took off the positions: noise, quantisation, motion above the cutoff
+    # what the filter took off the positions: noise, quantisation, motion above the cutoff;
+    # where the log was cut down, the anti-alias filter's share as its mean r r^T per sample
     parallel.wiggle = rows(np.concatenate([u[5] for u in used]))
+    parallel.wiggle_moment = moment / max(samples, 1)
+    # the stretches at their full rate, where the log was cut down: what validation scores
+    parallel.raw = raw or None
 
     processing = {
-        'rate_hz': fs, 'cutoff_hz': float(cutoff),
-        'filter': f'Butterworth order {order}, zero phase (filtfilt), cutoff '
+        'rate_hz': fs * factor, 'cutoff_hz': float(cutoff),
+        'filter': f'Butterworth order {order}, zero phase (forward and backward), cutoff '
         f'{cutoff:g} Hz, on positions; the same in parallel on efforts and regressor, each '
         'stretch alone', 'resampled': resampled, 'stamps': stamps, 'stretches': spans,
-        'too_short': short, 'trimmed_samples': 2 * trim * len(used), 'decimation': decimate}
+        'too_short': short, 'trimmed_samples': 2 * trim * factor * len(used),
+        'decimation': decimate * factor}
+    if factor > 1:
+        processing['reduced'] = {'factor': factor, 'rate_hz': fs, 'anti_alias_hz':
+                                 ALIAS_SHARE * fs, 'how': 'anti-aliased, zero phase, by chunks; '
+                                 'validation scored at the full rate'}
     joined = tuple(np.concatenate([u[k] for u in used]) for k in range(4))
     return joined + (parallel, processing)
+
+
+def stretches(model, logs, cutoff=CUTOFF_HZ):
+    """
+    Cut time series at their gaps and put each stretch on a uniform grid.
+
+    Returns ``(pieces, stamps, step, resampled)``: ``(t, q, tau)`` of every stretch, the
+    stamps' report of every log (:func:`check_stamps`: samples that repeat the one before are
+    dropped, an interval longer than ``gap_s`` ends a stretch), the sample period (the median
+    of the logs'), and whether a stretch was interpolated (linearly, onto the period's grid,
+    where its stamps jitter by more than 1 %).
+    """
+    cut, stamps = [], []
+    for i, (ti, qi, taui) in enumerate(logs):
+        ti, qi, taui = time_series(model, ti, qi, taui, f'log {i + 1}: ' if len(logs) > 1 else '')
+        keep, report = check_stamps(ti, qi, taui, cutoff)
+        stamps.append(report)
+        if not keep.all():
+            ti, qi, taui = ti[keep], qi[keep], taui[keep]
+        cuts = np.flatnonzero(np.diff(ti) > report['gap_s']) + 1
+        cut += list(zip(np.split(ti, cuts), np.split(qi, cuts), np.split(taui, cuts)))
+    step = float(np.median([r['step_s'] for r in stamps]))
+    pieces, resampled = [], False
+    for ts, qs, taus in cut:
+        if np.abs(np.diff(ts) - step).max(initial=0.0) > 0.01 * step:
+            grid = np.arange(ts[0], ts[-1] + 0.5 * step, step)
+            qs = np.column_stack([np.interp(grid, ts, qs[:, j]) for j in range(model.n)])
+            taus = np.column_stack([np.interp(grid, ts, taus[:, j]) for j in range(model.n)])
+            ts, resampled = grid, True
+        pieces.append((ts, qs, taus))
+    return pieces, stamps, step, resampled
 
 
 def stamps_summary(processing):

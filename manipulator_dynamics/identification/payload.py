@@ -33,8 +33,10 @@ import numpy as np
 
 from .base_parameters import base_parameters, grouping_matrix, link_columns, ZERO
 from .errors import IdentificationError
+from .filtering import CUTOFF_HZ
+from .friction import coulomb_torque
 from .least_squares import weighted_least_squares
-from .logs import CUTOFF_HZ, prepare
+from .logs import prepare
 from ..inertia import tensor_fault
 from ..model import central_inertia, inertia_six, inertia_tensor, PARAMETER_NAMES, \
     transform_parameters
@@ -379,6 +381,9 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
     q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic)
     basis = payload_combinations(model, link) if combinations is None else combinations
     arm = inverse_dynamics(model, q, qd, qdd, friction=True)
+    if parallel is not None and parallel.raw is not None:     # a log cut down: rows apart
+        arm += coulomb_torque(model, qd, qdd, 1.0 / parallel.rate_hz) \
+            - coulomb_torque(model, qd, qdd, 0.0)
     Y = regressor(model, q, qd, qdd, armature=False, friction=False)
     W = Y[..., 10 * frame.body:10 * frame.body + 10] @ transform_parameters(frame.R, frame.p) \
         @ basis

@@ -27,9 +27,13 @@ import warnings
 
 import numpy as np
 
+from .base_parameters import base_parameters
+from .decimation import Decimated
 from .errors import IdentificationError
+from .filtering import CUTOFF_HZ
 from .fit import fit
-from .logs import CUTOFF_HZ, read_logs, read_time_series
+from .friction import friction_law, LAYOUTS, with_law
+from .logs import read_logs, read_time_series
 from .validation import ExtrapolationWarning, pooled
 
 
@@ -72,26 +76,37 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     Choose the filter's cutoff from the data: the one whose fits best predict held-out pieces.
 
     Candidates: :data:`CUTOFF_MULTIPLES` of the motion's bandwidth (:func:`motion_bandwidth`),
-    below 0.4 of the Nyquist frequency.  Each is judged by the pooled error of the identified
-    model over :func:`folds_in_time` (``folds`` pieces of every log, the measured torques
-    unfiltered, so that every cutoff answers to the same measurements): too low a cutoff
-    attenuates the motion, too high one lets the positions' noise, differentiated twice, into
-    the regressor, and the held-out error sees both.  ``options`` go to :func:`.fit.fit`.
-    Returns ``(cutoff, report)``, the report with the bandwidth and every candidate's error.
+    below 0.2 of the sample rate.  Each is judged by the pooled error of the identified model
+    over :func:`folds_in_time` (``folds`` pieces of every log, the measured torques unfiltered,
+    so that every cutoff answers to the same measurements): too low a cutoff attenuates the
+    motion, too high one lets the positions' noise, differentiated twice, into the regressor,
+    and the held-out error sees both.  The pieces are filtered at their full rate once and each
+    candidate judged on as few rows as it needs (:mod:`.decimation`), one pass per candidate.
+    ``options`` go to :func:`.fit.fit`.  Returns ``(cutoff, report)``, the report with the
+    bandwidth and every candidate's error.
     """
     logs = read_time_series(model, data, topic, "cutoff='auto'", options.get('retime', True))
     bandwidth = motion_bandwidth(logs)
     fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float))))
     if candidates is None:
         candidates = [m * bandwidth for m in CUTOFF_MULTIPLES if 0 < m * bandwidth < 0.2 * fs]
-    splits = folds_in_time(model, logs, folds, topic, options.get('retime', True),
-                           "cutoff='auto'")
+    candidates = [float(c) for c in candidates]
     errors, refused = {}, {}
-    for c in candidates:
-        try:
-            errors[float(c)] = held_out_error(model, splits, float(c), topic=topic, **options)
-        except IdentificationError as e:            # too low: the pieces are too short
-            refused[float(c)] = str(e)
+    law = friction_law(options.get('friction', True))
+    if candidates and options.get('base') is None and law != 'smooth':
+        # once, not per candidate and fold: the same robot, law and columns every time
+        options['base'] = base_parameters(with_law(model, law), friction=LAYOUTS[law],
+                                          armature=options.get('armature'))
+    if candidates:
+        ranges = fold_ranges(logs, folds)
+        pieces = [tuple(x[r] for x in log) for log, cut in zip(logs, ranges) for r in cut]
+        ladder = Decimated(model, pieces, candidates)
+        held = [[i * folds + k for i in range(len(logs))] for k in range(folds)]
+        for c in candidates:
+            try:
+                errors[c] = held_out_error(model, ladder, held, c, **options)
+            except IdentificationError as e:        # too low: the pieces are too short
+                refused[c] = str(e)
     if not errors:
         raise IdentificationError(f'no cutoff could be judged ({len(candidates)} tried around '
                                   f'the motion bandwidth {bandwidth:.3g} Hz): '
@@ -101,14 +116,36 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
                   'refused': refused}
 
 
+def held_out_error(model, ladder, folds, cutoff, **options):
+    """
+    Return the pooled normalised squared error (percent) of fits at ``cutoff`` over folds.
+
+    ``ladder``: the pieces (:class:`.decimation.Decimated`); ``folds``: per fold, the pieces it
+    holds out, the others its training.  Errors and energies at the full rate
+    (:meth:`.decimation.Decimated.error`).
+    """
+    wrong = total = 0.0
+    for held in folds:
+        train = [(s.t, s.q, s.tau) for j in range(len(ladder)) if j not in held
+                 for s in ladder.at(j, cutoff)]
+        if not train or not all(ladder.at(j, cutoff) for j in held):
+            raise IdentificationError(f'a piece of the {len(folds)} folds has no stretch long '
+                                      f'enough to filter at {cutoff:g} Hz')
+        estimate = fit(model, train, cutoff=cutoff, **options)
+        for j in held:
+            missed, energy = ladder.error(estimate, j, cutoff)
+            wrong, total = wrong + missed, total + energy
+    return 100.0 * wrong / total
+
+
 def resolve_cutoff(model, data, cutoff, *, topic='/joint_states', retime=True, **options):
     """
     Return ``(cutoff in Hz, how it was chosen or None)`` for ``identify``'s ``cutoff``.
 
     A number is used as it is; ``'auto'`` and None choose it from the data
     (:func:`choose_cutoff`, ``options`` going to :func:`.fit.fit`), None falling back to
-    :data:`.logs.CUTOFF_HZ` with the reason where no candidate can be judged (too short a log) and
-    for ``(q, qd, qdd, tau)`` arrays, which are not filtered.
+    :data:`.filtering.CUTOFF_HZ` with the reason where no candidate can be judged (too short a
+    log) and for ``(q, qd, qdd, tau)`` arrays, which are not filtered.
     """
     if cutoff is not None and cutoff != 'auto':
         return cutoff, None
@@ -151,13 +188,12 @@ def folds_in_time(model, data, folds, topic='/joint_states', retime=True, what='
 
     Fold ``k`` holds out piece ``k`` of every log (one log: the piece itself, else a list)
     and trains on every other piece, each a log of its own, so that nothing is filtered across
-    the piece left out.
+    the piece left out.  The pieces are views of the logs (:func:`fold_ranges`), not copies.
     """
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise IdentificationError(f'folds must be an integer of at least 2, got {folds!r}')
     logs = read_time_series(model, data, topic, what, retime)
-    pieces = [[tuple(np.asarray(x)[rows] for x in log)
-               for rows in np.array_split(np.arange(len(log[0])), folds)] for log in logs]
+    ranges = fold_ranges(logs, folds)
+    pieces = [[tuple(np.asarray(x)[r] for x in log) for r in cut]
+              for log, cut in zip(logs, ranges)]
     splits = []
     for k in range(folds):
         held = [cut[k] for cut in pieces]
@@ -166,17 +202,15 @@ def folds_in_time(model, data, folds, topic='/joint_states', retime=True, what='
     return splits
 
 
-def held_out_error(model, splits, cutoff, **options):
-    """Return the pooled normalised squared error (percent) of fits at ``cutoff`` over folds."""
-    validations = []
-    for train, held in splits:
-        # a piece held out of a motion often goes where the others did not: the warnings are
-        # for data a user holds out
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore', ExtrapolationWarning)
-            validations.append(fit(model, train, cutoff=cutoff, validation=held,
-                                   **options).validation)
-    return pooled(validations).error['identified']
+def fold_ranges(logs, folds):
+    """Return per log the ``folds`` slices that cut it into consecutive pieces of equal length."""
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise IdentificationError(f'folds must be an integer of at least 2, got {folds!r}')
+    ranges = []
+    for log in logs:
+        edges = np.cumsum([0] + [len(a) for a in np.array_split(np.arange(len(log[0])), folds)])
+        ranges.append([slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])])
+    return ranges
 
 
 def choose_prior_weight(model, data, *, folds=3, candidates=PRIOR_WEIGHTS, cutoff=CUTOFF_HZ,

@@ -76,7 +76,8 @@ def still_speeds(model, still, parallel=None, cutoff=None):
         if parallel is None:
             raise IdentificationError("still='auto' reads the speeds from a time series' "
                                       'filter: give (t, q, tau) or a log, or a speed')
-        wiggle = np.sqrt(((parallel.wiggle @ rows.T) ** 2).mean(axis=0))
+        wiggle = np.sqrt(((parallel.wiggle @ rows.T) ** 2).mean(axis=0) + np.einsum(
+            'mi,ij,mj->m', rows, parallel.wiggle_moment, rows))
         speeds = STILL_SIGMAS * 2.0 * math.pi * cutoff * wiggle
         how = (f'auto: {STILL_SIGMAS:g} x 2 pi x cutoff {cutoff:g} Hz x the RMS of what the '
                'filter took off each position')
@@ -90,19 +91,26 @@ def still_speeds(model, still, parallel=None, cutoff=None):
     return speeds, {'speeds': dict(zip(names, map(float, speeds))), 'how': how}
 
 
-def stuck(model, qd, speeds):
+def stuck(model, qd, speeds, series=False):
     """
     ``(N, n)`` bool: True where a joint, or a motor turning it, is slower than its speed.
 
     ``qd (N, n)`` joint velocities; ``speeds`` as :func:`still_speeds` gives them (all zero:
-    nothing stuck).
+    nothing stuck).  ``series``: the rows are consecutive states in time, and a reversal
+    between two of them passes zero speed: both are stuck, however fast they are (the states
+    of a log cut down are ten to a hundred times further apart than its samples).
     """
     qd = np.atleast_2d(np.asarray(qd, dtype=float))
     speeds = np.asarray(speeds, dtype=float)
     if not speeds.any():
         return np.zeros(qd.shape, dtype=bool)
     rows, _ = motor_rows(model)
-    slow = np.abs(qd @ rows.T) < speeds                     # (N, m)
+    rate = qd @ rows.T
+    slow = np.abs(rate) < speeds                            # (N, m)
+    if series:
+        turning = (np.sign(rate[1:]) * np.sign(rate[:-1]) < 0) & (speeds > 0)
+        slow[1:] |= turning
+        slow[:-1] |= turning
     return (slow.astype(np.int64) @ (rows != 0).astype(np.int64)) > 0
 
 
@@ -118,7 +126,7 @@ def stuck_rows(model, qd, speeds, parallel=None, cutoff=None):
     :data:`STILL_REACH` periods of the ``cutoff`` on each side, then the rows ``parallel``
     keeps taken.
     """
-    out = stuck(model, qd, speeds)
+    out = stuck(model, qd, speeds, series=parallel is not None)
     if parallel is None or not out.any():
         return out if parallel is None else parallel.kept(out)
     reach = int(math.ceil(STILL_REACH * parallel.rate_hz / cutoff))

@@ -64,6 +64,10 @@ class Validation:
     left_out: np.ndarray = field(default=None, repr=False)
     #: Per joint, the share of its equations not scored (percent); empty if none was.
     left_out_percent: dict = field(default_factory=dict)
+    #: Per joint, what pooling adds up: ``squared_error`` ``{model: (n,)}``, ``squared_torque``
+    #: and ``count`` ``(n,)``, over every sample scored (at the full rate where ``t``,
+    #: ``measured`` and ``predicted`` hold fewer rows, :func:`at_full_rate`).
+    sums: dict = field(default=None, repr=False)
 
     def beyond_summary(self):
         """Say which joints the validation data take beyond what the fit saw, or ''."""
@@ -83,17 +87,31 @@ class Validation:
         values and errors are over the others.
         """
         scored = np.ones(measured.shape, dtype=bool) if left_out is None else ~left_out
-        count = np.maximum(scored.sum(axis=0), 1)
-        errors = {m: (measured - p) * scored for m, p in predicted.items()}
-        total = float(((measured * scored) ** 2).sum())
-        share = {} if left_out is None or not left_out.any() else dict(
-            zip(joint_names, map(float, 100.0 * left_out.mean(axis=0))))
-        return cls(joint_names=tuple(joint_names), samples=len(measured),
-                   torque_rms=np.sqrt(((measured * scored) ** 2).sum(axis=0) / count),
-                   rms={m: np.sqrt((e ** 2).sum(axis=0) / count) for m, e in errors.items()},
-                   error={m: 100.0 * float((e ** 2).sum()) / total for m, e in errors.items()},
+        sums = {'squared_error': {m: (((measured - p) * scored) ** 2).sum(axis=0)
+                                  for m, p in predicted.items()},
+                'squared_torque': ((measured * scored) ** 2).sum(axis=0),
+                'count': scored.sum(axis=0)}
+        return cls.of_sums(joint_names, sums, len(measured), t, measured, predicted, left_out)
+
+    @classmethod
+    def of_sums(cls, joint_names, sums, samples, t, measured, predicted, left_out=None):
+        """
+        Return the validation of ``sums`` (see :attr:`sums`) over ``samples`` states.
+
+        ``t``, ``measured``, ``predicted`` and ``left_out``: rows to show (the plot), all of
+        them or fewer.
+        """
+        count = np.maximum(sums['count'], 1)
+        total = float(sums['squared_torque'].sum())
+        share = {} if (sums['count'] == samples).all() else dict(
+            zip(joint_names, map(float, 100.0 * (1.0 - sums['count'] / samples))))
+        return cls(joint_names=tuple(joint_names), samples=int(samples),
+                   torque_rms=np.sqrt(sums['squared_torque'] / count),
+                   rms={m: np.sqrt(e / count) for m, e in sums['squared_error'].items()},
+                   error={m: 100.0 * float(e.sum()) / total
+                          for m, e in sums['squared_error'].items()},
                    t=t, measured=measured, predicted=predicted, left_out=left_out,
-                   left_out_percent=share)
+                   left_out_percent=share, sums=sums)
 
     def plot(self, path):
         """Write a PNG of measured and predicted torques, a panel per joint; return ``path``."""
@@ -184,16 +202,79 @@ def beyond_training(joint_names, seen, q, qd):
 
 
 def pooled(validations):
-    """Return one Validation of several: their rows together."""
+    """Return one Validation of several: their sums added, their rows together."""
     models = [m for m in validations[0].predicted if all(m in v.predicted for v in validations)]
     left_out = None
     if any(v.left_out is not None for v in validations):
         left_out = np.concatenate([np.zeros(v.measured.shape, dtype=bool) if v.left_out is None
                                    else v.left_out for v in validations])
-    return Validation.of(
-        validations[0].joint_names, np.concatenate([v.t for v in validations]),
+    sums = {'squared_error': {m: sum(v.sums['squared_error'][m] for v in validations)
+                              for m in models},
+            'squared_torque': sum(v.sums['squared_torque'] for v in validations),
+            'count': sum(v.sums['count'] for v in validations)}
+    return Validation.of_sums(
+        validations[0].joint_names, sums, sum(v.samples for v in validations),
+        np.concatenate([v.t for v in validations]),
         np.concatenate([v.measured for v in validations]),
         {m: np.concatenate([v.predicted[m] for v in validations]) for m in models}, left_out)
+
+
+#: Samples scored at a time by :func:`at_full_rate`.
+SCORED_CHUNK = 1 << 18
+
+
+def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None):
+    """
+    Score predictions made at fewer rows against the torques of every sample, as measured.
+
+    ``raw``: each stretch at its full rate, ``(t (N,), tau (N, n))``; ``t``, ``qd`` and
+    ``predicted {model: (rows, n)}``: the rows predicted, within the stretches, in time order;
+    ``frictions {model: Model or None}``: the friction each model's prediction holds.  What a
+    model predicts but its friction is the rigid body's, smooth below the fit's cutoff: it is
+    interpolated (a cubic spline through the rows) at every sample; its friction, whose Coulomb
+    term jumps at each reversal, is evaluated at every sample, on the interpolated velocities
+    (:func:`..control.friction_torque`).  An equation left out at a row (``left_out``) is left
+    out at the samples nearest it.  Scored between each stretch's first and last rows, by
+    chunks.  Returns a :class:`Validation` whose sums are the full rate's, its rows the ones
+    predicted (the measured torque at each).
+    """
+    import scipy.interpolate
+
+    from ..control import friction_torque
+
+    n = len(joint_names)
+    models = list(predicted)
+    smooth = np.hstack([predicted[m] - (0.0 if frictions.get(m) is None
+                                        else friction_torque(frictions[m], qd))
+                        for m in models] + [qd])
+    sums = {'squared_error': {m: np.zeros(n) for m in models}, 'squared_torque': np.zeros(n),
+            'count': np.zeros(n, dtype=np.int64)}
+    samples, measured = 0, np.empty((len(t), n))
+    for raw_t, raw_tau in raw:
+        inside = np.flatnonzero((t >= raw_t[0]) & (t <= raw_t[-1]))
+        if len(inside) < 4:
+            continue
+        spline = scipy.interpolate.CubicSpline(t[inside], smooth[inside], axis=0)
+        a, b = np.searchsorted(raw_t, t[inside[[0, -1]]])
+        measured[inside] = raw_tau[np.searchsorted(raw_t, t[inside])]
+        for start in range(a, b + 1, SCORED_CHUNK):
+            stop = min(b + 1, start + SCORED_CHUNK)
+            at, tau = raw_t[start:stop], raw_tau[start:stop]
+            values = spline(at)
+            speeds = values[:, -n:]
+            scored = np.ones(tau.shape, dtype=bool)
+            if left_out is not None:
+                nearest = inside[np.clip(np.searchsorted(t[inside], at), 0, len(inside) - 1)]
+                scored = ~left_out[nearest]
+            for k, m in enumerate(models):
+                guess = values[:, k * n:(k + 1) * n]
+                if frictions.get(m) is not None:
+                    guess = guess + friction_torque(frictions[m], speeds)
+                sums['squared_error'][m] += (((tau - guess) * scored) ** 2).sum(axis=0)
+            sums['squared_torque'] += ((tau * scored) ** 2).sum(axis=0)
+            sums['count'] += scored.sum(axis=0)
+            samples += len(at)
+    return Validation.of_sums(joint_names, sums, samples, t, measured, predicted, left_out)
 
 
 def compared(model, compare):

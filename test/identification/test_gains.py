@@ -336,9 +336,11 @@ def test_a_point_mass_assumed_for_that_load_gives_wrong_gains(logged, far_loaded
     point = KnownPayload(LINK, FAR_MASS, (0.0, 0.0, 0.0), np.zeros((3, 3)))
     try:
         found = identify_gains(nominal, bare, far_loaded[0], point, armature=True, still=0.01)
-    except md.IdentificationError as e:      # so wrong that a constant turns negative
+    except md.IdentificationError as e:      # so wrong that a constant turns negative, or
+        # that the fit with the currents' noise in the model finds no minimum: refused aloud
         assert re.search(r'torque constant of .* is not positive: .*or the centre of mass of '
-                         r'the 2.6 kg load on wrist_3_link is not what was given', str(e)), e
+                         r'the 2.6 kg load on wrist_3_link is not what was given', str(e)) \
+            or str(e).startswith('the gains did not converge'), e
         return
     error = found.gains / true_gains_of(logged) - 1.0
     assert np.max(np.abs(error)) > 0.05, error

@@ -1,0 +1,157 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The low-pass filter of identification: designed, applied to a whole log or chunk by chunk.
+
+One zero-phase Butterworth filter (:func:`lowpass`, applied forward and backward) conditions
+every time series the package identifies from.  A long log need not be filtered whole:
+:func:`zero_phase` runs it by chunks, each padded on both sides by :func:`settling` samples,
+enough for the filter's impulse response to decay below a relative ``1e-12`` (a pole of radius
+``rho`` decays by ``rho^k`` in ``k`` samples), then trimmed, so that the seams agree with the
+whole-log filter to better than ``1e-9`` of the signal.  :func:`decimated` keeps every
+``step``-th row of the result without ever holding the filtered log at its full rate: what a
+log of hours needs, and what the cutoff's choice (:mod:`.selection`) does once before judging
+every candidate on the fewer rows (:class:`Ladder`).
+"""
+
+import math
+
+import numpy as np
+
+#: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
+#: structural resonances above.
+CUTOFF_HZ = 10.0
+
+#: The Butterworth filter's order (applied twice: forward and backward).
+FILTER_ORDER = 4
+
+#: Relative size below which the impulse response of a chunk's padding is taken as gone.
+SETTLED = 1e-12
+
+#: Rows per chunk of :func:`zero_phase` (a million states of a 7-joint arm: 56 MB).
+CHUNK_ROWS = 1 << 20
+
+#: Samples per second per Hz of cutoff that a fit at that cutoff needs: the motion lies below
+#: the cutoff, and central differences at this rate err by ``(2 pi / 125)^2 / 6``, 0.04 %, on
+#: a velocity at ``cutoff / 2.5``.  A faster log is cut down to it first (:func:`reduced`).
+RATE_PER_CUTOFF = 50.0
+
+#: The anti-alias cutoff of a log cut down, as a share of the rate it is cut down to: ten
+#: times the fit's cutoff, where the filter's effect on the motion is below ``(1/10)^8``.
+ALIAS_SHARE = 0.2
+
+
+def lowpass(cutoff, rate, order=FILTER_ORDER):
+    """Return the Butterworth low-pass at ``cutoff`` Hz, ``rate`` Hz, as second-order sections."""
+    import scipy.signal
+
+    return scipy.signal.butter(order, cutoff / (0.5 * rate), output='sos')
+
+
+def settling(sos, tolerance=SETTLED):
+    """
+    Return the samples after which the impulse response of ``sos`` stays below ``tolerance``.
+
+    Relative to its peak: the slowest pole's radius ``rho`` gives ``log(tolerance) / log(rho)``
+    samples; the response itself is then checked over twice that and the last sample above
+    ``tolerance`` taken (a filter's residues can exceed one).
+    """
+    import scipy.signal
+
+    poles = np.concatenate([np.roots(section[3:]) for section in sos])
+    rho = float(np.max(np.abs(poles)))
+    if rho <= 0.0:
+        return len(sos) * 2
+    guess = int(math.ceil(math.log(tolerance) / math.log(rho)))
+    impulse = np.zeros(2 * guess + 8 * len(sos))
+    impulse[0] = 1.0
+    h = np.abs(scipy.signal.sosfilt(sos, impulse))
+    above = np.flatnonzero(h > tolerance * h.max())
+    return int(above[-1]) + 1
+
+
+def zero_phase(x, sos, chunk=CHUNK_ROWS):
+    """
+    Filter ``x (N, ...)`` along its first axis forward and backward (``sosfiltfilt``).
+
+    By chunks of ``chunk`` rows, each padded by :func:`settling` samples of the log on both
+    sides (the log's own ends are padded as ``sosfiltfilt`` pads them): equal to filtering
+    ``x`` whole within ``1e-9`` of its largest value.
+    """
+    return decimated(x, sos, 1, chunk)
+
+
+def decimated(x, sos, step, chunk=CHUNK_ROWS, moment=None):
+    """
+    Return rows ``0, step, 2 step, ...`` of :func:`zero_phase` of ``x (N, k)``, chunk by chunk.
+
+    Only a chunk and its padding are filtered at a time; the rows kept are the only ones
+    stored.  ``chunk`` is rounded up to a multiple of ``step``.  With ``moment``, a range of
+    rows ``(a, b)``: also what the filter took off those rows, ``r = x - filtered``, as the sum
+    of ``r r^T`` ``(k, k)`` over them: ``(kept, moment)`` (the ends of a log, where the
+    filter has transients, left out by the range).
+    """
+    import scipy.signal
+
+    x = np.asarray(x, dtype=float)
+    N = len(x)
+    chunk = max(step, int(math.ceil(chunk / step)) * step)
+    pad = settling(sos)
+    out = np.empty((len(range(0, N, step)),) + x.shape[1:])
+    taken = np.zeros((x.shape[1], x.shape[1])) if moment is not None else None
+    for start in range(0, N, chunk):
+        stop = min(N, start + chunk)
+        lo, hi = max(0, start - pad), min(N, stop + pad)
+        filtered = scipy.signal.sosfiltfilt(sos, x[lo:hi], axis=0)[start - lo:stop - lo]
+        out[start // step:(stop + step - 1) // step] = filtered[::step]
+        if moment is not None:
+            a, b = max(start, moment[0]), min(stop, moment[1])
+            if a < b:
+                r = x[a:b] - filtered[a - start:b - start]
+                taken += r.T @ r
+    return (out, taken) if moment is not None else out
+
+
+def reduction(rate, cutoff):
+    """Return the factor a log at ``rate`` Hz is cut down by for a fit at ``cutoff`` Hz."""
+    return max(1, int(rate / (RATE_PER_CUTOFF * cutoff) + 1e-6))    # 9.9999999: 10
+
+
+def reduced(x, rate, factor, moment=None):
+    """
+    Return ``x (N, ...)`` at ``rate`` Hz cut down ``factor`` times: anti-aliased, then decimated.
+
+    The anti-alias filter: :func:`lowpass` at :data:`ALIAS_SHARE` of the new rate, zero phase,
+    by chunks (:func:`decimated`, which ``moment`` goes to).
+    """
+    return decimated(x, lowpass(ALIAS_SHARE * rate / factor, rate), factor, moment=moment)
+
+
+def derivative(x, step):
+    """
+    Return ``dx/dt`` of ``x (N, ...)`` sampled every ``step`` seconds, by central differences.
+
+    Fourth order, ``(x[i-2] - 8 x[i-1] + 8 x[i+1] - x[i+2]) / (12 step)``, inside; second order
+    at the two rows of each end (which the fit's trim leaves out).  On a sine of period ``T``
+    it errs by ``(2 pi step / T)^4 / 30``: at 50 rows per cutoff period (a log cut down,
+    :data:`RATE_PER_CUTOFF`) and a motion at a fifth of the cutoff, ``5e-8``, where the
+    second-order ``(2 pi step / T)^2 / 6`` is ``1e-4``: a bias that noiseless data (a
+    simulation) resolve.
+    """
+    x = np.asarray(x, dtype=float)
+    out = np.gradient(x, step, axis=0)
+    if len(x) >= 5:
+        out[2:-2] = (x[:-4] - 8.0 * x[1:-3] + 8.0 * x[3:-1] - x[4:]) / (12.0 * step)
+    return out
