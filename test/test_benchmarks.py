@@ -117,3 +117,17 @@ def test_bench_soak_reports_memory_and_latency_over_the_run():
     assert row and float(row.group(1)) > 50 and int(row.group(2)) > 1000, out
     assert re.search(r'growth [+-][\d.]+ MB \(goal < 5 MB\)', out), out
     assert re.search(r'p99 last minute / first minute: [\d.]+', out), out
+
+
+def test_bench_identification_measures_long_logs_against_the_floor():
+    """Twelve seconds of the synthetic 1 kHz log: identified by the CLI, its time and memory."""
+    from conftest import ERD
+    if ERD is None:
+        pytest.skip('example-robot-data is not installed (pip install .[test])')
+    out = run('bench_identification.py', '--long', '--minutes', '0.2')
+    row = re.search(r'^\| 0\.2 min \| 12000 \| ([\d.]+) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| '
+                    r'([\d.]+) \| (\d+) \| ([\d.e-]+) \|$', out, re.MULTILINE)
+    assert row, out
+    wall, memory, floor, ratio, cutoff, rows, error = map(float, row.groups())
+    assert wall > 0 and memory > 50 and floor > 0 and ratio > 0 and cutoff > 0 and rows > 0
+    assert 0 < error < 1, out                  # the identified model predicts the held-out

@@ -44,7 +44,7 @@ from .logs import stretches
 from .validation import at_full_rate, ExtrapolationWarning
 
 #: Rows, at the highest candidate's rate, below which a stretch is too short for any candidate:
-#: the fit trims ``3 / cutoff`` seconds, 150 rows or more, at each end.
+#: the fit trims ``3 / cutoff`` seconds, 60 rows or more, at each end.
 SHORTEST = 2 * 3 * int(RATE_PER_CUTOFF)
 
 

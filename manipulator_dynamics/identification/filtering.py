@@ -44,12 +44,14 @@ SETTLED = 1e-12
 CHUNK_ROWS = 1 << 20
 
 #: Samples per second per Hz of cutoff that a fit at that cutoff needs: the motion lies below
-#: the cutoff, and central differences at this rate err by ``(2 pi / 125)^2 / 6``, 0.04 %, on
-#: a velocity at ``cutoff / 2.5``.  A faster log is cut down to it first (:func:`reduced`).
-RATE_PER_CUTOFF = 50.0
+#: the cutoff, and fourth-order central differences (:func:`derivative`) at this rate err by
+#: ``(2 pi / 50)^4 / 30``, ``8e-6``, on a velocity at ``cutoff / 2.5``.  A faster log is cut down
+#: to it first (:func:`reduced`); each row after it is the fit's cost (the regressor's width).
+RATE_PER_CUTOFF = 20.0
 
-#: The anti-alias cutoff of a log cut down, as a share of the rate it is cut down to: ten
-#: times the fit's cutoff, where the filter's effect on the motion is below ``(1/10)^8``.
+#: The anti-alias cutoff of a log cut down, as a share of the rate it is cut down to: four
+#: times the fit's cutoff, where the filter's effect on a motion at a fifth of the cutoff is
+#: below ``(1/10)^8``, and at the cutoff itself ``(1/4)^8``.
 ALIAS_SHARE = 0.2
 
 
@@ -145,9 +147,9 @@ def derivative(x, step):
 
     Fourth order, ``(x[i-2] - 8 x[i-1] + 8 x[i+1] - x[i+2]) / (12 step)``, inside; second order
     at the two rows of each end (which the fit's trim leaves out).  On a sine of period ``T``
-    it errs by ``(2 pi step / T)^4 / 30``: at 50 rows per cutoff period (a log cut down,
-    :data:`RATE_PER_CUTOFF`) and a motion at a fifth of the cutoff, ``5e-8``, where the
-    second-order ``(2 pi step / T)^2 / 6`` is ``1e-4``: a bias that noiseless data (a
+    it errs by ``(2 pi step / T)^4 / 30``: at 20 rows per cutoff period (a log cut down,
+    :data:`RATE_PER_CUTOFF`) and a motion at a fifth of the cutoff, ``1e-5``, where the
+    second-order ``(2 pi step / T)^2 / 6`` is ``2.6e-3``: a bias that noiseless data (a
     simulation) resolve.
     """
     x = np.asarray(x, dtype=float)

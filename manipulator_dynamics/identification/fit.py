@@ -21,7 +21,7 @@ least squares:
 1. Data: arrays ``(q, qd, qdd, tau)`` used as given, or a time series of positions and efforts (a
    CSV file, a numpy archive, a rosbag2 recording of ``/joint_states``, or ``(t, q, tau)``
    arrays).  A time series is put on a uniform grid (linear interpolation where stamps jitter
-   by more than 1 %); one sampled faster than 50 times the cutoff is cut down to that rate
+   by more than 1 %); one sampled faster than 20 times the cutoff is cut down to that rate
    first (anti-aliased, zero phase, by chunks; validation still scores every sample:
    :func:`.logs.differentiate_logs`); positions are low-pass filtered by a zero-phase
    Butterworth filter (order 4, ``cutoff`` Hz, as second-order sections applied forward and
@@ -358,12 +358,17 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
         base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
     b = base.count
     speeds, still_report = still_speeds(model, still, parallel, cutoff)
-    Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
-    W = base.base_regressor(Y)                      # (N, n, b)
-    if parallel is not None and parallel.raw is not None:     # a log cut down: rows apart
-        W = averaged_coulomb(model, W, base.names, qd, qdd, 1.0 / parallel.rate_hz)
-    if parallel is not None:
-        W, tau = parallel(W), parallel(tau)
+
+    def base_rows(q, qd, qdd):
+        W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
+                                          friction=base.friction))          # (N, n, b)
+        if parallel is not None and parallel.raw is not None:   # a log cut down: rows apart
+            W = averaged_coulomb(model, W, base.names, qd, qdd, 1.0 / parallel.rate_hz)
+        return W
+    if parallel is None:
+        W = base_rows(q, qd, qdd)
+    else:                                           # by chunks: only the rows kept are held
+        W, tau = parallel.apply(base_rows, q, qd, qdd), parallel(tau)
     N, n = tau.shape
     if N * n < 2 * b:
         after = '' if parallel is None else ' after the filter (2.5 per cutoff period)'

@@ -108,10 +108,8 @@ def averaged_coulomb(model, Y, names, qd, qdd, period):
     smooth at that scale); ``s(.)`` (the sign, or the joint's smooth law) is averaged over
     :data:`AVERAGED_POINTS` points of it.
     """
-    offsets = ((np.arange(AVERAGED_POINTS) + 0.5) / AVERAGED_POINTS - 0.5) * period
-
     def mean_shape(rate, acceleration, vs):
-        return coulomb_shape_of(rate[:, None] + offsets * acceleration[:, None], vs).mean(axis=1)
+        return averaged_shape(rate, acceleration, vs, period)
     index = {name: k for k, name in enumerate(names)}
     for j, joint in enumerate(model.joint_names):
         k = index.get(f'Fc_{joint}')
@@ -123,6 +121,19 @@ def averaged_coulomb(model, Y, names, qd, qdd, period):
         if k is not None:
             Y[:, :, k] = mean_shape(qd @ row, qdd @ row, motors.velocity[m])[:, None] * row
     return Y
+
+
+def averaged_shape(rate, acceleration, vs, period):
+    """
+    Return ``s(rate)`` averaged over each row's ``period`` (:func:`averaged_coulomb`).
+
+    ``rate`` and ``acceleration (N,)``; ``vs``: the Coulomb velocity (0: the sign); ``period``
+    0: at the rows' instants.
+    """
+    if not period:
+        return coulomb_shape_of(rate, vs)
+    offsets = ((np.arange(AVERAGED_POINTS) + 0.5) / AVERAGED_POINTS - 0.5) * period
+    return coulomb_shape_of(rate[:, None] + offsets * acceleration[:, None], vs).mean(axis=1)
 
 
 def coulomb_torque(model, qd, qdd, period):
@@ -156,6 +167,10 @@ def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None
     base = base_parameters(model, friction='offset', armature=armature)
     W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
                                       friction='offset'))
+    period = 0.0                        # a log cut down: each row's interval averaged
+    if parallel is not None and parallel.raw is not None:
+        period = 1.0 / parallel.rate_hz
+        W = averaged_coulomb(model, W, base.names, qd, qdd, period)
     filtered = (lambda x: x) if parallel is None else parallel
     Wf, tf = filtered(W), filtered(tau)
     sigma = weighted_least_squares(Wf, tf)[2]
@@ -164,8 +179,7 @@ def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None
               if f'Fc_{name}' in base.names}
 
     def cost(j, vs):
-        shape = np.tanh(qd[:, j] / vs) if vs > 0 else np.sign(qd[:, j])
-        Wf[:, j, column[j]] = filtered(shape)
+        Wf[:, j, column[j]] = filtered(averaged_shape(qd[:, j], qdd[:, j], vs, period))
         G = (Wf / sigma[None, :, None]).reshape(len(tw), -1)
         r = tw - G @ np.linalg.lstsq(G, tw, rcond=None)[0]
         return float(r @ r)

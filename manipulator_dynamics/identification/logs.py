@@ -32,7 +32,7 @@ import numpy as np
 from . import timing
 from .errors import IdentificationError
 from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, lowpass, reduced, \
-    reduction
+    reduction, settling
 from .. import csvlog
 from ..names import joint_map, JointNamesError
 
@@ -42,6 +42,9 @@ from ..names import joint_map, JointNamesError
 #: apart (a dropped recording, several runs).  Shorter ones are interpolated over: a real
 #: Panda's logger skipped up to 8 samples of 1 ms, a tenth of a 2.5 Hz cutoff's period is 40.
 GAP_STEPS, GAP_CUTOFF_PERIODS = 5, 0.1
+
+#: Rows per chunk of the parallel filter's :func:`apply` (a 7-joint arm's regressor: 80 MB).
+PARALLEL_CHUNK = 1 << 14
 
 #: A filtered speed below this (rad/s or m/s) is zero: a joint held still, whose filtered
 #: position varies by the filter's rounding alone (1e-12 rad at 5 kHz is 5e-9 rad/s once
@@ -243,6 +246,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         if len(ts) < shortest * factor:
             short.append([float(ts[0]), float(ts[-1])])
             continue
+        spans.append([float(ts[0]), float(ts[-1])])
         if factor > 1:                  # cut down to what the cutoff needs, full rate kept
             raw.append((ts, taus))
             inner = (trim * factor, len(ts) - trim * factor)     # the rows ``rows`` keeps
@@ -253,7 +257,6 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         qd = derivative(qf, step)
         qd[np.abs(qd) < AT_REST] = 0.0      # a joint held still: its sign(qd) is rounding
         used.append((qf, qd, derivative(qd, step), taus, ts, qs - qf))
-        spans.append([float(ts[0]), float(ts[-1])])
     if not used:
         raise IdentificationError(f'{sum(len(p[0]) for p in pieces)} samples in {len(pieces)} '
                                   f'stretch(es), none long enough to filter at {cutoff:g} Hz and '
@@ -266,6 +269,31 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
             scipy.signal.sosfiltfilt(sos, x[i:j], axis=0)[trim:j - i - trim:decimate]
             for i, j in zip(bounds[:-1], bounds[1:])])
 
+    pad = settling(sos)
+
+    def apply(function, *arrays, chunk=PARALLEL_CHUNK):
+        """
+        Return ``parallel(function(*arrays))``, ``function`` called on chunks of rows.
+
+        Each chunk of a stretch padded by the filter's :func:`.filtering.settling` rows on both
+        sides, filtered, and only the rows ``parallel`` keeps stored: equal to filtering the
+        whole (to 1e-12), without ever holding ``function``'s result for every row (a
+        regressor of a long log).
+        """
+        out = []
+        for i, j in zip(bounds[:-1], bounds[1:]):
+            keep = np.arange(i + trim, j - trim, decimate)
+            for a in range(i, j, chunk):
+                b = min(j, a + chunk)
+                here = keep[(keep >= a) & (keep < b)]
+                if not len(here):
+                    continue
+                lo, hi = max(i, a - pad), min(j, b + pad)
+                filtered = scipy.signal.sosfiltfilt(
+                    sos, function(*(x[lo:hi] for x in arrays)), axis=0)
+                out.append(filtered[here - lo])
+        return np.concatenate(out)
+
     def rows(x):
         """Return the rows ``parallel`` keeps, every one and unfiltered (for validation)."""
         return np.concatenate([x[i + trim:j - trim] for i, j in zip(bounds[:-1], bounds[1:])])
@@ -274,7 +302,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         """Return the rows ``parallel`` keeps, decimated as it does, unfiltered."""
         return np.concatenate([x[i:j][trim:j - i - trim:decimate]
                                for i, j in zip(bounds[:-1], bounds[1:])])
-    parallel.rows, parallel.kept, parallel.rate_hz = rows, kept, fs
+    parallel.rows, parallel.kept, parallel.rate_hz, parallel.apply = rows, kept, fs, apply
     parallel.t = np.concatenate([u[4] for u in used])          # the stamps of every row
     # what the filter took off the positions: noise, quantisation, motion above the cutoff;
     # where the log was cut down, the anti-alias filter's share as its mean r r^T per sample

@@ -256,6 +256,9 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None):
             continue
         spline = scipy.interpolate.CubicSpline(t[inside], smooth[inside], axis=0)
         a, b = np.searchsorted(raw_t, t[inside[[0, -1]]])
+        # each row stands for the samples up to the next: the last one's too
+        b = min(len(raw_t) - 1, b + int(round((t[inside[1]] - t[inside[0]])
+                                              / (raw_t[1] - raw_t[0]))) - 1)
         measured[inside] = raw_tau[np.searchsorted(raw_t, t[inside])]
         for start in range(a, b + 1, SCORED_CHUNK):
             stop = min(b + 1, start + SCORED_CHUNK)

@@ -80,15 +80,15 @@ def arm():
             robots.path('demo_arm')).joint_names})
 
 
-def test_candidates_judged_on_fewer_rows_score_as_at_the_full_rate(arm):
+def test_candidates_judged_on_fewer_rows_score_as_at_the_full_rate(arm, monkeypatch):
     """
     Each candidate's pooled held-out error equals the full-rate judgement's within 1 %.
 
     A 1 kHz log of 36 s with torque noise: every candidate fitted at its full rate on two
     thirds and validated on the third, the measured torques unfiltered (what
     :func:`choose_cutoff` did before :mod:`.decimation`), against the same judged on rows cut
-    down to 50 per second per Hz of cutoff, what the anti-alias filters took off added back.
-    The rows are 8 and 16 times fewer.
+    down to 20 per second per Hz of cutoff (scored at the full rate).
+    The rows are 20 and 40 times fewer.
     """
     t, q, qd, qdd = exciting(arm, seconds=36.0, rate=1000.0, fundamental=1 / 12)
     tau = md.inverse_dynamics(arm, q, qd, qdd, friction=True)
@@ -98,7 +98,9 @@ def test_candidates_judged_on_fewer_rows_score_as_at_the_full_rate(arm):
     candidates = [1.0, 2.5]
     _, report = choose_cutoff(arm, (t, q, tau), candidates=candidates)
     steps = decimation.steps(1000.0, candidates)
-    assert steps == {1.0: 16, 2.5: 8}              # multiples of the highest's
+    assert steps == {1.0: 40, 2.5: 20}             # multiples of the highest's
+    from manipulator_dynamics.identification import logs
+    monkeypatch.setattr(logs, 'reduction', lambda rate, cutoff: 1)      # the full rate
     for c in candidates:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', ExtrapolationWarning)
@@ -110,16 +112,17 @@ def test_candidates_judged_on_fewer_rows_score_as_at_the_full_rate(arm):
 
 def test_a_fast_log_cut_down_fits_and_scores_as_at_its_full_rate(arm, monkeypatch):
     """
-    A 1 kHz log fitted at 2 Hz is cut down 10 times first: as good a fit, scored the same.
+    A 1 kHz log fitted at 2 Hz is cut down 25 times first: as good a fit, scored the same.
 
     Against the same pipeline at the full rate (the cut-down switched off): both estimates
     within 4.5 deviations of the simulated arm's base parameters, as close to them overall
-    (the RMS of the deviations' multiples within 10 %) and within 2 deviations of each other
+    (the RMS of the deviations' multiples at most 10 % more) and within 2 deviations of each other
     (the Coulomb columns differ: averaged over each row's interval where cut down, the instant's
     sign at the full rate); the still speeds (``'auto'``, from what the filters took off the
-    positions) within 5 % and the equations left out within 3 points; the validation of
-    another run, scored at its every sample against the torques as measured, within 1 %, its
-    rows ten times fewer, each row's measured torque the log's own.
+    positions) within 5 % and the equations left out within 5 points; without them, the
+    validation of another run, scored at its every sample against the torques as measured,
+    within 1 %, its
+    rows 25 times fewer, each row's measured torque the log's own.
     """
     from manipulator_dynamics.identification import logs
 
@@ -131,22 +134,27 @@ def test_a_fast_log_cut_down_fits_and_scores_as_at_its_full_rate(arm, monkeypatc
         return t, q + rng.normal(size=q.shape) * 1e-5, tau
     train, held = run(0, 30.0), run(1, 20.0)
     cut = md.identify(arm, train, cutoff=2.0, still='auto', validation=held)
-    assert cut.processing['reduced']['factor'] == 10
+    assert cut.processing['reduced']['factor'] == 25
     monkeypatch.setattr(logs, 'reduction', lambda rate, cutoff: 1)
     full = md.identify(arm, train, cutoff=2.0, still='auto', validation=held)
     assert 'reduced' not in full.processing
     truth = full.base.values
     z = [(e.values - truth) / e.std for e in (cut, full)]
     assert np.abs(z[0]).max() < 4.5 and np.abs(z[1]).max() < 4.5
-    assert np.sqrt((z[0] ** 2).mean()) == pytest.approx(np.sqrt((z[1] ** 2).mean()), rel=0.1)
+    assert np.sqrt((z[0] ** 2).mean()) < 1.1 * np.sqrt((z[1] ** 2).mean())
     assert np.all(np.abs(cut.values - full.values) < 2 * full.std)
     still = [e.processing['still'] for e in (cut, full)]
     np.testing.assert_allclose(list(still[0]['speeds'].values()),
                                list(still[1]['speeds'].values()), rtol=0.05)
     np.testing.assert_allclose(list(still[0]['left_out_percent'].values()),
-                               list(still[1]['left_out_percent'].values()), atol=3.0)
+                               list(still[1]['left_out_percent'].values()), atol=5.0)
+    # every equation scored (the still ones left out are the nearest row's where cut down)
+    monkeypatch.undo()
+    cut = md.identify(arm, train, cutoff=2.0, validation=held)
+    monkeypatch.setattr(logs, 'reduction', lambda rate, cutoff: 1)
+    full = md.identify(arm, train, cutoff=2.0, validation=held)
     assert cut.validation.samples == pytest.approx(full.validation.samples, rel=0.01)
-    assert len(cut.validation.t) < full.validation.samples / 9
+    assert len(cut.validation.t) < full.validation.samples / 24
     for model in ('urdf', 'identified'):
         assert cut.validation.error[model] == pytest.approx(full.validation.error[model],
                                                             rel=0.01), model

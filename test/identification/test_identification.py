@@ -333,8 +333,10 @@ def test_validation_compares_every_model_on_data_not_fitted(arm, base, tmp_path,
                      '--joint-dynamics', CONFIG, '--armature', '--cutoff', '2.5', '--validate',
                      str(tmp_path / 'check.csv')]) == 0
     out = capsys.readouterr().out
-    assert np.array_equal(validation.t, check[0][240:-240])          # its rows' own stamps
-    np.testing.assert_array_equal(validation.measured, check[4][240:-240])
+    # scored at every sample, shown at the rows predicted: 200 Hz cut down 4 times for 2.5 Hz
+    assert estimate.processing['reduced']['factor'] == 4
+    assert np.array_equal(validation.t, check[0][240:-240:4])        # its rows' own stamps
+    np.testing.assert_array_equal(validation.measured, check[4][240:-240:4])
     assert cli.main(['identify', robots.path('demo_arm'), str(tmp_path / 'fit.csv'),
                      '--validate-plot', str(tmp_path / 'v.png')]) == 2
     assert '--validate-plot needs --validate LOG' in capsys.readouterr().err
