@@ -174,14 +174,27 @@ def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None
     filtered = (lambda x: x) if parallel is None else parallel
     Wf, tf = filtered(W), filtered(tau)
     sigma = weighted_least_squares(Wf, tf)[2]
-    tw = (tf / sigma).reshape(-1)
     column = {j: base.names.index(f'Fc_{name}') for j, name in enumerate(model.joint_names)
               if f'Fc_{name}' in base.names}
+    # each joint's weighted equations as R of [W_j tau_j] / sigma_j (a trial changes only its
+    # own joint's block): the residual is what R leaves plus each block's part beyond its span
+    b = W.shape[2]
+    blocks = np.zeros((model.n, b + 1, b + 1))
+
+    def block(j):
+        R = np.linalg.qr(np.column_stack([Wf[:, j, :], tf[:, j]]) / sigma[j], mode='r')
+        blocks[j] = 0.0
+        blocks[j, :len(R)] = R
+
+    for j in range(model.n):
+        block(j)
 
     def cost(j, vs):
         Wf[:, j, column[j]] = filtered(averaged_shape(qd[:, j], qdd[:, j], vs, period))
-        G = (Wf / sigma[None, :, None]).reshape(len(tw), -1)
-        r = tw - G @ np.linalg.lstsq(G, tw, rcond=None)[0]
+        block(j)
+        A = blocks[:, :, :b].reshape(-1, b)
+        y = blocks[:, :, b].reshape(-1)
+        r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
         return float(r @ r)
 
     vs = np.zeros(model.n)
