@@ -335,6 +335,8 @@ class ContactOutput:
         t = (stamp_ns - self.origin) * 1e-9              # seconds since the observer started
         if self.last is not None:
             dt = t - self.last
+            if dt < 0:      # older than the last state taken (out of order after a reset):
+                return      # dropped; the observer never integrates back, nor stops the node
             if dt > 0:
                 if self.period and dt > GAP * self.period:
                     self.reset(f'a gap of {dt:.3g} s in the joint states')

@@ -384,3 +384,41 @@ def test_the_streams_keep_to_external_torques_rate():
     assert [nanoseconds(m) for m in estimates] == stamps[1::4]
     expected = md.momentum_residual(model, t, q, qd, tau, GAIN)[1::4]
     assert np.allclose([m.effort for m in estimates], expected, rtol=0, atol=1e-9)
+
+
+def test_a_state_older_than_the_last_after_a_reset_is_dropped_not_fatal():
+    """
+    A reset, then a state, then one older than it: dropped, and the node keeps observing.
+
+    Seen in CI beside a busy machine: out-of-order states reset the observer (its clock starts
+    at the next state), then a state stamped before that one reached it, and the observer's
+    refusal to go back (a ValueError) escaped the callback and ended dynamics_node.
+    """
+    from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
+    import rclpy
+    from rclpy.parameter import Parameter
+    model = md.load_model(DEMO)
+    t, q, qd, tau = a_motion(12, np.zeros(model.n))
+    stamps = [round(x * 1e9) for x in t]
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = DynamicsNode(context=context, parameter_overrides=[
+            Parameter('urdf_path', value=DEMO), Parameter('mode', value='none'),
+            Parameter('outputs', value=['gravity_torques']),
+            Parameter('external_torques', value=True),
+            Parameter('contact_thresholds', value='100.0'),
+            Parameter('collision_thresholds', value='200.0')])
+        contact = node.contact
+        for k in range(5):
+            contact.on_state(q[k], qd[k], tau[k], stamps[k])
+        contact.reset('out of order joint states')
+        contact.on_state(q[7], qd[7], tau[7], stamps[7])      # the observer's new start
+        contact.on_state(q[6], qd[6], tau[6], stamps[6])      # older than it: dropped
+        assert contact.observer.since == 0.0 and contact.last == 0.0
+        for k in range(8, 12):                                # and it goes on
+            contact.on_state(q[k], qd[k], tau[k], stamps[k])
+        assert contact.last == pytest.approx(0.004) and contact.observer.since == 0.0
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
