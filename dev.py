@@ -33,7 +33,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(HERE, '.venv')
 PYTHON = os.path.join(VENV, 'bin', 'python')
-EXTRAS = {'demo': ['ros', 'sim'], 'test': ['test', 'ros', 'sim']}
+EXTRAS = {'demo': ['ros', 'sim'], 'test': ['test', 'ros', 'sim', 'fleet']}
 #: The tests that start nodes or a ROS 2 graph (rosutil's fixtures).  ``dev.py test`` runs them
 #: in one pytest process and the rest in a second one beside it, at a lower priority: the two
 #: cores both work (the suite took 13 minutes in one process), and the nodes under test keep a

@@ -80,6 +80,8 @@ setup(
                  'flake8-quotes>=3.3'],
         # sim_node's MuJoCo engine (engine:=mujoco); the library never imports it
         'sim': ['mujoco>=3.3'],
+        # manipulator-dynamics fleet on a Dask cluster (without it, serially)
+        'fleet': ['dask[distributed]>=2024.1'],
         'ros': ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-trajectory-msgs',
                 'ros-std-msgs', 'ros-std-srvs', 'ros-geometry-msgs', 'ros-lifecycle-msgs',
                 'ros-diagnostic-msgs'],

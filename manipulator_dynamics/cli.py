@@ -35,6 +35,8 @@ from .identification.errors import IdentificationError
 from .identification.estimate import cross_validate, identify, select_friction
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .identification.filtering import CUTOFF_HZ
+from .identification.fleet import (CONFIRM, DRIFT_SIGMAS, identify_fleet, logs_by_name,
+                                   logs_of_manifest, NAME_PATTERN)
 from .identification.friction import FRICTION_LAWS, friction_summary
 from .identification.gains import identify_gains
 from .identification.known import KnownLink, KnownParameter, KnownPayload
@@ -417,6 +419,47 @@ def cmd_identify_payload(args):
     _emit(args, title, found.to_dict(), table)
 
 
+#: Extensions of the logs ``fleet`` takes: a first argument with one is not the URDF.
+_LOG_EXTENSIONS = ('.csv', '.npz', '.db3', '.mcap')
+
+
+def cmd_fleet(args):
+    if not args.urdf or args.urdf.lower().endswith(_LOG_EXTENSIONS) or os.path.isdir(args.urdf):
+        raise ValueError("fleet needs the robots' URDF first (every log is identified with "
+                         f'it), then the logs; got {args.urdf or "no argument"!r} first')
+    if bool(args.logs) == bool(args.manifest):
+        raise ValueError('fleet takes the logs (grouped by robot and period from their names) '
+                         'or --manifest CSV, one of the two')
+    if args.friction not in FRICTION_LAWS:
+        raise ValueError(f'--friction {args.friction}: unknown law (laws: '
+                         f'{", ".join(FRICTION_LAWS)}; a fleet is compared under one law)')
+    model = _load(args)                         # its errors here, before any worker starts
+    logs = (logs_of_manifest(args.manifest) if args.manifest
+            else logs_by_name(args.logs, args.pattern or NAME_PATTERN))
+    load_options = {'root_link': args.root_link, 'tip_links': args.tip_link,
+                    'joint_dynamics': args.joint_dynamics, 'parameters': args.parameters,
+                    'check_inertia': args.check_inertia, 'without_links': args.without_link,
+                    'transmissions': args.transmissions}
+
+    def progress(result):
+        said = 'FAILED' if result.error else f'{result.seconds:.1f} s'
+        print(f'fleet: {result.robot} {result.period}: {said}', file=sys.stderr, flush=True)
+
+    report = identify_fleet(args.urdf, logs, load_options=load_options,
+                            scheduler=args.scheduler, workers=args.workers, serial=args.serial,
+                            sigmas=args.sigmas, confirm=args.confirm,
+                            progress=None if args.quiet else progress,
+                            friction=args.friction, armature=args.armature, cutoff=args.cutoff,
+                            still=args.still, retime=not args.stamps_as_logged,
+                            topic=args.topic)
+    table = '\n\n'.join(f'{title}\n{_table(headers, rows)}'
+                        for title, headers, rows in report.joint_tables())
+    table += '\n\n' + report.drift_summary()
+    if args.output:
+        table += '\n\nwritten: ' + ', '.join(report.write(args.output))
+    _emit(args, f'{model.name}: {report.title()}', report.to_dict(), table)
+
+
 def _contact_spread(estimate, check, topic):
     """
     Return the identified model's residual spread over the validation logs, and what to say.
@@ -721,6 +764,38 @@ def build_parser():
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
     p.add_argument('--payload-out', metavar='YAML', help='write payload_link and payload as a '
                    'ROS 2 parameters file for dynamics_node and trajectory_node')
+    p = command('fleet', cmd_fleet, "identify a fleet's logs, one identification per robot "
+                "and period (a day, a week), on Dask where it is installed: each joint's "
+                'friction coefficients over time, and the drifts from the first period')
+    p.add_argument('logs', nargs='*', help='CSV, .npz or rosbag2 logs named <robot>_<period> '
+                   '(see --pattern); several of one robot and period are identified together')
+    p.add_argument('--manifest', metavar='CSV', help='the logs as a CSV with the columns '
+                   "robot, period, log (paths relative to the manifest's folder), instead")
+    p.add_argument('--pattern', metavar='REGEX', help='regular expression with the groups '
+                   'robot and period, matched against each log name without its extension '
+                   f'(default {NAME_PATTERN.replace("%", "%%")})')
+    p.add_argument('--friction', default='coulomb', help='the one friction law of every '
+                   'identification (default coulomb; offset, smooth, none)')
+    p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
+    p.add_argument('--cutoff', type=_cutoff, help='low-pass cutoff in Hz, or auto (default: '
+                   'as identify, chosen per log)')
+    p.add_argument('--still', type=_still, help='as for identify')
+    p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
+    p.add_argument('--stamps-as-logged', action='store_true', help="keep the logger's stamps")
+    p.add_argument('--scheduler', metavar='ADDRESS', help='a running Dask scheduler '
+                   '(tcp://host:8786); default: a local cluster, a worker per core')
+    p.add_argument('--workers', type=int, help="the local cluster's worker processes "
+                   '(default: one per core)')
+    p.add_argument('--serial', action='store_true', help='identify in this process, one '
+                   'after another (what happens, with a warning, without Dask)')
+    p.add_argument('--sigmas', type=float, default=DRIFT_SIGMAS, help='a drift: this many '
+                   'deviations of the difference from the first period (default '
+                   f'{DRIFT_SIGMAS:g}) ...')
+    p.add_argument('--confirm', type=int, default=CONFIRM, help='... in this many identified '
+                   f'periods in a row (default {CONFIRM}; 1: every excursion)')
+    p.add_argument('--output', metavar='DIR', help='write friction.csv (every coefficient), '
+                   'drift.csv and, with drifts, drift.png')
+    p.add_argument('--quiet', action='store_true', help='no progress line per identification')
     p = command('excitation', cmd_excitation, 'design an excitation trajectory for '
                 'identification: a periodic Fourier series inside the limits that minimises the '
                 'condition number of the base regressor, then the base parameters predicted '
