@@ -51,7 +51,10 @@ COLLISION_MULTIPLE = 4.0
 FLOOR = 1e-3
 
 FREE, CONTACT, COLLISION = 0, 1, 2
-LEVEL_NAMES = ('free', 'contact', 'collision')
+#: What dynamics_node's ``~/contact`` says while it cannot tell (no thresholds yet, the observer
+#: settling after a restart): never "free" then.  Not a level of :class:`ContactDetector`.
+NOT_WATCHING = 3
+LEVEL_NAMES = ('free', 'contact', 'collision', 'not watching')
 
 
 class Thresholds(NamedTuple):

@@ -30,6 +30,7 @@ import re
 import numpy as np
 
 from .loop import demo_model, Loop
+from ..contact.detection import LEVEL_NAMES
 from ..nodes.contact import deepest_link
 from ..nodes.send_trajectory import demo_message, demo_points, SECONDS
 
@@ -159,8 +160,7 @@ def report(model, link, heard, start, said, plot):
               f'({w.force.x:.2f}, {w.force.y:.2f}, {w.force.z:.2f}) N' + (
                   f', truth ({truth_w[0].force.x:.2f}, {truth_w[0].force.y:.2f}, '
                   f'{truth_w[0].force.z:.2f}) N' if truth_w else ''))
-    names = ('free', 'contact', 'collision')
-    print('~/contact said: ' + ', '.join(names[m.data] for m in heard['level']))
+    print('~/contact said: ' + ', '.join(LEVEL_NAMES[m.data] for m in heard['level']))
     print(f'false alarms before the push: {len(false)}')
     if plot:
         _plot(plot, model, t, estimate, truth, events)

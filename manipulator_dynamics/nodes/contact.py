@@ -23,9 +23,13 @@ MomentumObserver`.  Published, each message stamped with the joint state's own s
 * ``~/contact_wrench`` (geometry_msgs/WrenchStamped): the wrench at ``contact_link`` in its
   frame, NaN in the components its joints cannot observe;
 * ``~/contact`` (std_msgs/UInt8): 0 free, 1 contact, 2 collision (latched until ``~/rearm``,
-  std_srvs/Trigger, releases it).  A level, not a stream: written when it changes (0 once the
-  thresholds are known), transient local, so that a listener joining late hears the present
-  level at once (the last of the :data:`LEVELS_KEPT` it is given).
+  std_srvs/Trigger, releases it), 3 not watching (:data:`~..contact.detection.NOT_WATCHING`:
+  it cannot tell, so it does not say free).  A level, not a stream: written when it changes
+  (nothing before the first thresholds are known, 0 then), transient local, so that a listener
+  joining late hears the present level at once (the last of the :data:`LEVELS_KEPT` it is
+  given).  It says 3 from a restart of the observer (below) until the observer has settled
+  again (5 time constants), unless the levels it still watches with see a contact; /diagnostics
+  says WARN, with the reason and for how long, whenever contact detection is not available.
 
 The first two are written only while someone subscribes (asked every :data:`LISTENERS_EVERY`
 states).
@@ -33,11 +37,20 @@ states).
 Thresholds given in N m, or ``auto``: from the identified parameters' ``contact_spread`` (the
 identified model's residual over its validation logs, at the same gain), or else learnt over
 ``contact_calibration`` seconds of free motion once the observer has settled, and said in the
-log.  The observer resets, and says why, on a new model, a stale or out-of-order state, a gap
-in the stamps, a clock that jumps back, and a change of its gain.
+log.  Learnt thresholds belong to the model: a restart of the observer keeps them (and a
+calibration under way keeps what it has seen); they are learnt again for a new model, or on
+request (``~/relearn_thresholds``, std_srvs/Trigger, the old levels watching until the new ones
+are learnt).
+
+The observer rides through gaps in the stamps: a state dropped (a starved publisher, a stale
+or out-of-order state refused) leaves an interval of several periods, which it integrates
+with the states' own stamps, the momentum's change exact and what is not known of the efforts
+over it in the dry-friction band (:mod:`~..contact.observer`).  It restarts, and says why, only
+past :func:`ride_bound`, on a new model, a clock that jumps back, and a change of its gain.
 """
 
 import array
+import math
 
 from geometry_msgs.msg import Vector3, WrenchStamped
 import numpy as np
@@ -50,15 +63,17 @@ import yaml
 from ._parameters import Param
 from .logs import QuickLogger, Throttled
 from .messages import stamped_serialiser
-from ..contact.detection import (CONTACT, ContactDetector, FLOOR, FREE, spread_of_parameters,
-                                 thresholds, thresholds_from_spread)
+from ..contact.detection import (CONTACT, ContactDetector, FLOOR, FREE, NOT_WATCHING,
+                                 spread_of_parameters, thresholds, thresholds_from_spread)
 from ..contact.observer import beyond, MomentumObserver, observer_gains, STILL
 from ..contact.wrench import contact_wrench
 from ..rigid.jacobian import ancestors
 
-#: A state more than this many periods after the last one is a gap: the observer
-#: starts again (its momentum difference would span motion it never saw).
+#: The observer rides through a gap of this many state periods at least...
 GAP = 10
+#: ... and of this many of its slowest time constants, ln(1 / FLOOR) (138 ms at 50/s): see
+#: :func:`ride_bound`.
+RIDE_TIME_CONSTANTS = math.log(1.0 / FLOOR)
 #: The observer's time constant must span at least this many state periods (K <= rate / 2):
 #: shorter, the residual is each interval's raw momentum balance, noise and all.
 PERIODS_PER_TIME_CONSTANT = 2.0
@@ -77,6 +92,22 @@ LISTENERS_EVERY = 200
 #: ~/contact's changes kept for a listener that joins late (transient local): the last is the
 #: present level; a contact and the collision after it, a state apart, both reach a listener.
 LEVELS_KEPT = 10
+
+
+def ride_bound(time_constant, period):
+    """
+    Return the longest gap in the states (s) the observer integrates across, not restarting.
+
+    Across a gap of ``dt`` the momentum's change is exact (``p`` is a state), the state terms
+    go by the trapezoid rule and the efforts by their ends' mean, what is not known of them in
+    the dry-friction band; the residual keeps ``exp(-K dt)`` of what it held and takes the rest
+    from the gap's mean.  Past ``ln(1 / FLOOR) / K`` (:data:`RIDE_TIME_CONSTANTS` time
+    constants: 138 ms at 50/s), what it held weighs less than :data:`FLOOR`, the least error of
+    a robot's torque model against its load: nothing of the observer's state survives, and its
+    estimate would be an average over motion it never saw.  It restarts there instead (its
+    levels kept).  Never below :data:`GAP` periods of the stream.
+    """
+    return max(RIDE_TIME_CONSTANTS * time_constant, GAP * period if period else 0.0)
 
 
 def thresholds_check(value):
@@ -153,9 +184,13 @@ class ContactOutput:
             depth=LEVELS_KEPT, durability=DurabilityPolicy.TRANSIENT_LOCAL,
             reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST))
         self.said = None                        # the level ~/contact said last
+        # since when (node clock, ns) and why contact detection has not been available
+        self.blind_since, self.blind_why = None, ''
         node.create_service(Trigger, '~/rearm', self._rearm)
+        node.create_service(Trigger, '~/relearn_thresholds', self._relearn)
         from rclpy.serialization import serialize_message
-        self._level = [serialize_message(UInt8(data=k)) for k in range(3)]   # published as is
+        self._level = [serialize_message(UInt8(data=k))      # published as is
+                       for k in range(NOT_WATCHING + 1)]
         self.model = self.observer = self.detector = None
         self.warned = set()
         self._every = self._next = 0                # ns: external_torques_rate's period, next
@@ -191,10 +226,12 @@ class ContactOutput:
     def set_model(self, model, why='a new model'):
         """Start afresh on ``model`` (None: the output off); say why the observer restarts."""
         self.model = model if self.params.external_torques else None
-        self.observer = self.detector = None
+        self.observer = self.detector = self.calibration = None
         self.intervals, self.last, self.origin, self.period = [], None, None, None
+        self.blind_since = None
         if self.model is None:
             return
+        self._blind(f'the observer started: {why}')
         try:
             self.observer = MomentumObserver(model, self.params.observer_gain,
                                              friction=self.params.observer_friction)
@@ -241,12 +278,17 @@ class ContactOutput:
             if spread is not None:
                 self._learnt(spread, f'the identification ({source})')
                 return
-        self.calibration = np.zeros(model.n)
-        self.calibration_effort, self.calibration_motion = 0.0, np.zeros(model.n)
+        self._calibrate_anew()
+        self._blind('its thresholds are being learnt')
+
+    def _calibrate_anew(self):
+        """Start learning the thresholds from free motion (any levels in use keep watching)."""
+        self.calibration = np.zeros(self.model.n)
+        self.calibration_effort, self.calibration_motion = 0.0, np.zeros(self.model.n)
         self.calibration_moved, self.calibration_at = 0.0, None
-        self.log.info(f'contact thresholds: auto, learnt over {params.contact_calibration:g} s '
-                      'of free motion once the observer has settled: keep the robot free of '
-                      'contact until they are said')
+        self.log.info(f'contact thresholds: auto, learnt over '
+                      f'{self.params.contact_calibration:g} s of free motion once the observer '
+                      'has settled: keep the robot free of contact until they are said')
 
     def _learnt(self, spread, where):
         params = self.params
@@ -254,6 +296,7 @@ class ContactOutput:
             levels = thresholds_from_spread(self.model, spread)
         except ValueError as e:
             self.log.error(f'contact thresholds not learnt from {where}: {e}')
+            self._blind(f'no contact levels: {e}')
             return
         contact = parse_thresholds(params.contact_thresholds)
         collision = parse_thresholds(params.collision_thresholds)
@@ -266,6 +309,7 @@ class ContactOutput:
             levels = thresholds(self.model, contact, collision)
         except ValueError as e:
             self.log.error(f'no contact levels: {e}')
+            self._blind(f'no contact levels: {e}')
             return
         self.detector = ContactDetector(self.model, levels)
         self.log.info(f'contact thresholds {how}: contact {_numbers(levels.contact)} N m, '
@@ -284,15 +328,29 @@ class ContactOutput:
 
     # --- states -----------------------------------------------------------------------------
     def reset(self, why):
-        """Start the observer again (a jump, a gap, stale or out-of-order states), saying why."""
+        """
+        Start the observer again (a clock jump, a gap past :func:`ride_bound`), saying why.
+
+        The levels are kept (they belong to the model), and so is what a calibration under way
+        has seen; until the observer has settled, ~/contact says :data:`NOT_WATCHING` where it
+        would say free.
+        """
         if self.observer is None or self.observer.since is None:
             return
         self.observer.reset()
-        self.intervals, self.last, self.origin, self.period = [], None, None, None
+        self.intervals, self.last, self.origin = [], None, None
         if self.calibration is not None:
-            self._levels()                      # the calibration starts again too
+            self.calibration_at = None          # the time across the restart is not motion
+        self._blind(f'the observer restarted: {why}')
         self.log.warning(f'external torques: observer reset ({why}); it settles again in '
-                         f'{5 * self.observer.time_constant:.3g} s')
+                         f'{5 * self.observer.time_constant:.3g} s, its contact levels kept')
+
+    def _blind(self, why):
+        """Contact detection stops (``why``): ~/contact stops saying free, the time is kept."""
+        if self.blind_since is None:
+            self.blind_since, self.blind_why = self.now_ns(), why
+        if self.said == FREE:
+            self._say(NOT_WATCHING)
 
     def _rate(self):
         return 1.0 / self.period if self.period else None
@@ -301,21 +359,33 @@ class ContactOutput:
         """
         Return ``(level, text)``: the observer's state for /diagnostics.
 
-        0 (OK) while off, settling, calibrating or free; 1 (WARN) in contact, 2 (ERROR) on a
-        collision latched until ``~/rearm`` (the levels of the log lines that said each).
+        0 (OK) while off or free; 1 (WARN) while contact detection is not available (before the
+        first thresholds, or the observer settling after a restart: the reason, and for how
+        long) and in contact; 2 (ERROR) on a collision latched until ``~/rearm`` (the levels of
+        the log lines that said each).
         """
         if self.model is None or self.observer is None:
             return 0, 'off'
-        if self.observer.since is None:
-            return 0, f'observer waiting for joint states (link {self.link})'
-        if self.calibration is not None:
-            return 0, 'observing; contact thresholds being learnt (keep the robot free)'
-        if self.detector is None:
-            return 0, 'observing (no contact levels)'
+        if self.blind_since is not None:
+            lasted = (self.now_ns() - self.blind_since) * 1e-9
+            if self.observer.since is None:
+                now = f'waiting for joint states (link {self.link})'
+            elif self.detector is None and self.calibration is not None:
+                now = (f'learning the contact thresholds: {self.calibration_moved:.3g} of '
+                       f'{self.params.contact_calibration:g} s of free motion seen (keep the '
+                       'robot free)')
+            elif self.detector is None:
+                now = 'no contact levels'
+            else:
+                now = 'the observer settling'
+            return 1, (f'contact detection not available for {lasted:.3g} s '
+                       f'({self.blind_why}): {now}')
         level = self.said if self.said is not None else FREE
         names = {FREE: 'free', CONTACT: 'contact'}
+        relearning = '; relearning the thresholds' if self.calibration is not None else ''
         return (0 if level == FREE else 1 if level == CONTACT else 2,
-                f'observing: {names.get(level, "collision (latched until ~/rearm)")}')
+                f'observing: {names.get(level, "collision (latched until ~/rearm)")}'
+                + relearning)
 
     def on_state(self, q, qd, effort, stamp_ns):
         """Take one accepted joint state (model order); publish what it gives."""
@@ -338,8 +408,10 @@ class ContactOutput:
             if dt < 0:      # older than the last state taken (out of order after a reset):
                 return      # dropped; the observer never integrates back, nor stops the node
             if dt > 0:
-                if self.period and dt > GAP * self.period:
-                    self.reset(f'a gap of {dt:.3g} s in the joint states')
+                bound = ride_bound(self.observer.time_constant, self.period)
+                if dt > bound:
+                    self.reset(f'a gap of {dt:.3g} s in the joint states, past the '
+                               f'{bound:.3g} s it rides through')
                     return self.on_state(q, qd, effort, stamp_ns)
                 self.intervals.append(dt)
                 count = len(self.intervals)
@@ -379,7 +451,12 @@ class ContactOutput:
         if self.detector is not None:
             was = self.detector.level
             level = self.detector.step(r, stamp_ns * 1e-9, self.observer.band)
-            if level != self.said:
+            if self.blind_since is not None:
+                if self.observer.settled(t):
+                    self.blind_since = None         # watching again
+                elif level == FREE:                 # it cannot tell yet: not "free" (and no
+                    level = NOT_WATCHING if self.said is not None else None    # first word)
+            if level is not None and level != self.said:
                 self._say(level)
             if level == CONTACT and was == FREE:
                 self.throttle.warn('contact', f'external torques: contact at '
@@ -451,6 +528,27 @@ class ContactOutput:
             self.warned.add('unobservable')
             self.log.warning(f'contact wrench at {self.link}: {", ".join(missing)} not '
                              'observable from its joints (published as NaN)')
+
+    def _relearn(self, request, response):
+        """~/relearn_thresholds: learn the auto thresholds again from free motion."""
+        if self.observer is None:
+            response.success, response.message = False, 'external torques are off'
+            return response
+        given = [name for name in ('contact_thresholds', 'collision_thresholds')
+                 if parse_thresholds(getattr(self.params, name)) is not None]
+        if len(given) == 2:
+            response.success = False
+            response.message = ('both thresholds are given in N m (contact_thresholds, '
+                                'collision_thresholds): set them to auto to learn them')
+            return response
+        self._calibrate_anew()
+        response.success = True
+        response.message = (f'learning the thresholds over {self.params.contact_calibration:g} s '
+                            'of free motion; ' + ('the present levels watch until then'
+                                                  if self.detector is not None else
+                                                  'no levels until then'))
+        self.log.info(f'contact thresholds: {response.message} (~/relearn_thresholds)')
+        return response
 
     def _rearm(self, request, response):
         response.success = True

@@ -136,8 +136,9 @@ def test_bad_input_is_refused_by_name_and_the_observer_says_why_it_restarts(clie
     Every refusal names its cause, and good states afterwards are served.
 
     No efforts: a warning and no output at all (never a contact from zeros); a NaN effort: the
-    state dropped, naming the joint; out of order, a gap, a new model: the observer restarts
-    and says why; gains and thresholds that cannot work are refused with the reason.
+    state dropped, naming the joint; out of order: dropped, a state missed, and a gap of 0.1 s
+    are ridden through; a gap of 0.4 s and a new model: the observer restarts and says why;
+    gains and thresholds that cannot work are refused with the reason.
     """
     from manipulator_dynamics.nodes.qos import LATCHED
     from rcl_interfaces.srv import SetParameters
@@ -185,11 +186,15 @@ def test_bad_input_is_refused_by_name_and_the_observer_says_why_it_restarts(clie
     client.wait(lambda: len(estimate) >= before + 10, what='service after the NaN')
     clock[0] -= 50_000_000                                      # out of order
     send(step=0)
-    wait_logged(client, logs, 'observer reset (out of order joint states)')
+    wait_logged(client, logs, 'out of order')                   # dropped: a state missed
     clock[0] += 50_000_000
     send(count=10)
+    send(step=100_000_000)                                      # 0.1 s: ridden through
+    send(count=10)
+    client.wait(lambda: nanoseconds(estimate[-1]) == clock[0], what='service after 0.1 s')
+    assert not logged(logs, 'observer reset')
     send(step=400_000_000)                                      # a gap of 0.4 s
-    wait_logged(client, logs, 'observer reset (a gap of 0.4 s in the joint states)')
+    wait_logged(client, logs, 'observer reset (a gap of 0.4 s in the joint states, past the')
     send(count=10)
     client.wait(lambda: nanoseconds(estimate[-1]) == clock[0], what='service after the gap')
     # gains and thresholds that cannot work
@@ -419,6 +424,51 @@ def test_a_state_older_than_the_last_after_a_reset_is_dropped_not_fatal():
         for k in range(8, 12):                                # and it goes on
             contact.on_state(q[k], qd[k], tau[k], stamps[k])
         assert contact.last == pytest.approx(0.004) and contact.observer.since == 0.0
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
+
+
+def test_relearn_thresholds_learns_them_again_while_the_old_levels_watch():
+    """
+    ``~/relearn_thresholds``: a new calibration, the present levels watching until it ends.
+
+    Refused, with the reason, where both thresholds are given in N m.
+    """
+    from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
+    import rclpy
+    from rclpy.parameter import Parameter
+    model = md.load_model(DEMO)
+    t, q, qd, tau = a_motion(2400, np.zeros(model.n))
+    stamps = [round(x * 1e9) for x in t]
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = DynamicsNode(context=context, parameter_overrides=[
+            Parameter('urdf_path', value=DEMO), Parameter('mode', value='none'),
+            Parameter('outputs', value=['gravity_torques']),
+            Parameter('external_torques', value=True),
+            Parameter('contact_calibration', value=0.5)])
+        contact = node.contact
+        assert contact.summary()[0] == 1                      # not watching: no levels yet
+        for k in range(1000):
+            contact.on_state(q[k], qd[k], tau[k], stamps[k])
+        first = contact.detector
+        assert first is not None and contact.summary() == (0, 'observing: free')
+        answer = contact._relearn(Trigger.Request(), Trigger.Response())
+        assert answer.success and 'the present levels watch until then' in answer.message
+        for k in range(1000, 1300):
+            contact.on_state(q[k], qd[k], tau[k], stamps[k])
+        assert contact.detector is first
+        assert contact.summary() == (0, 'observing: free; relearning the thresholds')
+        for k in range(1300, 2400):
+            contact.on_state(q[k], qd[k], tau[k], stamps[k])
+        assert contact.detector is not first and contact.calibration is None
+        assert contact.summary() == (0, 'observing: free')
+        node.set_parameters([Parameter('contact_thresholds', value='5.0'),
+                             Parameter('collision_thresholds', value='10.0')])
+        answer = contact._relearn(Trigger.Request(), Trigger.Response())
+        assert not answer.success and 'both thresholds are given in N m' in answer.message
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
