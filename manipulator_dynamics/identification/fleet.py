@@ -365,7 +365,7 @@ class FleetReport:
 
     @property
     def failed(self):
-        """The results whose logs could not be identified."""
+        """Return the results whose logs could not be identified."""
         return [r for r in self.results if r.error is not None]
 
     def series(self):
@@ -409,12 +409,12 @@ class FleetReport:
 
     @property
     def drifts(self):
-        """Coefficients beyond ``sigmas`` deviations in ``confirm`` identified periods in a row."""
+        """Return the coefficients beyond ``sigmas`` deviations in ``confirm`` periods in a row."""
         return self._judged()[0]
 
     @property
     def excursions(self):
-        """Coefficients beyond ``sigmas`` deviations, but not in ``confirm`` periods in a row."""
+        """Return the coefficients beyond ``sigmas`` deviations, not in ``confirm`` in a row."""
         return self._judged()[1]
 
     def rows(self):

@@ -19,7 +19,8 @@ Each page's Python blocks run in order in one namespace, as a reader pastes them
 ``bash`` blocks' ``manipulator-dynamics`` commands run through the command line's ``main``, in
 a folder holding the files the pages name: ``robot.urdf`` (the bundled demo arm), ``run1`` and
 ``run2`` (logs of it, simulated with sensor noise, as CSV files and rosbag2 recordings),
-``payload.csv`` (the arm holding a payload), ``currents.csv`` and ``carrying.csv`` (its motor
+``payload.csv`` (the arm holding a payload), ``logs/`` (a fleet's, and its manifest),
+``currents.csv`` and ``carrying.csv`` (its motor
 currents, bare and carrying a load of 2 kg), ``config/``.  Blocks that read the real Panda log
 (``panda_exciting_traj_1.npz``, and example-robot-data's ``panda.urdf``) run in a test of their
 own, which skips, saying why, where the log is not beside the repository.  ``ros2`` and
@@ -104,6 +105,12 @@ def workspace(tmp_path_factory):
         log = simulated_log(model, 20.0, seed)
         write_log_csv(folder / f'{name}.csv', model.joint_names, *log)
         write_bag(folder / name, model, *log)
+    # a fleet's logs: two robots, by name and in a manifest
+    (folder / 'logs').mkdir()
+    for name, run in (('arm-a_day1', 'run1'), ('arm-a_day2', 'run2'), ('arm-b_day1', 'run2')):
+        shutil.copy(folder / f'{run}.csv', folder / 'logs' / f'{name}.csv')
+    (folder / 'logs' / 'fleet.csv').write_text('robot,period,log\narm-a,day1,arm-a_day1.csv\n'
+                                               'arm-a,day2,arm-a_day2.csv\n')
     held = model.with_payload('link7', PAYLOAD, com=[0, 0, 0.05])
     write_log_csv(folder / 'payload.csv', model.joint_names, *simulated_log(held, 10.0, 3))
     # motor currents of the arm bare and carrying a load weighed at 2 kg (its centre of mass
