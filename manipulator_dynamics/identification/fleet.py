@@ -289,8 +289,9 @@ def identify_fleet(urdf, logs, *, load_options=None, scheduler=None, workers=Non
         :func:`.urdf.load_model`'s keyword arguments (``joint_dynamics``, ``parameters``,
         ``transmissions``, ...), the same for every robot.
     scheduler : str, optional
-        The address of a running Dask scheduler; default: a local cluster of ``workers``
-        processes (default: one per core).
+        The address of a running Dask scheduler; default: a local cluster.
+    workers : int, optional
+        The local cluster's worker processes (default: one per core, :func:`cores`).
     serial : bool
         Identify in this process, one period after another (also what happens, with a
         warning that says how to install it, where Dask is not installed).
