@@ -43,7 +43,8 @@ from .identification.known import KnownLink, KnownParameter, KnownPayload
 from .identification.least_squares import std_summary
 from .identification.logs import stamps_summary
 from .identification.payload import identify_payload
-from .identification.selection import cutoff_summary, prior_weight_summary
+from .identification.selection import cutoff_summary, prior_threshold_summary, \
+    prior_weight_summary
 from .identification.stiction import still_summary
 from .model import InertiaError, PARAMETER_NAMES
 from .rigid.crba import inertia_matrix
@@ -255,7 +256,7 @@ def cmd_identify(args):
                'retime': not args.stamps_as_logged, 'still': args.still,
                'physically_consistent': (args.physically_consistent or bool(args.urdf_out)
                                          or bool(args.parameters_out)),
-               'prior_weight': args.prior_weight,
+               'prior_weight': args.prior_weight, 'prior_threshold': args.prior_threshold,
                'compare': compare or None}
     folds = None
     if len(laws) > 1:
@@ -270,6 +271,8 @@ def cmd_identify(args):
     title = (f'identified {estimate.base.count} base parameters of {model.name} from '
              f'{estimate.data_summary()}; condition number of W_B {estimate.condition:.3g} '
              '(excitation: below ~1e3 is good)')
+    if estimate.validation is not None and estimate.validation.worse_than_prior():
+        title += '; ' + estimate.validation.worse_summary()
     table = _estimate_table(model, estimate)
     if estimate.standard is not None:
         rows = [[name, _fmt(value)] for name, value in zip(estimate.standard_names,
@@ -316,6 +319,8 @@ def _estimate_table(model, estimate):
     table += '\n\n' + friction_summary(estimate.processing)
     if cutoff_summary(estimate.processing):
         table += '\n' + cutoff_summary(estimate.processing)
+    if prior_threshold_summary(estimate.processing):
+        table += '\n' + prior_threshold_summary(estimate.processing)
     if still_summary(estimate.processing):
         table += '\n' + still_summary(estimate.processing)
     return table
@@ -703,6 +708,14 @@ def build_parser():
                    'auto: the one whose consistent sets best predict held-out pieces of the '
                    'data (3 folds), said with which set to trust; default: auto, or 1 with the '
                    'reason where the data are too short to fold')
+    p.add_argument('--prior-threshold', type=_number_or_auto('a singular value'),
+                   help='directions of the base parameters the motion barely excites keep the '
+                   "prior's values (the URDF's, or --parameters): those the data know worse "
+                   "than 1/THRESHOLD of the prior's scale (each parameter's prior value, at "
+                   'least a tenth of the largest of its kind); 0: least squares; auto: chosen '
+                   'on 3 held-out folds of the data between 0 and 1 where some direction is that '
+                   'weak; default: auto, or least squares with the reason where the data are '
+                   'too short to fold')
     p.add_argument('--urdf-out', metavar='URDF', help='write the URDF with the physically '
                    'consistent parameters (implies --physically-consistent; rotor inertias to '
                    '<stem>.joint_dynamics.yaml)')

@@ -31,14 +31,16 @@ from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
 from .fit import fit
 from .friction import friction_law, LAYOUTS, with_law
+from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_time_series
-from .selection import choose_prior_weight, folds_in_time, judging, resolve_cutoff
+from .selection import choose_prior_threshold, choose_prior_weight, folds_in_time, judging, \
+    resolve_cutoff
 from .validation import compared, ExtrapolationWarning, pooled, Validation
 
 
 def identify(model, data, *, friction=True, armature=None, base=None, cutoff=None,
              topic='/joint_states', physically_consistent=False, prior_weight=1.0,
-             validation=None, retime=True, compare=None, still=None):
+             validation=None, retime=True, compare=None, still=None, prior_threshold=None):
     """
     Identify the base parameters of ``model`` from measured data.
 
@@ -101,6 +103,16 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
         ``Fc``, not ``Fc s(qd)`` (:mod:`.stiction`); ``'auto'``: per joint and motor, from the
         data's noise at the cutoff; None (default): every equation.  Validation leaves out the
         same with the same speeds.  ``processing['still']`` reports them.
+    prior_threshold : float, 'auto' or None
+        Directions of the base parameters whose singular value (of the weighted regressor, its
+        columns scaled by the parameters' prior scales: the data know a direction to ``1 / s``
+        of that scale) is at or below it keep the prior's values, the model's (the URDF's, or
+        its ``parameters``): where the motion does not reach, the estimate stays what it was
+        (:func:`.least_squares.at_the_prior`); 0: least squares.
+        ``'auto'``: chosen among :data:`.least_squares.PRIOR_THRESHOLDS` by held-out pieces of
+        ``data`` (:func:`choose_prior_threshold`) where some direction is that weak, least
+        squares otherwise; None (default): the same, but data that cannot be cut into folds get
+        least squares and the reason.  ``processing['prior']`` says the directions kept.
 
     Returns
     -------
@@ -132,10 +144,27 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
                 raise
             chosen_weight, weighed = 1.0, {'fallback': f'1, the default: {e}'}
         prior_weight = chosen_weight
-    estimate = fit(model, data, friction=friction, armature=armature, base=base, cutoff=cutoff,
-                   topic=topic, physically_consistent=physically_consistent,
-                   prior_weight=prior_weight, validation=validation, retime=retime,
-                   compare=compare, still=still, cutoff_selection=chosen)
+    choosing = prior_threshold is None or prior_threshold == 'auto'
+    if isinstance(prior_threshold, str) and not choosing:
+        raise IdentificationError(f"prior_threshold must be a number >= 0, 'auto' or None, "
+                                  f'got {prior_threshold!r}')
+    settings = {'friction': friction, 'armature': armature, 'base': base, 'cutoff': cutoff,
+                'topic': topic, 'physically_consistent': physically_consistent,
+                'prior_weight': prior_weight, 'validation': validation, 'retime': retime,
+                'compare': compare, 'still': still, 'cutoff_selection': chosen}
+    estimate = fit(model, data, prior_threshold=0.0 if choosing else prior_threshold, **settings)
+    if choosing and estimate.processing['prior']['smallest'] <= max(PRIOR_THRESHOLDS):
+        try:                                    # some direction is weak: the folds say
+            threshold, thresholded = choose_prior_threshold(
+                model, data, folds=SELECTION_FOLDS, cutoff=cutoff, topic=topic,
+                friction=friction, armature=armature, base=base, retime=retime, still=still)
+        except IdentificationError as e:
+            if prior_threshold == 'auto':
+                raise
+            threshold, thresholded = 0.0, {'fallback': f'0 (least squares), the default: {e}'}
+        if threshold > 0:
+            estimate = fit(model, data, prior_threshold=threshold, **settings)
+        estimate.processing['prior_threshold_selection'] = thresholded
     if weighed is not None:
         estimate.processing['prior_weight_selection'] = weighed
     return estimate

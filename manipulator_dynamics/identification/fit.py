@@ -46,6 +46,13 @@ least squares:
    (:func:`correlation_inflation`); relative ones in percent of ``|K_B|``.  Excitation is the
    condition number of ``W_B`` with unit columns (below ~1e3 is good); a rank-deficient ``W_B``
    is an error that names the base parameters the motion does not excite.
+4. Directions of ``K_B`` the motion barely excites keep the prior's values (the model's: the
+   URDF's or ``--parameters``), the rest coming from the data: a singular value ``s`` of the
+   weighted ``W_B``, its columns scaled by each parameter's prior scale (its prior value, at
+   least a tenth of the largest of its kind), says the data know that direction to ``1 / s``
+   of the scale; at or below ``prior_threshold`` they are not used
+   (:func:`.least_squares.at_the_prior`).  ``identify`` chooses the threshold on training
+   folds (:func:`.selection.choose_prior_threshold`) where some direction is that weak.
 """
 
 import dataclasses
@@ -62,7 +69,8 @@ from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
 from .friction import averaged_coulomb, fit_coulomb_velocity, friction_law, friction_of, \
     LAYOUTS, with_law, with_velocity_uncertainty
-from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
+from .least_squares import at_the_prior, check_excitation, correlation_inflation, \
+    prior_scale, weighted_least_squares
 from .logs import prepare
 from .stiction import left_out_summary, motor_rows, still_speeds, stuck, stuck_rows
 from .validation import at_full_rate, beyond_training, compared, ExtrapolationWarning, \
@@ -119,6 +127,9 @@ class Estimate:
         How the consistent set was found: method, seconds, evaluations, residual RMS per joint.
     validation : Validation or None
         With ``identify(..., validation=...)``: :meth:`validate` on those data.
+    alternatives : dict or None
+        With ``fit(..., prior_thresholds=...)``: the estimate at each of those thresholds,
+        ``{'<threshold>': K_B}``, which :meth:`validate` judges beside the others.
 
     """
 
@@ -137,8 +148,9 @@ class Estimate:
     model: Model = field(default=None, repr=False)
     validation: Validation = None
     covariance: np.ndarray = field(default=None, repr=False)
+    alternatives: dict = field(default=None, repr=False)
 
-    def validate(self, data, *, topic='/joint_states', compare=None):
+    def validate(self, data, *, topic='/joint_states', compare=None, alternatives=None):
         """
         Predict the torques of ``data`` (as :func:`identify` takes them) with every model.
 
@@ -148,7 +160,8 @@ class Estimate:
         filter transients left out.  ``compare``: other models to judge beside them, ``{label:
         Model}`` on the same joints (a published or an earlier identified set:
         ``load_model(urdf, parameters='published.yaml')``); each predicts by its own inverse
-        dynamics, with rotor inertia and friction as the fit has them.  Returns a
+        dynamics, with rotor inertia and friction as the fit has them.  ``alternatives``: other
+        base-parameter vectors of this fit, ``{label: K_B}`` (:attr:`alternatives`).  Returns a
         :class:`Validation`.
         """
         model, base = self.model, self.base
@@ -158,6 +171,7 @@ class Estimate:
         models = {'urdf': base.values, 'identified': self.values}
         if self.consistent_values is not None:
             models['consistent'] = self.consistent_values
+        models.update(alternatives or {})
         predicted = {m: W @ k for m, k in models.items()}
         for label, other in compare.items():
             predicted[label] = inverse_dynamics(other, q, qd, qdd, armature=bool(base.armature),
@@ -177,7 +191,7 @@ class Estimate:
                                   for m, k in models.items()})
                 frictions.update(compare)
             validation = at_full_rate(model.joint_names, raw, t, qd, predicted, frictions,
-                                      left_out)
+                                      left_out, parallel.row_ranges)
         seen = self.processing.get('training_range')
         if seen is not None:
             validation = dataclasses.replace(
@@ -327,9 +341,13 @@ class Estimate:
 def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
         topic='/joint_states', physically_consistent=False, prior_weight=1.0,
         validation=None, retime=True, compare=None, still=None, cutoff_selection=None,
-        path_weights=None):
+        path_weights=None, prior_threshold=0.0, prior_thresholds=None):
     """
     Identify with everything given: :func:`.estimate.identify`'s parameters, a ``cutoff`` in Hz.
+
+    ``prior_threshold``: directions of the base parameters whose (prior-scaled) singular value
+    is at or below it keep the prior's values (0: least squares; the module, step 4);
+    ``prior_thresholds``: also the estimates at these, in ``alternatives``, for their choice.
 
     ``path_weights`` (with ``physically_consistent``): also the consistent sets at these prior
     weights, in ``consistency['path']`` (``{weight: {'standard', 'converged'}}``), found by
@@ -384,7 +402,24 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
     norms = np.linalg.norm(R, axis=0)
     check_excitation(base.names, R, norms)
     condition = float(np.linalg.cond(R / np.where(norms > 0, norms, 1.0)))
-    K, cov, sigma, G, g = weighted_least_squares(W, tau, kept=~left_out)
+    solved = weighted_least_squares(W, tau, kept=~left_out)
+    K, cov, sigma, G, g = solved[:5]
+    if isinstance(prior_threshold, bool) or not isinstance(prior_threshold, (int, float)) \
+            or not (math.isfinite(prior_threshold) and 0 <= prior_threshold):
+        raise IdentificationError(f'prior_threshold must be a singular value >= 0, or '
+                                  f"'auto' for identify, got {prior_threshold!r}")
+    estimates, at_prior = at_the_prior(solved.R, solved.z, base.values,
+                                       {float(prior_threshold), *(prior_thresholds or ())},
+                                       prior_scale(base.names, base.values, K,
+                                                   np.sqrt(np.maximum(np.diag(cov), 0.0))))
+    held = at_prior(prior_threshold)
+    processing['prior'] = {'threshold': held['threshold'], 'directions': held['directions'],
+                           'smallest': held['smallest'],
+                           'parameters': [base.names[i] for i in np.flatnonzero(
+                               held['share'] > 0.5)]}
+    if held['directions']:
+        K = estimates[prior_threshold]
+        cov = held['projector'] @ cov @ held['projector'].T
     inflation, processing['std'] = correlation_inflation(G, g, N)
     if law == 'smooth':
         cov, processing['coulomb_velocity_std'] = with_velocity_uncertainty(
@@ -412,7 +447,9 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
                         residual_rms=np.sqrt((residual ** 2).sum(axis=0) / counted), samples=N,
                         processing=processing, standard=standard, consistent_values=consistent,
                         consistency=consistency, model=model,
-                        covariance=inflation ** 2 * cov)
+                        covariance=inflation ** 2 * cov,
+                        alternatives=None if prior_thresholds is None else {
+                            f'{t:g}': estimates[t] for t in prior_thresholds})
     if validation is None:
         return estimate
     return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic,

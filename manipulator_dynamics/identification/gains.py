@@ -432,7 +432,7 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
     x_p = np.linalg.lstsq(constraints, d_known, rcond=None)[0] if len(d_known) \
         else np.zeros(width)
     Z = np.linalg.svd(constraints)[2][len(d_known):].T if len(d_known) else np.eye(width)
-    z, cov, sigma, G, g = weighted_least_squares(A @ Z, rhs - A @ x_p, kept=~left)
+    z, cov, sigma, G, g = weighted_least_squares(A @ Z, rhs - A @ x_p, kept=~left)[:5]
     z, cov, sigma, G, g = noise_in_currents(A, rhs, ~left, C, b, Z, x_p, z, sigma)
     inflation, processing['std'] = correlation_inflation(G, g, N)
     x, cov = x_p + Z @ z, Z @ (inflation ** 2 * cov) @ Z.T

@@ -308,8 +308,11 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     # where the log was cut down, the anti-alias filter's share as its mean r r^T per sample
     parallel.wiggle = rows(np.concatenate([u[5] for u in used]))
     parallel.wiggle_moment = moment / max(samples, 1)
-    # the stretches at their full rate, where the log was cut down: what validation scores
+    # the stretches at their full rate, where the log was cut down: what validation scores,
+    # and the rows ``rows`` gives of each (logs may overlap in time: by index, not by stamp)
     parallel.raw = raw or None
+    counts = np.maximum(np.diff(bounds) - 2 * trim, 0)
+    parallel.row_ranges = list(zip(np.cumsum(counts) - counts, np.cumsum(counts)))
 
     processing = {
         'rate_hz': fs * factor, 'cutoff_hz': float(cutoff),

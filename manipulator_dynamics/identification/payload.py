@@ -411,7 +411,7 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
     if not W.shape[-1]:
         raise IdentificationError(f'the motion shows nothing of a load on {link}: move the '
                                   'joints that carry it')
-    y, cov_y, _, _, _ = weighted_least_squares(W, rest)
+    y, cov_y = weighted_least_squares(W, rest)[:2]
     phi, cov = basis @ y, basis @ cov_y @ basis.T
     if determined[9] and not phi[9] > 0:
         raise IdentificationError(f'the payload on {link} came out with mass {phi[9]:.4g} kg '

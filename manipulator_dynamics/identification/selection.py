@@ -33,6 +33,7 @@ from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
 from .fit import fit
 from .friction import friction_law, LAYOUTS, with_law
+from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_logs, read_time_series
 from .validation import ExtrapolationWarning, pooled
 
@@ -252,6 +253,82 @@ def choose_prior_weight(model, data, *, folds=3, candidates=PRIOR_WEIGHTS, cutof
     return best, {'chosen': best, 'folds': folds, 'held_out_error': candidates,
                   'least_squares': least,
                   'unconverged': sorted(unconverged), 'trust': trust}
+
+
+#: Held-out errors closer than this share of the best are not told apart by
+#: :func:`choose_prior_threshold`: the prior is kept.
+INDISTINCT = 0.01
+
+
+def choose_prior_threshold(model, data, *, folds=3, candidates=PRIOR_THRESHOLDS,
+                           cutoff=CUTOFF_HZ, topic='/joint_states', **options):
+    """
+    Choose at which singular value a direction keeps the prior: the best on held-out pieces.
+
+    Over :func:`folds_in_time` of ``data``: each fold fits its training pieces once, solves at
+    every candidate threshold (:func:`.least_squares.at_the_prior`, one decomposition) and
+    predicts its held-out piece with each, and with the prior.  The held-out pieces come from
+    the same motion, which cannot show what a direction it does not excite would do elsewhere:
+    so the largest threshold whose pooled error is within one standard error of the best
+    wins (the one-standard-error rule: Hastie, Tibshirani & Friedman, *The Elements of
+    Statistical Learning*, 2009, 7.10), the standard error that of its per-fold difference from
+    the best, and at least :data:`INDISTINCT` of the best error (three folds make a poor
+    standard error).  Returns ``(threshold, report)``: each candidate's pooled held-out error,
+    the standard errors, and the prior's error.
+    """
+    splits = folds_in_time(model, data, folds, topic, options.get('retime', True),
+                           "prior_threshold='auto'")
+    validations = []
+    for train, held in splits:
+        try:
+            estimate = fit(model, train, cutoff=cutoff, topic=topic,
+                           prior_thresholds=candidates, **options)
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore', ExtrapolationWarning)
+                validations.append(estimate.validate(held, topic=topic,
+                                                     alternatives=estimate.alternatives))
+        except np.linalg.LinAlgError as e:      # a fold too short for its law (smooth's vs)
+            raise IdentificationError(f'a fold of {folds} could not be fitted: {e}') from None
+        except ValueError as e:                 # a set no model can hold (motor friction < 0)
+            raise IdentificationError(f'a fold of {folds} could not be judged: {e}') from None
+    errors = pooled(validations).error
+    judged = {float(t): errors[f'{float(t):g}'] for t in candidates}
+    per_fold = {t: np.array([v.error[f'{t:g}'] for v in validations]) for t in judged}
+    best = min(sorted(judged), key=judged.get)
+    spread = {t: float(np.std(per_fold[t] - per_fold[best], ddof=1) / np.sqrt(len(validations)))
+              if len(validations) > 1 else 0.0 for t in judged}
+    chosen = max(t for t in judged
+                 if judged[t] - judged[best] <= max(spread[t], INDISTINCT * judged[best]))
+    return chosen, {'chosen': chosen, 'folds': folds, 'held_out_error': judged,
+                    'standard_error': spread, 'best': best, 'prior': errors['urdf']}
+
+
+def prior_threshold_summary(processing):
+    """Say which directions kept the prior's values, and how the threshold was chosen."""
+    held = processing.get('prior')
+    if not held:
+        return ''
+    chosen = processing.get('prior_threshold_selection')
+    if not held['directions']:
+        text = ('every direction of the base parameters from the data (smallest '
+                f"prior-scaled singular value {held['smallest']:.3g}")
+        text += (f": none at or below {held['threshold']:g})" if held['threshold'] else ')')
+    else:
+        text = (f"{held['directions']} direction(s) of the base parameters kept at the prior "
+                f"(prior-scaled singular value at or below {held['threshold']:g}: the data "
+                f"know them worse than 1/{held['threshold']:g} of its scale; the smallest "
+                f"{held['smallest']:.3g})")
+        if held['parameters']:
+            text += ("; mostly the prior's, their deviations not the data's: "
+                     + ', '.join(held['parameters']))
+    if chosen and 'fallback' in chosen:
+        text += f"; threshold not chosen from the data: {chosen['fallback']}"
+    elif chosen:
+        text += (f"; threshold chosen on {chosen['folds']}-fold held-out error (the largest "
+                 'within a standard error of the best): ' + ', '.join(
+                     f'{t:g} {e:.4g} %' for t, e in chosen['held_out_error'].items())
+                 + f"; the prior alone {chosen['prior']:.4g} %")
+    return text
 
 
 def prior_weight_summary(processing):

@@ -136,6 +136,29 @@ class Validation:
         plt.close(fig)
         return path
 
+    def worse_than_prior(self):
+        """
+        Name the identified sets that predict these data worse than the prior they started from.
+
+        ``'urdf'`` is that prior (the model's parameters as loaded: the URDF's, or
+        ``--parameters``); returns ``{'identified': (its error, the prior's)}``, the
+        consistent set likewise, empty where none is worse.
+        """
+        prior = self.error.get('urdf')
+        if prior is None:
+            return {}
+        return {m: (self.error[m], prior) for m in ('identified', 'consistent')
+                if m in self.error and self.error[m] > prior}
+
+    def worse_summary(self):
+        """Say :meth:`worse_than_prior` in a line, or ''."""
+        worse = self.worse_than_prior()
+        if not worse:
+            return ''
+        return ('WORSE THAN THE PRIOR it started from on the held-out data: ' + ', '.join(
+            f'{m} {e:.4g} % against {p:.4g} %' for m, (e, p) in worse.items())
+            + ': keep the prior, or record a motion that excites what it does not')
+
     def table(self):
         """Say it as text: the normalised errors, then the RMS error of every joint."""
         models = list(self.rms)
@@ -152,6 +175,8 @@ class Validation:
                                                  self.left_out_percent.items()))
         if self.beyond_training:
             lines.append('warning: ' + self.beyond_summary())
+        if self.worse_than_prior():
+            lines.append('warning: ' + self.worse_summary())
         return '\n'.join(lines)
 
     def to_dict(self):
@@ -160,6 +185,8 @@ class Validation:
                 'rms': {m: v.tolist() for m, v in self.rms.items()},
                 'normalised_squared_error_percent': dict(self.error),
                 **({'beyond_training': self.beyond_training} if self.beyond_training else {}),
+                **({'worse_than_prior': {m: list(v) for m, v in self.worse_than_prior().items()}}
+                   if self.worse_than_prior() else {}),
                 **({'left_out_percent': self.left_out_percent} if self.left_out_percent
                    else {})}
 
@@ -223,7 +250,7 @@ def pooled(validations):
 SCORED_CHUNK = 1 << 18
 
 
-def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None):
+def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, ranges=None):
     """
     Score predictions made at fewer rows against the torques of every sample, as measured.
 
@@ -235,8 +262,9 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None):
     term jumps at each reversal, is evaluated at every sample, on the interpolated velocities
     (:func:`..control.friction_torque`).  An equation left out at a row (``left_out``) is left
     out at the samples nearest it.  Scored between each stretch's first and last rows, by
-    chunks.  Returns a :class:`Validation` whose sums are the full rate's, its rows the ones
-    predicted (the measured torque at each).
+    chunks.  ``ranges``: each stretch's rows, ``(start, stop)`` (several logs may overlap in
+    time); default: the rows whose stamps lie within it.  Returns a :class:`Validation` whose
+    sums are the full rate's, its rows the ones predicted (the measured torque at each).
     """
     import scipy.interpolate
 
@@ -250,8 +278,11 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None):
     sums = {'squared_error': {m: np.zeros(n) for m in models}, 'squared_torque': np.zeros(n),
             'count': np.zeros(n, dtype=np.int64)}
     samples, measured = 0, np.empty((len(t), n))
-    for raw_t, raw_tau in raw:
-        inside = np.flatnonzero((t >= raw_t[0]) & (t <= raw_t[-1]))
+    for k, (raw_t, raw_tau) in enumerate(raw):
+        if ranges is None:
+            inside = np.flatnonzero((t >= raw_t[0]) & (t <= raw_t[-1]))
+        else:
+            inside = np.arange(*ranges[k])
         if len(inside) < 4:
             continue
         spline = scipy.interpolate.CubicSpline(t[inside], smooth[inside], axis=0)
