@@ -188,7 +188,9 @@ def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 
     optimistic).  ``estimate.processing['friction_selection']`` holds every law's fold error
     (percent), ``friction_selection_by`` how.  More terms always fit the training data better,
     so only data left out can say whether a law is worth its parameters.  The cutoff, when
-    chosen (``cutoff='auto'`` or None), is chosen on ``data`` too.  ``options`` go to
+    chosen (``cutoff='auto'`` or None), is chosen on ``data`` too; the laws are compared as
+    least squares fits them unless ``prior_threshold`` is a number, and the chosen law's
+    estimate keeps the prior where :func:`identify` says.  ``options`` go to
     :func:`identify`.
     """
     if validation is None and folds is None:
@@ -203,7 +205,11 @@ def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 
         **judging(dict(options, friction=laws[0])))
     logs = read_time_series(model, data, topic, 'choosing the friction law (by folds of the '
                             'training data)', options.get('retime', True))
-    checks = {law: cross_validate(model, logs, folds=folds, friction=law, **options)
+    # the laws compared as least squares fit them (a threshold given is kept): what the prior
+    # keeps is chosen once, for the law chosen, not again in every law's every fold
+    threshold = options.get('prior_threshold')
+    compared_as = dict(options, prior_threshold=0.0 if threshold in (None, 'auto') else threshold)
+    checks = {law: cross_validate(model, logs, folds=folds, friction=law, **compared_as)
               for law in laws}
     errors = {law: c.pooled.error['identified'] for law, c in checks.items()}
     best = min(errors, key=errors.get)
