@@ -479,13 +479,15 @@ def _contact_spread(estimate, check, topic):
         return None, ' (no contact_spread: it needs --validate LOG)'
     model = estimate.identified_model()
     try:
-        spread = residual_spread(model, check, DEFAULT_GAIN, topic=topic)
+        spread, moments = residual_spread(model, check, DEFAULT_GAIN, topic=topic, report=True)
     except IdentificationError as e:
         return None, f' (no contact_spread: {e})'
     source = check if isinstance(check, str) else ', '.join(map(str, check))
+    left_out = ('; moments left out of it (a stop, a spike): '
+                + ', '.join(m.describe() for m in moments)) if moments else ''
     return ({'contact_spread': spread_yaml(model, spread, DEFAULT_GAIN, source)},
             f' (with contact_spread {", ".join(f"{v:.3g}" for v in spread)} N m: the momentum '
-            f"observer's largest residual on {source})")
+            f"observer's largest residual on {source}{left_out})")
 
 
 def cmd_excitation(args):

@@ -21,12 +21,15 @@ The thresholds are the robot's own: an observer's residual in free motion is the
 (friction not captured, inertial parameters a little off, sensor offsets), and a contact is what
 stands out of it.  :func:`learn_thresholds` takes each joint's largest residual over a stretch of
 free motion, its *spread*, and puts the contact level at :data:`CONTACT_MULTIPLE` times it and
-the collision level at :data:`COLLISION_MULTIPLE` times it.  The spread may also come from an
-identification: the identified model's residual over its validation logs, written beside the
-parameters (:func:`spread_of_parameters`).  It is the observer's residual that is measured,
-not the model's torque error: on a real Panda the residual's spread was twice its model's
-largest torque error on the same data, the robot's velocity signal differentiated into the
-momentum (a torque error is computed from filtered positions; a live observer reads the
+the collision level at :data:`COLLISION_MULTIPLE` times it.  A single moment cannot set it
+(:func:`free_motion_spread`): a stop at the end of a run, a current spike, which stand
+:data:`MOMENT_MULTIPLE` times above the residual's 99.9th percentile, are left out and
+reported with their times, and a user may leave out stretches of a log.  The spread may also
+come from an identification: the identified model's residual over its validation logs, written
+beside the parameters (:func:`spread_of_parameters`).  It is the observer's residual that is
+measured, not the model's torque error: on a real Panda the residual's spread was twice its
+model's largest torque error on the same data, the robot's velocity signal differentiated into
+the momentum (a torque error is computed from filtered positions; a live observer reads the
 velocities as they come).
 """
 
@@ -49,6 +52,14 @@ COLLISION_MULTIPLE = 4.0
 #: model of a real robot is better than 0.1 % of its load, and a simulated robot held by its own
 #: exact model has a residual of 1e-14 N m, whose thresholds any rounding would cross.
 FLOOR = 1e-3
+
+#: The quantile of a joint's ``|r|`` over free motion that moments are measured against...
+SPREAD_QUANTILE = 0.999
+#: ... and how many times above it a moment stands: what a contact level at this multiple of
+#: the quantile would call a contact.
+MOMENT_MULTIPLE = CONTACT_MULTIPLE
+#: Passes of :func:`free_motion_spread`'s clipping at most.
+CLIPPING_PASSES = 100
 
 FREE, CONTACT, COLLISION = 0, 1, 2
 #: What dynamics_node's ``~/contact`` says while it cannot tell (no thresholds yet, the observer
@@ -90,24 +101,78 @@ def thresholds_from_spread(model, spread):
     return thresholds(model, CONTACT_MULTIPLE * spread, COLLISION_MULTIPLE * spread)
 
 
-def learn_thresholds(model, residual, efforts=None):
-    """
-    Learn the thresholds from the observer's residual over free motion, ``(N, n)``.
+@dataclass(frozen=True)
+class Moment:
+    """A stretch of free motion left out of a joint's spread: when, and its peak ``|r|``."""
 
-    Each joint's spread is its largest ``|r|`` (sensor offsets and the residual's excursions at
-    reversals included: the levels then stand above all free motion showed, and the observer's
-    band adds what dry friction may hold at rest, which a stretch of motion does not show), and
-    at least :data:`FLOOR` times the largest of the ``efforts`` ``(N, n)`` the
-    joints applied over the same stretch, where given.  The stretch should move every joint as
-    the task will, and start once the observer has settled (5 time constants after its first
-    state).
+    joint: str
+    start: float
+    end: float
+    peak: float
+
+    def describe(self):
+        """One phrase: the joint, the times and the peak."""
+        when = f'{self.start:.3f} s' if self.end == self.start else \
+            f'{self.start:.3f}-{self.end:.3f} s'
+        return f'{self.joint} at {when} ({self.peak:.3g} N m)'
+
+
+def free_motion_spread(model, residual, t=None, exclude=()):
     """
-    r = np.asarray(residual, dtype=float)
+    Return ``(spread (n,), moments)``: each joint's largest ``|r|`` over free motion, moments out.
+
+    A moment is a run of samples whose ``|r|`` stands above :data:`MOMENT_MULTIPLE` times the
+    joint's :data:`SPREAD_QUANTILE` quantile (a controller stopping the arm within a sample, a
+    current spike: on a real arm one such stop set a joint's spread to 88 N m, where the rest of
+    the run reached 17): a contact level at that multiple of the quantile would have called it a
+    contact, and it sets nothing.  A moment longer than a thousandth of the run lifts the
+    quantile itself, so the rest is judged again, until nothing stands out (at most
+    :data:`CLIPPING_PASSES` times: a stop decaying through the observer's lag shrinks by a
+    quarter a pass).  A run whose residual is as even as a simulation's has no moment, and its
+    spread is its maximum.  ``t (N,)``: the samples' times (default: their index), for
+    the moments' times and ``exclude``, stretches ``[(start, end), ...]`` (s) to leave out (a
+    handling of the arm, a known bump).  ``moments``: a :class:`Moment` per run left out.
+    """
+    r = np.abs(np.asarray(residual, dtype=float))
     if r.ndim != 2 or r.shape[1] != model.n or r.shape[0] < 2:
         raise ValueError(f'residual must have shape (N, {model.n}) with N >= 2, got {r.shape}')
     if not np.all(np.isfinite(r)):
         raise ValueError('residual has non-finite values')
-    spread = np.abs(r).max(axis=0)
+    t = np.arange(len(r), dtype=float) if t is None else np.asarray(t, dtype=float)
+    keep = np.ones(len(r), dtype=bool)
+    for start, end in exclude:
+        keep &= ~((t >= start) & (t <= end))
+    if keep.sum() < 2:
+        raise ValueError(f'the stretches left out ({list(exclude)}) leave fewer than two samples')
+    spread, moments = np.zeros(model.n), []
+    for j, name in enumerate(model.joint_names):
+        rest = keep.copy()
+        for _ in range(CLIPPING_PASSES):        # a long moment lifts the quantile: clip again
+            over = rest & (r[:, j] > MOMENT_MULTIPLE * np.quantile(r[rest, j], SPREAD_QUANTILE))
+            if not over.any():
+                break
+            rest &= ~over
+        spread[j] = r[rest, j].max()
+        edges = np.flatnonzero(np.diff(np.r_[0, (keep & ~rest).astype(np.int8), 0]))
+        for a, b in zip(edges[::2], edges[1::2]):
+            moments.append(Moment(name, float(t[a]), float(t[b - 1]), float(r[a:b, j].max())))
+    moments.sort(key=lambda m: (m.start, m.joint))
+    return spread, moments
+
+
+def learn_thresholds(model, residual, efforts=None, t=None, exclude=()):
+    """
+    Learn the thresholds from the observer's residual over free motion, ``(N, n)``.
+
+    Each joint's spread is its largest ``|r|`` but for the moments (:func:`free_motion_spread`,
+    with ``t`` and ``exclude``; sensor offsets and the residual's excursions at reversals
+    included: the levels then stand above all free motion showed, and the observer's band adds
+    what dry friction may hold at rest, which a stretch of motion does not show), and at least
+    :data:`FLOOR` times the largest of the ``efforts`` ``(N, n)`` the joints applied over the
+    same stretch, where given.  The stretch should move every joint as the task will, and start
+    once the observer has settled (5 time constants after its first state).
+    """
+    spread, _ = free_motion_spread(model, residual, t, exclude)
     if efforts is not None:
         spread = np.maximum(spread, FLOOR * np.abs(efforts).max())
     return thresholds_from_spread(model, spread)

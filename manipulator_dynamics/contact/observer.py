@@ -453,7 +453,7 @@ def _filter(m, t, p, tau, s, qd, flags, still, gain, period, out, band):
 
 
 def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STILL,
-                    topic='/joint_states'):
+                    topic='/joint_states', exclude=(), report=False):
     """
     Return each joint's largest residual over logs of free motion: what thresholds stand above.
 
@@ -461,21 +461,33 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
     recordings, mappings ``t, q, qd, tau``; see
     :func:`~manipulator_dynamics.identification.logs.read_states`), on the robot's clock where
     their velocities allow it.  Each log is split at its gaps (an interval over 10 times the
-    median), each stretch observed from rest and its first 5 time constants left out.  Returns
-    ``(n,)``, N m (of ``|r|``, as :func:`.detection.learn_thresholds` takes it).
-    ``IdentificationError`` where a log lacks the velocities.
+    median), each stretch observed from rest and its first 5 time constants left out; the
+    moments of each log (a stop, a spike) are left out of it, and the stretches ``exclude``
+    (``[(start, end), ...]`` in the log's seconds, for every log), as
+    :func:`.detection.free_motion_spread` says.  Returns ``(n,)``, N m (of ``|r|``, as
+    :func:`.detection.learn_thresholds` takes it); with ``report``, ``(spread, moments)``, the
+    :class:`.detection.Moment` s left out.  ``IdentificationError`` where a log lacks the
+    velocities.
     """
+    from .detection import free_motion_spread
     from ..identification.logs import read_states
 
     gains = observer_gains(model, gain)
-    spread = np.zeros(model.n)
+    spread, moments = np.zeros(model.n), []
     for t, q, qd, tau in read_states(model, data, topic):
         step = np.median(np.diff(t)) if len(t) > 1 else 0.0
         cuts = np.flatnonzero(np.diff(t) > 10 * step) + 1
+        seen, at = [], []
         for rows in np.split(np.arange(len(t)), cuts):
             settled = t[rows] - t[rows][0] >= 5.0 / gains.min()
             if settled.any():
                 r = momentum_residual(model, t[rows], q[rows], qd[rows], tau[rows], gains,
                                       friction=friction, still=still)
-                spread = np.maximum(spread, np.abs(r[settled]).max(axis=0))
-    return spread
+                seen.append(r[settled])
+                at.append(t[rows][settled])
+        if sum(len(x) for x in seen) >= 2:
+            found, left_out = free_motion_spread(model, np.concatenate(seen),
+                                                 np.concatenate(at), exclude)
+            spread = np.maximum(spread, found)
+            moments += left_out
+    return (spread, moments) if report else spread

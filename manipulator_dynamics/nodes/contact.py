@@ -63,12 +63,16 @@ import yaml
 from ._parameters import Param
 from .logs import QuickLogger, Throttled
 from .messages import stamped_serialiser
-from ..contact.detection import (CONTACT, ContactDetector, FLOOR, FREE, NOT_WATCHING,
-                                 spread_of_parameters, thresholds, thresholds_from_spread)
+from ..contact.detection import (CONTACT, ContactDetector, FLOOR, FREE, free_motion_spread,
+                                 MOMENT_MULTIPLE, NOT_WATCHING, spread_of_parameters,
+                                 thresholds, thresholds_from_spread)
 from ..contact.observer import beyond, MomentumObserver, observer_gains, STILL
 from ..contact.wrench import contact_wrench
 from ..rigid.jacobian import ancestors
 
+#: States of a calibration kept whole; past them, every other one (the stride doubles): 10
+#: minutes at 1 kHz, a few tens of MB.
+CALIBRATION_KEPT = 600_000
 #: The observer rides through a gap of this many state periods at least...
 GAP = 10
 #: ... and of this many of its slowest time constants, ln(1 / FLOOR) (138 ms at 50/s): see
@@ -160,8 +164,9 @@ CONTACT_PARAMS = (
           'says 2 (latched until ~/rearm); auto: four times the largest residual of free motion',
           thresholds_check),
     Param('contact_calibration', 3.0, 'auto thresholds: seconds of free motion (some joint '
-          'moving), after the observer has settled, whose largest residual sets them (unless '
-          'the identified parameters carry a contact_spread)', low=0.05, high=3600.0),
+          'moving), after the observer has settled, whose largest residual sets them, a stop or '
+          'a spike left out and said (unless the identified parameters carry a '
+          'contact_spread)', low=0.05, high=3600.0),
     Param('contact_link', '', 'link whose wrench ~/contact_wrench estimates, in its frame '
           '(empty: the deepest link)'),
     Param('external_torques_rate', 0.0, 'Hz at most of ~/external_torques and ~/contact_wrench '
@@ -283,7 +288,8 @@ class ContactOutput:
 
     def _calibrate_anew(self):
         """Start learning the thresholds from free motion (any levels in use keep watching)."""
-        self.calibration = np.zeros(self.model.n)
+        self.calibration, self.calibration_t = [], []
+        self.calibration_count, self.calibration_stride = 0, 1
         self.calibration_effort, self.calibration_motion = 0.0, np.zeros(self.model.n)
         self.calibration_moved, self.calibration_at = 0.0, None
         self.log.info(f'contact thresholds: auto, learnt over '
@@ -487,7 +493,14 @@ class ContactOutput:
         """Learn from the settled residual until ``contact_calibration`` s of it had motion."""
         if not self.observer.settled(t):
             return
-        np.maximum(self.calibration, np.abs(r), out=self.calibration)     # all it showed
+        self.calibration_count += 1               # every state it showed, thinned past a cap
+        if self.calibration_count % self.calibration_stride == 0:
+            self.calibration.append(r.copy())
+            self.calibration_t.append(self.origin * 1e-9 + t)     # the states' own stamps
+            if len(self.calibration) >= CALIBRATION_KEPT:
+                self.calibration = self.calibration[1::2]
+                self.calibration_t = self.calibration_t[1::2]
+                self.calibration_stride *= 2
         speed = np.abs(qd)
         np.maximum(self.calibration_motion, speed, out=self.calibration_motion)
         self.calibration_effort = max(self.calibration_effort, float(np.abs(effort).max()))
@@ -501,7 +514,15 @@ class ContactOutput:
                 self.log.warning(f'contact thresholds: joints {", ".join(still)} did not move '
                                  f'during the calibration (under {STILL:g} rad/s): their '
                                  'thresholds hold at rest, and motion may cross them')
-            spread = np.maximum(self.calibration, FLOOR * self.calibration_effort)
+            spread, moments = free_motion_spread(self.model, np.array(self.calibration),
+                                                 np.array(self.calibration_t))
+            if moments:
+                self.log.warning('contact thresholds: moments left out of the spread (a stop, a '
+                                 'spike: above ' f'{MOMENT_MULTIPLE:g} x the 99.9th percentile): '
+                                 + ', '.join(m.describe() for m in moments[:10])
+                                 + (f' and {len(moments) - 10} more' if len(moments) > 10
+                                    else ''))
+            spread = np.maximum(spread, FLOOR * self.calibration_effort)
             self.calibration = None
             self._learnt(spread, f'{self.calibration_moved:.3g} s of free motion')
 

@@ -140,6 +140,34 @@ def test_learnt_thresholds_are_the_spread_times_the_documented_multiples(arm):
         learn_thresholds(arm, r)
 
 
+def test_a_single_moment_does_not_set_the_spread_and_is_reported_with_its_time(arm):
+    """
+    A stop at the end of a run (a spike that decays through the lag): left out, and said.
+
+    The rest of the run sets the spread; a stretch the user leaves out is left out too; a
+    residual as even as noise has no moment, and its spread is its largest value.
+    """
+    rng = np.random.default_rng(3)
+    t = np.arange(20000) * 1e-3
+    r = rng.normal(size=(len(t), arm.n)) * 0.5
+    plain, none = detection.free_motion_spread(arm, r, t)
+    assert none == [] and np.array_equal(plain, np.abs(r).max(axis=0))
+    stop = (t >= 19.5) & (t < 19.56)                    # 88 N m on joint2, decaying
+    r[stop, 1] += 88.0 * np.exp(-(t[stop] - 19.5) / 0.02)
+    spread, moments = detection.free_motion_spread(arm, r, t)
+    assert spread[1] == pytest.approx(plain[1]) and spread[1] < 3.0
+    assert [m.joint for m in moments] == ['joint2']
+    assert moments[0].start == pytest.approx(19.5) and moments[0].peak > 80.0
+    assert 'joint2 at 19.500-' in moments[0].describe()
+    levels = learn_thresholds(arm, r, t=t)
+    assert levels.contact[1] == pytest.approx(detection.CONTACT_MULTIPLE * plain[1])
+    r[5000:5010, 4] += 3.5                              # a bump the user knows of
+    kept, _ = detection.free_motion_spread(arm, r, t, exclude=[(4.99, 5.02)])
+    assert kept[4] == pytest.approx(np.abs(np.r_[r[:4990, 4], r[5021:, 4]]).max())
+    with pytest.raises(ValueError, match='leave fewer than two samples'):
+        detection.free_motion_spread(arm, r, t, exclude=[(0.0, 20.0)])
+
+
 def test_the_spread_written_with_the_parameters_is_read_back_at_its_gain_only(arm, tmp_path):
     t = np.arange(600) * 1e-3
     rng = np.random.default_rng(2)
