@@ -220,6 +220,10 @@ def test_bad_input_is_refused_by_name_and_the_observer_says_why_it_restarts(clie
     before = len(estimate)
     send(count=10)
     client.wait(lambda: len(estimate) >= before + 9, what='service on the new model')
+    # ~/relearn_thresholds over DDS, as ros2 service call sends it: the thresholds are given
+    relearn = client.node.create_client(Trigger, '/dynamics_node/relearn_thresholds')
+    answer = client.call(relearn, Trigger.Request())
+    assert not answer.success and 'both thresholds are given in N m' in answer.message
 
 
 def test_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, processes, tmp_path):
