@@ -474,7 +474,8 @@ def _contact_spread(estimate, check, topic):
     dynamics_node's ``contact_thresholds: auto`` stands on (:mod:`.contact.detection`).
     """
     from .contact.detection import spread_yaml
-    from .contact.observer import DEFAULT_GAIN, residual_spread
+    from .contact.detection import residual_spread
+    from .contact.observer import DEFAULT_GAIN
     if check is None:
         return None, ' (no contact_spread: it needs --validate LOG)'
     model = estimate.identified_model()

@@ -39,7 +39,7 @@ from typing import NamedTuple
 from numba import njit
 import numpy as np
 
-from .observer import beyond
+from .observer import beyond, DEFAULT_GAIN, momentum_residual, observer_gains, STILL
 from .._inputs import per_joint
 from .._jit import BOOL, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 
@@ -178,12 +178,52 @@ def learn_thresholds(model, residual, efforts=None, t=None, exclude=()):
     return thresholds_from_spread(model, spread)
 
 
+def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STILL,
+                    topic='/joint_states', exclude=(), report=False):
+    """
+    Return each joint's largest residual over logs of free motion: what thresholds stand above.
+
+    ``data``: logs with the robot's measured velocities (CSV files, numpy archives, rosbag2
+    recordings, mappings ``t, q, qd, tau``; see
+    :func:`~manipulator_dynamics.identification.logs.read_states`), on the robot's clock where
+    their velocities allow it.  Each log is split at its gaps (an interval over 10 times the
+    median), each stretch observed from rest and its first 5 time constants left out; the
+    moments of each log (a stop, a spike) are left out of it, and the stretches ``exclude``
+    (``[(start, end), ...]`` in the log's seconds, for every log), as
+    :func:`free_motion_spread` says.  Returns ``(n,)``, N m (of ``|r|``, as
+    :func:`learn_thresholds` takes it); with ``report``, ``(spread, moments)``, the
+    :class:`Moment` s left out.  ``IdentificationError`` where a log lacks the
+    velocities.
+    """
+    from ..identification.logs import read_states
+
+    gains = observer_gains(model, gain)
+    spread, moments = np.zeros(model.n), []
+    for t, q, qd, tau in read_states(model, data, topic):
+        step = np.median(np.diff(t)) if len(t) > 1 else 0.0
+        cuts = np.flatnonzero(np.diff(t) > 10 * step) + 1
+        seen, at = [], []
+        for rows in np.split(np.arange(len(t)), cuts):
+            settled = t[rows] - t[rows][0] >= 5.0 / gains.min()
+            if settled.any():
+                r = momentum_residual(model, t[rows], q[rows], qd[rows], tau[rows], gains,
+                                      friction=friction, still=still)
+                seen.append(r[settled])
+                at.append(t[rows][settled])
+        if sum(len(x) for x in seen) >= 2:
+            found, left_out = free_motion_spread(model, np.concatenate(seen),
+                                                 np.concatenate(at), exclude)
+            spread = np.maximum(spread, found)
+            moments += left_out
+    return (spread, moments) if report else spread
+
+
 def spread_yaml(model, spread, gain, source):
     """
     Make the ``contact_spread`` entry of an identified parameters YAML, as a mapping.
 
     ``identify --validate LOG --parameters-out`` writes the identified model's
-    :func:`.observer.residual_spread` on the validation logs, with the gain it was measured at,
+    :func:`residual_spread` on the validation logs, with the gain it was measured at,
     so that a node's ``contact_thresholds: auto`` can stand on data the fit did not see.
     """
     return {'observer_gain': float(gain), 'source': str(source),

@@ -19,10 +19,9 @@ import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.contact import detection
 from manipulator_dynamics.contact.detection import (ContactDetector, learn_thresholds,
-                                                    spread_of_parameters, spread_yaml,
-                                                    thresholds)
-from manipulator_dynamics.contact.observer import (momentum_residual, MomentumObserver, observe,
-                                                   residual_spread)
+                                                    residual_spread, spread_of_parameters,
+                                                    spread_yaml, thresholds)
+from manipulator_dynamics.contact.observer import momentum_residual, MomentumObserver, observe
 from manipulator_dynamics.contact.wrench import contact_wrench
 from manipulator_dynamics.identification.errors import IdentificationError
 from manipulator_dynamics.rigid.jacobian import frame_jacobian

@@ -29,9 +29,9 @@ import warnings
 from conftest import erd, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics.contact.detection import (ContactDetector, FREE, learn_thresholds,
-                                                    spread_of_parameters, spread_yaml,
-                                                    thresholds_from_spread)
-from manipulator_dynamics.contact.observer import momentum_residual, residual_spread
+                                                    residual_spread, spread_of_parameters,
+                                                    spread_yaml, thresholds_from_spread)
+from manipulator_dynamics.contact.observer import momentum_residual
 from manipulator_dynamics.identification.timing import retime
 import numpy as np
 import pytest
