@@ -112,7 +112,9 @@ def test_bench_soak_reports_memory_and_latency_over_the_run():
     """Three seconds of the soak, the URDF replaced every second: its table and its verdicts."""
     needs_ros()
     out = run('bench_soak.py', '--minutes', '0.05', '--replace-every', '1')
-    assert 'robot_description replaced 2 times' in out, out
+    # at 1, 2 and maybe 3 s of a 3 s run: whether the last lands before the end is the
+    # machine's timing (CI beside a busy suite saw 3), not the node's
+    assert re.search(r'robot_description replaced [23] times', out), out
     row = re.search(r'^ +1 +([\d.]+) +(\d+) +([\d.]+) +([\d.]+) ', out, re.MULTILINE)
     assert row and float(row.group(1)) > 50 and int(row.group(2)) > 1000, out
     assert re.search(r'growth [+-][\d.]+ MB \(goal < 5 MB\)', out), out
