@@ -41,7 +41,7 @@ from .identification.friction import FRICTION_LAWS, friction_summary
 from .identification.gains import identify_gains
 from .identification.known import KnownLink, KnownParameter, KnownPayload
 from .identification.least_squares import std_summary
-from .identification.logs import stamps_summary
+from .identification.logs import read_once, stamps_summary
 from .identification.payload import identify_payload
 from .identification.selection import cutoff_summary, prior_threshold_summary, \
     prior_weight_summary
@@ -238,9 +238,10 @@ def cmd_identify(args):
         if label in compare:
             raise ValueError(f'--compare {path}: two files named {label!r}; rename one')
         compare[label] = _load(args, parameters=path)
-    data = args.data if len(args.data) > 1 else args.data[0]
-    check = None if not args.validate else args.validate if len(args.validate) > 1 else \
-        args.validate[0]
+    # read once: choosing the cutoff, the law, the folds and the final fit all use them
+    data = read_once(model, args.data if len(args.data) > 1 else args.data[0], args.topic)
+    check = None if not args.validate else read_once(
+        model, args.validate if len(args.validate) > 1 else args.validate[0], args.topic)
     laws = ['none'] if args.no_friction else args.friction.split(',')
     unknown = [law for law in laws if law not in FRICTION_LAWS]
     if unknown:
@@ -483,7 +484,8 @@ def _contact_spread(estimate, check, topic):
         spread, moments = residual_spread(model, check, DEFAULT_GAIN, topic=topic, report=True)
     except IdentificationError as e:
         return None, f' (no contact_spread: {e})'
-    source = check if isinstance(check, str) else ', '.join(map(str, check))
+    source = ', '.join(getattr(log, 'source', str(log))       # a Log read once, or a path
+                       for log in (check if isinstance(check, list) else [check]))
     left_out = ('; moments left out of it (a stop, a spike): '
                 + ', '.join(m.describe() for m in moments)) if moments else ''
     return ({'contact_spread': spread_yaml(model, spread, DEFAULT_GAIN, source)},

@@ -47,14 +47,12 @@ class Table:
     the error names the row and the column.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, header=None, values=None):
         self.path = str(path)
-        with open(path, newline='', encoding='utf-8-sig') as f:
-            first = next((line for line in f if line.strip() and not line.startswith('#')), None)
-        if first is None:
-            raise ValueError(f'{self.path} is empty')
-        separator = max(SEPARATORS, key=first.count)
-        self.header = [h.strip() for h in next(csv.reader([first], delimiter=separator))]
+        if header is not None:                  # a chunk of a file read by chunks()
+            self.header, self.values = header, values
+            return
+        self.header, separator = _header(self.path)
         self.values = _fast(self.path, separator, len(self.header))
         if self.values is None:
             self.values = _careful(self.path, separator, self.header)
@@ -104,14 +102,85 @@ def read(path):
     return Table(path)
 
 
+#: Rows of a chunk of :func:`chunks` (a 15-column log's: 30 MB).
+CHUNK_ROWS = 1 << 18
+
+
+def chunks(path, rows=None):
+    """
+    Read a CSV time series by chunks of ``rows`` rows (:data:`CHUNK_ROWS`): a Table each.
+
+    What a long log's reader takes its columns from, chunk by chunk, so that the file's values
+    are never held whole beside them (an hour at 1 kHz, 15 columns: 430 MB).  A file pandas
+    cannot read as numbers is read whole, carefully, so that the error names the row and the
+    column, as :func:`read` does.
+    """
+    import pandas
+
+    path = str(path)
+    header, separator = _header(path)
+    given = 0
+    try:
+        for frame in _frames(path, separator, rows or CHUNK_ROWS):
+            values = frame.to_numpy(dtype=float)
+            if values.shape[1] != len(header) or np.isnan(values).any():
+                raise ValueError('a row too short, or a value missing')
+            given += len(values)
+            yield Table(path, header, values)
+    except (ValueError, pandas.errors.ParserError):
+        # read carefully: what is wrong is said with its row and column, or (a NaN written)
+        # the rows not given yet are, as read() gives them
+        values = _careful(path, separator, header)
+        if not len(values):
+            raise ValueError(f'{path} has a header but no data rows') from None
+        yield Table(path, header, values[given:])
+        return
+    if not given:
+        raise ValueError(f'{path} has a header but no data rows')
+
+
+def rows_at_most(path, sample=1 << 20):
+    """
+    Return more rows than the CSV file can hold: its size over its shortest line's length.
+
+    The shortest of the first ``sample`` bytes' lines, so that a reader can make its arrays
+    once (a numeric log's lines differ by a few characters; the header and comments, longer,
+    only make the bound looser).
+    """
+    import os
+
+    size = os.path.getsize(path)
+    with open(path, 'rb') as f:
+        lines = f.read(sample).split(b'\n')[1:-1]
+    shortest = min((len(line) + 1 for line in lines if line.strip()), default=2)
+    return size // max(shortest, 2) + 1
+
+
+def _header(path):
+    """Return the header's names and the separator of a CSV file; ValueError if it is empty."""
+    with open(path, newline='', encoding='utf-8-sig') as f:
+        first = next((line for line in f if line.strip() and not line.startswith('#')), None)
+    if first is None:
+        raise ValueError(f'{path} is empty')
+    separator = max(SEPARATORS, key=first.count)
+    return [h.strip() for h in next(csv.reader([first], delimiter=separator))], separator
+
+
+def _frames(path, separator, rows=None):
+    """Return pandas' C reader of the file: a frame, or an iterator of frames of ``rows``."""
+    import pandas
+
+    return pandas.read_csv(path, sep=separator, decimal=',' if separator == ';' else '.',
+                           comment='#', header=0, dtype=np.float64, engine='c',
+                           encoding='utf-8-sig', skip_blank_lines=True, chunksize=rows)
+
+
 def _fast(path, separator, columns):
     """Return the values by pandas' C reader, or None where a row needs reading carefully."""
     import pandas
 
     try:
-        frame = pandas.read_csv(path, sep=separator, decimal=',' if separator == ';' else '.',
-                                comment='#', header=0, dtype=np.float64, engine='c',
-                                encoding='utf-8-sig', skip_blank_lines=True)
+        frame = _frames(path, separator)
     except (ValueError, pandas.errors.ParserError):
         return None                     # a value not a number, a row too long: said below
     values = frame.to_numpy(dtype=float)

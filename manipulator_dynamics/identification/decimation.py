@@ -131,9 +131,10 @@ class Decimated:
         held = self.at(k, cutoff)
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', ExtrapolationWarning)
-            t, _, qd, _, _, W, _ = fitted.states([(s.t, s.q, s.tau) for s in held])
+            t, q, qd, qdd, _, _ = fitted.states([(s.t, s.q, s.tau) for s in held])
         friction = friction_of(fitted.model, fitted.names, fitted.values)
         scored = at_full_rate(fitted.model.joint_names, [(s.raw_t, s.raw_tau) for s in held], t,
-                              qd, {'identified': W @ fitted.values}, {'identified': friction})
+                              qd, fitted.predictions(q, qd, qdd, {'identified': fitted.values}),
+                              {'identified': friction})
         return (float(scored.sums['squared_error']['identified'].sum()),
                 float(scored.sums['squared_torque'].sum()))

@@ -131,19 +131,15 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
     cutoff, chosen = resolve_cutoff(model, data, cutoff, topic=topic, friction=friction,
                                     armature=armature, retime=retime, base=base)
     weighed = None
+    # what the folds of the training data judge a choice with: the fits' own settings
+    judged = {'folds': SELECTION_FOLDS, 'cutoff': cutoff, 'topic': topic, 'friction': friction,
+              'armature': armature, 'base': base, 'retime': retime, 'still': still}
     if physically_consistent and (prior_weight is None or isinstance(prior_weight, str)):
         if prior_weight not in (None, 'auto'):
             raise IdentificationError(f"prior_weight must be a positive number, 'auto' or None, "
                                       f'got {prior_weight!r}')
-        try:
-            chosen_weight, weighed = choose_prior_weight(
-                model, data, folds=SELECTION_FOLDS, cutoff=cutoff, topic=topic,
-                friction=friction, armature=armature, base=base, retime=retime, still=still)
-        except IdentificationError as e:
-            if prior_weight == 'auto':
-                raise
-            chosen_weight, weighed = 1.0, {'fallback': f'1, the default: {e}'}
-        prior_weight = chosen_weight
+        prior_weight, weighed = _chosen(lambda: choose_prior_weight(model, data, **judged),
+                                        prior_weight, 1.0, '1, the default')
     choosing = prior_threshold is None or prior_threshold == 'auto'
     if isinstance(prior_threshold, str) and not choosing:
         raise IdentificationError(f"prior_threshold must be a number >= 0, 'auto' or None, "
@@ -154,20 +150,30 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
                 'compare': compare, 'still': still, 'cutoff_selection': chosen}
     estimate = fit(model, data, prior_threshold=0.0 if choosing else prior_threshold, **settings)
     if choosing and estimate.processing['prior']['smallest'] <= max(PRIOR_THRESHOLDS):
-        try:                                    # some direction is weak: the folds say
-            threshold, thresholded = choose_prior_threshold(
-                model, data, folds=SELECTION_FOLDS, cutoff=cutoff, topic=topic,
-                friction=friction, armature=armature, base=base, retime=retime, still=still)
-        except IdentificationError as e:
-            if prior_threshold == 'auto':
-                raise
-            threshold, thresholded = 0.0, {'fallback': f'0 (least squares), the default: {e}'}
+        # some direction is weak: the folds say
+        threshold, thresholded = _chosen(lambda: choose_prior_threshold(model, data, **judged),
+                                         prior_threshold, 0.0, '0 (least squares), the default')
         if threshold > 0:
             estimate = fit(model, data, prior_threshold=threshold, **settings)
         estimate.processing['prior_threshold_selection'] = thresholded
     if weighed is not None:
         estimate.processing['prior_weight_selection'] = weighed
     return estimate
+
+
+def _chosen(choose, asked, default, said):
+    """
+    Return ``choose()``, a value and its report; where the folds cannot judge, the default.
+
+    ``asked``: the argument given, ``'auto'`` (then its failure is the caller's error) or None
+    (then ``(default, {'fallback': said and why})``).
+    """
+    try:
+        return choose()
+    except IdentificationError as e:
+        if asked == 'auto':
+            raise
+        return default, {'fallback': f'{said}: {e}'}
 
 
 #: Folds of the training data that choose a friction law when validation data are given.

@@ -70,7 +70,7 @@ from .filtering import CUTOFF_HZ
 from .friction import averaged_coulomb, fit_coulomb_velocity, friction_law, friction_of, \
     LAYOUTS, with_law, with_velocity_uncertainty
 from .least_squares import at_the_prior, check_excitation, correlation_inflation, \
-    prior_scale, weighted_least_squares
+    joint_factors, noise_weighted, prior_scale, weighted_least_squares
 from .logs import prepare
 from .stiction import left_out_summary, motor_rows, still_speeds, stuck, stuck_rows
 from .validation import at_full_rate, beyond_training, compared, ExtrapolationWarning, \
@@ -80,6 +80,10 @@ from ..rigid.regressor import regressor, standard_parameters
 from ..rigid.rnea import inverse_dynamics
 from ..urdf import write_joint_dynamics, write_urdf
 
+
+#: Rows of the base regressor made at a time for a prediction (:meth:`Estimate.predictions`):
+#: a 7-joint arm's, 50 MB.
+PREDICTED_CHUNK = 1 << 14
 
 #: Smallest torque noise assumed by the physically consistent fit, relative to each joint's RMS
 #: torque (a very good torque sensor).
@@ -166,13 +170,13 @@ class Estimate:
         """
         model, base = self.model, self.base
         compare = compared(model, compare)
-        t, q, qd, qdd, tau, W, parallel = self.states(data, topic=topic)
+        t, q, qd, qdd, tau, parallel = self.states(data, topic=topic)
         raw = None if parallel is None else parallel.raw
         models = {'urdf': base.values, 'identified': self.values}
         if self.consistent_values is not None:
             models['consistent'] = self.consistent_values
         models.update(alternatives or {})
-        predicted = {m: W @ k for m, k in models.items()}
+        predicted = self.predictions(q, qd, qdd, models)
         for label, other in compare.items():
             predicted[label] = inverse_dynamics(other, q, qd, qdd, armature=bool(base.armature),
                                                 friction=bool(base.friction))
@@ -202,26 +206,47 @@ class Estimate:
 
     def states(self, data, *, topic='/joint_states'):
         """
-        Return ``(t, q, qd, qdd, tau, W, parallel)`` of ``data``, the rows :meth:`validate` scores.
+        Return ``(t, q, qd, qdd, tau, parallel)`` of ``data``, the rows :meth:`validate` scores.
 
-        Filtered as the fit was (its cutoff), the efforts as measured, ``W (N, n, b)`` the base
-        regressor; a time series' rows, each stretch's filter transients left out; arrays as
-        given (``t`` then counts them, ``parallel`` is None).  ``parallel``: the time series'
-        filter (:func:`.logs.differentiate_logs`); where a fast log was cut down, its ``raw``
-        holds each stretch at its full rate, ``(t, tau)``, and the rows are fewer, their
-        efforts anti-aliased.
+        Filtered as the fit was (its cutoff), the efforts as measured; a time series' rows, each
+        stretch's filter transients left out; arrays as given (``t`` then counts them,
+        ``parallel`` is None).  ``parallel``: the time series' filter
+        (:func:`.logs.differentiate_logs`); where a fast log was cut down, its ``raw`` holds
+        each stretch at its full rate, ``(t, tau)``, and the rows are fewer, their efforts
+        anti-aliased.
         """
-        model, base = self.model, self.base
         q, qd, qdd, tau, parallel, _ = prepare(
-            model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic,
+            self.model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic,
             retime=self.processing.get('retime', True))
-        W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
-                                          friction=base.friction))
         t = np.arange(len(tau), dtype=float)           # arrays given as they are: a count
         if parallel is not None:
-            W, tau, t = parallel.rows(W), parallel.rows(tau), parallel.rows(parallel.t)
+            tau, t = parallel.rows(tau), parallel.rows(parallel.t)
             q, qd, qdd = parallel.rows(q), parallel.rows(qd), parallel.rows(qdd)
-        return t, q, qd, qdd, tau, W, parallel
+        return t, q, qd, qdd, tau, parallel
+
+    def predictions(self, q, qd, qdd, vectors):
+        """
+        Return ``{label: W_B(q, qd, qdd) K (N, n)}`` for base-parameter vectors ``{label: K}``.
+
+        By chunks of rows: the base regressor of a long log (a 7-joint arm's, 3 kB a row) is
+        never held whole.
+        """
+        base, model = self.base, self.model
+        out = {label: np.empty(np.shape(q)) for label in vectors}
+        # K on the standard regressor's columns, zero elsewhere: W_B K without taking W_B's
+        # columns out of Y (a copy of every row)
+        p = len(base.standard_names)
+        full = {}
+        for label, K in vectors.items():
+            full[label] = np.zeros(p)
+            full[label][base.index] = K
+        for a in range(0, len(q), PREDICTED_CHUNK):
+            b = a + PREDICTED_CHUNK
+            Y = regressor(model, q[a:b], qd[a:b], qdd[a:b], armature=base.armature,
+                          friction=base.friction)
+            for label, x in full.items():
+                out[label][a:b] = Y @ x
+        return out
 
     def data_summary(self):
         """
@@ -338,6 +363,92 @@ class Estimate:
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
 
+@dataclass(frozen=True, eq=False)
+class Equations:
+    """
+    The equations ``tau = W_B K_B`` of some data, filtered and checked, before they are solved.
+
+    What :func:`equations` makes of data and :func:`solve` solves; reduced to their factors
+    (:func:`factored`), those of pieces fitted together stack (:func:`solve_values`, the folds
+    of :func:`.selection.choose_cutoff`: each piece's equations are made once, not once per
+    fold it trains).  ``W (N, n, b)``, ``tau (N, n)``:
+    the rows (zero where ``left_out``: a joint stuck, :mod:`.stiction`); ``model``: the robot
+    with the friction law fitted; ``qd`` and ``parallel``: the rows' velocities and the time
+    series' filter (None for arrays), which the smooth law's deviations need.
+    """
+
+    model: Model
+    base: BaseParameters
+    W: np.ndarray
+    tau: np.ndarray
+    left_out: np.ndarray
+    qd: np.ndarray
+    parallel: object
+    processing: dict
+
+
+def equations(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
+              topic='/joint_states', retime=True, still=None):
+    """
+    Read, filter and check ``data``; return its :class:`Equations` (nothing is solved).
+
+    The module's steps 1 and the rows left out where a joint is stuck (``still``,
+    :mod:`.stiction`); the options as :func:`fit` takes them.
+    """
+    law = friction_law(friction)
+    q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic,
+                                                    retime=retime)
+    processing['training_range'] = training_range(q, qd)
+    if law == 'smooth':
+        model = fit_coulomb_velocity(model, q, qd, qdd, tau, parallel, armature=armature)
+        processing['coulomb_velocity'] = dict(zip(model.joint_names,
+                                                  map(float, model.coulomb_velocity)))
+    else:
+        model = with_law(model, law)
+    processing['friction'] = law
+    if base is None:
+        base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
+    speeds, still_report = still_speeds(model, still, parallel, cutoff)
+
+    def base_rows(q, qd, qdd):
+        W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
+                                          friction=base.friction))          # (N, n, b)
+        if parallel is not None and parallel.raw is not None:   # a log cut down: rows apart
+            W = averaged_coulomb(model, W, base.names, qd, qdd, 1.0 / parallel.rate_hz)
+        return W
+    if parallel is None:
+        W = base_rows(q, qd, qdd)
+    else:                                           # by chunks: only the rows kept are held
+        W, tau = parallel.apply(base_rows, q, qd, qdd), parallel(tau)
+    left_out = stuck_rows(model, qd, speeds, parallel, cutoff)
+    processing['still'] = left_out_summary(still_report, model.joint_names, left_out)
+    if left_out.any():
+        W, tau = W * ~left_out[:, :, None], tau * ~left_out
+    return Equations(model=model, base=base, W=W, tau=tau, left_out=left_out, qd=qd,
+                     parallel=parallel, processing=processing)
+
+
+#: What :func:`solve_values` adds up, and what it lists, of its pieces' ``processing``.
+_ADDED, _LISTED = ('trimmed_samples',), ('stamps', 'stretches', 'too_short')
+
+
+def _merged(processings):
+    """Return one ``processing`` of pieces solved together: counts added, lists joined."""
+    processing = dict(processings[0])
+    for key in _ADDED:
+        if key in processing:
+            processing[key] = sum(p[key] for p in processings)
+    for key in _LISTED:
+        if key in processing:
+            processing[key] = [x for p in processings for x in p[key]]
+    seen = [p['training_range'] for p in processings]
+    processing['training_range'] = {
+        'position_min': np.min([r['position_min'] for r in seen], axis=0).tolist(),
+        'position_max': np.max([r['position_max'] for r in seen], axis=0).tolist(),
+        'speed_max': np.max([r['speed_max'] for r in seen], axis=0).tolist()}
+    return processing
+
+
 def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
         topic='/joint_states', physically_consistent=False, prior_weight=1.0,
         validation=None, retime=True, compare=None, still=None, cutoff_selection=None,
@@ -356,74 +467,46 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
 
     Nothing is chosen from the data here (the cutoff and the friction law are
     :mod:`.selection`'s and :mod:`.estimate`'s); ``cutoff_selection``, how the caller chose the
-    cutoff, is reported in ``processing``.
+    cutoff, is reported in ``processing``.  :func:`equations`, then :func:`solve`.
     """
-    law = friction_law(friction)
+    friction_law(friction)
     compared(model, compare)                         # refused before any work, not after it
-    q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic,
-                                                    retime=retime)
+    found = equations(model, data, friction=friction, armature=armature, base=base,
+                      cutoff=cutoff, topic=topic, retime=retime, still=still)
     if cutoff_selection is not None:
-        processing['cutoff_selection'] = cutoff_selection
-    processing['training_range'] = training_range(q, qd)
-    if law == 'smooth':
-        model = fit_coulomb_velocity(model, q, qd, qdd, tau, parallel, armature=armature)
-        processing['coulomb_velocity'] = dict(zip(model.joint_names,
-                                                  map(float, model.coulomb_velocity)))
-    else:
-        model = with_law(model, law)
-    processing['friction'] = law
-    if base is None:
-        base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
-    b = base.count
-    speeds, still_report = still_speeds(model, still, parallel, cutoff)
+        found.processing['cutoff_selection'] = cutoff_selection
+    estimate = solve(found, physically_consistent=physically_consistent,
+                     prior_weight=prior_weight, path_weights=path_weights,
+                     prior_threshold=prior_threshold, prior_thresholds=prior_thresholds)
+    if validation is None:
+        return estimate
+    return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic,
+                                                                      compare=compare))
 
-    def base_rows(q, qd, qdd):
-        W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
-                                          friction=base.friction))          # (N, n, b)
-        if parallel is not None and parallel.raw is not None:   # a log cut down: rows apart
-            W = averaged_coulomb(model, W, base.names, qd, qdd, 1.0 / parallel.rate_hz)
-        return W
-    if parallel is None:
-        W = base_rows(q, qd, qdd)
-    else:                                           # by chunks: only the rows kept are held
-        W, tau = parallel.apply(base_rows, q, qd, qdd), parallel(tau)
+
+def solve(found, *, physically_consistent=False, prior_weight=1.0, path_weights=None,
+          prior_threshold=0.0, prior_thresholds=None):
+    """
+    Solve :class:`Equations`: the module's steps 2 to 4, and the consistent set if asked.
+
+    Returns the :class:`Estimate` (without validation); the options as :func:`fit` takes them.
+    """
+    model, base, W, tau, left_out = found.model, found.base, found.W, found.tau, found.left_out
+    processing = found.processing
+    law = processing['friction']
+    b = base.count
     N, n = tau.shape
-    if N * n < 2 * b:
-        after = '' if parallel is None else ' after the filter (2.5 per cutoff period)'
-        raise IdentificationError(f'{N} states{after} give {N * n} equations for {b} base '
-                                  f'parameters: record at least {math.ceil(2 * b / n)} '
-                                  f'states{after} (many more for a useful estimate)')
-    left_out = stuck_rows(model, qd, speeds, parallel, cutoff)
-    processing['still'] = left_out_summary(still_report, model.joint_names, left_out)
-    if left_out.any():
-        W, tau = W * ~left_out[:, :, None], tau * ~left_out
-    # R of W's QR has W's singular values and column norms: a (b, b) matrix to decompose
-    R = np.linalg.qr(W.reshape(N * n, b), mode='r')
-    norms = np.linalg.norm(R, axis=0)
-    check_excitation(base.names, R, norms)
-    condition = float(np.linalg.cond(R / np.where(norms > 0, norms, 1.0)))
-    solved = weighted_least_squares(W, tau, kept=~left_out)
+    # W is decomposed once: its R, its condition and the weighted fit all from the joints'
+    factors = joint_factors(W, tau)
+    condition = _checked(base, factors, N, processing)
+    solved = weighted_least_squares(W, tau, kept=~left_out, factors=factors)
     K, cov, sigma, G, g = solved[:5]
-    if isinstance(prior_threshold, bool) or not isinstance(prior_threshold, (int, float)) \
-            or not (math.isfinite(prior_threshold) and 0 <= prior_threshold):
-        raise IdentificationError(f'prior_threshold must be a singular value >= 0, or '
-                                  f"'auto' for identify, got {prior_threshold!r}")
-    estimates, at_prior = at_the_prior(solved.R, solved.z, base.values,
-                                       {float(prior_threshold), *(prior_thresholds or ())},
-                                       prior_scale(base.names, base.values, K,
-                                                   np.sqrt(np.maximum(np.diag(cov), 0.0))))
-    held = at_prior(prior_threshold)
-    processing['prior'] = {'threshold': held['threshold'], 'directions': held['directions'],
-                           'smallest': held['smallest'],
-                           'parameters': [base.names[i] for i in np.flatnonzero(
-                               held['share'] > 0.5)]}
-    if held['directions']:
-        K = estimates[prior_threshold]
-        cov = held['projector'] @ cov @ held['projector'].T
+    estimates, K, cov = _at_the_prior(base, solved.R, solved.z, K, cov, processing,
+                                      prior_threshold, prior_thresholds)
     inflation, processing['std'] = correlation_inflation(G, g, N)
     if law == 'smooth':
         cov, processing['coulomb_velocity_std'] = with_velocity_uncertainty(
-            model, base, qd, parallel, K, sigma, G, g)
+            model, base, found.qd, found.parallel, K, sigma, G, g)
     std = inflation * np.sqrt(np.maximum(np.diag(cov), 0.0))
     with np.errstate(divide='ignore', invalid='ignore'):
         relative = np.where(np.abs(K) > 0, 100.0 * std / np.abs(K), np.inf)
@@ -442,18 +525,121 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
         consistent = consistency.pop('T') @ standard
         consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).sum(axis=0)
                                               / counted)
-    estimate = Estimate(base=base, values=K, std=std, relative_std=relative,
-                        condition=condition, sigma=sigma,
-                        residual_rms=np.sqrt((residual ** 2).sum(axis=0) / counted), samples=N,
-                        processing=processing, standard=standard, consistent_values=consistent,
-                        consistency=consistency, model=model,
-                        covariance=inflation ** 2 * cov,
-                        alternatives=None if prior_thresholds is None else {
-                            f'{t:g}': estimates[t] for t in prior_thresholds})
-    if validation is None:
-        return estimate
-    return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic,
-                                                                      compare=compare))
+    return Estimate(base=base, values=K, std=std, relative_std=relative,
+                    condition=condition, sigma=sigma,
+                    residual_rms=np.sqrt((residual ** 2).sum(axis=0) / counted), samples=N,
+                    processing=processing, standard=standard, consistent_values=consistent,
+                    consistency=consistency, model=model,
+                    covariance=inflation ** 2 * cov,
+                    alternatives=None if prior_thresholds is None else {
+                        f'{t:g}': estimates[t] for t in prior_thresholds})
+
+
+def _checked(base, factors, N, processing):
+    """
+    Refuse equations too few or that leave a base parameter unexcited; return the condition.
+
+    The condition number of ``W_B`` with unit columns, from R of its QR (its singular values
+    and column norms): the joints' ``factors`` stacked.
+    """
+    n, b = factors.z.shape
+    if N * n < 2 * b:
+        after = '' if 'cutoff_hz' not in processing else \
+            ' after the filter (2.5 per cutoff period)'
+        raise IdentificationError(f'{N} states{after} give {N * n} equations for {b} base '
+                                  f'parameters: record at least {math.ceil(2 * b / n)} '
+                                  f'states{after} (many more for a useful estimate)')
+    R = factors.unweighted_r()
+    norms = np.linalg.norm(R, axis=0)
+    check_excitation(base.names, R, norms)
+    return float(np.linalg.cond(R / np.where(norms > 0, norms, 1.0)))
+
+
+def _at_the_prior(base, R, z, K, cov, processing, prior_threshold, prior_thresholds):
+    """
+    Keep the prior where the data do not reach (the module, step 4): ``(estimates, K, cov)``.
+
+    ``R``, ``z``: the weighted system's compact form; ``estimates``: ``{threshold: K}`` at
+    ``prior_threshold`` and every one of ``prior_thresholds``.  Says in ``processing['prior']``
+    how many directions kept the prior.
+    """
+    if isinstance(prior_threshold, bool) or not isinstance(prior_threshold, (int, float)) \
+            or not (math.isfinite(prior_threshold) and 0 <= prior_threshold):
+        raise IdentificationError(f'prior_threshold must be a singular value >= 0, or '
+                                  f"'auto' for identify, got {prior_threshold!r}")
+    estimates, at_prior = at_the_prior(R, z, base.values,
+                                       {float(prior_threshold), *(prior_thresholds or ())},
+                                       prior_scale(base.names, base.values, K,
+                                                   np.sqrt(np.maximum(np.diag(cov), 0.0))))
+    held = at_prior(prior_threshold)
+    processing['prior'] = {'threshold': held['threshold'], 'directions': held['directions'],
+                           'smallest': held['smallest'],
+                           'parameters': [base.names[i] for i in np.flatnonzero(
+                               held['share'] > 0.5)]}
+    if held['directions']:
+        K = estimates[prior_threshold]
+        cov = held['projector'] @ cov @ held['projector'].T
+    return estimates, K, cov
+
+
+@dataclass(frozen=True, eq=False)
+class Factored:
+    """
+    :class:`Equations` reduced to what their weighted least-squares values need.
+
+    Each joint's QR factors (:func:`.least_squares.joint_factors`), the equations that count
+    per joint (``rows (n,)``) and the rows (``samples``): a few kilobytes, whatever the
+    length of the data.  Those of pieces stack (:func:`solve_values`): each piece's rows are
+    decomposed once, however many folds it trains.
+    """
+
+    model: Model
+    base: BaseParameters
+    factors: object
+    rows: np.ndarray
+    samples: int
+    processing: dict
+
+
+def factored(found):
+    """Return the :class:`Factored` form of :class:`Equations` ``found``."""
+    return Factored(model=found.model, base=found.base,
+                    factors=joint_factors(found.W, found.tau),
+                    rows=(~found.left_out).sum(axis=0), samples=len(found.tau),
+                    processing=found.processing)
+
+
+def solve_values(pieces, *, prior_threshold=0.0, prior_thresholds=None):
+    """
+    Solve :class:`Factored` pieces together for their values alone: an :class:`Estimate`.
+
+    The values, the noise and the condition are :func:`solve`'s of the pieces' equations
+    stacked to rounding; the deviations are not computed (nan: their
+    widening needs the rows in time, :func:`correlation_inflation`): for a fold judged by
+    what it predicts (:func:`.selection.held_out_error`), never for a set reported.
+    """
+    first = pieces[0]
+    if any(p.processing['friction'] == 'smooth' for p in pieces):
+        raise ValueError('the smooth law is fitted on every row at once: not by pieces')
+    base = first.base
+    factors = type(first.factors).stacked([p.factors for p in pieces])
+    rows, N = sum(p.rows for p in pieces), sum(p.samples for p in pieces)
+    processing = _merged([p.processing for p in pieces])
+    condition = _checked(base, factors, N, processing)
+    K, cov, sigma = noise_weighted(factors, rows)
+    n, b = factors.z.shape
+    estimates, K, cov = _at_the_prior(
+        base, (factors.R / sigma[:, None, None]).reshape(n * b, b),
+        (factors.z / sigma[:, None]).reshape(-1), K, cov, processing, prior_threshold,
+        prior_thresholds)
+    processing['std'] = {'method': 'not computed: a fold judged by its prediction alone'}
+    unknown = np.full(b, np.nan)
+    return Estimate(base=base, values=K, std=unknown, relative_std=unknown,
+                    condition=condition, sigma=sigma, residual_rms=np.full(n, np.nan),
+                    samples=N, processing=processing, model=first.model,
+                    covariance=np.full((b, b), np.nan),
+                    alternatives=None if prior_thresholds is None else {
+                        f'{t:g}': estimates[t] for t in prior_thresholds})
 
 
 def _consistent(model, base, G, g, K, weight, path=None):

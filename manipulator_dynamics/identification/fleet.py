@@ -208,13 +208,15 @@ def identify_period(urdf, load_options, identify_options, log):
     ``error``: one robot's bad log must not stop a fleet's run.
     """
     from .estimate import identify
+    from .logs import read_once
 
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter('always')
         try:
             model = _model(urdf, load_options)
-            data = list(log.paths) if len(log.paths) > 1 else log.paths[0]
+            data = read_once(model, list(log.paths) if len(log.paths) > 1 else log.paths[0],
+                             identify_options.get('topic', '/joint_states'))
             estimate = identify(model, data, **identify_options)
         except Exception as e:  # noqa: B902 - any log's failure is reported, the fleet goes on
             return PeriodResult(log.robot, log.period, log.paths,

@@ -65,7 +65,65 @@ class WeightedFit(NamedTuple):
     z: np.ndarray
 
 
-def weighted_least_squares(W, tau, passes=5, kept=None):
+class JointFactors(NamedTuple):
+    """
+    Each joint's equations ``tau_j = W_j K`` reduced (:func:`joint_factors`): any weighting after.
+
+    ``R (n, b, b)``: R of each joint's QR; ``z (n, b)``: ``Q_j^T tau_j``; ``outside (n,)``: the
+    squared norm of what ``Q_j`` leaves of ``tau_j``.
+    """
+
+    R: np.ndarray
+    z: np.ndarray
+    outside: np.ndarray
+
+    @classmethod
+    def stacked(cls, pieces):
+        """
+        Return the factors of several sets of equations stacked, from each set's (TSQR).
+
+        ``R`` of a joint's ``[W_j tau_j]`` is ``[[R_j, z_j], [0, sqrt(outside_j)]]``; the
+        stacked rows' R is that of those ``(b + 1, b + 1)`` blocks stacked: each set is
+        decomposed once, however many folds it trains.
+        """
+        n, b, _ = pieces[0].R.shape
+        R, z, outside = np.zeros((n, b, b)), np.zeros((n, b)), np.zeros(n)
+        for j in range(n):
+            blocks = np.vstack([np.vstack([np.column_stack([p.R[j], p.z[j]]),
+                                           np.r_[np.zeros(b), np.sqrt(p.outside[j])]])
+                                for p in pieces])
+            Rj = np.linalg.qr(blocks, mode='r')
+            R[j], z[j], outside[j] = Rj[:b, :b], Rj[:b, b], Rj[b, b] ** 2
+        return cls(R, z, outside)
+
+    def unweighted_r(self):
+        """Return R of the whole ``W``'s QR ``(b, b)``: its singular values and column norms."""
+        n, b, _ = self.R.shape
+        return np.linalg.qr(self.R.reshape(n * b, b), mode='r')
+
+
+def joint_factors(W, tau):
+    """
+    Return the :class:`JointFactors` of ``tau = W K`` (``W (N, n, b)``, ``tau (N, n)``).
+
+    Each joint's equations once as ``R_j`` and ``Q_j^T tau_j``, and what ``Q_j`` leaves of
+    ``tau_j``: every weighting after it is a ``(n b, b)`` problem, whatever N (the rows of the
+    weighted system ``G K = g`` are the joints' rows scaled, ``R_j / sigma_j``), and so is the
+    whole ``W``'s R (:meth:`JointFactors.unweighted_r`).
+    """
+    N, n, b = W.shape
+    R, z, outside = np.zeros((n, b, b)), np.zeros((n, b)), np.zeros(n)
+    for j in range(n):
+        # R of [W_j tau_j] is [[R_j, Q_j^T tau_j], [0, +-|what Q_j leaves of tau_j|]]
+        Rj = np.linalg.qr(np.column_stack([W[:, j, :], tau[:, j]]), mode='r')
+        rows_j = min(len(Rj), b)
+        R[j, :rows_j], z[j, :rows_j] = Rj[:rows_j, :b], Rj[:rows_j, b]
+        if len(Rj) > b:
+            outside[j] = Rj[b, b] ** 2
+    return JointFactors(R, z, outside)
+
+
+def weighted_least_squares(W, tau, passes=5, kept=None, factors=None):
     """
     Solve ``tau = W K`` (``W (N, n, b)``, ``tau (N, n)``) weighting each joint by its noise.
 
@@ -78,20 +136,30 @@ def weighted_least_squares(W, tau, passes=5, kept=None):
     Returns a :class:`WeightedFit`: the estimate ``K``, its covariance ``s^2 (G^T G)^-1`` (``s``
     the RMS of the weighted residuals), the weighted system ``G K = g`` and its compact form.
     ``kept (N, n)``: the equations that count (the others' rows of ``W`` and ``tau`` are zero),
-    for the noise's degrees of freedom; default every one.
+    for the noise's degrees of freedom; default every one.  ``factors``: the
+    :func:`joint_factors` of ``W`` and ``tau``, where the caller has them.
     """
     N, n, b = W.shape
-    # each joint's equations once as R_j and Q_j^T tau_j, and what Q_j leaves of tau_j: every
-    # weighting after it is a (n b, b) problem, whatever N (the rows of the weighted system
-    # G K = g are the joints' rows scaled, R_j / sigma_j)
-    R, z, outside = np.zeros((n, b, b)), np.zeros((n, b)), np.zeros(n)
-    for j in range(n):
-        # R of [W_j tau_j] is [[R_j, Q_j^T tau_j], [0, +-|what Q_j leaves of tau_j|]]
-        Rj = np.linalg.qr(np.column_stack([W[:, j, :], tau[:, j]]), mode='r')
-        rows_j = min(len(Rj), b)
-        R[j, :rows_j], z[j, :rows_j] = Rj[:rows_j, :b], Rj[:rows_j, b]
-        if len(Rj) > b:
-            outside[j] = Rj[b, b] ** 2
+    factors = joint_factors(W, tau) if factors is None else factors
+    rows = np.full(n, N) if kept is None else kept.sum(axis=0)
+    K, cov, sigma = noise_weighted(factors, rows, passes)
+    G = (W / sigma[None, :, None]).reshape(N * n, b)
+    g = (tau / sigma).reshape(-1)
+    return WeightedFit(K, cov, sigma, G, g,
+                       (factors.R / sigma[:, None, None]).reshape(n * b, b),
+                       (factors.z / sigma[:, None]).reshape(-1))
+
+
+def noise_weighted(factors, rows, passes=5):
+    """
+    Return ``(K, cov, sigma)`` of :func:`weighted_least_squares` from the joints' factors.
+
+    ``factors``: :class:`JointFactors`; ``rows (n,)``: each joint's equations that count.  What
+    the weighting needs of the equations, whatever their number: a fold's, from its pieces'
+    factors stacked (:meth:`JointFactors.stacked`).
+    """
+    R, z, outside = factors
+    n, b, _ = R.shape
 
     def solve(scale):
         return np.linalg.lstsq((R / scale[:, None, None]).reshape(n * b, b),
@@ -101,7 +169,6 @@ def weighted_least_squares(W, tau, passes=5, kept=None):
         return ((z - R @ K) ** 2).sum(axis=1) + outside
 
     K = solve(np.ones(n))
-    rows = np.full(n, N) if kept is None else kept.sum(axis=0)
     dof = np.maximum(rows - b / n, 1.0)
     sigma = None
     for _ in range(passes):
@@ -114,11 +181,7 @@ def weighted_least_squares(W, tau, passes=5, kept=None):
             break
     s2 = float((squared_residuals(K) / sigma ** 2).sum()) / max(int(rows.sum()) - b, 1)
     information = np.einsum('jab,jac->bc', R, R / sigma[:, None, None] ** 2)
-    G = (W / sigma[None, :, None]).reshape(N * n, b)
-    g = (tau / sigma).reshape(-1)
-    return WeightedFit(K, s2 * np.linalg.inv(information), sigma, G, g,
-                       (R / sigma[:, None, None]).reshape(n * b, b),
-                       (z / sigma[:, None]).reshape(-1))
+    return K, s2 * np.linalg.inv(information), sigma
 
 
 #: The units of friction parameters (:func:`prior_scale`).

@@ -24,6 +24,7 @@ with the parallel filter for both sides of ``tau = W K`` (:func:`differentiate_l
 module's docstring).  Every refusal is an :class:`IdentificationError` naming what is wrong.
 """
 
+from dataclasses import dataclass
 import math
 import os
 
@@ -34,6 +35,7 @@ from .errors import IdentificationError
 from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, lowpass, reduced, \
     reduction, settling
 from .. import csvlog
+from .._parallel import over_columns
 from ..names import joint_map, JointNamesError
 
 
@@ -43,14 +45,79 @@ from ..names import joint_map, JointNamesError
 #: Panda's logger skipped up to 8 samples of 1 ms, a tenth of a 2.5 Hz cutoff's period is 40.
 GAP_STEPS, GAP_CUTOFF_PERIODS = 5, 0.1
 
-#: Rows per chunk of the parallel filter's :func:`apply` (a 7-joint arm's regressor: 80 MB).
-PARALLEL_CHUNK = 1 << 14
+#: Rows per chunk of the parallel filter's :func:`apply` (a 7-joint arm's regressor: 40 MB,
+#: and the filter's copies of its base columns; the padding, 240 rows at 20 per cutoff
+#: period, adds 6 %).
+PARALLEL_CHUNK = 1 << 13
 
 #: A filtered speed below this (rad/s or m/s) is zero: a joint held still, whose filtered
 #: position varies by the filter's rounding alone (1e-12 rad at 5 kHz is 5e-9 rad/s once
 #: differentiated), and whose Coulomb term ``Fc sign(qd)`` would flip with it.  A micro-radian
 #: per second is below what any encoder resolves over a filter's window.
 AT_REST = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class Log:
+    """
+    A log file read once (:func:`read_once`): give it wherever its path goes.
+
+    Choosing the cutoff, cross-validation and the final fit each read their data; a path is read
+    by each of them (an hour at 1 kHz: 4 s a time), a Log by none.  ``columns``: what the file
+    holds, ``t, q, tau`` and ``qd`` (the measured velocities, None unless every joint has them),
+    for the joints ``joint_names``; ``source``: its path; ``topic``: a recording's topic, or
+    None.  Stamps are checked and re-timed where it is used, as for a path.
+    """
+
+    source: str
+    joint_names: tuple
+    columns: dict
+    topic: object = None
+
+    def processing(self):
+        """Return what a fit reports of its source: the path, and a recording's topic."""
+        return {'source': self.source, **({} if self.topic is None else {'topic': self.topic})}
+
+    def for_model(self, model):
+        """Return the columns for ``model``, or refuse a log read for another joint set."""
+        if tuple(model.joint_names) != self.joint_names:
+            raise IdentificationError(
+                f'{self.source} was read for the joints {", ".join(self.joint_names)}, not '
+                f'this model\'s {", ".join(model.joint_names)}: read it again for this model')
+        return self.columns
+
+
+def read_file(model, path, topic='/joint_states'):
+    """
+    Read one log file: a :class:`Log` of a CSV file, a numpy archive or a rosbag2 recording.
+
+    Refused, naming the path, where there is no such file or recording.
+    """
+    path = os.fspath(path)
+    if os.path.isfile(path) and path.lower().endswith('.csv'):
+        columns, topic = read_csv(model, path, velocity=True), None
+    elif os.path.isfile(path) and path.lower().endswith('.npz'):
+        columns, topic = read_npz(model, path, velocity=True), None
+    elif os.path.exists(path):
+        columns = read_rosbag(model, path, topic, velocity=True)
+    else:
+        raise IdentificationError(f'no such data file or recording: {path}')
+    return Log(source=path, joint_names=tuple(model.joint_names), columns=columns, topic=topic)
+
+
+def read_once(model, data, topic='/joint_states'):
+    """
+    Return ``data`` with every path in it read (:func:`read_file`): a :class:`Log` each.
+
+    A list stays a list; mappings, arrays and Logs are returned as they are.  What the entry
+    points (``identify``, ``cross_validate``, ``select_friction``) should be given where they
+    are called on the same files more than once.
+    """
+    if isinstance(data, list):
+        return [read_once(model, d, topic) for d in data]
+    if isinstance(data, (str, os.PathLike)):
+        return read_file(model, data, topic)
+    return data
 
 
 def read_logs(model, data, topic, retime=True):
@@ -70,16 +137,9 @@ def read_states(model, data, topic='/joint_states', retime=True):
     """
     out = []
     for i, d in enumerate(data if isinstance(data, list) else [data]):
-        if isinstance(d, (str, os.PathLike)):
-            path = os.fspath(d)
-            if os.path.isfile(path) and path.lower().endswith('.csv'):
-                d = read_csv(model, path, velocity=True)
-            elif os.path.isfile(path) and path.lower().endswith('.npz'):
-                d = read_npz(model, path, velocity=True)
-            elif os.path.exists(path):
-                d = read_rosbag(model, path, topic, velocity=True)
-            else:
-                raise IdentificationError(f'no such data file or recording: {path}')
+        d = read_once(model, d, topic)
+        if isinstance(d, Log):
+            d = d.for_model(model)
         if not isinstance(d, dict) or d.get('qd') is None:
             raise IdentificationError(f"log {i + 1} has no measured velocities (every joint's "
                                       '<joint>.velocity, a JointState velocity, a qd array): '
@@ -113,7 +173,7 @@ def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True
     model of ``tau`` (see :func:`differentiate`).  ``retime``: see :func:`identify`.
     """
     if isinstance(data, list) and data and all(
-            isinstance(d, (str, os.PathLike, dict, tuple)) for d in data):
+            isinstance(d, (str, os.PathLike, dict, tuple, Log)) for d in data):
         logs = [read_log(model, d, topic, retime) for d in data]
         if any(len(log) != 3 for log, _ in logs):
             raise IdentificationError('several logs must each be a time series (t, q, tau), a '
@@ -151,17 +211,9 @@ def read_log(model, data, topic, retime=True):
     says what was done, or why not.
     """
     processing = {}
-    if isinstance(data, (str, os.PathLike)):
-        path = os.fspath(data)
-        if os.path.isfile(path) and path.lower().endswith('.csv'):
-            data, processing = read_csv(model, path, velocity=True), {'source': path}
-        elif os.path.isfile(path) and path.lower().endswith('.npz'):
-            data, processing = read_npz(model, path, velocity=True), {'source': path}
-        elif os.path.exists(path):
-            data, processing = (read_rosbag(model, path, topic, velocity=True),
-                                {'source': path, 'topic': topic})
-        else:
-            raise IdentificationError(f'no such data file or recording: {path}')
+    data = read_once(model, data, topic)
+    if isinstance(data, Log):
+        data, processing = data.for_model(model), data.processing()
     if not isinstance(data, dict):
         return tuple(data), processing
     if 'qdd' in data:
@@ -265,8 +317,8 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     bounds = np.cumsum([0] + [len(u[0]) for u in used])
 
     def parallel(x):
-        return np.concatenate([
-            scipy.signal.sosfiltfilt(sos, x[i:j], axis=0)[trim:j - i - trim:decimate]
+        return np.concatenate([over_columns(lambda block: scipy.signal.sosfiltfilt(
+            sos, block, axis=0)[trim:j - i - trim:decimate], x[i:j])
             for i, j in zip(bounds[:-1], bounds[1:])])
 
     pad = settling(sos)
@@ -289,9 +341,9 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                 if not len(here):
                     continue
                 lo, hi = max(i, a - pad), min(j, b + pad)
-                filtered = scipy.signal.sosfiltfilt(
-                    sos, function(*(x[lo:hi] for x in arrays)), axis=0)
-                out.append(filtered[here - lo])
+                # the columns on threads: scipy's filter lets go of the GIL
+                out.append(over_columns(lambda block: scipy.signal.sosfiltfilt(
+                    sos, block, axis=0)[here - lo], function(*(x[lo:hi] for x in arrays))))
         return np.concatenate(out)
 
     def rows(x):
@@ -472,21 +524,41 @@ def read_csv(model, path, *, velocity=False):
     are ignored.  With ``velocity``: a mapping with keys ``t, q, tau`` and ``qd``, the
     ``<joint>.velocity`` (or ``motor_velocity``) columns, None unless every joint has one.
     """
+    # by chunks into arrays made once: the file's values are never held whole beside the
+    # columns taken from them, nor the columns twice (a list of chunks, then joined); the
+    # arrays are made for more rows than the file can have, and what is never written costs
+    # no memory (the pages are never touched)
+    columns, filled = None, 0
     try:
-        table = csvlog.read(path)
-        t = table.time()
+        for table in csvlog.chunks(path):
+            try:
+                chunk = {'t': table.time(), 'q': joint_field(model, table, 'position'),
+                         'tau': joint_field(model, table, 'effort')}
+            except IdentificationError as e:
+                present = [j for j in model.joint_names if not table.missing([j], 'position')
+                           and not table.missing([j], 'effort')]
+                raise IdentificationError(str(e) + suggest_tip_links(model, present)) from None
+            chunk['qd'] = joint_field(model, table, 'velocity', required=False) \
+                if velocity else None
+            rows = len(chunk['t'])
+            if columns is None:
+                room = max(csvlog.rows_at_most(path), rows)
+                columns = {k: None if v is None else np.empty((room,) + v.shape[1:])
+                           for k, v in chunk.items()}
+            elif filled + rows > len(columns['t']):   # more rows than the file's size said
+                columns = {k: None if v is None else np.resize(v, (2 * (filled + rows),)
+                                                               + v.shape[1:])
+                           for k, v in columns.items()}
+            for k, v in chunk.items():
+                if columns[k] is not None:
+                    columns[k][filled:filled + rows] = v
+            filled += rows
     except ValueError as e:
         raise IdentificationError(str(e)) from None
-    try:
-        q, tau = joint_field(model, table, 'position'), joint_field(model, table, 'effort')
-    except IdentificationError as e:
-        present = [j for j in model.joint_names if not table.missing([j], 'position')
-                   and not table.missing([j], 'effort')]
-        raise IdentificationError(str(e) + suggest_tip_links(model, present)) from None
+    log = {k: None if v is None else v[:filled] for k, v in columns.items()}
     if not velocity:
-        return t, q, tau
-    return {'t': t, 'q': q, 'tau': tau,
-            'qd': joint_field(model, table, 'velocity', required=False)}
+        return log['t'], log['q'], log['tau']
+    return log
 
 
 #: A joint's quantity, and the column of its motor's side that gives it through a transmission.

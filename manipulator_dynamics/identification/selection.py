@@ -31,7 +31,7 @@ from .base_parameters import base_parameters
 from .decimation import Decimated
 from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
-from .fit import fit
+from .fit import equations, factored, fit, solve_values
 from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_logs, read_time_series
@@ -61,10 +61,12 @@ def motion_bandwidth(logs, power=0.999):
         t, q = np.asarray(t, dtype=float), np.asarray(q, dtype=float)
         step = float(np.median(np.diff(t)))
         grid = np.arange(t[0], t[-1], step)
+        s = grid - grid.mean()                      # the trend's slope by its closed form
+        window = np.hanning(len(grid))
         for j in range(q.shape[1]):
             x = np.interp(grid, t, q[:, j])
-            x = x - np.polyval(np.polyfit(grid - grid[0], x, 1), grid - grid[0])
-            spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x)))) ** 2
+            x -= x.mean() + s * (s @ x) / max(float(s @ s), 1e-300)
+            spectrum = np.abs(np.fft.rfft(x * window)) ** 2
             if spectrum.sum() > 0:
                 share = np.cumsum(spectrum) / spectrum.sum()
                 f = np.fft.rfftfreq(len(x), step)[np.searchsorted(share, power)]
@@ -123,8 +125,18 @@ def held_out_error(model, ladder, folds, cutoff, **options):
 
     ``ladder``: the pieces (:class:`.decimation.Decimated`); ``folds``: per fold, the pieces it
     holds out, the others its training.  Errors and energies at the full rate
-    (:meth:`.decimation.Decimated.error`).
+    (:meth:`.decimation.Decimated.error`).  Each piece's equations are made and decomposed
+    once (:func:`.fit.equations`, :func:`.fit.factored`) and each fold solves those of its
+    training pieces stacked, where nothing in a piece's equations depends on the others: every
+    law but the smooth one, whose Coulomb velocity is fitted on all the rows, and no
+    ``still='auto'``, whose speeds are all the pieces'.  Only the values of a fold are
+    computed (:func:`.fit.solve_values`): its prediction is what is judged.
     """
+    pieces = None
+    if friction_law(options.get('friction', True)) != 'smooth' and options.get('still') in (
+            None, 0) and set(options) <= set(EQUATION_OPTIONS + VALUE_OPTIONS):
+        pieces = [piece_factors(model, ladder.at(j, cutoff), cutoff, options)
+                  for j in range(len(ladder))]
     wrong = total = 0.0
     for held in folds:
         train = [(s.t, s.q, s.tau) for j in range(len(ladder)) if j not in held
@@ -132,11 +144,41 @@ def held_out_error(model, ladder, folds, cutoff, **options):
         if not train or not all(ladder.at(j, cutoff) for j in held):
             raise IdentificationError(f'a piece of the {len(folds)} folds has no stretch long '
                                       f'enough to filter at {cutoff:g} Hz')
-        estimate = fit(model, train, cutoff=cutoff, **options)
+        if pieces is None:
+            estimate = fit(model, train, cutoff=cutoff, **options)
+        else:
+            made = [pieces[j] for j in range(len(ladder)) if j not in held]
+            found = [p for p in made if not isinstance(p, IdentificationError)]
+            if not found:
+                raise made[0]
+            estimate = solve_values(found, **{k: v for k, v in options.items()
+                                              if k in VALUE_OPTIONS})
         for j in held:
             missed, energy = ladder.error(estimate, j, cutoff)
             wrong, total = wrong + missed, total + energy
     return 100.0 * wrong / total
+
+
+def piece_factors(model, stretched, cutoff, options):
+    """
+    Return the :class:`.fit.Factored` equations of one piece's stretches, or the error.
+
+    ``options``: :func:`held_out_error`'s, :func:`.fit.fit`'s options of the equations.
+    """
+    if not stretched:
+        return IdentificationError(f'no stretch long enough to filter at {cutoff:g} Hz')
+    try:
+        return factored(equations(model, [(s.t, s.q, s.tau) for s in stretched], cutoff=cutoff,
+                                  **{k: v for k, v in options.items() if k in EQUATION_OPTIONS}))
+    except IdentificationError as e:        # its stretches too short: the others may do
+        return e
+
+
+#: The options of :func:`.fit.fit` that its equations take (:func:`.fit.equations`).
+EQUATION_OPTIONS = ('friction', 'armature', 'base', 'topic', 'retime', 'still')
+
+#: The options of :func:`.fit.fit` that a fold's values take (:func:`.fit.solve_values`).
+VALUE_OPTIONS = ('prior_threshold', 'prior_thresholds')
 
 
 def resolve_cutoff(model, data, cutoff, *, topic='/joint_states', retime=True, **options):

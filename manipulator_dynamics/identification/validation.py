@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import IdentificationError
+from .._parallel import in_order
 from ..model import Model
 
 
@@ -291,7 +292,9 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
         b = min(len(raw_t) - 1, b + int(round((t[inside[1]] - t[inside[0]])
                                               / (raw_t[1] - raw_t[0]))) - 1)
         measured[inside] = raw_tau[np.searchsorted(raw_t, t[inside])]
-        for start in range(a, b + 1, SCORED_CHUNK):
+
+        def chunk(start, raw_t=raw_t, raw_tau=raw_tau, spline=spline, inside=inside, b=b):
+            """Return one chunk's sums: its samples' squared errors, torques and counts."""
             stop = min(b + 1, start + SCORED_CHUNK)
             at, tau = raw_t[start:stop], raw_tau[start:stop]
             values = spline(at)
@@ -300,14 +303,21 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
             if left_out is not None:
                 nearest = inside[np.clip(np.searchsorted(t[inside], at), 0, len(inside) - 1)]
                 scored = ~left_out[nearest]
+            errors = {}
             for k, m in enumerate(models):
                 guess = values[:, k * n:(k + 1) * n]
                 if frictions.get(m) is not None:
                     guess = guess + friction_torque(frictions[m], speeds)
-                sums['squared_error'][m] += (((tau - guess) * scored) ** 2).sum(axis=0)
-            sums['squared_torque'] += ((tau * scored) ** 2).sum(axis=0)
-            sums['count'] += scored.sum(axis=0)
-            samples += len(at)
+                errors[m] = (((tau - guess) * scored) ** 2).sum(axis=0)
+            return errors, ((tau * scored) ** 2).sum(axis=0), scored.sum(axis=0), len(at)
+        # the chunks on threads (numpy and the spline let go of the GIL), added in their order:
+        # the sums of one thread's, bit for bit
+        for errors, torque, count, rows in in_order(chunk, range(a, b + 1, SCORED_CHUNK)):
+            for m in models:
+                sums['squared_error'][m] += errors[m]
+            sums['squared_torque'] += torque
+            sums['count'] += count
+            samples += rows
     return Validation.of_sums(joint_names, sums, samples, t, measured, predicted, left_out)
 
 

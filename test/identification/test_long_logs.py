@@ -1,0 +1,288 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What makes long logs affordable gives the results of the plain way, to rounding.
+
+A log read once (:class:`.logs.Log`), folds solved from their pieces' factors (TSQR), the
+filters' columns on threads, predictions made by chunks: each against the computation it
+replaces.
+"""
+
+import warnings
+
+from conftest import measured
+import manipulator_dynamics as md
+from manipulator_dynamics import _parallel, csvlog, robots
+from manipulator_dynamics.cli import main
+from manipulator_dynamics.identification import logs
+from manipulator_dynamics.identification.decimation import Decimated
+from manipulator_dynamics.identification.errors import IdentificationError
+from manipulator_dynamics.identification.fit import equations, factored, fit, solve, \
+    solve_values
+from manipulator_dynamics.identification.least_squares import joint_factors, JointFactors
+from manipulator_dynamics.identification.selection import fold_ranges, held_out_error
+from manipulator_dynamics.identification.validation import ExtrapolationWarning
+from manipulator_dynamics.rigid.regressor import regressor
+import numpy as np
+import pytest
+import scipy.signal
+
+
+@pytest.fixture(scope='module')
+def arm():
+    plain = md.load_model(robots.path('demo_arm'))
+    return md.load_model(robots.path('demo_arm'), joint_dynamics={
+        j: {'viscous': 0.3, 'coulomb': 0.5} for j in plain.joint_names})
+
+
+@pytest.fixture(scope='module')
+def log(arm):
+    """Return a 1 kHz log of 30 s with torque and position noise: ``(t, q, tau)``."""
+    t, _, _, _, tau, q = measured(arm, seconds=30.0, rate=1000.0, fundamental=0.1)
+    return t, q, tau
+
+
+def pieces_of(log, count):
+    """Return the log cut in ``count`` consecutive pieces (views)."""
+    return [tuple(x[r] for x in log) for r in fold_ranges([log], count)[0]]
+
+
+def test_folds_solved_from_their_pieces_factors_equal_the_stacked_rows(arm, log):
+    """
+    Two pieces' factors stacked (TSQR) solve as their equations stacked: values to 1e-9.
+
+    The pieces are fitted as two logs, each filtered alone, by :func:`fit` and by
+    :func:`solve_values` of their :func:`factored` equations: the same values, noise and
+    condition number; the factors of the rows stacked equal the stacked factors.
+    """
+    a, b = pieces_of(log, 2)
+    whole = fit(arm, [a, b], cutoff=2.0)
+    parts = [factored(equations(arm, [p], cutoff=2.0)) for p in (a, b)]
+    alone = solve_values(parts)
+    np.testing.assert_allclose(alone.values, whole.values, rtol=1e-9,
+                               atol=1e-9 * np.abs(whole.values).max())
+    np.testing.assert_allclose(alone.sigma, whole.sigma, rtol=1e-9)
+    assert alone.condition == pytest.approx(whole.condition, rel=1e-9)
+    assert alone.samples == whole.samples
+    assert np.isnan(alone.std).all()                       # not computed, and not pretended
+    # the stacked factors are those of the stacked rows: R^T R = W^T W and R^T z = W^T tau
+    # (R itself is not unique where a joint's rows leave columns out: its descendants' alone)
+    found = [equations(arm, [p], cutoff=2.0) for p in (a, b)]
+    W, tau = np.concatenate([f.W for f in found]), np.concatenate([f.tau for f in found])
+    stacked = JointFactors.stacked([joint_factors(f.W, f.tau) for f in found])
+    for j in range(arm.n):
+        gram = W[:, j].T @ W[:, j]
+        np.testing.assert_allclose(stacked.R[j].T @ stacked.R[j], gram, rtol=0,
+                                   atol=1e-10 * np.abs(gram).max())
+        np.testing.assert_allclose(stacked.R[j].T @ stacked.z[j], W[:, j].T @ tau[:, j],
+                                   rtol=0, atol=1e-10 * np.abs(gram).max())
+    # and what the factors hold of the torques is all of them: |z|^2 + outside = |tau|^2
+    np.testing.assert_allclose((stacked.z ** 2).sum(axis=1) + stacked.outside,
+                               (tau ** 2).sum(axis=0), rtol=1e-9)
+
+
+def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(arm, log):
+    """
+    :func:`held_out_error` (each piece decomposed once) equals fitting every fold again.
+
+    Three pieces, each fold fitted on the other two by :func:`fit` and scored by
+    :meth:`.decimation.Decimated.error`: the pooled error to 1e-9.
+    """
+    ladder = Decimated(arm, pieces_of(log, 3), [1.0, 2.0])
+    folds = [[0], [1], [2]]
+    for cutoff in (1.0, 2.0):
+        wrong = total = 0.0
+        for held in folds:
+            train = [(s.t, s.q, s.tau) for j in range(3) if j not in held
+                     for s in ladder.at(j, cutoff)]
+            estimate = fit(arm, train, cutoff=cutoff)
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore', ExtrapolationWarning)
+                missed, energy = ladder.error(estimate, held[0], cutoff)
+            wrong, total = wrong + missed, total + energy
+        assert held_out_error(arm, ladder, folds, cutoff) == pytest.approx(
+            100.0 * wrong / total, rel=1e-9)
+
+
+def test_predictions_by_chunks_are_the_base_regressor_times_the_values(arm, log, monkeypatch):
+    """:meth:`Estimate.predictions` by chunks of 300 rows equals ``W_B K`` made whole."""
+    from manipulator_dynamics.identification import fit as fitting
+    t, q, tau = log
+    estimate = fit(arm, (t, q, tau), cutoff=2.0)
+    _, qf, qd, qdd, _, _ = estimate.states((t, q, tau))
+    W = estimate.base.base_regressor(regressor(arm, qf, qd, qdd, armature=False,
+                                               friction=estimate.base.friction))
+    monkeypatch.setattr(fitting, 'PREDICTED_CHUNK', 300)
+    assert len(qf) > 900                                # several chunks, the last one short
+    got = estimate.predictions(qf, qd, qdd, {'a': estimate.values, 'b': estimate.base.values})
+    np.testing.assert_allclose(got['a'], W @ estimate.values, rtol=0,
+                               atol=1e-12 * np.abs(tau).max())
+    np.testing.assert_allclose(got['b'], W @ estimate.base.values, rtol=0,
+                               atol=1e-12 * np.abs(tau).max())
+
+
+def test_columns_on_threads_give_the_filter_bit_for_bit():
+    """:func:`._parallel.over_columns` of a zero-phase filter then rows taken: identical."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(40000, 6, 5))
+    sos = scipy.signal.butter(4, 0.02, output='sos')
+
+    def function(block):
+        return scipy.signal.sosfiltfilt(sos, block, axis=0)[100:-100:7]
+    previous = _parallel.set_threads(2)
+    try:
+        got = _parallel.over_columns(function, x)
+    finally:
+        _parallel.set_threads(previous)
+    assert got.shape == function(x).shape
+    assert np.array_equal(got, function(x))
+
+
+def write_log(path, arm, log):
+    t, q, tau = log
+    csvlog.write(path, t, csvlog.joint_columns(arm.joint_names, position=q, effort=tau))
+
+
+def test_a_log_read_once_identifies_as_its_path(arm, log, tmp_path):
+    """``identify`` and ``cross_validate`` of a :class:`.logs.Log` equal those of its path."""
+    path = tmp_path / 'run.csv'
+    write_log(path, arm, log)
+    once = logs.read_once(arm, str(path))
+    assert isinstance(once, logs.Log) and once.source == str(path)
+    by_path = md.identify(arm, str(path), cutoff=2.0)
+    by_log = md.identify(arm, once, cutoff=2.0)
+    np.testing.assert_array_equal(by_log.values, by_path.values)
+    assert by_log.processing['source'] == by_path.processing['source'] == str(path)
+    folds = md.cross_validate(arm, [once, once], folds=2, cutoff=2.0)
+    assert folds.pooled.error['identified'] == pytest.approx(md.cross_validate(
+        arm, [str(path), str(path)], folds=2, cutoff=2.0).pooled.error['identified'],
+        rel=1e-12)
+
+
+def test_a_log_read_for_other_joints_is_refused_naming_them(arm, log, tmp_path):
+    path = tmp_path / 'run.csv'
+    write_log(path, arm, log)
+    once = logs.read_once(arm, str(path))
+    cut = md.load_model(robots.path('demo_arm'), tip_links=[arm.link_names[1]])
+    with pytest.raises(IdentificationError, match=r'run\.csv was read for the joints .*'
+                       + arm.joint_names[-1]):
+        md.identify(cut, once, cutoff=2.0)
+    with pytest.raises(IdentificationError, match='no such data file or recording: '):
+        logs.read_once(arm, str(tmp_path / 'absent.csv'))
+
+
+def test_the_command_line_reads_each_log_once(arm, log, tmp_path, monkeypatch, capsys):
+    """
+    ``identify LOG --folds 3`` and ``--validate`` read each file once, however many use it.
+
+    Three folds, the final fit, the validation (and, without ``--cutoff``, the cutoff's choice
+    in each): before, each read the file again (an hour at 1 kHz: 4 s a time).
+    """
+    path, other = tmp_path / 'run.csv', tmp_path / 'other.csv'
+    write_log(path, arm, log)
+    reads = []
+    real = csvlog.chunks
+
+    def counted(p, rows=None):
+        reads.append(str(p))
+        return real(p, rows)
+    monkeypatch.setattr(csvlog, 'chunks', counted)
+    assert main(['identify', robots.path('demo_arm'), str(path), '--joint-dynamics',
+                 str(write_friction(arm, tmp_path)), '--folds', '3', '--cutoff', '2',
+                 '--format', 'json']) == 0
+    assert reads == [str(path)]
+    write_log(other, arm, tuple(x[:15000] for x in log))
+    reads.clear()
+    assert main(['identify', robots.path('demo_arm'), str(path), '--joint-dynamics',
+                 str(write_friction(arm, tmp_path)), '--validate', str(other),
+                 '--cutoff', '2', '--format', 'json']) == 0
+    assert sorted(reads) == sorted([str(path), str(other)])
+    capsys.readouterr()
+
+
+def write_friction(arm, tmp_path):
+    import yaml
+    path = tmp_path / 'friction.yaml'
+    path.write_text(yaml.safe_dump({'joint_dynamics': {
+        j: {'viscous': 0.3, 'coulomb': 0.5} for j in arm.joint_names}}))
+    return path
+
+
+def test_solve_equals_fit_of_the_same_equations(arm, log):
+    """:func:`fit` is :func:`equations` then :func:`solve`: nothing between them."""
+    found = equations(arm, log, cutoff=2.0)
+    estimate = solve(found)
+    np.testing.assert_array_equal(estimate.values, fit(arm, log, cutoff=2.0).values)
+
+
+def test_a_csv_read_by_chunks_is_the_csv_read_whole(arm, log, tmp_path, monkeypatch):
+    """Chunks of 700 rows give every column as the whole file's read, each row once."""
+    path = tmp_path / 'run.csv'
+    write_log(path, arm, log)
+    whole = csvlog.read(path)
+    monkeypatch.setattr(csvlog, 'CHUNK_ROWS', 700)
+    parts = list(csvlog.chunks(path))
+    assert len(parts) == -(-len(log[0]) // 700)
+    np.testing.assert_array_equal(np.concatenate([p.values for p in parts]), whole.values)
+    for room in (None, 10):             # as many rows as its size allows; too few: grown
+        if room:
+            monkeypatch.setattr(csvlog, 'rows_at_most', lambda path: room)
+        t, q, tau = logs.read_csv(arm, str(path))
+        np.testing.assert_array_equal(t, whole.time())
+        np.testing.assert_array_equal(q, whole.field(arm.joint_names, 'position'))
+        np.testing.assert_array_equal(tau, whole.field(arm.joint_names, 'effort'))
+
+
+def test_a_bad_value_in_a_later_chunk_is_named_by_row_and_column(arm, log, tmp_path,
+                                                                 monkeypatch):
+    path = tmp_path / 'run.csv'
+    write_log(path, arm, log)
+    lines = path.read_text().splitlines()
+    cells = lines[2501].split(',')
+    cells[3] = 'oops'
+    lines[2501] = ','.join(cells)
+    path.write_text('\n'.join(lines) + '\n')
+    monkeypatch.setattr(csvlog, 'CHUNK_ROWS', 700)
+    header = lines[0].split(',')
+    with pytest.raises(IdentificationError, match=rf'row 2502, column {header[3]}: not a '
+                       "number: 'oops'"):
+        logs.read_csv(arm, str(path))
+    cells[3] = 'nan'                            # read, then refused where it is used
+    lines[2501] = ','.join(cells)
+    path.write_text('\n'.join(lines) + '\n')
+    t, q, tau = logs.read_csv(arm, str(path))
+    assert len(t) == len(log[0]) and np.isnan(q).sum() + np.isnan(tau).sum() == 1
+    with pytest.raises(IdentificationError, match=r'\[2500, .*non-finite'):
+        md.identify(arm, str(path), cutoff=2.0)
+
+
+def test_scoring_on_threads_gives_the_sums_of_one_thread(arm, log, monkeypatch):
+    """:func:`.validation.at_full_rate`'s chunks on two threads: the same sums, bit for bit."""
+    from manipulator_dynamics.identification import validation
+    t, q, tau = log
+    estimate = fit(arm, (t, q, tau), cutoff=2.0)
+    monkeypatch.setattr(validation, 'SCORED_CHUNK', 3000)      # ten chunks
+    runs = []
+    for threads in (1, 2):
+        previous = _parallel.set_threads(threads)
+        try:
+            runs.append(estimate.validate((t, q, tau)))
+        finally:
+            _parallel.set_threads(previous)
+    one, two = runs
+    assert one.samples == two.samples > 20000                 # every sample but the ends
+    for m in ('urdf', 'identified'):
+        assert np.array_equal(one.sums['squared_error'][m], two.sums['squared_error'][m])
+    assert np.array_equal(one.sums['squared_torque'], two.sums['squared_torque'])
