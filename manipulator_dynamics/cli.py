@@ -30,6 +30,7 @@ import warnings
 import numpy as np
 
 from . import csvlog, robots
+from .contact.observer import DEFAULT_GAIN
 from .identification.base_parameters import base_parameters
 from .identification.errors import IdentificationError
 from .identification.estimate import cross_validate, identify, select_friction
@@ -425,6 +426,38 @@ def cmd_identify_payload(args):
     _emit(args, title, found.to_dict(), table)
 
 
+def cmd_contact(args):
+    from .contact.calibration import parse_thresholds, thresholds_yaml
+    from .contact.replay import replay
+    from .identification.logs import read_states
+
+    model = _load(args)
+    levels = {}
+    for name in ('contact_thresholds', 'collision_thresholds'):
+        try:
+            levels[name] = parse_thresholds(getattr(args, name))
+        except ValueError as e:
+            raise ValueError(f'--{name.replace("_", "-")}: {e}') from None
+    (t, q, qd, tau), = read_states(model, args.log, args.topic,
+                                   retime=not args.stamps_as_logged)
+    found = replay(model, t, q, qd, tau, gain=args.gain, friction=not args.no_friction,
+                   contact=levels['contact_thresholds'],
+                   collision=levels['collision_thresholds'], identified=args.parameters,
+                   calibration=args.calibration)
+    title = (f'{args.log} observed as dynamics_node would ({len(t)} states, observer gain '
+             f'{args.gain:g}/s): the levels it would raise')
+    table = found.table(model)
+    if args.thresholds_out:
+        if found.levels is None:
+            raise ValueError(f'--thresholds-out {args.thresholds_out}: no levels to write '
+                             f'({found.how})')
+        thresholds_yaml(model, found.levels, args.gain, found.how, args.thresholds_out)
+        table += (f'\n\nwritten: {args.thresholds_out} (contact_thresholds, '
+                  'collision_thresholds and observer_gain for dynamics_node: --ros-args '
+                  '--params-file, or ros2 param load)')
+    _emit(args, title, found.to_dict(), table)
+
+
 #: Extensions of the logs ``fleet`` takes: a first argument with one is not the URDF.
 _LOG_EXTENSIONS = ('.csv', '.npz', '.db3', '.mcap')
 
@@ -476,7 +509,6 @@ def _contact_spread(estimate, check, topic):
     """
     from .contact.detection import spread_yaml
     from .contact.detection import residual_spread
-    from .contact.observer import DEFAULT_GAIN
     if check is None:
         return None, ' (no contact_spread: it needs --validate LOG)'
     model = estimate.identified_model()
@@ -782,6 +814,26 @@ def build_parser():
     p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
     p.add_argument('--payload-out', metavar='YAML', help='write payload_link and payload as a '
                    'ROS 2 parameters file for dynamics_node and trajectory_node')
+    p = command('contact', cmd_contact, "run dynamics_node's momentum observer and contact "
+                'levels over a log: the levels (given, from the identification --parameters '
+                'carries, or learnt from the first seconds of motion) and every stretch of '
+                'states above them')
+    p.add_argument('log', help='a CSV, .npz or rosbag2 log with the measured velocities')
+    p.add_argument('--gain', type=float, default=DEFAULT_GAIN, help='observer gain in 1/s '
+                   f'(default {DEFAULT_GAIN:g}, as observer_gain)')
+    p.add_argument('--contact-thresholds', default='auto', help="N m, one or '[a, b, ...]' per "
+                   'joint, or auto (default), as the node parameter')
+    p.add_argument('--collision-thresholds', default='auto', help='as --contact-thresholds')
+    p.add_argument('--calibration', type=float, default=3.0, help='auto levels: seconds of free '
+                   "motion they are learnt from, the log's first (default 3, as "
+                   'contact_calibration)')
+    p.add_argument('--no-friction', action='store_true', help='the joints have no friction of '
+                   'their own (as observer_friction false)')
+    p.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2')
+    p.add_argument('--stamps-as-logged', action='store_true', help='do not put the log on the '
+                   "robot's clock by its velocities")
+    p.add_argument('--thresholds-out', metavar='YAML', help='write the levels as a ROS 2 '
+                   'parameters file for dynamics_node (it then starts with them as given)')
     p = command('fleet', cmd_fleet, "identify a fleet's logs, one identification per robot "
                 "and period (a day, a week), on Dask where it is installed: each joint's "
                 'friction coefficients over time, and the drifts from the first period')

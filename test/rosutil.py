@@ -19,6 +19,7 @@ Every test session gets its own ``ROS_DOMAIN_ID`` (from its process id) and loca
 discovery, set before rclpy starts, so that parallel runs never hear each other.
 """
 
+import contextlib
 import importlib.util
 import os
 import shutil
@@ -446,3 +447,26 @@ def ros2(ros2_workspace):
     tool = Ros2(*ros2_workspace)
     yield tool
     tool.close()
+
+
+@contextlib.contextmanager
+def in_process(node_class, **parameters):
+    """
+    Yield a node of ``node_class`` made in this process, on a context of its own.
+
+    ``parameters``: its parameter overrides by name.  Its methods are called as its callbacks
+    would be (a state at a time, in lockstep with a simulation): nothing waits on DDS.  The
+    node is destroyed and its context shut down after, whatever happens.
+    """
+    from rclpy.parameter import Parameter
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = node_class(context=context, parameter_overrides=[
+            Parameter(name, value=value) for name, value in parameters.items()])
+        try:
+            yield node
+        finally:
+            node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)

@@ -37,20 +37,21 @@ states).
 Thresholds given in N m, or ``auto``: from the identified parameters' ``contact_spread`` (the
 identified model's residual over its validation logs, at the same gain), or else learnt over
 ``contact_calibration`` seconds of free motion once the observer has settled, and said in the
-log.  Learnt thresholds belong to the model: a restart of the observer keeps them (and a
-calibration under way keeps what it has seen); they are learnt again for a new model, or on
-request (``~/relearn_thresholds``, std_srvs/Trigger, the old levels watching until the new ones
-are learnt).
+log: the policy of :mod:`~..contact.calibration`, which ``manipulator-dynamics contact`` runs
+over a log too (:mod:`~..contact.replay`).  Learnt thresholds belong to the model: a restart
+of the observer keeps them (and a calibration under way keeps what it has seen); they are
+learnt again for a new model, or on request (``~/relearn_thresholds``, std_srvs/Trigger, the
+old levels watching until the new ones are learnt).
 
 The observer rides through gaps in the stamps: a state dropped (a starved publisher, a stale
 or out-of-order state refused) leaves an interval of several periods, which it integrates
 with the states' own stamps, the momentum's change exact and what is not known of the efforts
 over it in the dry-friction band (:mod:`~..contact.observer`).  It restarts, and says why, only
-past :func:`ride_bound`, on a new model, a clock that jumps back, and a change of its gain.
+past :func:`~..contact.replay.ride_bound`, on a new model, a clock that jumps back, and a
+change of its gain.
 """
 
 import array
-import math
 
 from geometry_msgs.msg import Vector3, WrenchStamped
 import numpy as np
@@ -58,26 +59,18 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt8
 from std_srvs.srv import Trigger
-import yaml
 
 from ._parameters import Param
 from .logs import QuickLogger, Throttled
 from .messages import stamped_serialiser
-from ..contact.detection import (CONTACT, ContactDetector, FLOOR, FREE, free_motion_spread,
-                                 MOMENT_MULTIPLE, NOT_WATCHING, spread_of_parameters,
-                                 thresholds, thresholds_from_spread)
+from ..contact.calibration import Calibration, levels_from_spread, numbers, parse_thresholds, \
+    resolve_thresholds, thresholds_yaml
+from ..contact.detection import CONTACT, ContactDetector, FREE, MOMENT_MULTIPLE, NOT_WATCHING
 from ..contact.observer import beyond, MomentumObserver, observer_gains, STILL
+from ..contact.replay import ride_bound
 from ..contact.wrench import contact_wrench
 from ..rigid.jacobian import ancestors
 
-#: States of a calibration kept whole; past them, every other one (the stride doubles): 10
-#: minutes at 1 kHz, a few tens of MB.
-CALIBRATION_KEPT = 600_000
-#: The observer rides through a gap of this many state periods at least...
-GAP = 10
-#: ... and of this many of its slowest time constants, ln(1 / FLOOR) (138 ms at 50/s): see
-#: :func:`ride_bound`.
-RIDE_TIME_CONSTANTS = math.log(1.0 / FLOOR)
 #: The observer's time constant must span at least this many state periods (K <= rate / 2):
 #: shorter, the residual is each interval's raw momentum balance, noise and all.
 PERIODS_PER_TIME_CONSTANT = 2.0
@@ -98,22 +91,6 @@ LISTENERS_EVERY = 200
 LEVELS_KEPT = 10
 
 
-def ride_bound(time_constant, period):
-    """
-    Return the longest gap in the states (s) the observer integrates across, not restarting.
-
-    Across a gap of ``dt`` the momentum's change is exact (``p`` is a state), the state terms
-    go by the trapezoid rule and the efforts by their ends' mean, what is not known of them in
-    the dry-friction band; the residual keeps ``exp(-K dt)`` of what it held and takes the rest
-    from the gap's mean.  Past ``ln(1 / FLOOR) / K`` (:data:`RIDE_TIME_CONSTANTS` time
-    constants: 138 ms at 50/s), what it held weighs less than :data:`FLOOR`, the least error of
-    a robot's torque model against its load: nothing of the observer's state survives, and its
-    estimate would be an average over motion it never saw.  It restarts there instead (its
-    levels kept).  Never below :data:`GAP` periods of the stream.
-    """
-    return max(RIDE_TIME_CONSTANTS * time_constant, GAP * period if period else 0.0)
-
-
 def thresholds_check(value):
     """Reason why ``value`` is neither 'auto' nor one number or a list of numbers, or None."""
     try:
@@ -121,24 +98,6 @@ def thresholds_check(value):
     except ValueError as e:
         return str(e)
     return None
-
-
-def parse_thresholds(value):
-    """Return None for ``'auto'``, else the numbers of ``'5'`` or ``'[5, 4, 3]'`` (N m)."""
-    if value.strip() == 'auto':
-        return None
-    try:
-        parsed = yaml.safe_load(value)
-    except yaml.YAMLError:
-        parsed = None
-    numbers = parsed if isinstance(parsed, list) else [parsed]
-    if not numbers or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
-                              for x in numbers):
-        raise ValueError(f"must be 'auto', a number or a list of numbers (N m), got {value!r}")
-    bad = [x for x in numbers if not (np.isfinite(x) and x > 0)]
-    if bad:
-        raise ValueError(f'thresholds must be finite numbers > 0 (N m), got {bad[0]}')
-    return [float(x) for x in numbers]
 
 
 def gain_check(value):
@@ -167,6 +126,8 @@ CONTACT_PARAMS = (
           'moving), after the observer has settled, whose largest residual sets them, a stop or '
           'a spike left out and said (unless the identified parameters carry a '
           'contact_spread)', low=0.05, high=3600.0),
+    Param('contact_thresholds_out', '', 'file ~/save_thresholds writes the levels in use to, a '
+          'ROS 2 parameters file (--params-file at the next start: the levels as given)'),
     Param('contact_link', '', 'link whose wrench ~/contact_wrench estimates, in its frame '
           '(empty: the deepest link)'),
     Param('external_torques_rate', 0.0, 'Hz at most of ~/external_torques and ~/contact_wrench '
@@ -193,6 +154,7 @@ class ContactOutput:
         self.blind_since, self.blind_why = None, ''
         node.create_service(Trigger, '~/rearm', self._rearm)
         node.create_service(Trigger, '~/relearn_thresholds', self._relearn)
+        node.create_service(Trigger, '~/save_thresholds', self._save)
         from rclpy.serialization import serialize_message
         self._level = [serialize_message(UInt8(data=k))      # published as is
                        for k in range(NOT_WATCHING + 1)]
@@ -257,7 +219,7 @@ class ContactOutput:
         self._set_rate()
         self._levels()
         self.log.info(f'external torques: momentum observer on {model.n} joints, gain '
-                      f'{_numbers(self.observer.gain)} 1/s, contact wrench at {self.link}; '
+                      f'{numbers(self.observer.gain)} 1/s, contact wrench at {self.link}; '
                       f'observer started ({why})')
 
     def _set_rate(self):
@@ -266,60 +228,39 @@ class ContactOutput:
 
     def _levels(self):
         """Set the detector from the parameters, or leave it to calibration (``auto``)."""
-        model, params = self.model, self.params
-        contact = parse_thresholds(params.contact_thresholds)
-        collision = parse_thresholds(params.collision_thresholds)
         self.detector, self.calibration = None, None
-        if contact is not None and collision is not None:
-            self._detect(contact, collision, 'as given')
-            return
-        source = getattr(params, 'identified_parameters', '')
-        if source:
-            try:
-                spread = spread_of_parameters(model, source, self.observer.gain)
-            except ValueError as e:
-                self.log.warning(f'contact thresholds: {e}')
-                spread = None
-            if spread is not None:
-                self._learnt(spread, f'the identification ({source})')
-                return
-        self._calibrate_anew()
-        self._blind('its thresholds are being learnt')
-
-    def _calibrate_anew(self):
-        """Start learning the thresholds from free motion (any levels in use keep watching)."""
-        self.calibration, self.calibration_t = [], []
-        self.calibration_count, self.calibration_stride = 0, 1
-        self.calibration_effort, self.calibration_motion = 0.0, np.zeros(self.model.n)
-        self.calibration_moved, self.calibration_at = 0.0, None
-        self.log.info(f'contact thresholds: auto, learnt over '
-                      f'{self.params.contact_calibration:g} s of free motion once the observer '
-                      'has settled: keep the robot free of contact until they are said')
-
-    def _learnt(self, spread, where):
-        params = self.params
+        source = getattr(self.params, 'identified_parameters', '')
         try:
-            levels = thresholds_from_spread(self.model, spread)
-        except ValueError as e:
-            self.log.error(f'contact thresholds not learnt from {where}: {e}')
-            self._blind(f'no contact levels: {e}')
-            return
-        contact = parse_thresholds(params.contact_thresholds)
-        collision = parse_thresholds(params.collision_thresholds)
-        self._detect(levels.contact if contact is None else contact,
-                     levels.collision if collision is None else collision,
-                     f'learnt from {where}, spread {_numbers(spread)} N m')
-
-    def _detect(self, contact, collision, how):
-        try:
-            levels = thresholds(self.model, contact, collision)
+            levels, how, warning = resolve_thresholds(
+                self.model, *self._given(), self.observer.gain, source or None)
         except ValueError as e:
             self.log.error(f'no contact levels: {e}')
             self._blind(f'no contact levels: {e}')
             return
-        self.detector = ContactDetector(self.model, levels)
-        self.log.info(f'contact thresholds {how}: contact {_numbers(levels.contact)} N m, '
-                      f'collision {_numbers(levels.collision)} N m')
+        if warning:
+            self.log.warning(f'contact thresholds: {warning}')
+        if levels is not None:
+            self._detect(levels, how)
+            return
+        self._calibrate_anew()
+        self._blind('its thresholds are being learnt')
+
+    def _given(self):
+        """Return the contact and collision levels given in N m, each None for ``auto``."""
+        return (parse_thresholds(self.params.contact_thresholds),
+                parse_thresholds(self.params.collision_thresholds))
+
+    def _calibrate_anew(self):
+        """Start learning the thresholds from free motion (any levels in use keep watching)."""
+        self.calibration = Calibration(self.model, self.params.contact_calibration)
+        self.log.info(f'contact thresholds: auto, learnt over '
+                      f'{self.params.contact_calibration:g} s of free motion once the observer '
+                      'has settled: keep the robot free of contact until they are said')
+
+    def _detect(self, levels, how):
+        self.detector, self.how = ContactDetector(self.model, levels), how
+        self.log.info(f'contact thresholds {how}: contact {numbers(levels.contact)} N m, '
+                      f'collision {numbers(levels.collision)} N m')
 
     def on_parameters(self, changed):
         """Apply accepted changes of :data:`CONTACT_PARAMS`."""
@@ -346,7 +287,7 @@ class ContactOutput:
         self.observer.reset()
         self.intervals, self.last, self.origin = [], None, None
         if self.calibration is not None:
-            self.calibration_at = None          # the time across the restart is not motion
+            self.calibration.restart()          # the time across the restart is not motion
         self._blind(f'the observer restarted: {why}')
         self.log.warning(f'external torques: observer reset ({why}); it settles again in '
                          f'{5 * self.observer.time_constant:.3g} s, its contact levels kept')
@@ -377,7 +318,7 @@ class ContactOutput:
             if self.observer.since is None:
                 now = f'waiting for joint states (link {self.link})'
             elif self.detector is None and self.calibration is not None:
-                now = (f'learning the contact thresholds: {self.calibration_moved:.3g} of '
+                now = (f'learning the contact thresholds: {self.calibration.moved:.3g} of '
                        f'{self.params.contact_calibration:g} s of free motion seen (keep the '
                        'robot free)')
             elif self.detector is None:
@@ -493,38 +434,30 @@ class ContactOutput:
         """Learn from the settled residual until ``contact_calibration`` s of it had motion."""
         if not self.observer.settled(t):
             return
-        self.calibration_count += 1               # every state it showed, thinned past a cap
-        if self.calibration_count % self.calibration_stride == 0:
-            self.calibration.append(r.copy())
-            self.calibration_t.append(self.origin * 1e-9 + t)     # the states' own stamps
-            if len(self.calibration) >= CALIBRATION_KEPT:
-                self.calibration = self.calibration[1::2]
-                self.calibration_t = self.calibration_t[1::2]
-                self.calibration_stride *= 2
-        speed = np.abs(qd)
-        np.maximum(self.calibration_motion, speed, out=self.calibration_motion)
-        self.calibration_effort = max(self.calibration_effort, float(np.abs(effort).max()))
-        if self.calibration_at is not None and speed.max() >= STILL:
-            self.calibration_moved += t - self.calibration_at
-        self.calibration_at = t
-        if self.calibration_moved >= self.params.contact_calibration:
-            still = [j for j, v in zip(self.model.joint_names, self.calibration_motion)
-                     if v < STILL]
-            if still:
-                self.log.warning(f'contact thresholds: joints {", ".join(still)} did not move '
-                                 f'during the calibration (under {STILL:g} rad/s): their '
-                                 'thresholds hold at rest, and motion may cross them')
-            spread, moments = free_motion_spread(self.model, np.array(self.calibration),
-                                                 np.array(self.calibration_t))
-            if moments:
-                self.log.warning('contact thresholds: moments left out of the spread (a stop, a '
-                                 'spike: above ' f'{MOMENT_MULTIPLE:g} x the 99.9th percentile): '
-                                 + ', '.join(m.describe() for m in moments[:10])
-                                 + (f' and {len(moments) - 10} more' if len(moments) > 10
-                                    else ''))
-            spread = np.maximum(spread, FLOOR * self.calibration_effort)
-            self.calibration = None
-            self._learnt(spread, f'{self.calibration_moved:.3g} s of free motion')
+        learner = self.calibration                # the states' own stamps tell the moments
+        if not learner.add(t, self.origin * 1e-9 + t, r, qd, effort):
+            return
+        still = learner.still_joints()
+        if still:
+            self.log.warning(f'contact thresholds: joints {", ".join(still)} did not move '
+                             f'during the calibration (under {STILL:g} rad/s): their '
+                             'thresholds hold at rest, and motion may cross them')
+        spread, moments = learner.result()
+        if moments:
+            self.log.warning('contact thresholds: moments left out of the spread (a stop, a '
+                             'spike: above ' f'{MOMENT_MULTIPLE:g} x the 99.9th percentile): '
+                             + ', '.join(m.describe() for m in moments[:10])
+                             + (f' and {len(moments) - 10} more' if len(moments) > 10
+                                else ''))
+        self.calibration = None
+        where = f'{learner.moved:.3g} s of free motion'
+        try:
+            levels = levels_from_spread(self.model, spread, *self._given())
+        except ValueError as e:
+            self.log.error(f'contact thresholds not learnt from {where}: {e}')
+            self._blind(f'no contact levels: {e}')
+            return
+        self._detect(levels, f'learnt from {where}, spread {numbers(spread)} N m')
 
     def _publishable_torques(self, stamp_ns, r):
         if self._torques is not None:
@@ -555,9 +488,7 @@ class ContactOutput:
         if self.observer is None:
             response.success, response.message = False, 'external torques are off'
             return response
-        given = [name for name in ('contact_thresholds', 'collision_thresholds')
-                 if parse_thresholds(getattr(self.params, name)) is not None]
-        if len(given) == 2:
+        if None not in self._given():
             response.success = False
             response.message = ('both thresholds are given in N m (contact_thresholds, '
                                 'collision_thresholds): set them to auto to learn them')
@@ -569,6 +500,28 @@ class ContactOutput:
                                                   if self.detector is not None else
                                                   'no levels until then'))
         self.log.info(f'contact thresholds: {response.message} (~/relearn_thresholds)')
+        return response
+
+    def _save(self, request, response):
+        """~/save_thresholds: write the levels in use to ``contact_thresholds_out``."""
+        path = self.params.contact_thresholds_out
+        response.success = False
+        if self.detector is None:
+            response.message = 'no contact levels to save yet'
+        elif not path:
+            response.message = ('contact_thresholds_out is empty: set the file to write '
+                                '(ros2 param set)')
+        else:
+            try:
+                thresholds_yaml(self.model, self.detector.levels, self.observer.gain,
+                                self.how, path)
+            except OSError as e:
+                response.message = f'cannot write {path}: {e}'
+            else:
+                response.success = True
+                response.message = (f'saved to {path}: --ros-args --params-file {path} starts '
+                                    'the node with these levels as given')
+                self.log.info(f'contact thresholds {response.message}')
         return response
 
     def _rearm(self, request, response):
@@ -590,10 +543,6 @@ def deepest_link(model):
     """Return the child link of the body with the most joints above it (the chain's last)."""
     depth = [len(ancestors(model, i)) for i in range(model.n)]
     return model.link_names[int(np.argmax(depth))] if model.n else model.base_link
-
-
-def _numbers(x):
-    return '[' + ', '.join(f'{v:.3g}' for v in x) + ']'
 
 
 def _set_effort(msg, values):

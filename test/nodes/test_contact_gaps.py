@@ -26,13 +26,14 @@ number of it.
 from conftest import ERD, erd
 import manipulator_dynamics as md
 from manipulator_dynamics.contact.detection import COLLISION, CONTACT, FREE, NOT_WATCHING
+from manipulator_dynamics.contact.replay import ride_bound
 from manipulator_dynamics.control import computed_torque
-from manipulator_dynamics.nodes.contact import ride_bound
 import numpy as np
 import pytest
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs it)')
 pytest.importorskip('mujoco', reason='the MuJoCo plant: pip install .[sim]')
+from rosutil import in_process  # noqa: E402, I100
 from std_srvs.srv import Trigger  # noqa: E402, I100
 
 DT = 1e-3                       # s: the plant's step and the state period
@@ -92,8 +93,6 @@ def dropped(gaps, t):
 @pytest.fixture(scope='module')
 def run():
     """Run the plant and the node's observer in lockstep; record what the node said each state."""
-    import rclpy
-    from rclpy.parameter import Parameter
     from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
     from manipulator_dynamics.plant import make_plant
     if ERD is None:
@@ -103,14 +102,9 @@ def run():
     gaps = starved(np.random.default_rng(4), SECONDS)
     q0, _, _ = motion(model, 0.0)
     plant = make_plant('mujoco', model, q0, DT, friction=False)
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = DynamicsNode(context=context, parameter_overrides=[
-            Parameter('urdf_path', value=urdf), Parameter('mode', value='none'),
-            Parameter('outputs', value=['gravity_torques']),
-            Parameter('external_torques', value=True),
-            Parameter('observer_friction', value=False)])    # the plant has none
+    with in_process(DynamicsNode, urdf_path=urdf, mode='none', outputs=['gravity_torques'],
+                    external_torques=True,
+                    observer_friction=False) as node:       # the plant has none
         contact = node.contact
         steps = round(SECONDS / DT)
         truth = np.zeros((steps + 1, model.n))
@@ -139,9 +133,6 @@ def run():
             if k < steps and now is not None:
                 truth[k + 1] = now[2]
         levels = contact.detector.levels
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown(context=context)
     return model, gaps, truth, seen, levels
 
 

@@ -36,7 +36,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import UInt8  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from rosutil import stamp  # noqa: E402, I100
+from rosutil import in_process, stamp  # noqa: E402, I100
 from test_nodes_dynamics import logged, state, wait_logged  # noqa: E402, I100
 
 DEMO = robots.path('demo_arm')
@@ -294,21 +294,15 @@ def states_in_process(executor, stamps, q, qd, tau, **parameters):
     from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
     from manipulator_dynamics.nodes.process import make_executor
     import rclpy
-    from rclpy.parameter import Parameter
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from std_msgs.msg import Float64MultiArray
     model = md.load_model(DEMO)
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = DynamicsNode(context=context, parameter_overrides=[
-            Parameter('urdf_path', value=DEMO), Parameter('mode', value='none'),
-            Parameter('outputs', value=['gravity_torques']), Parameter('stale_after', value=0.0),
-            Parameter('joint_states_qos', value='reliable'),
-            Parameter('external_torques', value=True),
-            Parameter('contact_thresholds', value='100.0'),
-            Parameter('collision_thresholds', value='200.0')]
-            + [Parameter(k, value=v) for k, v in parameters.items()])
+    with in_process(DynamicsNode, **{
+            'urdf_path': DEMO, 'mode': 'none', 'outputs': ['gravity_torques'],
+            'stale_after': 0.0, 'joint_states_qos': 'reliable', 'external_torques': True,
+            'contact_thresholds': '100.0', 'collision_thresholds': '200.0',
+            **parameters}) as node:
+        context = node.context
         listener = rclpy.create_node('in_process_listener', context=context)
         gravity, estimates = [], []
         listener.create_subscription(Float64MultiArray, '/dynamics_node/gravity_torques',
@@ -336,8 +330,6 @@ def states_in_process(executor, stamps, q, qd, tau, **parameters):
                 quiet = time.monotonic() + 0.5
         superseded = node.superseded
         spinner.shutdown()
-    finally:
-        rclpy.try_shutdown(context=context)
     return superseded, gravity, estimates
 
 
@@ -404,20 +396,12 @@ def test_a_state_older_than_the_last_after_a_reset_is_dropped_not_fatal():
     refusal to go back (a ValueError) escaped the callback and ended dynamics_node.
     """
     from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
-    import rclpy
-    from rclpy.parameter import Parameter
     model = md.load_model(DEMO)
     t, q, qd, tau = a_motion(12, np.zeros(model.n))
     stamps = [round(x * 1e9) for x in t]
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = DynamicsNode(context=context, parameter_overrides=[
-            Parameter('urdf_path', value=DEMO), Parameter('mode', value='none'),
-            Parameter('outputs', value=['gravity_torques']),
-            Parameter('external_torques', value=True),
-            Parameter('contact_thresholds', value='100.0'),
-            Parameter('collision_thresholds', value='200.0')])
+    with in_process(DynamicsNode, urdf_path=DEMO, mode='none', outputs=['gravity_torques'],
+                    external_torques=True, contact_thresholds='100.0',
+                    collision_thresholds='200.0') as node:
         contact = node.contact
         for k in range(5):
             contact.on_state(q[k], qd[k], tau[k], stamps[k])
@@ -428,9 +412,6 @@ def test_a_state_older_than_the_last_after_a_reset_is_dropped_not_fatal():
         for k in range(8, 12):                                # and it goes on
             contact.on_state(q[k], qd[k], tau[k], stamps[k])
         assert contact.last == pytest.approx(0.004) and contact.observer.since == 0.0
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown(context=context)
 
 
 def test_relearn_thresholds_learns_them_again_while_the_old_levels_watch():
@@ -440,19 +421,12 @@ def test_relearn_thresholds_learns_them_again_while_the_old_levels_watch():
     Refused, with the reason, where both thresholds are given in N m.
     """
     from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
-    import rclpy
     from rclpy.parameter import Parameter
     model = md.load_model(DEMO)
     t, q, qd, tau = a_motion(2400, np.zeros(model.n))
     stamps = [round(x * 1e9) for x in t]
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = DynamicsNode(context=context, parameter_overrides=[
-            Parameter('urdf_path', value=DEMO), Parameter('mode', value='none'),
-            Parameter('outputs', value=['gravity_torques']),
-            Parameter('external_torques', value=True),
-            Parameter('contact_calibration', value=0.5)])
+    with in_process(DynamicsNode, urdf_path=DEMO, mode='none', outputs=['gravity_torques'],
+                    external_torques=True, contact_calibration=0.5) as node:
         contact = node.contact
         assert contact.summary()[0] == 1                      # not watching: no levels yet
         for k in range(1000):
@@ -473,9 +447,6 @@ def test_relearn_thresholds_learns_them_again_while_the_old_levels_watch():
                              Parameter('collision_thresholds', value='10.0')])
         answer = contact._relearn(Trigger.Request(), Trigger.Response())
         assert not answer.success and 'both thresholds are given in N m' in answer.message
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown(context=context)
 
 
 def test_a_spike_in_the_calibration_is_left_out_of_the_thresholds_and_said():
@@ -488,22 +459,14 @@ def test_a_spike_in_the_calibration_is_left_out_of_the_thresholds_and_said():
     is not told from the motion.)
     """
     from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
-    import rclpy
-    from rclpy.parameter import Parameter
     model = md.load_model(DEMO)
     count = 61_000
     spike = np.zeros((count, model.n))
     spike[30_000, 2] = -50.0                    # the efforts less 50 N m: +50 N m outside
     t, q, qd, tau = a_motion(count, spike)
     stamps = [round(x * 1e9) for x in t]
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = DynamicsNode(context=context, parameter_overrides=[
-            Parameter('urdf_path', value=DEMO), Parameter('mode', value='none'),
-            Parameter('outputs', value=['gravity_torques']),
-            Parameter('external_torques', value=True),
-            Parameter('contact_calibration', value=60.0)])
+    with in_process(DynamicsNode, urdf_path=DEMO, mode='none', outputs=['gravity_torques'],
+                    external_torques=True, contact_calibration=60.0) as node:
         contact = node.contact
         said = []
         warning = contact.log.warning
@@ -515,6 +478,40 @@ def test_a_spike_in_the_calibration_is_left_out_of_the_thresholds_and_said():
         assert contact.detector.levels.contact[2] < 2.0, contact.detector.levels.contact
         left_out = [s for s in said if 'moments left out of the spread' in s]
         assert left_out and f'joint3 at {t[30_000]:.3f}' in left_out[0], said
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown(context=context)
+
+
+def test_learnt_levels_saved_are_the_levels_of_the_next_start(tmp_path):
+    """
+    ``~/save_thresholds`` writes the learnt levels; a node started with that file has them.
+
+    Refused, with the reason, before any levels and without ``contact_thresholds_out``.  The
+    file is a ROS 2 parameters file: its values, given as overrides (what ``--params-file``
+    does), give a node the same levels to the last digit, as given, nothing to learn.
+    """
+    import yaml
+    from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
+    from rclpy.parameter import Parameter
+    model = md.load_model(DEMO)
+    t, q, qd, tau = a_motion(1000, np.zeros(model.n))
+    stamps = [round(x * 1e9) for x in t]
+    path = tmp_path / 'levels.yaml'
+    with in_process(DynamicsNode, urdf_path=DEMO, mode='none', outputs=['gravity_torques'],
+                    external_torques=True, contact_calibration=0.5) as node:
+        contact = node.contact
+        answer = contact._save(Trigger.Request(), Trigger.Response())
+        assert not answer.success and answer.message == 'no contact levels to save yet'
+        for k in range(1000):
+            contact.on_state(q[k], qd[k], tau[k], stamps[k])
+        learnt = contact.detector.levels
+        answer = contact._save(Trigger.Request(), Trigger.Response())
+        assert not answer.success and 'contact_thresholds_out is empty' in answer.message
+        node.set_parameters([Parameter('contact_thresholds_out', value=str(path))])
+        answer = contact._save(Trigger.Request(), Trigger.Response())
+        assert answer.success and str(path) in answer.message
+    saved = yaml.safe_load(path.read_text())['/**']['ros__parameters']
+    with in_process(DynamicsNode, urdf_path=DEMO, mode='none', outputs=['gravity_torques'],
+                    external_torques=True, **saved) as node:
+        levels = node.contact.detector.levels
+        assert node.contact.how == 'as given' and node.contact.calibration is None
+        assert np.array_equal(levels.contact, learnt.contact)
+        assert np.array_equal(levels.collision, learnt.collision)

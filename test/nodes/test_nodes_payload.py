@@ -46,7 +46,7 @@ from std_msgs.msg import UInt8  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from rosutil import stamp  # noqa: E402, I100
+from rosutil import in_process, stamp  # noqa: E402, I100
 
 ARM = robots.path('demo_arm')
 Q0 = np.array([0.0, 0.6, 0.3, -0.9, 0.2, 0.7, 0.1])
@@ -214,16 +214,10 @@ def test_the_estimate_service_on_windows_good_static_and_empty():
     one, a gap in it or not, is applied to the model the commands use; a bad payload keeps
     the one in use; ~/clear_payload puts it down.
     """
-    import rclpy
     from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
     model = md.load_model(ARM)
     held = model.with_payload('link7', *LOAD)
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    try:
-        node = DynamicsNode(context=context, parameter_overrides=[
-            Parameter('urdf_path', value=ARM), Parameter('mode', value='none'),
-            Parameter('payload_link', value='link7')])
+    with in_process(DynamicsNode, urdf_path=ARM, mode='none', payload_link='link7') as node:
 
         def ask(window):
             node.payload.window.clear()
@@ -275,9 +269,6 @@ def test_the_estimate_service_on_windows_good_static_and_empty():
         node.set_parameters([Parameter('payload_link', value='')])
         answer = ask(list(zip(stamps, q, qd, tau)))
         assert not answer.success and 'payload_link is empty' in answer.message
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown(context=context)
 
 
 @pytest.mark.parametrize('load, complaint', [

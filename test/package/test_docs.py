@@ -19,7 +19,8 @@ Each page's Python blocks run in order in one namespace, as a reader pastes them
 ``bash`` blocks' ``manipulator-dynamics`` commands run through the command line's ``main``, in
 a folder holding the files the pages name: ``robot.urdf`` (the bundled demo arm), ``run1`` and
 ``run2`` (logs of it, simulated with sensor noise, as CSV files and rosbag2 recordings),
-``payload.csv`` (the arm holding a payload), ``logs/`` (a fleet's, and its manifest),
+``payload.csv`` (the arm holding a payload), ``pushed.csv`` (with velocities, pushed at
+12 s), ``logs/`` (a fleet's, and its manifest),
 ``currents.csv`` and ``carrying.csv`` (its motor
 currents, bare and carrying a load of 2 kg), ``config/``.  Blocks that read the real Panda log
 (``panda_exciting_traj_1.npz``, and example-robot-data's ``panda.urdf``) run in a test of their
@@ -78,8 +79,8 @@ def reads_real_log(text):
     return any(marker in text for marker in REAL_LOG)
 
 
-def simulated_log(model, seconds, seed):
-    """Return ``t, q, tau`` of a 5-harmonic motion at 200 Hz with sensor noise."""
+def simulated_log(model, seconds, seed, velocities=False):
+    """Return ``t, q, tau`` of a 5-harmonic motion at 200 Hz with sensor noise (and ``qd``)."""
     rng = np.random.default_rng(seed)
     t = np.arange(0.0, seconds, 1 / 200)
     w = 2 * np.pi * 0.1 * np.arange(1, 6)[:, None]
@@ -90,7 +91,8 @@ def simulated_log(model, seconds, seed):
     qdd = (w * (b * c - a * s)).sum(axis=1)
     tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)
     tau += rng.normal(size=tau.shape) * (0.01 * np.abs(tau).max(axis=0) + 0.02)
-    return t, q + rng.normal(size=q.shape) * 1e-5, tau
+    q = q + rng.normal(size=q.shape) * 1e-5
+    return (t, q, tau, qd) if velocities else (t, q, tau)
 
 
 @pytest.fixture(scope='module')
@@ -111,6 +113,10 @@ def workspace(tmp_path_factory):
         shutil.copy(folder / f'{run}.csv', folder / 'logs' / f'{name}.csv')
     (folder / 'logs' / 'fleet.csv').write_text('robot,period,log\narm-a,day1,arm-a_day1.csv\n'
                                                'arm-a,day2,arm-a_day2.csv\n')
+    # a log with velocities, pushed on joint 2 at 12 s (what `contact` replays)
+    t, q, tau, qd = simulated_log(model, 20.0, 6, velocities=True)
+    tau[(t >= 12.0) & (t < 12.5), 1] -= 15.0
+    write_log_csv(folder / 'pushed.csv', model.joint_names, t, q, tau, qd)
     held = model.with_payload('link7', PAYLOAD, com=[0, 0, 0.05])
     write_log_csv(folder / 'payload.csv', model.joint_names, *simulated_log(held, 10.0, 3))
     # motor currents of the arm bare and carrying a load weighed at 2 kg (its centre of mass

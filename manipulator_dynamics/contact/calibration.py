@@ -1,0 +1,187 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Where the contact levels come from: as given, from an identification, or learnt from motion.
+
+One policy for dynamics_node and for a log observed after the fact (:mod:`.replay`).  A level
+given in N m is used as given.  Where one is ``auto``, an identification's ``contact_spread``
+(the identified model's residual over logs the fit did not see:
+:func:`.detection.spread_of_parameters`) sets it; without one, it is learnt from the first
+seconds of free motion the observer sees once settled (:class:`Calibration`, by
+:func:`.detection.free_motion_spread`'s rule, at least :data:`.detection.FLOOR` of the largest
+effort).  :func:`resolve_thresholds` says which, and why.
+"""
+
+import numpy as np
+import yaml
+
+from .detection import FLOOR, free_motion_spread, spread_of_parameters, thresholds, \
+    thresholds_from_spread
+from .observer import STILL
+
+#: States of a calibration kept whole; past them, every other one (the stride doubles): 10
+#: minutes at 1 kHz, a few tens of MB.
+CALIBRATION_KEPT = 600_000
+
+
+def parse_thresholds(value):
+    """Return None for ``'auto'``, else the numbers of ``'5'`` or ``'[5, 4, 3]'`` (N m)."""
+    if value.strip() == 'auto':
+        return None
+    try:
+        parsed = yaml.safe_load(value)
+    except yaml.YAMLError:
+        parsed = None
+    numbers = parsed if isinstance(parsed, list) else [parsed]
+    if not numbers or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                              for x in numbers):
+        raise ValueError(f"must be 'auto', a number or a list of numbers (N m), got {value!r}")
+    bad = [x for x in numbers if not (np.isfinite(x) and x > 0)]
+    if bad:
+        raise ValueError(f'thresholds must be finite numbers > 0 (N m), got {bad[0]}')
+    return [float(x) for x in numbers]
+
+
+def numbers(x):
+    """Return per-joint values as text: one number where all are equal, else a list."""
+    x = np.atleast_1d(np.asarray(x, dtype=float))
+    return f'{x[0]:.4g}' if np.all(x == x[0]) else '[' + ', '.join(f'{v:.4g}' for v in x) + ']'
+
+
+def levels_from_spread(model, spread, contact=None, collision=None):
+    """
+    Return the :class:`.detection.Thresholds` a spread sets, those given (N m) kept.
+
+    ``contact``, ``collision``: None (``auto``: from the spread) or N m, one or per joint.
+    ``ValueError`` naming the joint whose spread or level cannot give one.
+    """
+    learnt = thresholds_from_spread(model, spread)
+    return thresholds(model, learnt.contact if contact is None else contact,
+                      learnt.collision if collision is None else collision)
+
+
+def resolve_thresholds(model, contact, collision, gain, identified=None):
+    """
+    Return ``(levels, how, warning)``: the contact levels to start with, or None to learn them.
+
+    ``contact``, ``collision``: None (``auto``) or N m, as :func:`parse_thresholds` gives them;
+    ``gain``: the observer's, which an identification's spread must have been measured at;
+    ``identified``: identified parameters (a YAML path, text or mapping) whose
+    ``contact_spread`` sets the ``auto`` levels, or None.  ``levels``: :class:`Thresholds`,
+    or None where they are to be learnt from free motion (:class:`Calibration`); ``how``: where
+    they come from, in words; ``warning``: why the identification's spread was not used, or
+    None.  ``ValueError`` where the levels given, or those the spread sets, are not levels (a
+    joint named).
+    """
+    if contact is not None and collision is not None:
+        return thresholds(model, contact, collision), 'as given', None
+    if identified:
+        try:
+            spread = spread_of_parameters(model, identified, gain)
+        except ValueError as e:
+            return None, 'learnt from free motion', str(e)
+        if spread is not None:
+            where = f'the identification ({identified})' if isinstance(identified, str) and \
+                '\n' not in identified else 'the identification'
+            return (levels_from_spread(model, spread, contact, collision),
+                    f'learnt from {where}, spread {numbers(spread)} N m', None)
+    return None, 'learnt from free motion', None
+
+
+class Calibration:
+    """
+    The spread of free motion learnt state by state, as the observer settles and the robot moves.
+
+    :meth:`add` takes each settled state in turn and says when ``seconds`` of them had some
+    joint moving (at :data:`.observer.STILL` or faster); :meth:`result` then gives the spread by
+    :func:`.detection.free_motion_spread` (the moments left out, with the states' stamps), at
+    least :data:`.detection.FLOOR` of the largest effort seen.  Past :data:`CALIBRATION_KEPT`
+    states, every other one is kept (the stride doubles): a long calibration stays a few tens
+    of MB.
+    """
+
+    def __init__(self, model, seconds):
+        self.model, self.seconds = model, float(seconds)
+        self.residuals, self.stamps = [], []
+        self.count, self.stride = 0, 1
+        self.effort, self.motion = 0.0, np.zeros(model.n)
+        self.moved, self.at = 0.0, None
+
+    def add(self, t, stamp, r, qd, effort):
+        """
+        Take one settled state; return whether the calibration has its seconds of motion.
+
+        ``t``: the observer's time (s), which measures the motion; ``stamp``: the state's own
+        (s), which the moments are told by; ``r``: the residual, ``qd`` the velocities,
+        ``effort`` what the joints applied.
+        """
+        self.count += 1
+        if self.count % self.stride == 0:
+            self.residuals.append(np.array(r, dtype=float))
+            self.stamps.append(float(stamp))
+            if len(self.residuals) >= CALIBRATION_KEPT:
+                self.residuals, self.stamps = self.residuals[1::2], self.stamps[1::2]
+                self.stride *= 2
+        speed = np.abs(qd)
+        np.maximum(self.motion, speed, out=self.motion)
+        self.effort = max(self.effort, float(np.abs(effort).max()))
+        if self.at is not None and speed.max() >= STILL:
+            self.moved += t - self.at
+        self.at = t
+        return self.done
+
+    def restart(self):
+        """Count no motion until the next state: the observer restarted, the time is not."""
+        self.at = None
+
+    @property
+    def done(self):
+        """Whether ``seconds`` of motion are in."""
+        return self.moved >= self.seconds
+
+    def still_joints(self):
+        """Return the joints that never moved (under :data:`.observer.STILL`) so far."""
+        return [j for j, v in zip(self.model.joint_names, self.motion) if v < STILL]
+
+    def result(self):
+        """Return ``(spread (n,), moments)``: the free motion's spread, its moments left out."""
+        spread, moments = free_motion_spread(self.model, np.array(self.residuals),
+                                             np.array(self.stamps))
+        return np.maximum(spread, FLOOR * self.effort), moments
+
+
+def thresholds_yaml(model, levels, gain, how, path=None):
+    """
+    Return (and write to ``path``) a ROS 2 parameters file that gives dynamics_node these levels.
+
+    ``contact_thresholds`` and ``collision_thresholds`` per joint in N m, in ``model``'s joint
+    order, and the ``observer_gain`` they hold at, for ``--ros-args --params-file`` (every node:
+    ``/**``) or ``ros2 param load``: the node then starts with them as given, nothing to learn.
+    ``how``: where they came from, said in the header with the joints.  Numbers are written to
+    the last digit: read back, they are the levels.
+    """
+    def listed(x):
+        return '[' + ', '.join(repr(float(v)) for v in x) + ']'
+    gains = np.broadcast_to(np.asarray(gain, dtype=float), (model.n,))
+    header = (f'# contact levels of {model.name}, {how}\n'
+              f'# joints: {", ".join(model.joint_names)}\n')
+    text = header + yaml.safe_dump({'/**': {'ros__parameters': {
+        'contact_thresholds': listed(levels.contact),
+        'collision_thresholds': listed(levels.collision),
+        'observer_gain': [float(g) for g in gains]}}}, sort_keys=False, width=1000)
+    if path is not None:
+        with open(path, 'w', encoding='utf-8') as f:
+            f.write(text)
+    return text

@@ -1,0 +1,237 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A log observed as dynamics_node observes its joint states: the levels it would have raised.
+
+:func:`replay` runs the momentum observer over a log (:func:`.observer.observe`), riding
+through gaps up to :func:`ride_bound` and starting again past it, takes its levels by the
+node's policy (:func:`.calibration.resolve_thresholds`: as given, from an identification, or
+learnt by a :class:`.calibration.Calibration` over the first settled seconds of motion) and
+lists every stretch of states above a contact level: an :class:`Episode`.  What ``~/contact``
+would have said, before a robot runs with those levels: which pushes they catch, and whether
+free motion crosses them.  A collision latches in the node until ``~/rearm``; here each
+episode ends when every joint is back under its contact level, as if re-armed then.
+"""
+
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+
+from .calibration import Calibration, levels_from_spread, numbers, resolve_thresholds
+from .detection import COLLISION, CONTACT, FLOOR, LEVEL_NAMES, Thresholds
+from .observer import DEFAULT_GAIN, observe, observer_gains, STILL
+
+#: The observer rides through a gap of this many state periods at least...
+GAP = 10
+#: ... and of this many of its slowest time constants, ln(1 / FLOOR) (138 ms at 50/s): see
+#: :func:`ride_bound`.
+RIDE_TIME_CONSTANTS = math.log(1.0 / FLOOR)
+#: Time constants after a (re)start before the observer's residual counts: the node watches
+#: from then on.
+SETTLING = 5.0
+
+
+def ride_bound(time_constant, period):
+    """
+    Return the longest gap in the states (s) the observer integrates across, not restarting.
+
+    Across a gap of ``dt`` the momentum's change is exact (``p`` is a state), the state terms
+    go by the trapezoid rule and the efforts by their ends' mean, what is not known of them in
+    the dry-friction band; the residual keeps ``exp(-K dt)`` of what it held and takes the rest
+    from the gap's mean.  Past ``ln(1 / FLOOR) / K`` (:data:`RIDE_TIME_CONSTANTS` time
+    constants: 138 ms at 50/s), what it held weighs less than :data:`.detection.FLOOR`, the
+    least error of a robot's torque model against its load: nothing of the observer's state
+    survives, and its estimate would be an average over motion it never saw.  It restarts there
+    instead (its levels kept).  Never below :data:`GAP` periods of the stream.
+    """
+    return max(RIDE_TIME_CONSTANTS * time_constant, GAP * period if period else 0.0)
+
+
+@dataclass(frozen=True)
+class Episode:
+    """States above a contact level from ``start`` to ``end`` (s): the highest, the joints."""
+
+    start: float
+    end: float
+    level: int
+    peak: dict                  # joint: largest |r| beyond the band over the episode, N m
+
+    def describe(self):
+        """One line: the times, the level and each joint's peak."""
+        joints = ', '.join(f'{j} {v:.3g} N m' for j, v in self.peak.items())
+        return f'{self.start:.3f}-{self.end:.3f} s {LEVEL_NAMES[self.level]}: {joints}'
+
+
+@dataclass(frozen=True)
+class Replay:
+    """
+    What :func:`replay` found: the levels, how they were set, and every :class:`Episode`.
+
+    ``levels`` None: none could be set (``how`` says why) and nothing was watched.
+    ``watched``: the seconds of states the levels judged; ``calibration``: the stamps of the
+    first and last state a calibration learnt from (None where none ran); ``moments``: what it
+    left out of the spread (:class:`.detection.Moment`); ``warnings``: what the node would
+    have warned of.
+    """
+
+    levels: object
+    how: str
+    episodes: list
+    watched: float = 0.0
+    calibration: object = None
+    moments: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+    restarts: int = 0
+
+    def table(self, model):
+        """Return the report as text: the levels, then one line per episode."""
+        lines = []
+        if self.levels is None:
+            lines.append(f'no contact levels: {self.how}')
+        else:
+            lines.append(f'contact levels {self.how}: contact {numbers(self.levels.contact)} '
+                         f'N m, collision {numbers(self.levels.collision)} N m')
+        if self.calibration is not None:
+            lines.append(f'calibration over {self.calibration[0]:.3f}-{self.calibration[1]:.3f} s')
+        if self.moments:
+            lines.append('moments left out of the spread: '
+                         + ', '.join(m.describe() for m in self.moments))
+        lines += [f'warning: {w}' for w in self.warnings]
+        if self.levels is not None:
+            counts = {LEVEL_NAMES[k]: sum(e.level == k for e in self.episodes)
+                      for k in (CONTACT, COLLISION)}
+            lines.append(f'{self.watched:.3f} s watched, {self.restarts} observer restart(s): '
+                         f"{counts['contact']} contact(s), {counts['collision']} "
+                         'collision(s)')
+            lines += ['  ' + e.describe() for e in self.episodes]
+        return '\n'.join(lines)
+
+    def to_dict(self):
+        """Return a plain mapping for YAML or JSON."""
+        return {
+            'how': self.how,
+            'levels': None if self.levels is None else {
+                'contact': self.levels.contact.tolist(),
+                'collision': self.levels.collision.tolist()},
+            'calibration_s': None if self.calibration is None else list(self.calibration),
+            'moments': [vars(m) for m in self.moments],
+            'warnings': list(self.warnings),
+            'watched_s': self.watched,
+            'restarts': self.restarts,
+            'episodes': [{'start': e.start, 'end': e.end, 'level': LEVEL_NAMES[e.level],
+                          'peak': dict(e.peak)} for e in self.episodes],
+        }
+
+
+def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=None,
+           collision=None, identified=None, calibration=3.0):
+    """
+    Observe a log as dynamics_node would and return the levels it raises: a :class:`Replay`.
+
+    The observer starts at the first state, rides through gaps up to :func:`ride_bound` and
+    starts again past them; after each start it watches once settled (:data:`SETTLING` time
+    constants).  ``ValueError`` for levels that are not levels and states that are not states
+    (:func:`.observer.observe` names them).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, with the friction law its joints hold.
+    t, q, qd, tau : array-like
+        The states, ``t (N,)`` in seconds on the robot's clock, never decreasing; positions,
+        measured velocities and the efforts applied ``(N, n)``, in ``model.joint_names`` order.
+    gain : float or array-like
+        The observer's gain, 1/s (the node's ``observer_gain``).
+    friction : bool
+        Count the model's friction law as the joints' own (the node's ``observer_friction``).
+    contact, collision : None or N m
+        The levels (one, or one per joint); None: ``auto``, as
+        :func:`.calibration.resolve_thresholds` says.
+    identified : path, text or mapping, optional
+        Identified parameters whose ``contact_spread`` sets the ``auto`` levels.
+    calibration : float
+        Seconds of free motion an ``auto`` level is learnt from (the node's
+        ``contact_calibration``): the log's first, once the observer has settled.
+
+    """
+    t = np.asarray(t, dtype=float)
+    gains = observer_gains(model, gain)
+    levels, how, warning = resolve_thresholds(model, contact, collision, gains, identified)
+    warnings = [warning] if warning else []
+    steps = np.diff(t)
+    period = float(np.median(steps[steps > 0])) if (steps > 0).any() else 0.0
+    bound = ride_bound(1.0 / gains.min(), period)
+    cuts = np.flatnonzero(steps > bound) + 1
+    r, band, settled = np.zeros((len(t), model.n)), np.zeros((len(t), model.n)), []
+    for rows in np.split(np.arange(len(t)), cuts):
+        r[rows], band[rows] = observe(model, t[rows], q[rows], qd[rows], tau[rows], gains,
+                                      friction=friction)
+        settled.append(rows[t[rows] - t[rows][0] >= SETTLING / gains.min()])
+    firsts = {int(s[0]) for s in settled if len(s)}     # each stretch's first settled state
+    settled = np.concatenate(settled)
+    watch_from, learnt, moments = 0, None, []
+    if levels is None:
+        learner = Calibration(model, calibration)
+        for k, i in enumerate(settled):
+            if i in firsts:
+                learner.restart()               # the time since the last is not motion
+            if learner.add(t[i], t[i], r[i], qd[i], tau[i]):
+                break
+        if not learner.done:
+            return Replay(None, f'a calibration needs {calibration:g} s of free motion once the '
+                          f'observer has settled; the log has {learner.moved:.3g} s', [],
+                          warnings=warnings, restarts=len(cuts))
+        spread, moments = learner.result()
+        still = learner.still_joints()
+        if still:
+            warnings.append(f'joints {", ".join(still)} did not move during the calibration '
+                            f'(under {STILL:g} rad/s): their levels hold at rest, and motion '
+                            'may cross them')
+        levels = levels_from_spread(model, spread, contact, collision)
+        how = f'learnt from {learner.moved:.3g} s of free motion, spread {numbers(spread)} N m'
+        learnt = (float(t[settled[0]]), float(t[settled[k]]))
+        watch_from = k + 1
+    watched = settled[watch_from:]
+    episodes = _episodes(model, t[watched], r[watched], band[watched], levels,
+                         np.diff(watched) > 1)
+    seconds = float(np.sum(np.minimum(np.diff(t[watched]), bound))) if len(watched) else 0.0
+    return Replay(levels, how, episodes, watched=seconds, calibration=learnt, moments=moments,
+                  warnings=warnings, restarts=len(cuts))
+
+
+def _episodes(model, t, r, band, levels: Thresholds, breaks):
+    """
+    Return the :class:`Episode` s of watched states: runs above a contact level.
+
+    ``breaks (N - 1,)``: where the watched states skip unsettled ones (an episode never spans
+    them).
+    """
+    beyond = np.maximum(np.abs(r) - band, 0.0)
+    over = beyond > levels.contact
+    level = np.where((beyond > levels.collision).any(axis=1), COLLISION,
+                     np.where(over.any(axis=1), CONTACT, 0))
+    active = level > 0
+    cut = np.r_[True, breaks, True]             # before each state, and after the last
+    starts = np.flatnonzero(active & (cut[:-1] | ~np.r_[False, active[:-1]]))
+    ends = np.flatnonzero(active & (cut[1:] | ~np.r_[active[1:], False]))
+    episodes = []
+    for a, b in zip(starts, ends):
+        run = slice(a, b + 1)
+        joints = np.flatnonzero(over[run].any(axis=0))
+        episodes.append(Episode(float(t[a]), float(t[b]), int(level[run].max()),
+                                {model.joint_names[j]: float(beyond[run, j].max())
+                                 for j in joints}))
+    return episodes

@@ -1,0 +1,171 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""A log observed offline as dynamics_node observes it: the levels, and what crosses them."""
+
+import json
+
+import manipulator_dynamics as md
+from manipulator_dynamics import csvlog, robots
+from manipulator_dynamics.cli import main
+from manipulator_dynamics.contact.calibration import Calibration, parse_thresholds, \
+    resolve_thresholds
+from manipulator_dynamics.contact.detection import spread_yaml, thresholds_from_spread
+from manipulator_dynamics.contact.observer import observer_gains
+from manipulator_dynamics.contact.replay import replay
+import numpy as np
+import pytest
+
+RATE = 1000.0
+#: (start s, seconds, joint, N m): pushes on the arm, each from outside.
+PUSHES = ((9.0, 0.4, 1, 8.0), (13.0, 0.3, 3, -3.0), (17.5, 0.5, 0, 20.0))
+
+
+@pytest.fixture(scope='module')
+def arm():
+    return md.load_model(robots.path('demo_arm'))
+
+
+def a_log(model, seconds=22.0, pushes=PUSHES, seed=3, gap=None):
+    """
+    Return a moving arm's log, torque noise 0.5 % of its largest effort, pushed at ``pushes``.
+
+    The efforts logged are what the joints applied: the model's torques less each push.
+    ``gap``: ``(from, to)`` s of states dropped.
+    """
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, seconds, 1.0 / RATE)
+    w = np.linspace(0.8, 1.9, model.n)
+    q = 0.3 * np.sin(w * t[:, None])
+    qd = 0.3 * w * np.cos(w * t[:, None])
+    qdd = -0.3 * w * w * np.sin(w * t[:, None])
+    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)
+    tau += 0.005 * np.abs(tau).max() * rng.normal(size=tau.shape)
+    for start, length, joint, push in pushes:
+        on = (t >= start) & (t < start + length)
+        tau[on, joint] -= push
+    if gap is not None:
+        keep = ~((t > gap[0]) & (t < gap[1]))
+        t, q, qd, tau = t[keep], q[keep], qd[keep], tau[keep]
+    return t, q, qd, tau
+
+
+def test_every_push_and_nothing_else_is_an_episode(arm):
+    """
+    Levels learnt from the first 3 s of motion: each push an episode, on its joint, in time.
+
+    Every episode starts within 30 ms of its push (the observer's time constant is 20 ms), on
+    the pushed joint alone, and free motion raises none.
+    """
+    found = replay(arm, *a_log(arm))
+    assert found.levels is not None and found.how.startswith('learnt from 3 s of free motion')
+    assert found.calibration[0] == pytest.approx(0.1, abs=2e-3)        # 5 time constants
+    assert len(found.episodes) == len(PUSHES), found.table(arm)
+    for episode, (start, length, joint, push) in zip(found.episodes, PUSHES):
+        assert start <= episode.start < start + 0.03
+        assert start + length - 0.01 < episode.end < start + length + 0.2
+        assert list(episode.peak) == [arm.joint_names[joint]]
+        assert episode.peak[arm.joint_names[joint]] == pytest.approx(abs(push), rel=0.15)
+    assert found.episodes[2].level == 2 and found.episodes[1].level in (1, 2)
+
+
+def test_levels_given_or_identified_are_used_as_the_node_uses_them(arm):
+    """Both levels given: used as given; an identified spread: its levels, nothing learnt."""
+    log = a_log(arm)
+    given = replay(arm, *log, contact=[2.0], collision=[10.0])
+    assert given.how == 'as given' and given.calibration is None
+    np.testing.assert_array_equal(given.levels.contact, np.full(arm.n, 2.0))
+    spread = np.full(arm.n, 0.5)
+    identified = {'contact_spread': spread_yaml(arm, spread, 50.0, 'validation.csv')}
+    by_spread = replay(arm, *log, identified=identified)
+    assert by_spread.how.startswith('learnt from the identification')
+    np.testing.assert_allclose(by_spread.levels.contact,
+                               thresholds_from_spread(arm, spread).contact)
+    at_another_gain = replay(arm, *log, identified=identified, gain=30.0)
+    assert at_another_gain.how.startswith('learnt from 3 s of free motion')
+    assert 'measured at observer gain 50.0' in at_another_gain.warnings[0]
+
+
+def test_the_policy_names_where_each_level_comes_from(arm):
+    gains = observer_gains(arm, 50.0)
+    levels, how, warning = resolve_thresholds(arm, None, [9.0], gains)
+    assert levels is None and how == 'learnt from free motion' and warning is None
+    with pytest.raises(ValueError, match="joint 'joint2'.* must be above its contact"):
+        resolve_thresholds(arm, [1.0] * arm.n, [2.0, 0.5] + [2.0] * (arm.n - 2), gains)
+    assert parse_thresholds('[1, 2.5]') == [1.0, 2.5] and parse_thresholds(' auto') is None
+    with pytest.raises(ValueError, match='finite numbers > 0'):
+        parse_thresholds('-3')
+
+
+def test_a_log_too_short_to_learn_from_says_so(arm):
+    found = replay(arm, *a_log(arm, seconds=2.0, pushes=()))
+    assert found.levels is None and found.episodes == []
+    assert 'a calibration needs 3 s of free motion' in found.how
+    assert 'the log has 1.9 s' in found.how
+
+
+def test_a_gap_past_the_ride_bound_restarts_the_observer_not_its_levels(arm):
+    """A 0.5 s gap: one restart, the levels kept, every push still found and nothing else."""
+    found = replay(arm, *a_log(arm, gap=(11.0, 11.5)))
+    assert found.restarts == 1 and len(found.episodes) == len(PUSHES), found.table(arm)
+
+
+def test_the_calibration_keeps_every_other_state_past_its_cap(arm, monkeypatch):
+    from manipulator_dynamics.contact import calibration
+    monkeypatch.setattr(calibration, 'CALIBRATION_KEPT', 100)
+    learner = Calibration(arm, 1.0)
+    q = np.zeros(arm.n)
+    for k in range(1200):
+        learner.add(k * 1e-3, k * 1e-3, np.full(arm.n, k * 1e-3), q + 0.1, q + 1.0)
+    assert learner.done and learner.stride == 16 and len(learner.residuals) < 100
+    spread, moments = learner.result()
+    assert spread.max() <= 1.2 and not moments
+
+
+def test_the_command_line_reports_each_episode(arm, tmp_path, capsys):
+    """``manipulator-dynamics contact LOG`` on a CSV with velocities: the episodes, by name."""
+    t, q, qd, tau = a_log(arm)
+    path = tmp_path / 'pushed.csv'
+    csvlog.write(path, t, csvlog.joint_columns(arm.joint_names, position=q, velocity=qd,
+                                               effort=tau))
+    assert main(['contact', robots.path('demo_arm'), str(path), '--format', 'json']) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [e['start'] for e in report['episodes']] == pytest.approx(
+        [p[0] for p in PUSHES], abs=0.03)
+    assert main(['contact', robots.path('demo_arm'), str(path)]) == 0
+    text = capsys.readouterr().out
+    assert 'contact levels learnt from 3 s of free motion' in text
+    assert '1 contact(s), 2 collision(s)' in text or '0 contact(s), 3 collision(s)' in text
+    assert main(['contact', robots.path('demo_arm'), str(path), '--contact-thresholds',
+                 'lots']) == 2
+    assert "--contact-thresholds: must be 'auto', a number" in capsys.readouterr().err
+
+
+def test_the_levels_written_are_read_back_to_the_last_digit(arm, tmp_path, capsys):
+    """``contact --thresholds-out``: a parameters file whose levels parse back exactly."""
+    import yaml
+    t, q, qd, tau = a_log(arm)
+    path, out = tmp_path / 'pushed.csv', tmp_path / 'levels.yaml'
+    csvlog.write(path, t, csvlog.joint_columns(arm.joint_names, position=q, velocity=qd,
+                                               effort=tau))
+    assert main(['contact', robots.path('demo_arm'), str(path), '--thresholds-out',
+                 str(out), '--format', 'json']) == 0
+    levels = json.loads(capsys.readouterr().out)['levels']
+    saved = yaml.safe_load(out.read_text())['/**']['ros__parameters']
+    assert parse_thresholds(saved['contact_thresholds']) == levels['contact']
+    assert parse_thresholds(saved['collision_thresholds']) == levels['collision']
+    assert saved['observer_gain'] == [50.0] * arm.n
+    assert main(['contact', robots.path('demo_arm'), str(path), '--calibration', '60',
+                 '--thresholds-out', str(out)]) == 2
+    assert 'no levels to write (a calibration needs 60 s' in capsys.readouterr().err
