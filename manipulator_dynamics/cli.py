@@ -281,9 +281,12 @@ def cmd_identify(args):
                                                            estimate.standard)]
         info = estimate.consistency
         said = 'converged' if info['converged'] else 'DID NOT CONVERGE, the last iterate'
+        along = '' if info['path_iterations'] == info['iterations'] else (
+            f"; {info['path_iterations']} in all along the continuation from prior weight "
+            f"{info['path_from']:g}")
         table += ('\n\nphysically consistent standard parameters '
                   f"({info['method']}, {info['seconds']:.2f} s, {info['iterations']} "
-                  f"Newton steps: {said}: {info['status']}):\n"
+                  f"Newton steps: {said}: {info['status']}{along}):\n"
                   + _table(['standard parameter', 'value'], rows)
                   + '\n\nits residual RMS per joint: ' + ', '.join(
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))

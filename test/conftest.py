@@ -347,3 +347,22 @@ def coupled(model, seed=0):
     tr = Transmissions(model.joint_names, R, motor_viscous=viscous, motor_coulomb=coulomb)
     return dataclasses.replace(model, transmissions=tr, armature=rng.uniform(0.02, 0.5, n),
                                viscous=rng.uniform(0.1, 0.5, n), coulomb=rng.uniform(0.1, 0.5, n))
+
+
+def consistent_at_every_weight(model, data, **options):
+    """
+    Return ``{weight: (converged, Newton steps along the continuation)}`` of one fit.
+
+    Every weight ``prior_weight='auto'`` tries (:data:`.selection.PRIOR_WEIGHTS`), found as
+    identify finds them; a ConvergenceWarning is an error.
+    """
+    import warnings
+
+    import manipulator_dynamics as md
+    from manipulator_dynamics.identification.fit import fit
+    from manipulator_dynamics.identification.selection import PRIOR_WEIGHTS
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', md.ConvergenceWarning)
+        estimate = fit(model, data, physically_consistent=True, path_weights=PRIOR_WEIGHTS,
+                       prior_weight=min(PRIOR_WEIGHTS), **options)
+    return {w: (p['converged'], p['iterations']) for w, p in estimate.consistency['path'].items()}

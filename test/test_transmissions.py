@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-from conftest import exciting, ROOT
+from conftest import consistent_at_every_weight, exciting, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import csvlog, robots
 from manipulator_dynamics.identification.errors import IdentificationError
@@ -499,3 +499,15 @@ def test_a_coupled_motors_friction_is_identified_and_written_back(tmp_path):
                                                    friction=True),
                                md.inverse_dynamics(identified, q[::50], qd[::50], qdd[::50],
                                                    friction=True), rtol=1e-9, atol=1e-9)
+
+
+@needs_tx40
+def test_the_tx40s_consistent_fit_converges_at_every_prior_weight(tmp_path):
+    """The TX40 from its motor side: every weight of ``prior_weight='auto'`` converges."""
+    path, _, _ = tx40_log(tmp_path)
+    drives = tmp_path / 'tx40.yaml'
+    drives.write_text(TX40_YAML)
+    model = md.load_model(os.path.join(TX40, 'tx40_mdh_modified.urdf'), transmissions=drives)
+    found = consistent_at_every_weight(model, path, cutoff=53.3333, friction='offset',
+                                       armature=True, still='auto')
+    assert all(converged for converged, _ in found.values()), found

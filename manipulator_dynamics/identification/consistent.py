@@ -70,6 +70,10 @@ MAX_ITERATIONS = 200
 #: The largest factor by which :meth:`ConsistentFit.path` lowers the weight between solves.
 PATH_STEP = 10 ** 0.25
 
+#: A weight below this is reached by continuation from it (:meth:`ConsistentFit.path`): the
+#: strongest prior ``prior_weight='auto'`` tries, whose optimum is a few steps from the prior.
+CONTINUED_FROM = 1000.0
+
 #: The fit has converged when half the Newton decrement (the predicted decrease of the
 #: objective, in units of one squared noise sample) is below this, relative to the objective
 #: plus one; or below ROUND_OFF when no step decreases the objective as computed (noise-free
@@ -227,13 +231,15 @@ class ConsistentFit:
             schedule.append(high)
             while low is not None and schedule[-1] / PATH_STEP > low * (1 + 1e-9):
                 schedule.append(schedule[-1] / PATH_STEP)
-        out, start = {}, None
+        out, start, steps = {}, None, 0
         for weight in schedule:
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore', ConvergenceWarning)
                 phi, info = self.solve(R, rhs, weight, start)
+            steps += info['iterations']
             if weight in wanted:
-                out[weight] = (phi, info)
+                # the Newton steps of every solve down to this one: what the weight cost
+                out[weight] = (phi, dict(info, path_iterations=steps, path_from=wanted[0]))
             if info['converged']:
                 start = phi
         return out

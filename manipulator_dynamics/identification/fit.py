@@ -64,7 +64,7 @@ import warnings
 import numpy as np
 
 from .base_parameters import base_parameters, BaseParameters
-from .consistent import ConsistentFit
+from .consistent import ConsistentFit, CONTINUED_FROM, ConvergenceWarning
 from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
 from .friction import averaged_coulomb, fit_coulomb_velocity, friction_law, friction_of, \
@@ -654,9 +654,22 @@ def _consistent(model, base, G, g, K, weight, path=None):
                                   'model (base was computed for another one)')
     Q, R = np.linalg.qr(G)
     fit = ConsistentFit(base, prior, K)
-    standard, info = fit.solve(R, Q.T @ g, weight)
+    # a weak prior's optimum lies far from the prior, where Newton steps from it crawl (the
+    # TX40 at 0.1: 175 of 200): reached by continuation from a strong one, each solve from the
+    # last optimum, as the weights of ``path`` are
+    wanted = {float(weight), *(float(w) for w in path or ())}
+    solved = fit.path(R, Q.T @ g, wanted | {max(wanted | {CONTINUED_FROM})})
+    standard, info = solved[float(weight)]
+    if not info['converged']:                       # said as the solve itself would say it
+        warnings.warn(ConvergenceWarning(
+            f"the physically consistent fit did not converge: {info['status']} "
+            f"({info['iterations']} iterations, {info['path_iterations']} along the "
+            f"continuation from prior weight {info['path_from']:g}); its result is realisable "
+            'but not the best fit'), stacklevel=4)
     info['T'] = fit.T
     if path:
-        info['path'] = {w: {'standard': phi, 'converged': told['converged']}
-                        for w, (phi, told) in fit.path(R, Q.T @ g, path).items()}
+        info['path'] = {w: {'standard': solved[float(w)][0],
+                            'converged': solved[float(w)][1]['converged'],
+                            'iterations': solved[float(w)][1]['path_iterations']}
+                        for w in path}
     return standard, info
