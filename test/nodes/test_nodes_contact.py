@@ -131,15 +131,19 @@ def test_a_push_on_mujoco_is_estimated_detected_latched_and_rearmed(client, proc
         np.testing.assert_allclose(got, expect, rtol=1e-9, atol=1e-9)
 
 
-def test_bad_input_is_refused_by_name_and_the_observer_says_why_it_restarts(client, processes):
+def test_bad_input_is_refused_by_name_and_the_observer_says_why_it_restarts(
+        client, processes, tmp_path):
     """
     Every refusal names its cause, and good states afterwards are served.
 
     No efforts: a warning and no output at all (never a contact from zeros); a NaN effort: the
     state dropped, naming the joint; out of order: dropped, a state missed, and a gap of 0.1 s
     are ridden through; a gap of 0.4 s and a new model: the observer restarts and says why;
-    gains and thresholds that cannot work are refused with the reason.
+    gains and thresholds that cannot work are refused with the reason.  At the end, the
+    services as ``ros2 service call`` reaches them: relearning refused (the levels are given),
+    the levels saved to ``contact_thresholds_out``.
     """
+    import yaml
     from manipulator_dynamics.nodes.qos import LATCHED
     from rcl_interfaces.srv import SetParameters
     from rclpy.parameter import Parameter
@@ -155,7 +159,8 @@ def test_bad_input_is_refused_by_name_and_the_observer_says_why_it_restarts(clie
     # every state taken (state_queue): the test sends them faster than 1 kHz
     processes('dynamics_node', 'mode:=none', 'outputs:=[""]', 'joint_states_qos:=reliable',
               'state_queue:=1000', 'stale_after:=0.0', 'external_torques:=true',
-              "contact_thresholds:='1.0'", "collision_thresholds:='3.0'")
+              "contact_thresholds:='1.0'", "collision_thresholds:='3.0'",
+              f'contact_thresholds_out:={tmp_path / "levels.yaml"}')
     pub = client.publisher(JointState, '/joint_states')
     client.wait_for_subscriber(pub)
     client.wait_for_publisher('/dynamics_node/external_torques')
@@ -224,6 +229,12 @@ def test_bad_input_is_refused_by_name_and_the_observer_says_why_it_restarts(clie
     relearn = client.node.create_client(Trigger, '/dynamics_node/relearn_thresholds')
     answer = client.call(relearn, Trigger.Request())
     assert not answer.success and 'both thresholds are given in N m' in answer.message
+    save = client.node.create_client(Trigger, '/dynamics_node/save_thresholds')
+    answer = client.call(save, Trigger.Request())
+    assert answer.success and 'levels.yaml' in answer.message, answer.message
+    saved = yaml.safe_load((tmp_path / 'levels.yaml').read_text())['/**']['ros__parameters']
+    assert yaml.safe_load(saved['contact_thresholds']) == [1.0] * model.n
+    assert yaml.safe_load(saved['collision_thresholds']) == [3.0] * model.n
 
 
 def test_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, processes, tmp_path):
