@@ -39,7 +39,8 @@ from typing import NamedTuple
 from numba import njit
 import numpy as np
 
-from .observer import beyond, DEFAULT_GAIN, momentum_residual, observer_gains, STILL
+from .observer import beyond, DEFAULT_GAIN, momentum_residual, observer_gains, SETTLING, \
+    STILL
 from .._inputs import per_joint
 from .._jit import BOOL, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 
@@ -204,7 +205,7 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
         cuts = np.flatnonzero(np.diff(t) > 10 * step) + 1
         seen, at = [], []
         for rows in np.split(np.arange(len(t)), cuts):
-            settled = t[rows] - t[rows][0] >= 5.0 / gains.min()
+            settled = t[rows] - t[rows][0] >= SETTLING / gains.min()
             if settled.any():
                 r = momentum_residual(model, t[rows], q[rows], qd[rows], tau[rows], gains,
                                       friction=friction, still=still)

@@ -258,6 +258,11 @@ _observer_vector = Signature(observer_vector, INT, VECTOR, VECTOR, VECTOR, FLOAT
 _NAMES = ('q', 'qd')
 
 
+#: Time constants after a (re)start before the residual counts: by then what the observer
+#: started from weighs exp(-5), under 1 % (:meth:`MomentumObserver.settled`).
+SETTLING = 5.0
+
+
 def beyond(residual, band):
     """Return ``max(|r| - band, 0)``: the residual dry friction at rest cannot explain."""
     return np.maximum(np.abs(residual) - band, 0.0)
@@ -333,7 +338,7 @@ class MomentumObserver:
 
     def settled(self, t):
         """Tell whether 5 time constants have passed since the first state after the reset."""
-        return self.since is not None and t - self.since >= 5.0 * self.time_constant
+        return self.since is not None and t - self.since >= SETTLING * self.time_constant
 
     def update(self, t, q, qd, tau, period=None):
         """

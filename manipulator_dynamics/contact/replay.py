@@ -32,16 +32,13 @@ import numpy as np
 
 from .calibration import Calibration, levels_from_spread, numbers, resolve_thresholds
 from .detection import COLLISION, CONTACT, FLOOR, LEVEL_NAMES, Thresholds
-from .observer import DEFAULT_GAIN, observe, observer_gains, STILL
+from .observer import beyond, DEFAULT_GAIN, observe, observer_gains, SETTLING, STILL
 
 #: The observer rides through a gap of this many state periods at least...
 GAP = 10
 #: ... and of this many of its slowest time constants, ln(1 / FLOOR) (138 ms at 50/s): see
 #: :func:`ride_bound`.
 RIDE_TIME_CONSTANTS = math.log(1.0 / FLOOR)
-#: Time constants after a (re)start before the observer's residual counts: the node watches
-#: from then on.
-SETTLING = 5.0
 
 
 def ride_bound(time_constant, period):
@@ -142,9 +139,9 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
     Observe a log as dynamics_node would and return the levels it raises: a :class:`Replay`.
 
     The observer starts at the first state, rides through gaps up to :func:`ride_bound` and
-    starts again past them; after each start it watches once settled (:data:`SETTLING` time
-    constants).  ``ValueError`` for levels that are not levels and states that are not states
-    (:func:`.observer.observe` names them).
+    starts again past them; after each start it watches once settled
+    (:data:`.observer.SETTLING` time constants).  ``ValueError`` for levels that are not levels
+    and states that are not states (:func:`.observer.observe` names them).
 
     Parameters
     ----------
@@ -219,9 +216,9 @@ def _episodes(model, t, r, band, levels: Thresholds, breaks):
     ``breaks (N - 1,)``: where the watched states skip unsettled ones (an episode never spans
     them).
     """
-    beyond = np.maximum(np.abs(r) - band, 0.0)
-    over = beyond > levels.contact
-    level = np.where((beyond > levels.collision).any(axis=1), COLLISION,
+    outside = beyond(r, band)
+    over = outside > levels.contact
+    level = np.where((outside > levels.collision).any(axis=1), COLLISION,
                      np.where(over.any(axis=1), CONTACT, 0))
     active = level > 0
     cut = np.r_[True, breaks, True]             # before each state, and after the last
@@ -232,6 +229,6 @@ def _episodes(model, t, r, band, levels: Thresholds, breaks):
         run = slice(a, b + 1)
         joints = np.flatnonzero(over[run].any(axis=0))
         episodes.append(Episode(float(t[a]), float(t[b]), int(level[run].max()),
-                                {model.joint_names[j]: float(beyond[run, j].max())
+                                {model.joint_names[j]: float(outside[run, j].max())
                                  for j in joints}))
     return episodes

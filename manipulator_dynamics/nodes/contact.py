@@ -66,7 +66,7 @@ from .messages import stamped_serialiser
 from ..contact.calibration import Calibration, levels_from_spread, numbers, parse_thresholds, \
     resolve_thresholds, thresholds_yaml
 from ..contact.detection import CONTACT, ContactDetector, FREE, MOMENT_MULTIPLE, NOT_WATCHING
-from ..contact.observer import beyond, MomentumObserver, observer_gains, STILL
+from ..contact.observer import beyond, MomentumObserver, observer_gains, SETTLING, STILL
 from ..contact.replay import ride_bound
 from ..contact.wrench import contact_wrench
 from ..rigid.jacobian import ancestors
@@ -290,7 +290,8 @@ class ContactOutput:
             self.calibration.restart()          # the time across the restart is not motion
         self._blind(f'the observer restarted: {why}')
         self.log.warning(f'external torques: observer reset ({why}); it settles again in '
-                         f'{5 * self.observer.time_constant:.3g} s, its contact levels kept')
+                         f'{SETTLING * self.observer.time_constant:.3g} s, its contact levels '
+                         'kept')
 
     def _blind(self, why):
         """Contact detection stops (``why``): ~/contact stops saying free, the time is kept."""
