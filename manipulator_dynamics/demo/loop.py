@@ -190,9 +190,9 @@ class Loop:
         """Hold ``q0`` until the loop is closed (DDS discovery between the nodes can be late)."""
         from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-        def missing():
+        def missing():      # one state is enough: held in lockstep, it repeats once a second
             return ', '.join(what for what, done in [
-                ('joint_states from sim_node', len(self.states) > 10),
+                ('joint_states from sim_node', len(self.states) > 0),
                 ('trajectory_node on /joint_trajectory', self.pub.get_subscription_count() > 0),
                 ('the other nodes', ready())] if not done)
         self.wait(lambda: not missing(), START, lambda: f'the nodes to start (no {missing()}; '
