@@ -44,6 +44,8 @@ Q0 = [0.0, 0.6, 0.3, -0.9, 0.2, 0.7, 0.1]
 GAIN = 50.0
 TAU = 1.0 / GAIN
 PUSH_AT, PUSH_FOR = 3.0, 0.3
+#: The free motion beside a busy loop (s of physics).
+MOTION = 30.0
 
 
 def nanoseconds(msg):
@@ -237,9 +239,9 @@ def test_bad_input_is_refused_by_name_and_the_observer_says_why_it_restarts(
     assert yaml.safe_load(saved['collision_thresholds']) == [3.0] * model.n
 
 
-def test_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, processes, tmp_path):
+def test_half_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, processes):
     """
-    60 s of computed-torque motion on MuJoCo, friction on, a busy loop on the other core.
+    30 s of computed-torque motion on MuJoCo, friction on, a busy loop on the other core.
 
     sim_node in lockstep at 250 Hz (each step waits for trajectory_node's command), dynamics_node
     observing with its thresholds learnt over the first 5 s of motion, the model's friction law
@@ -248,7 +250,8 @@ def test_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, proces
     dynamics_node, at its default ``state_queue``, reads every state that waited while it was
     starved (its command from the newest).  With a queue of 1, as it once had, a starved node
     missed states and the observer integrated over them (their efforts' mean): one run in five
-    beside this hog then crossed a contact level by 7 %.
+    beside this hog then crossed a contact level by 7 % within a minute.  (Half a minute here:
+    the hog takes a core from the whole suite while it runs.)
     """
     from manipulator_dynamics.nodes.send_trajectory import trajectory_message
     from manipulator_dynamics.demo.loop import demo_model
@@ -256,7 +259,7 @@ def test_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, proces
     from trajectory_msgs.msg import JointTrajectory
     model, common = demo_model()
     params = [f'{k}:={v}' for k, v in common.items() if v]
-    t = np.arange(0.0, 62.0, 0.05)
+    t = np.arange(0.0, MOTION + 2.0, 0.05)
     w = 2 * np.pi / np.linspace(2.0, 4.5, model.n)          # periods 2-4.5 s: reversals all along
     amp = 0.3 * np.cos(np.arange(model.n))
     q = np.array(Q0) + amp * (1 - np.cos(w * t[:, None]))
@@ -281,7 +284,7 @@ def test_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, proces
         message = trajectory_message(model.joint_names, t, q, qd, qdd, start)
         message.header.stamp.sec = message.header.stamp.nanosec = 0      # now, on its clock
         pub.publish(message)
-        client.wait(lambda: states and stamp(states[-1]) >= 61.0, 600.0, '61 s of motion')
+        client.wait(lambda: states and stamp(states[-1]) >= MOTION + 1.0, 600.0, 'the motion')
         client.spin(0.5)
     finally:
         hog.kill()
@@ -289,7 +292,7 @@ def test_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, proces
     learnt = logged(logs, 'contact thresholds learnt from')
     assert learnt, 'the thresholds were not learnt in 5 s of motion'
     # this listener may lose messages to the load (the node logs every contact and collision)
-    assert stamp(estimate[-1]) >= 60.0 and len(estimate) > 0.5 * 61 * 250
+    assert stamp(estimate[-1]) >= MOTION and len(estimate) > 0.5 * (MOTION + 1.0) * 250
     assert [m.data for m in levels] == [0]       # free, said once the levels were learnt
     assert not logged(logs, 'contact at') and not logged(logs, 'collision at')
 
