@@ -31,8 +31,8 @@ import numpy as np
 
 from . import csvlog, robots
 from .contact.observer import DEFAULT_GAIN
+from .errors import IdentificationError
 from .identification.base_parameters import base_parameters
-from .identification.errors import IdentificationError
 from .identification.estimate import cross_validate, identify, select_friction
 from .identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
 from .identification.filtering import CUTOFF_HZ
@@ -42,12 +42,13 @@ from .identification.friction import FRICTION_LAWS, friction_summary
 from .identification.gains import identify_gains
 from .identification.known import KnownLink, KnownParameter, KnownPayload
 from .identification.least_squares import std_summary
-from .identification.logs import read_once, stamps_summary
+from .identification.logs import stamps_summary
 from .identification.payload import identify_payload
 from .identification.selection import cutoff_summary, prior_threshold_summary, \
     prior_weight_summary
 from .identification.stiction import still_summary
 from .model import InertiaError, PARAMETER_NAMES
+from .recordings.log import read_once
 from .rigid.crba import inertia_matrix
 from .rigid.forward import choose_method, forward_dynamics
 from .rigid.regressor import standard_parameters
@@ -432,7 +433,7 @@ def cmd_identify_payload(args):
 def cmd_contact(args):
     from .contact.calibration import parse_thresholds, thresholds_yaml
     from .contact.replay import replay
-    from .identification.logs import read_states
+    from .recordings.log import read_states
 
     model = _load(args)
     levels = {}

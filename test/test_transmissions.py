@@ -26,8 +26,8 @@ import sys
 from conftest import consistent_at_every_weight, exciting, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import csvlog, robots
-from manipulator_dynamics.identification.errors import IdentificationError
-from manipulator_dynamics.identification.logs import read_csv
+from manipulator_dynamics.errors import IdentificationError
+from manipulator_dynamics.recordings.formats import read_csv
 from manipulator_dynamics.transmissions import TransmissionError, Transmissions
 import numpy as np
 import pytest

@@ -186,7 +186,7 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
 
     ``data``: logs with the robot's measured velocities (CSV files, numpy archives, rosbag2
     recordings, mappings ``t, q, qd, tau``; see
-    :func:`~manipulator_dynamics.identification.logs.read_states`), on the robot's clock where
+    :func:`~manipulator_dynamics.recordings.log.read_states`), on the robot's clock where
     their velocities allow it.  Each log is split at its gaps (an interval over 10 times the
     median), each stretch observed from rest and its first 5 time constants left out; the
     moments of each log (a stop, a spike) are left out of it, and the stretches ``exclude``
@@ -196,7 +196,7 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
     :class:`Moment` s left out.  ``IdentificationError`` where a log lacks the
     velocities.
     """
-    from ..identification.logs import read_states
+    from ..recordings.log import read_states
 
     gains = observer_gains(model, gain)
     spread, moments = np.zeros(model.n), []

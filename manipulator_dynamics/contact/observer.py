@@ -81,7 +81,7 @@ import numpy as np
 from .._inputs import per_joint, states, vectors
 from .._jit import FLOAT, INLINE, INT, JIT, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 from ..rigid.coriolis import coriolis_sample, coriolis_workspace, dot6, inertia_times
-from ..rigid.kinematics import (_row, all_finite, ARMATURE, coulomb_law, coupled_product,
+from ..rigid.kinematics import (all_finite, ARMATURE, batch_row, coulomb_law, coupled_product,
                                 FRICTION, kernel_model, model_at, scratch)
 from ..rigid.rnea import joint_friction
 from ..rigid.status import BAD_VECTOR, check, NON_FINITE, OK
@@ -168,7 +168,7 @@ def momentum_kernel(m, q, qd, flags, still, p, s):
     n = m.parent.shape[0]
     work, C = coriolis_workspace(n), np.empty((n, n))
     for k in range(p.shape[0]):
-        momentum_sample(m, _row(k, q), _row(k, qd), flags, still, work, C, p[k], s[k])
+        momentum_sample(m, batch_row(k, q), batch_row(k, qd), flags, still, work, C, p[k], s[k])
     return OK
 
 
@@ -392,7 +392,7 @@ def observe(model, t, q, qd, tau, gain=DEFAULT_GAIN, *, friction=True, still=STI
     t : array-like, shape (N,)
         Sample times, s, never decreasing (a repeated time is a repeated sample: skipped).  For a
         logger's stamps, put them on the robot's clock first
-        (:func:`~manipulator_dynamics.identification.timing.retime`).
+        (:func:`~manipulator_dynamics.recordings.timing.retime`).
     q, qd, tau : array-like, shape (N, n)
         Positions, velocities, and the efforts the joints apply, in ``model.joint_names`` order.
     gain, friction, still

@@ -32,7 +32,7 @@ import numpy as np
 from .._inputs import states
 from .._jit import JIT
 from ..rigid.jacobian import frame_jacobian_sample, jacobian_workspace
-from ..rigid.kinematics import _row, all_finite, kernel_model
+from ..rigid.kinematics import all_finite, batch_row, kernel_model
 from ..rigid.status import check, NON_FINITE, OK
 
 #: geometry_msgs/Wrench's components, in order.
@@ -53,9 +53,9 @@ def wrench_kernel(m, q, tau, body, Rf, pf, F, observable, rank):
     n = m.parent.shape[0]
     work, J = jacobian_workspace(n), np.empty((6, n))
     for k in range(F.shape[0]):
-        frame_jacobian_sample(m, _row(k, q), body, Rf, pf, work, J)
+        frame_jacobian_sample(m, batch_row(k, q), body, Rf, pf, work, J)
         U, sv, Vt = np.linalg.svd(np.ascontiguousarray(J.T), full_matrices=False)
-        r = _row(k, tau)
+        r = batch_row(k, tau)
         kept = 0
         for c in range(6):
             F[k, c] = 0.0

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import warnings
 
 from .base_parameters import base_parameters
-from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
 from .fit import fit
 from .friction import friction_law, LAYOUTS, with_law
@@ -36,6 +35,7 @@ from .logs import read_time_series
 from .selection import choose_prior_threshold, choose_prior_weight, folds_in_time, judging, \
     resolve_cutoff
 from .validation import compared, ExtrapolationWarning, pooled, Validation
+from ..errors import IdentificationError
 
 
 def identify(model, data, *, friction=True, armature=None, base=None, cutoff=None,
@@ -52,7 +52,7 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
         ``(q, qd, qdd, tau)`` arrays of shape (N, n) used as they are; or ``(t, q, tau)`` /
         a mapping with keys ``t, q, tau`` (a time series, differentiated and filtered); or the
         path of a CSV file, a numpy archive (``.npz``) or a rosbag2 recording (see
-        :func:`.logs.read_csv`, :func:`.logs.read_npz`, :func:`.logs.read_rosbag`);
+        :mod:`..recordings.formats`), or a :class:`..recordings.log.Log` of one;
         or a list of time series (tuples, mappings or paths), several logs identified together.
         A time series is split at its gaps and each stretch filtered alone (see
         :func:`.logs.differentiate`); ``estimate.processing`` reports the stamps of every log.
@@ -95,8 +95,8 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
         or an earlier identification (``load_model(urdf, parameters=YAML)``).
     retime : bool
         Put a time series that has the robot's measured velocities on the robot's clock where
-        they allow it (:func:`.timing.retime`; ``processing['timing']``); False: the stamps as
-        logged.
+        they allow it (:func:`..recordings.timing.retime`; ``processing['timing']``); False:
+        the stamps as logged.
     still : float, 'auto' or None
         Leave out each joint's equations where it, or a motor that turns it, is slower than
         this speed (rad/s or m/s): at rest and at reversals its dry friction is anything up to

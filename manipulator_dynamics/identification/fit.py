@@ -65,7 +65,6 @@ import numpy as np
 
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit, CONTINUED_FROM, ConvergenceWarning
-from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
 from .friction import averaged_coulomb, fit_coulomb_velocity, friction_law, friction_of, \
     LAYOUTS, with_law, with_velocity_uncertainty
@@ -75,6 +74,7 @@ from .logs import prepare
 from .stiction import left_out_summary, motor_rows, still_speeds, stuck, stuck_rows
 from .validation import at_full_rate, beyond_training, compared, ExtrapolationWarning, \
     training_range, Validation
+from ..errors import IdentificationError
 from ..model import Model
 from ..rigid.regressor import regressor, standard_parameters
 from ..rigid.rnea import inverse_dynamics

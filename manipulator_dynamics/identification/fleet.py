@@ -208,7 +208,7 @@ def identify_period(urdf, load_options, identify_options, log):
     ``error``: one robot's bad log must not stop a fleet's run.
     """
     from .estimate import identify
-    from .logs import read_once
+    from ..recordings.log import read_once
 
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:

@@ -26,8 +26,8 @@ import math
 import numpy as np
 
 from .base_parameters import base_parameters
-from .errors import IdentificationError
 from .least_squares import weighted_least_squares
+from ..errors import IdentificationError
 from ..rigid.kinematics import coulomb_shape_of
 from ..rigid.regressor import regressor
 

@@ -50,15 +50,16 @@ import os
 import numpy as np
 
 from .base_parameters import base_parameters, link_columns
-from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
 from .fit import Estimate
 from .friction import averaged_coulomb, friction_law, LAYOUTS, with_law
 from .known import free_scales, mountings_of, scale_constraints, SCALE_MISSING, \
     scale_summary, suspects
 from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
-from .logs import differentiate_logs, read_currents, read_log
+from .logs import differentiate_logs, read_log
 from .stiction import left_out_summary, still_speeds, stuck_rows
+from ..errors import IdentificationError
+from ..recordings.formats import read_currents
 from ..rigid.regressor import regressor
 from ..transmissions import combined, Transmissions
 

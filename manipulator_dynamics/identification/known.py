@@ -43,8 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .base_parameters import grouping_matrix, link_columns, random_states, ZERO
-from .errors import IdentificationError
 from .payload import combination_names, determined_by, load_combinations, payload_estimate
+from ..errors import IdentificationError
 from ..inertia import tensor_fault
 from ..model import inertia_tensor, link_parameters, PARAMETER_NAMES, transform_parameters
 from ..rigid.regressor import regressor

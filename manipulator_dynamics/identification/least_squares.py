@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import IdentificationError
+from ..errors import IdentificationError
 
 
 #: Blocks of the delete-a-block jackknife that checks the reported standard deviations

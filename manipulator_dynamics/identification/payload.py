@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .base_parameters import base_parameters, grouping_matrix, link_columns, ZERO
-from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
 from .friction import coulomb_torque
 from .least_squares import weighted_least_squares
 from .logs import prepare
+from ..errors import IdentificationError
 from ..inertia import tensor_fault
 from ..model import central_inertia, inertia_six, inertia_tensor, PARAMETER_NAMES, \
     transform_parameters

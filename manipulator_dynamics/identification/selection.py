@@ -29,13 +29,13 @@ import numpy as np
 
 from .base_parameters import base_parameters
 from .decimation import Decimated
-from .errors import IdentificationError
 from .filtering import CUTOFF_HZ
 from .fit import equations, factored, fit, solve_values
 from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_logs, read_time_series
 from .validation import ExtrapolationWarning, pooled
+from ..errors import IdentificationError
 
 
 #: Multiples of the motion's bandwidth (:func:`motion_bandwidth`) ``cutoff='auto'`` tries.

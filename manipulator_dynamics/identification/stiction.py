@@ -36,7 +36,7 @@ import math
 
 import numpy as np
 
-from .errors import IdentificationError
+from ..errors import IdentificationError
 
 #: How many wiggle amplitudes (module docstring) above zero a velocity must be to count.
 STILL_SIGMAS = 3.0

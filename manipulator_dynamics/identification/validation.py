@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import IdentificationError
 from .._parallel import in_order
+from ..errors import IdentificationError
 from ..model import Model
 
 

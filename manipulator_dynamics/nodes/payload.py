@@ -43,7 +43,7 @@ from std_srvs.srv import Trigger
 from ._parameters import finite_positive, Param
 from .logs import QuickLogger
 from .qos import LATCHED
-from ..identification.errors import IdentificationError
+from ..errors import IdentificationError
 from ..identification.payload import identify_payload, joints_to_move, payload_combinations
 
 #: Fewest states in the window worth an estimate (a tenth of a second at 1 kHz).

@@ -38,7 +38,7 @@ nothing.  Cost: O(n) composites, O(sum of depths) entries.
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, add_placed, all_finite, joint_poses, kernel_model, model_at,
+from .kinematics import (add_placed, all_finite, batch_row, joint_poses, kernel_model, model_at,
                          scratch, world_poses)
 from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
@@ -173,7 +173,7 @@ def coriolis_kernel(m, q, qd, out):
         return NON_FINITE
     work = coriolis_workspace(m.parent.shape[0])
     for s in range(out.shape[0]):
-        coriolis_sample(m, _row(s, q), _row(s, qd), work, out[s])
+        coriolis_sample(m, batch_row(s, q), batch_row(s, qd), work, out[s])
     return OK
 
 

@@ -33,7 +33,7 @@ product. Cost: composite parameters O(n); columns O(sum of depths).
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, add_placed, all_finite, ARMATURE, joint_poses, kernel_model,
+from .kinematics import (add_placed, all_finite, ARMATURE, batch_row, joint_poses, kernel_model,
                          model_at, scratch, vector_ok)
 from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
@@ -143,7 +143,7 @@ def crba_kernel(m, q, flags, out):
     p = np.empty((n, 3))
     C = np.empty((n, 10))
     for s in range(out.shape[0]):
-        joint_poses(m, _row(s, q), R, p)
+        joint_poses(m, batch_row(s, q), R, p)
         composite_inertia(m, R, p, C)
         inertia_columns(m, flags, R, p, C, out[s])
     return OK

@@ -28,7 +28,7 @@ Friction does no conservative work and has no energy function.
 from numba import njit
 import numpy as np
 
-from .kinematics import _row, all_finite, body_motion, kernel_model, motion_workspace
+from .kinematics import all_finite, batch_row, body_motion, kernel_model, motion_workspace
 from .regressor import has_armature, standard_parameters
 from .status import check, NON_FINITE, OK
 from .. import _parallel as parallel
@@ -50,7 +50,7 @@ def energy_kernel(m, q, qd, stride, armature, out):
     R0, p0, w, v = work[2], work[3], work[4][0], work[4][3]
     zero = np.zeros(n)
     for s in range(N):
-        qs, qds = _row(s, q), _row(s, qd)
+        qs, qds = batch_row(s, q), batch_row(s, qd)
         body_motion(m, gravity, qs, qds, zero, work)
         h = out[s]
         for i in range(n):

@@ -36,8 +36,8 @@ from numba import njit
 import numpy as np
 
 from .crba import composite_inertia, inertia_columns
-from .kinematics import (_row, all_finite, ARMATURE, coupled_friction, coupled_product, FRICTION,
-                         joint_poses, kernel_model, model_at, scratch, vectors_ok)
+from .kinematics import (all_finite, ARMATURE, batch_row, coupled_friction, coupled_product,
+                         FRICTION, joint_poses, kernel_model, model_at, scratch, vectors_ok)
 from .rnea import body_wrenches, joint_friction, rnea_sample, rnea_workspace
 from .status import BAD_VECTOR, check, NON_FINITE, OK, raise_singular
 from .udut import articulated, articulated_workspace
@@ -228,11 +228,11 @@ def fd_kernel(m, cholesky, q, qd, tau, fext, flags, out):
         work_u = udut_workspace(n)
     for s in range(N):
         if cholesky:
-            k = cholesky_fd_sample(m, _row(s, q), _row(s, qd), _row(s, tau), fext, s, flags,
-                                   work_c, out[s])
+            k = cholesky_fd_sample(m, batch_row(s, q), batch_row(s, qd), batch_row(s, tau), fext,
+                                   s, flags, work_c, out[s])
         else:
-            k = udut_fd_sample(m, _row(s, q), _row(s, qd), _row(s, tau), fext, s, flags, work_u,
-                               out[s])
+            k = udut_fd_sample(m, batch_row(s, q), batch_row(s, qd), batch_row(s, tau), fext, s,
+                               flags, work_u, out[s])
         if k >= 0:
             return k
     return OK

@@ -24,7 +24,7 @@ from numba import njit
 import numpy as np
 
 from . import kinematics
-from .kinematics import _row, all_finite, joint_poses, kernel_model
+from .kinematics import all_finite, batch_row, joint_poses, kernel_model
 from .status import check, NON_FINITE, OK
 from .._inputs import states
 from .._jit import INLINE, JIT
@@ -113,7 +113,7 @@ def frame_jacobian_kernel(m, q, body, Rf, pf, out):
         return NON_FINITE
     work = jacobian_workspace(m.parent.shape[0])
     for s in range(out.shape[0]):
-        frame_jacobian_sample(m, _row(s, q), body, Rf, pf, work, out[s])
+        frame_jacobian_sample(m, batch_row(s, q), body, Rf, pf, work, out[s])
     return OK
 
 

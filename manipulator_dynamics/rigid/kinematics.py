@@ -24,7 +24,7 @@ spatial inertia about a frame origin is ``[[J, skew(MS)], [skew(MS).T, M*1]]``.
 Every kernel takes the robot as one :class:`KernelModel` (``kernel_model(model)``, built once per
 :class:`~manipulator_dynamics.Model`): a numba structure whose fields are the model's arrays under
 the model's names (``m.parent``, ``m.axis[i]``, ``m.inertial[i]``, ...), read-only.  Kernels take
-batches ``(N, n)``; an input with one row is broadcast over the batch (``_row``).
+batches ``(N, n)``; an input with one row is broadcast over the batch (``batch_row``).
 """
 
 from numba import njit, types
@@ -267,7 +267,7 @@ def scratch(shape, stack):
 
 
 @njit(**INLINE)
-def _row(s, a):
+def batch_row(s, a):
     """Row ``s`` of a batch, or its only row when it has one (broadcast)."""
     return a[s] if a.shape[0] > 1 else a[0]
 

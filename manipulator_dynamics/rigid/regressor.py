@@ -30,9 +30,8 @@ and each column is carried to every joint on the link's root path like an RNEA w
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, coulomb_shape_of,
-                         force_to_parent, FRICTION, joint_poses, kernel_model, motion_pass,
-                         OFFSET)
+from .kinematics import (all_finite, ARMATURE, batch_row, coulomb_law, coulomb_shape_of,
+                         force_to_parent, FRICTION, joint_poses, kernel_model, motion_pass, OFFSET)
 from .status import check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import states
@@ -103,7 +102,7 @@ def regressor_kernel(m, q, qd, qdd, stride, flags, out):
     nn = np.empty(3)
     ff = np.empty(3)
     for s in range(N):
-        qs, qds, qdds = _row(s, q), _row(s, qd), _row(s, qdd)
+        qs, qds, qdds = batch_row(s, q), batch_row(s, qd), batch_row(s, qdd)
         joint_poses(m, qs, R, p)
         motion_pass(m, m.gravity, qds, qdds, R, p, w, dw, dv, w[:0])
         Y = out[s]

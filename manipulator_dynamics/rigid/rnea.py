@@ -28,7 +28,7 @@ terms ``Ia qdd + Fv qd + Fc s(qd) + Fo``.
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, all_finite, ARMATURE, coulomb_law, coupled_friction,
+from .kinematics import (all_finite, ARMATURE, batch_row, coulomb_law, coupled_friction,
                          coupled_product, force_to_parent, FRICTION, joint_poses, kernel_model,
                          model_at, motion_pass, scratch, vectors_ok)
 from .status import BAD_VECTOR, check, NON_FINITE, OK
@@ -146,8 +146,9 @@ def rnea_kernel(m, q, qd, qdd, fext, flags, out):
         return NON_FINITE
     work = rnea_workspace(m.parent.shape[0])
     for s in range(out.shape[0]):
-        joint_poses(m, _row(s, q), work[0], work[1])
-        rnea_sample(m, _row(s, q), _row(s, qd), _row(s, qdd), fext, s, flags, work, out[s])
+        joint_poses(m, batch_row(s, q), work[0], work[1])
+        rnea_sample(m, batch_row(s, q), batch_row(s, qd), batch_row(s, qdd), fext, s, flags, work,
+                    out[s])
     return OK
 
 

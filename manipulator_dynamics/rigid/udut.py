@@ -34,7 +34,7 @@ Spatial vectors here are 6-arrays, angular first (see :mod:`.kinematics`).
 from numba import njit
 import numpy as np
 
-from .kinematics import (_row, all_finite, ARMATURE, axis_dot, force_to_parent, joint_poses,
+from .kinematics import (all_finite, ARMATURE, axis_dot, batch_row, force_to_parent, joint_poses,
                          kernel_model, rotate_symmetric, scratch)
 from .status import check, NON_FINITE, OK
 from .. import _parallel as parallel
@@ -232,7 +232,7 @@ def udut_kernel(m, q, flags, U, D):
     w = np.empty(6)
     carried = np.empty(6)
     for s in range(N):
-        joint_poses(m, _row(s, q), R, p)
+        joint_poses(m, batch_row(s, q), R, p)
         k = articulated(m, flags, R, p, work, D[s], none, eta)
         if k >= 0:
             return k

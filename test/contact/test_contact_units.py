@@ -23,7 +23,7 @@ from manipulator_dynamics.contact.detection import (ContactDetector, learn_thres
                                                     spread_yaml, thresholds)
 from manipulator_dynamics.contact.observer import momentum_residual, MomentumObserver, observe
 from manipulator_dynamics.contact.wrench import contact_wrench
-from manipulator_dynamics.identification.errors import IdentificationError
+from manipulator_dynamics.errors import IdentificationError
 from manipulator_dynamics.rigid.jacobian import frame_jacobian
 import numpy as np
 import pytest

@@ -32,7 +32,7 @@ from manipulator_dynamics.contact.detection import (ContactDetector, FREE, learn
                                                     residual_spread, spread_of_parameters,
                                                     spread_yaml, thresholds_from_spread)
 from manipulator_dynamics.contact.observer import momentum_residual
-from manipulator_dynamics.identification.timing import retime
+from manipulator_dynamics.recordings.timing import retime
 import numpy as np
 import pytest
 

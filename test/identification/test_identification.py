@@ -298,7 +298,7 @@ def test_a_log_without_the_fingers_names_the_tip_links(tmp_path, capsys):
 
 
 def test_no_tip_links_to_suggest_where_a_middle_joint_is_missing(arm):
-    from manipulator_dynamics.identification.logs import suggest_tip_links
+    from manipulator_dynamics.recordings.formats import suggest_tip_links
     names = list(arm.joint_names)
     assert suggest_tip_links(arm, names[:3] + names[4:]) == ''
     assert "tip_links=['link4']" in suggest_tip_links(arm, names[:4])

@@ -15,7 +15,7 @@
 """
 What makes long logs affordable gives the results of the plain way, to rounding.
 
-A log read once (:class:`.logs.Log`), folds solved from their pieces' factors (TSQR), the
+A log read once (:class:`.recordings.log.Log`), folds solved from their pieces' factors (TSQR), the
 filters' columns on threads, predictions made by chunks: each against the computation it
 replaces.
 """
@@ -26,14 +26,15 @@ from conftest import measured
 import manipulator_dynamics as md
 from manipulator_dynamics import _parallel, csvlog, robots
 from manipulator_dynamics.cli import main
-from manipulator_dynamics.identification import logs
+from manipulator_dynamics.errors import IdentificationError
 from manipulator_dynamics.identification.decimation import Decimated
-from manipulator_dynamics.identification.errors import IdentificationError
 from manipulator_dynamics.identification.fit import equations, factored, fit, solve, \
     solve_values
 from manipulator_dynamics.identification.least_squares import joint_factors, JointFactors
 from manipulator_dynamics.identification.selection import fold_ranges, held_out_error
 from manipulator_dynamics.identification.validation import ExtrapolationWarning
+from manipulator_dynamics.recordings.formats import read_csv
+from manipulator_dynamics.recordings.log import Log, read_once
 from manipulator_dynamics.rigid.regressor import regressor
 import numpy as np
 import pytest
@@ -156,11 +157,11 @@ def write_log(path, arm, log):
 
 
 def test_a_log_read_once_identifies_as_its_path(arm, log, tmp_path):
-    """``identify`` and ``cross_validate`` of a :class:`.logs.Log` equal those of its path."""
+    """``identify`` and ``cross_validate`` of a :class:`Log` equal those of its path."""
     path = tmp_path / 'run.csv'
     write_log(path, arm, log)
-    once = logs.read_once(arm, str(path))
-    assert isinstance(once, logs.Log) and once.source == str(path)
+    once = read_once(arm, str(path))
+    assert isinstance(once, Log) and once.source == str(path)
     by_path = md.identify(arm, str(path), cutoff=2.0)
     by_log = md.identify(arm, once, cutoff=2.0)
     np.testing.assert_array_equal(by_log.values, by_path.values)
@@ -174,13 +175,13 @@ def test_a_log_read_once_identifies_as_its_path(arm, log, tmp_path):
 def test_a_log_read_for_other_joints_is_refused_naming_them(arm, log, tmp_path):
     path = tmp_path / 'run.csv'
     write_log(path, arm, log)
-    once = logs.read_once(arm, str(path))
+    once = read_once(arm, str(path))
     cut = md.load_model(robots.path('demo_arm'), tip_links=[arm.link_names[1]])
     with pytest.raises(IdentificationError, match=r'run\.csv was read for the joints .*'
                        + arm.joint_names[-1]):
         md.identify(cut, once, cutoff=2.0)
     with pytest.raises(IdentificationError, match='no such data file or recording: '):
-        logs.read_once(arm, str(tmp_path / 'absent.csv'))
+        read_once(arm, str(tmp_path / 'absent.csv'))
 
 
 def test_the_command_line_reads_each_log_once(arm, log, tmp_path, monkeypatch, capsys):
@@ -239,7 +240,7 @@ def test_a_csv_read_by_chunks_is_the_csv_read_whole(arm, log, tmp_path, monkeypa
     for room in (None, 10):             # as many rows as its size allows; too few: grown
         if room:
             monkeypatch.setattr(csvlog, 'rows_at_most', lambda path: room)
-        t, q, tau = logs.read_csv(arm, str(path))
+        t, q, tau = read_csv(arm, str(path))
         np.testing.assert_array_equal(t, whole.time())
         np.testing.assert_array_equal(q, whole.field(arm.joint_names, 'position'))
         np.testing.assert_array_equal(tau, whole.field(arm.joint_names, 'effort'))
@@ -258,11 +259,11 @@ def test_a_bad_value_in_a_later_chunk_is_named_by_row_and_column(arm, log, tmp_p
     header = lines[0].split(',')
     with pytest.raises(IdentificationError, match=rf'row 2502, column {header[3]}: not a '
                        "number: 'oops'"):
-        logs.read_csv(arm, str(path))
+        read_csv(arm, str(path))
     cells[3] = 'nan'                            # read, then refused where it is used
     lines[2501] = ','.join(cells)
     path.write_text('\n'.join(lines) + '\n')
-    t, q, tau = logs.read_csv(arm, str(path))
+    t, q, tau = read_csv(arm, str(path))
     assert len(t) == len(log[0]) and np.isnan(q).sum() + np.isnan(tau).sum() == 1
     with pytest.raises(IdentificationError, match=r'\[2500, .*non-finite'):
         md.identify(arm, str(path), cutoff=2.0)

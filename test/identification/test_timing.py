@@ -26,7 +26,7 @@ from conftest import ROOT, write_bag, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 from manipulator_dynamics.identification.logs import stamps_summary
-from manipulator_dynamics.identification.timing import retime
+from manipulator_dynamics.recordings.timing import retime
 import numpy as np
 import pytest
 

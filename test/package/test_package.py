@@ -189,6 +189,30 @@ def test_kernels_never_import_nodes():
         assert not [t for t in targets if layer(t) in above[layer(m)]], m
 
 
+def test_contact_detection_reads_nothing_from_identification_nor_anything_private():
+    """
+    contact/ stands beside identification/, not on it: logs come from recordings/.
+
+    Nor does a module import a private name (``_name``) of another package's module: a helper
+    that two packages use is public where it is defined.  (The package's private modules,
+    ``_jit``, ``_inputs``, ``_parallel``, are its shared internals: theirs are not counted.)
+    """
+    graph = package_imports()
+    contact = [m for m in graph if m.startswith('manipulator_dynamics.contact')]
+    assert contact
+    for m in contact:
+        assert not [t for t in graph[m] if '.identification' in t], m
+    for path in PYTHON_FILES:
+        if os.path.relpath(path, ROOT).split(os.sep)[0] != 'manipulator_dynamics':
+            continue
+        private = [f'{"." * node.level}{node.module}.{a.name}'
+                   for node in ast.walk(ast.parse(open(path).read()))
+                   if isinstance(node, ast.ImportFrom) and node.level != 1 and node.module
+                   and not node.module.rsplit('.', 1)[-1].startswith('_')
+                   for a in node.names if a.name.startswith('_') and not a.name.startswith('__')]
+        assert not private, (path, private)
+
+
 def test_runtime_code_never_imports_test_oracles_or_ros():
     """Pinocchio is a test oracle, rclpy is for nodes/ and demo/: the library imports neither."""
     for path in PYTHON_FILES:

@@ -12,7 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The one exception of identification: the data cannot give an estimate, and why."""
+"""
+The exception of data: a log that cannot be read, or data that cannot give an estimate.
+
+Raised by :mod:`.recordings` (a file, a column, a sample) and :mod:`.identification` (too
+short, not exciting enough), with what is wrong and where.
+"""
 
 
 class IdentificationError(ValueError):

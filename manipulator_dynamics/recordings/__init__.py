@@ -1,0 +1,21 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Logs of a robot as loggers write them, read once: files, their formats, their stamps.
+
+Shared by identification (:mod:`..identification`) and contact detection (:mod:`..contact`):
+:class:`.log.Log` and :func:`.log.read_once` read a file once for every use,
+:func:`.log.read_states` gives ``(t, q, qd, tau)`` on the robot's clock (:mod:`.timing`).
+"""

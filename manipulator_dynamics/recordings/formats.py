@@ -1,0 +1,303 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The file formats of a log: CSV (:mod:`..csvlog`'s convention), numpy archives and rosbag2.
+
+Each reader matches the file's joints to the model's by name and reads the motor side through
+the model's transmissions where the joint side is not logged (:func:`joint_field`).  A file
+that lacks what is needed is refused naming the columns, arrays or topic, and where the joints
+it has are the root's side of the robot, how to load the robot as recorded
+(:func:`suggest_tip_links`).
+"""
+
+import numpy as np
+
+from .. import csvlog
+from ..errors import IdentificationError
+from ..names import joint_map, JointNamesError
+
+
+def read_csv(model, path, *, velocity=False):
+    """
+    Read ``(t, q, tau)`` from a CSV file (:mod:`..csvlog`'s convention).
+
+    Columns: ``time`` (seconds), and for every joint of the model ``<joint>.position`` and
+    ``<joint>.effort``, or, for the joints the model's transmissions drive, their motors'
+    ``<joint>.motor_position`` and ``<joint>.motor_effort`` (:func:`joint_field`); other columns
+    are ignored.  With ``velocity``: a mapping with keys ``t, q, tau`` and ``qd``, the
+    ``<joint>.velocity`` (or ``motor_velocity``) columns, None unless every joint has one.
+    """
+    # by chunks into arrays made once: the file's values are never held whole beside the
+    # columns taken from them, nor the columns twice (a list of chunks, then joined); the
+    # arrays are made for more rows than the file can have, and what is never written costs
+    # no memory (the pages are never touched)
+    columns, filled = None, 0
+    try:
+        for table in csvlog.chunks(path):
+            try:
+                chunk = {'t': table.time(), 'q': joint_field(model, table, 'position'),
+                         'tau': joint_field(model, table, 'effort')}
+            except IdentificationError as e:
+                present = [j for j in model.joint_names if not table.missing([j], 'position')
+                           and not table.missing([j], 'effort')]
+                raise IdentificationError(str(e) + suggest_tip_links(model, present)) from None
+            chunk['qd'] = joint_field(model, table, 'velocity', required=False) \
+                if velocity else None
+            rows = len(chunk['t'])
+            if columns is None:
+                room = max(csvlog.rows_at_most(path), rows)
+                columns = {k: None if v is None else np.empty((room,) + v.shape[1:])
+                           for k, v in chunk.items()}
+            elif filled + rows > len(columns['t']):   # more rows than the file's size said
+                columns = {k: None if v is None else np.resize(v, (2 * (filled + rows),)
+                                                               + v.shape[1:])
+                           for k, v in columns.items()}
+            for k, v in chunk.items():
+                if columns[k] is not None:
+                    columns[k][filled:filled + rows] = v
+            filled += rows
+    except ValueError as e:
+        raise IdentificationError(str(e)) from None
+    log = {k: None if v is None else v[:filled] for k, v in columns.items()}
+    if not velocity:
+        return log['t'], log['q'], log['tau']
+    return log
+
+
+#: A joint's quantity, and the column of its motor's side that gives it through a transmission.
+MOTOR_FIELDS = {'position': 'motor_position', 'velocity': 'motor_velocity',
+                'effort': 'motor_effort'}
+
+
+def joint_field(model, table, field, required=True):
+    """
+    Return the joints' ``field`` (position, velocity, effort) of a CSV table, ``(rows, n)``.
+
+    Each joint's own ``<joint>.<field>`` column, or, for the joints that the model's
+    transmissions drive (:attr:`Model.transmissions`), their motors' ``<joint>.motor_<field>``
+    mapped through them: positions through ``R^-1`` and the offsets, velocities through
+    ``R^-1``, efforts through ``R^T`` (a coupled block needs every one of its motors).  None
+    when a joint has neither and ``required`` is false; else :class:`IdentificationError`
+    naming the columns looked for.
+    """
+    n, rows = model.n, len(table.values)
+    out = np.empty((rows, n))
+    have = np.zeros(n, dtype=bool)
+    for k, j in enumerate(model.joint_names):
+        if not table.missing([j], field):
+            out[:, k] = table.field([j], field)[:, 0]
+            have[k] = True
+    motor = MOTOR_FIELDS[field]
+    drives = model.transmissions
+    blocks = drives.blocks if drives is not None else ()
+    for block in blocks:
+        index = [model.joint_index(j) for j in block]
+        if have[index].all():
+            continue
+        through = drives.restricted(block)
+        if not table.missing(block, motor):
+            given = table.field(block, motor)
+        elif field == 'effort' and not table.missing(block, 'current'):
+            given = motor_efforts_from_currents(through, table.field(block, 'current'), table.path)
+        else:
+            continue
+        mapped = {'position': through.joint_positions, 'velocity': through.joint_velocities,
+                  'effort': through.joint_efforts}[field](given)
+        out[:, index] = mapped
+        have[index] = True
+    if have.all():
+        return out
+    if not required:
+        return None
+    wanted = []
+    for k in np.flatnonzero(~have):
+        j = model.joint_names[k]
+        if drives is not None and j in drives.unusable and not table.missing([j], motor):
+            raise IdentificationError(f'{table.path}: {j}.{motor} cannot be read: '
+                                      f'{drives.unusable[j]}')
+        block = next((b for b in blocks if j in b), None)
+        wanted.append(f'{j}.{field}' if block is None else f'{j}.{field} (or ' + ', '.join(
+            f'{b}.{motor}' for b in block) + ' through its transmission)')
+    hint = ''
+    if field == 'effort' and len(table.missing(model.joint_names, 'current')) < n:
+        hint = ('; <joint>.current columns are read through the transmissions of the joints '
+                'they name (a reduction and a torque_constant)')
+    raise IdentificationError(f'{table.path} lacks the columns {", ".join(wanted)} (expected a '
+                              'header with time, <joint>.position and <joint>.effort, or the '
+                              f'motor side through the transmissions){hint}')
+
+
+def motor_efforts_from_currents(transmissions, currents, where):
+    """
+    Return ``kt * i``: motor torques from currents ``(N, m)`` through the torque constants.
+
+    A motor without a torque constant is refused, naming its joint and what to give.
+    """
+    unknown = [j for j, k in zip(transmissions.joints, transmissions.torque_constant)
+               if not k == k]
+    if unknown:
+        raise IdentificationError(
+            f'{where}: {", ".join(f"{j}.current" for j in unknown)} cannot be read as torque: '
+            'no torque constant for ' + ', '.join(unknown) + ' (give torque_constant: {joint: '
+            'N m/A} in the transmissions YAML, or identify the drive gains with '
+            'identify_gains, command line identify --gains)')
+    return currents * transmissions.torque_constant
+
+
+def read_currents(model, path):
+    """
+    Read a CSV log of motor currents: a mapping with ``t, q, current`` and ``qd`` (or None).
+
+    ``current (N, n)``: each joint's ``<joint>.current``, the current of the motor named after
+    it (through the model's transmissions; a joint without one is its own motor of ratio 1).
+    Positions and velocities as :func:`read_csv` reads them.
+    """
+    try:
+        table = csvlog.read(path)
+        t = table.time()
+    except ValueError as e:
+        raise IdentificationError(str(e)) from None
+    missing = table.missing(model.joint_names, 'current')
+    if missing:
+        raise IdentificationError(f'{path} lacks the columns '
+                                  f'{", ".join(f"{j}.current" for j in missing)}: identifying '
+                                  "drive gains needs every motor's current")
+    return {'t': t, 'q': joint_field(model, table, 'position'),
+            'current': table.field(model.joint_names, 'current'),
+            'qd': joint_field(model, table, 'velocity', required=False)}
+
+
+def read_npz(model, path, *, velocity=False):
+    """
+    Read ``(t, q, tau)`` from a numpy archive (``np.savez``), as logs converted from MATLAB are.
+
+    Arrays: ``t (N,)`` in seconds, ``q`` and ``tau`` ``(N, columns)``, optionally ``qd`` (the
+    robot's velocities) and ``joints`` (the columns' joint names).  With ``joints``, columns are
+    matched to the model's joints by name (others ignored; every joint of the model needed);
+    without, they must be the model's joints in its order.  With ``velocity``: a mapping with
+    keys ``t, q, tau`` and ``qd`` (None where the archive has none).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except (OSError, ValueError) as e:
+        raise IdentificationError(f'{path} is not a readable numpy archive: {e}') from None
+    missing = [key for key in ('t', 'q', 'tau') if key not in arrays]
+    if missing:
+        raise IdentificationError(f'{path} has no array {", ".join(missing)} (arrays: '
+                                  f'{", ".join(sorted(arrays)) or "none"}; expected t, q, tau, '
+                                  'optionally qd and joints)')
+    qd = arrays.get('qd')
+    fields = {'q': arrays['q'], 'tau': arrays['tau'], **({} if qd is None else {'qd': qd})}
+    for key, a in fields.items():
+        if a.ndim != 2:
+            raise IdentificationError(f'{path}: {key} must be (samples, joints), got shape '
+                                      f'{a.shape}')
+    if 'joints' in arrays:
+        names = [str(j) for j in arrays['joints'].reshape(-1)]
+        try:
+            rows = joint_map(model.joint_names, names, what=f'{path} (its joints)',
+                             every=True).rows
+        except JointNamesError as e:
+            raise IdentificationError(str(e) + suggest_tip_links(
+                model, [j for j in model.joint_names if j in names])) from None
+        for key, a in fields.items():
+            if a.shape[1] != len(names):
+                raise IdentificationError(f'{path}: {key} has {a.shape[1]} columns for '
+                                          f'{len(names)} joints')
+        fields = {key: a[:, rows] for key, a in fields.items()}
+    t, q, tau = arrays['t'].reshape(-1), fields['q'], fields['tau']
+    if not velocity:
+        return t, q, tau
+    return {'t': t, 'q': q, 'tau': tau, 'qd': fields.get('qd')}
+
+
+def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
+    """
+    Read ``(t, q, tau)`` from the sensor_msgs/JointState messages of a rosbag2 recording.
+
+    Joints are matched by name (other robots' joints are ignored); time is the header stamp, or
+    the recording time when the stamp is zero.  Messages without every joint of the model, or
+    without efforts, are skipped.  With ``velocity``: a mapping with keys ``t, q, tau`` and
+    ``qd``, the messages' velocities, None unless every message kept has them.
+    """
+    from pathlib import Path
+
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import get_typestore, Stores
+
+    try:
+        reader = AnyReader([Path(path)], default_typestore=get_typestore(Stores.ROS2_HUMBLE))
+        reader.open()
+    except Exception as e:  # noqa: B902 - rosbags raises its own error types
+        raise IdentificationError(f'{path} is not a readable rosbag2 recording: {e}') from None
+    try:
+        connections = [c for c in reader.connections if c.topic == topic]
+        if not connections:
+            topics = ', '.join(sorted({c.topic for c in reader.connections})) or 'none'
+            raise IdentificationError(f'{path} has no topic {topic} (topics: {topics})')
+        times, positions, velocities, efforts, seen, maps = [], [], [], [], set(), {}
+        for connection, stamp, raw in reader.messages(connections=connections):
+            msg = reader.deserialize(raw, connection.msgtype)
+            names = tuple(msg.name)
+            seen.update(names)
+            if names not in maps:
+                try:
+                    maps[names] = joint_map(model.joint_names, names, every=True).rows
+                except JointNamesError:         # lacks a joint, or names one twice: skipped
+                    maps[names] = None
+            idx = maps[names]
+            if idx is None or len(msg.effort) != len(names):
+                continue
+            header = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            times.append(header if header > 0 else stamp * 1e-9)
+            positions.append([msg.position[i] for i in idx])
+            efforts.append([msg.effort[i] for i in idx])
+            velocities.append([msg.velocity[i] for i in idx]
+                              if len(msg.velocity) == len(names) else None)
+    finally:
+        reader.close()
+    if not times:
+        missing = [j for j in model.joint_names if j not in seen]
+        raise IdentificationError(
+            f'no message on {topic} has positions and efforts of every joint of the model'
+            + (f' (never seen: {", ".join(missing)})' if missing else ' (efforts missing)')
+            + suggest_tip_links(model, [j for j in model.joint_names if j in seen]))
+    order = np.argsort(times, kind='stable')
+    t, q, tau = np.array(times)[order], np.array(positions)[order], np.array(efforts)[order]
+    if not velocity:
+        return t, q, tau
+    qd = None if any(v is None for v in velocities) else np.array(velocities)[order]
+    return {'t': t, 'q': q, 'tau': tau, 'qd': qd}
+
+
+def suggest_tip_links(model, present):
+    """
+    Say how to load only the joints a log has, where ``tip_links`` can: else an empty string.
+
+    The joints ``present`` must be the root's side of the tree (every ancestor of one present
+    too): the robot as recorded is then the URDF cut at the links where they end (a gripper's
+    fingers that were not logged, a hand that was not mounted).
+    """
+    kept = np.array([j in present for j in model.joint_names])
+    if not kept.any() or kept.all() or any(
+            kept[i] and model.parent[i] >= 0 and not kept[model.parent[i]]
+            for i in range(model.n)):
+        return ''
+    ends = [model.link_names[i] for i in range(model.n) if kept[i] and not any(
+        kept[j] and model.parent[j] == i for j in range(model.n))]
+    return (f'; the joints it has end at {", ".join(ends)}: load the robot as recorded with '
+            f'load_model(..., tip_links={ends!r}) (command line: '
+            + ' '.join(f'--tip-link {e}' for e in ends) + ')')

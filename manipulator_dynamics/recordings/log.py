@@ -1,0 +1,121 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A log file read once: a :class:`Log` that every entry point takes where it takes a path.
+
+:func:`read_file` reads a CSV file, a numpy archive or a rosbag2 recording
+(:mod:`.formats`); :func:`read_once` reads every path of what it is given; :func:`read_states`
+gives each log as ``(t, q, qd, tau)`` with the robot's measured velocities, re-timed on the
+robot's clock (:mod:`.timing`), as a momentum observer reads it.
+"""
+
+from dataclasses import dataclass
+import os
+
+from . import timing
+from .formats import read_csv, read_npz, read_rosbag
+from .samples import sample_matrix, time_series
+from ..errors import IdentificationError
+
+
+@dataclass(frozen=True, eq=False)
+class Log:
+    """
+    A log file read once (:func:`read_once`): give it wherever its path goes.
+
+    Choosing the cutoff, cross-validation and the final fit each read their data; a path is read
+    by each of them (an hour at 1 kHz: 4 s a time), a Log by none.  ``columns``: what the file
+    holds, ``t, q, tau`` and ``qd`` (the measured velocities, None unless every joint has them),
+    for the joints ``joint_names``; ``source``: its path; ``topic``: a recording's topic, or
+    None.  Stamps are checked and re-timed where it is used, as for a path.
+    """
+
+    source: str
+    joint_names: tuple
+    columns: dict
+    topic: object = None
+
+    def processing(self):
+        """Return what a fit reports of its source: the path, and a recording's topic."""
+        return {'source': self.source, **({} if self.topic is None else {'topic': self.topic})}
+
+    def for_model(self, model):
+        """Return the columns for ``model``, or refuse a log read for another joint set."""
+        if tuple(model.joint_names) != self.joint_names:
+            raise IdentificationError(
+                f'{self.source} was read for the joints {", ".join(self.joint_names)}, not '
+                f'this model\'s {", ".join(model.joint_names)}: read it again for this model')
+        return self.columns
+
+
+def read_file(model, path, topic='/joint_states'):
+    """
+    Read one log file: a :class:`Log` of a CSV file, a numpy archive or a rosbag2 recording.
+
+    Refused, naming the path, where there is no such file or recording.
+    """
+    path = os.fspath(path)
+    if os.path.isfile(path) and path.lower().endswith('.csv'):
+        columns, topic = read_csv(model, path, velocity=True), None
+    elif os.path.isfile(path) and path.lower().endswith('.npz'):
+        columns, topic = read_npz(model, path, velocity=True), None
+    elif os.path.exists(path):
+        columns = read_rosbag(model, path, topic, velocity=True)
+    else:
+        raise IdentificationError(f'no such data file or recording: {path}')
+    return Log(source=path, joint_names=tuple(model.joint_names), columns=columns, topic=topic)
+
+
+def read_once(model, data, topic='/joint_states'):
+    """
+    Return ``data`` with every path in it read (:func:`read_file`): a :class:`Log` each.
+
+    A list stays a list; mappings, arrays and Logs are returned as they are.  What the entry
+    points (``identify``, ``cross_validate``, ``select_friction``) should be given where they
+    are called on the same files more than once.
+    """
+    if isinstance(data, list):
+        return [read_once(model, d, topic) for d in data]
+    if isinstance(data, (str, os.PathLike)):
+        return read_file(model, data, topic)
+    return data
+
+
+def read_states(model, data, topic='/joint_states', retime=True):
+    """
+    Every log of ``data`` as ``(t, q, qd, tau)``, with the robot's measured velocities.
+
+    ``data``: a CSV file, a numpy archive or a rosbag2 recording, or a mapping with keys
+    ``t, q, qd, tau``, or a list of them.  Put on the robot's clock where its velocities allow
+    it and ``retime`` is true (:func:`.timing.retime`), as :func:`read_log` does.  What a
+    momentum observer reads, which needs the velocities as measured.
+    """
+    out = []
+    for i, d in enumerate(data if isinstance(data, list) else [data]):
+        d = read_once(model, d, topic)
+        if isinstance(d, Log):
+            d = d.for_model(model)
+        if not isinstance(d, dict) or d.get('qd') is None:
+            raise IdentificationError(f"log {i + 1} has no measured velocities (every joint's "
+                                      '<joint>.velocity, a JointState velocity, a qd array): '
+                                      'a momentum observer reads them')
+        t, q, tau = time_series(model, d['t'], d['q'], d['tau'])
+        qd = sample_matrix(model, 'qd', d['qd'])
+        if len(qd) != len(t):
+            raise IdentificationError(f'log {i + 1}: qd has {len(qd)} samples, t {len(t)}')
+        if retime:
+            t, _ = timing.retime(t, q, qd)
+        out.append((t, q, qd, tau))
+    return out

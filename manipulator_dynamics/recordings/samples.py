@@ -1,0 +1,62 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A log's samples checked: ``(N, n)`` arrays of finite numbers, stamps that never go back.
+
+Every refusal names the sample and the joint.
+"""
+
+import numpy as np
+
+from ..errors import IdentificationError
+
+
+def sample_matrix(model, name, x):
+    """Return ``x`` as an ``(N, n)`` array of finite numbers, or refuse it naming the sample."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise IdentificationError(f'{name} must be an array of numbers') from None
+    if a.ndim != 2 or a.shape[1] != model.n:
+        raise IdentificationError(f'{name} must have shape (N, {model.n}) for the joints '
+                                  f'{", ".join(model.joint_names)}, got {a.shape}')
+    bad = np.argwhere(~np.isfinite(a))
+    if len(bad):
+        s, j = bad[0]
+        raise IdentificationError(f"{name}[{s}, {j}] (joint '{model.joint_names[j]}') is "
+                                  f'{a[s, j]}: {len(bad)} non-finite values in {name}; remove '
+                                  'those samples or fill the gaps before identifying')
+    return a
+
+
+def time_series(model, t, q, tau, where=''):
+    """Check one log's ``t (N,)``, ``q``, ``tau (N, n)``; return them as arrays."""
+    t = np.asarray(t, dtype=float).reshape(-1)
+    try:
+        q, tau = sample_matrix(model, 'q', q), sample_matrix(model, 'tau', tau)
+    except IdentificationError as e:
+        raise IdentificationError(where + str(e)) from None
+    if not (len(t) == len(q) == len(tau)):
+        raise IdentificationError(f'{where}t, q and tau must have the same number of samples, '
+                                  f'got {len(t)}, {len(q)}, {len(tau)}')
+    if not np.all(np.isfinite(t)):
+        raise IdentificationError(f'{where}time stamps must be finite')
+    dt = np.diff(t)
+    if len(t) < 2 or np.any(dt < 0):
+        at = int(np.argmax(dt < 0)) + 1 if len(t) >= 2 else 0
+        raise IdentificationError(f'{where}time stamps must not decrease (sample {at}, '
+                                  f'{t[at]:.6g} s, is before the one before it): sort the data, '
+                                  'or pass each recording as its own log')
+    return t, q, tau
