@@ -53,6 +53,8 @@ COMMAND_PARAMS = (
     Param('controller_name', '', "controller node whose 'joints' parameter the command order "
           "must match, checked while it answers (empty: the command topic's namespace, e.g. "
           "effort_controller; '-': do not check)", read_only=True),
+    Param('clamp_efforts', True, 'clamp the commands to the URDF effort limits (a throttled '
+          'warning names the joints)'),
 )
 
 
@@ -115,6 +117,8 @@ class CommandOutput:
         self.ready = False                    # commands may leave
         self.enabled = False                  # until enable(): a node's activation
         self.sent = 0                         # commands sent, ever
+        self.clamped = 0                      # of them, clamped to the effort limits
+        self.model = None
         self.controller_joints = None         # the controller's latest answer (None: unknown)
         self._pending = self._asked_at = None
         self._joints_fault = None             # why command_joints do not fit the model
@@ -164,6 +168,7 @@ class CommandOutput:
     def set_model(self, model):
         """Map the commands onto ``model`` (a new model, or new ``command_joints``; None: none)."""
         self._joints_fault = None
+        self.model = model
         if model is None:
             self.index = None
         else:
@@ -254,7 +259,12 @@ class CommandOutput:
         self.ready = ready
 
     def publish(self, tau):
-        """Send ``tau`` (model order) in the command order; False when nothing may be sent."""
+        """
+        Send ``tau`` (model order) in the command order; False when nothing may be sent.
+
+        With ``clamp_efforts`` what is sent is clamped to the URDF effort limits (counted in
+        ``clamped``, the joints named in a throttled warning).
+        """
         if self.ready and self.controller is not None and \
                 self._matched() > self._asked_matched:
             self._forget(f'a new subscriber on {self.pub.topic_name}')
@@ -266,6 +276,9 @@ class CommandOutput:
                                    f"{self.controller} to answer for its 'joints' "
                                    f"({waited:.1f} s; controller_name: '-' sends them unchecked)")
             return False
+        if self.params.clamp_efforts:
+            wanted, tau = tau, clamp_efforts(self.model, tau, self.throttle)
+            self.clamped += tau is not wanted
         self.pub.publish(self._serialise(tau if self._in_order else tau[self.index]))
         self.sent += 1
         return True

@@ -48,19 +48,18 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
-from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
+from ._parameters import finite_positive, one_of, Param, zero_or_positive
+from .commanding import CommandingNode
+from .commands import COMMAND_PARAMS
 from .contact import CONTACT_PARAMS, ContactOutput, gain_check
-from .diagnostics import Diagnostics, stream_values, stream_warnings, WARN, Window
-from .joint_states import (joint_state_params, joint_states_qos, JointStates, on_time_jump_back,
-                           queued)
-from .lifecycle import MANAGED_PARAM, ManagedNode
-from .logs import Throttled
+from .diagnostics import stream_values, stream_warnings, WARN
+from .joint_states import joint_state_params, joint_states_qos, queued
+from .lifecycle import MANAGED_PARAM
 from .messages import (BadMessage, by_name, matrix_message, names_message, time_message,
                        vector_message)
-from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
+from .model_source import MODEL_PARAMS, PAYLOAD_PARAMS
 from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
-from .process import clock_ns, spin, with_receipt_time
+from .process import spin, with_receipt_time
 from .qos import LATCHED
 from ..control import friction_torque
 from ..precompile import warm_up
@@ -90,7 +89,6 @@ PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + PAYLOAD_ESTIMATE_PAR
           one_of(*MODES)),
     Param('friction_compensation', False, "add the joints' friction Fv qd + Fc s(qd) + Fo (the "
           "model's law) to the commands"),
-    Param('clamp_efforts', True, 'clamp commands to the URDF effort limits'),
     Param('rate', 0.0, 'publish rate in Hz; 0: at each joint state', zero_or_positive,
           low=0.0, high=10000.0),
     Param('desired_timeout', 0.2, 'in inverse_dynamics mode, desired accelerations older than '
@@ -104,27 +102,21 @@ PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + PAYLOAD_ESTIMATE_PAR
 )
 
 
-class DynamicsNode(ManagedNode):
+class DynamicsNode(CommandingNode):
     """
     Gravity compensation / inverse dynamics efforts and the dynamics topics (see module).
 
     Managed (``managed:=true``, :mod:`.lifecycle`): configure loads the model, activate
     subscribes to the joint states and starts commanding (behind the controller check),
-    deactivate stops at once.
+    deactivate stops at once.  What it shares with trajectory_node is :mod:`.commanding`'s.
     """
 
     def __init__(self, node_name='dynamics_node', **kwargs):
-        super().__init__(node_name, **kwargs)
         self.contact = None
-        self.params = Parameters(self, PARAMS, self._on_parameters,
-                                 checks={'command_joints': command_joints_check(self),
-                                         'payload': payload_check(self, 'payload'),
-                                         'payload_link': payload_check(self, 'payload_link'),
-                                         'observer_gain': self._contact_check('check_gain',
-                                                                              gain_check),
-                                         'contact_link': self._contact_check('check_link')})
+        super().__init__(node_name, PARAMS, {
+            'observer_gain': self._contact_check('check_gain', gain_check),
+            'contact_link': self._contact_check('check_link')}, **kwargs)
         self.outputs = set(self.params.outputs) - {''}
-        self.command = CommandOutput(self, self.params)
         self.pubs = {
             'inertia_matrix': self.create_publisher(Float64MultiArray, '~/inertia_matrix', 10),
             'bias_forces': self.create_publisher(Float64MultiArray, '~/bias_forces', 10),
@@ -133,28 +125,16 @@ class DynamicsNode(ManagedNode):
         }
         self.names_pub = self.create_publisher(String, '~/joint_names', LATCHED)
         self.latency_pub = self.create_publisher(Float64, '~/command_latency', 100)
-        self.states = None
         self.latest = None
         self.desired = None            # (qdd (n,), receipt time ns)
-        self.timer = None
-        self.throttle = Throttled(self)
-        self.now_ns = clock_ns(self)
         self.contact = ContactOutput(self, self.params, self.now_ns)
-        self.source = ModelSource(self, self.params, self._on_model)
-        self.payload = PayloadOutput(self, self.params, self.source)
-        self.payload.publish()
         self.state_sub = self.desired_sub = None
         self.superseded = 0                     # states read but not commanded (a newer one was)
-        self.read = self.stale = self.clamped = 0          # states read, stale, commands clamped
-        self.window = Window()                  # the current /diagnostics window
-        self.jumps = on_time_jump_back(self, self._on_time_jump)
-        self.diagnostics = Diagnostics(self, 'dynamics and effort commands', self._diagnose)
-        self.start()
+        self.payload = PayloadOutput(self, self.params, self.source)
+        self.payload.publish()
+        self.serve('dynamics and effort commands')
 
-    # --- lifecycle (see .lifecycle) ----------------------------------------------------------
-    def configure(self):
-        return self.source.configure()
-
+    # --- lifecycle (see .lifecycle and .commanding) -------------------------------------------
     def activate(self):
         # the model (loaded and its kernels warmed up) before the subscriptions: a node that
         # says it listens must be ready to serve, or the first states wait and go stale
@@ -164,31 +144,21 @@ class DynamicsNode(ManagedNode):
             joint_states_qos(self.params), raw=True)
         self.desired_sub = self.create_subscription(JointTrajectory, 'desired_state',
                                                     self._on_desired, 10)
-        self._set_timer()
+        self.inputs = [self.state_sub, self.desired_sub]
+        self.set_timer(self.params.rate, self._on_timer)
         self.command.enable()
 
-    def deactivate(self):
-        self.command.disable()                  # first: not one more command
-        for sub in (self.state_sub, self.desired_sub):
-            if sub is not None:
-                self.destroy_subscription(sub)
+    def stopped(self):
         self.state_sub = self.desired_sub = None
-        self._set_timer(off=True)
         self.latest = self.desired = None
-        if self.states is not None:
-            self.states.forget()
         self.contact.reset('the node was deactivated')
         self.payload.reset()
 
-    def cleanup(self):
-        self.source.cleanup()
-        self.states = self.latest = self.desired = None
-        self.command.set_model(None)
+    def dropped(self):
+        self.latest = self.desired = None
         self.contact.set_model(None)
 
-    def _on_time_jump(self, delta_ns):
-        if self.states is not None:
-            self.states.forget()
+    def clock_jumped(self, delta_ns):
         self.latest = self.desired = None
         self.contact.reset('the clock jumped back')
         self.payload.reset()
@@ -201,35 +171,21 @@ class DynamicsNode(ManagedNode):
             return getattr(self.contact, method)(value)
         return check
 
-    # --- parameters (applied once accepted) ---------------------------------------------------
-    def _on_parameters(self, changed):
+    # --- parameters (applied once accepted; the shared ones by .commanding) -------------------
+    def parameters_changed(self, changed):
         if 'outputs' in changed:
             self.outputs = set(self.params.outputs) - {''}
-        if 'stale_after' in changed and self.states is not None:
-            self.states.stale_after = self.params.stale_after
         if 'rate' in changed and self.state_sub is not None:
-            self._set_timer()
-        if 'command_joints' in changed and self.source.model is not None:
-            self.command.set_model(self.source.model)
-        if changed & {'payload', 'payload_link'}:
-            if self.source.loaded is not None:
-                self.source.apply_payload()         # a new model: _on_model says it
-            else:
-                self.payload.publish()
+            self.set_timer(self.params.rate, self._on_timer)
+        if changed & {'payload', 'payload_link'} and self.source.loaded is None:
+            self.payload.publish()
         self.contact.on_parameters(changed)
 
-    def _set_timer(self, off=False):
-        if self.timer is not None:
-            self.destroy_timer(self.timer)
-            self.timer = None
-        if self.params.rate > 0 and not off:
-            self.timer = self.create_timer(1.0 / self.params.rate, self._on_timer)
-
     # --- model --------------------------------------------------------------------------------
-    def _on_model(self, model):
+    def warm(self, model):
         warm_up(model, contact=self.params.external_torques)
-        self.states = JointStates(model, self.params.stale_after)
-        self.command.set_model(model)
+
+    def model_changed(self, model, previous):
         self.contact.set_model(model)
         self.payload.set_model(model)
         self.latest = None
@@ -258,15 +214,15 @@ class DynamicsNode(ManagedNode):
         behind = queued(subscription, self.params.state_queue)
         now = self.now_ns()
         if not behind:                          # the 1 kHz path: nobody waiting
-            read = [(self._read(data, now), info)]
+            read = [(self.read_state(data, now), info)]
         else:
             # each read at the time it arrived (an unstamped state's time; the staleness
             # check): its age since the DDS receipt (system clock; none where the middleware
             # gives none); the newest, which the command comes from, now, as one taken alone
             wall = time.time_ns()
             waiting = [(data, info)] + behind
-            read = [(self._read(d, now - max(0, wall - (i['received_timestamp'] or wall))
-                                if k < len(waiting) - 1 else now), i)
+            read = [(self.read_state(d, now - max(0, wall - (i['received_timestamp'] or wall))
+                                     if k < len(waiting) - 1 else now), i)
                     for k, (d, i) in enumerate(waiting)]
         self.read += len(read)
         read = [(state, i) for state, i in read if state is not None]
@@ -279,16 +235,6 @@ class DynamicsNode(ManagedNode):
         for state, _ in read:                   # after the command: it never waits for these
             self.contact.on_state(*state)
             self.payload.on_state(*state)
-
-    def _read(self, data, now_ns):
-        """Merge one state's bytes: the model's state, or None (not ours, or dropped: said)."""
-        try:
-            return self.states.read_serialized(data, now_ns)
-        except BadMessage as e:
-            self._warn(f'dropped joint_states: {e}', 'states ' + e.kind)
-            if e.kind == 'stale':
-                self.stale += 1
-            return None         # to the observer, a state missed: it rides through the gap
 
     def _on_desired(self, msg):
         model = self.source.model
@@ -319,9 +265,7 @@ class DynamicsNode(ManagedNode):
 
     # --- /diagnostics ----------------------------------------------------------------------------
     def _diagnose(self, report):
-        seconds, latencies, new = self.window.take({
-            'read': self.read, 'sent': self.command.sent, 'superseded': self.superseded,
-            'stale': self.stale, 'clamped': self.clamped})
+        seconds, latencies, new = self.counts(superseded=self.superseded)
         report.add('mode', self.params.mode)
         stream_values(report, seconds, new, latencies, 'DDS receipt to command')
         level, text = self.command.state()
@@ -367,9 +311,6 @@ class DynamicsNode(ManagedNode):
                 rates = qd if qd is not None else np.zeros(model.n)
                 tau = inverse_dynamics(model, q, rates, qdd,
                                        friction=params.friction_compensation)
-            if params.clamp_efforts:
-                wanted, tau = tau, clamp_efforts(model, tau, self.throttle)
-                self.clamped += tau is not wanted
             if self.command.publish(tau) and received:
                 latency = time.time_ns() - received
                 self.window.record(latency)

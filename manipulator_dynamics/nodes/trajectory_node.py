@@ -54,18 +54,16 @@ from rclpy.time import Time
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ._parameters import finite_positive, Param, Parameters
-from .commands import clamp_efforts, command_joints_check, COMMAND_PARAMS, CommandOutput
-from .diagnostics import Diagnostics, stream_values, stream_warnings, WARN, Window
-from .joint_states import (JOINT_STATE_PARAMS, joint_states_qos, JointStates, on_time_jump_back,
-                           Plan)
-from .lifecycle import MANAGED_PARAM, ManagedNode
-from .logs import QuickLogger, Throttled
+from ._parameters import finite_positive, Param
+from .commanding import CommandingNode
+from .commands import COMMAND_PARAMS
+from .diagnostics import stream_values, stream_warnings, WARN
+from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, Plan
+from .lifecycle import MANAGED_PARAM
 from .messages import BadMessage
-from .model_source import MODEL_PARAMS, ModelSource, payload_check, PAYLOAD_PARAMS
-from .process import clock_ns, spin
+from .model_source import MODEL_PARAMS, PAYLOAD_PARAMS
+from .process import spin
 from ..control import computed_torque
-from ..precompile import warm_up
 from ..rigid.rnea import inverse_dynamics
 
 
@@ -80,51 +78,32 @@ PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS +
     Param('kp', [400.0], 'position gains (1/s^2): one, or one per joint'),
     Param('kd', [40.0], 'velocity gains (1/s): one, or one per joint'),
     Param('friction_compensation', True, 'add the URDF joint friction to the commands'),
-    Param('clamp_efforts', True, 'clamp the streamed commands to the URDF effort limits'),
 )
 
 
-class TrajectoryNode(ManagedNode):
+class TrajectoryNode(CommandingNode):
     """
     Feed-forward and computed-torque streaming of joint trajectories (see module).
 
     Managed (``managed:=true``, :mod:`.lifecycle`): configure loads the model, activate takes
     trajectories and joint states and starts commanding (behind the controller check),
-    deactivate stops at once and drops the trajectory in progress.
+    deactivate stops at once and drops the trajectory in progress.  What it shares with
+    dynamics_node is :mod:`.commanding`'s.
     """
 
     def __init__(self, node_name='trajectory_node', **kwargs):
-        super().__init__(node_name, **kwargs)
-        self.now_ns = clock_ns(self)
-        self.params = params = Parameters(
-            self, PARAMS, self._on_parameters,
-            checks={'kp': self._check_gains, 'kd': self._check_gains,
-                    'command_joints': command_joints_check(self),
-                    'payload': payload_check(self, 'payload'),
-                    'payload_link': payload_check(self, 'payload_link')})
-        self.kp = np.asarray(params.kp, dtype=float)
-        self.kd = np.asarray(params.kd, dtype=float)
-        self.throttle = Throttled(self)
-        self.log = QuickLogger(self)
-        self.command = CommandOutput(self, params)
+        super().__init__(node_name, PARAMS, {'kp': self._check_gains, 'kd': self._check_gains},
+                         **kwargs)
+        self.kp = np.asarray(self.params.kp, dtype=float)
+        self.kd = np.asarray(self.params.kd, dtype=float)
         self.efforts_pub = self.create_publisher(JointTrajectory, '~/trajectory_with_efforts', 10)
         self.desired_pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
         self.plan = None
         self.start_ns = None
-        self.states = None
         self.measured = None
-        self.source = ModelSource(self, params, self._on_model)
-        self.inputs, self.timer = [], None
-        self.read = self.stale = self.clamped = 0          # states read, stale, commands clamped
-        self.window = Window()                  # the current /diagnostics window
-        self.jumps = on_time_jump_back(self, self._on_time_jump)
-        self.diagnostics = Diagnostics(self, 'trajectory streaming', self._diagnose)
-        self.start()
+        self.serve('trajectory streaming')
 
-    # --- lifecycle (see .lifecycle) ----------------------------------------------------------
-    def configure(self):
-        return self.source.configure()
-
+    # --- lifecycle (see .lifecycle and .commanding) -------------------------------------------
     def activate(self):
         params = self.params
         self.inputs = [
@@ -133,35 +112,23 @@ class TrajectoryNode(ManagedNode):
             # raw: the states' bytes, read by JointStates.read_serialized (no message built)
             self.create_subscription(JointState, 'joint_states', self._on_state,
                                      joint_states_qos(params), raw=True)]
-        self.timer = self.create_timer(1.0 / params.rate, self._on_timer)
+        self.set_timer(params.rate, self._on_timer)
         self.command.enable()
 
-    def deactivate(self):
-        self.command.disable()                  # first: not one more command
-        for sub in self.inputs:
-            self.destroy_subscription(sub)
-        if self.timer is not None:
-            self.destroy_timer(self.timer)
-        self.inputs, self.timer = [], None
+    def stopped(self):
         if self.plan is not None:
             self.log.info('deactivated: the trajectory in progress is dropped')
         self.plan = self.measured = None
-        if self.states is not None:
-            self.states.forget()
 
-    def cleanup(self):
-        self.source.cleanup()
-        self.states = self.plan = self.measured = None
-        self.command.set_model(None)
+    def dropped(self):
+        self.plan = self.measured = None
 
-    def _on_time_jump(self, delta_ns):
-        if self.states is not None:
-            self.states.forget()
+    def clock_jumped(self, delta_ns):
         self.measured = None
         if self.start_ns is not None:
             self.start_ns += delta_ns          # the plan keeps its place on the new clock
 
-    # --- parameters (applied once accepted) ---------------------------------------------------
+    # --- parameters (applied once accepted; the shared ones by .commanding) -------------------
     def _check_gains(self, value):
         model = getattr(self, 'source', None) and self.source.model
         gains = np.asarray(value, dtype=float)
@@ -172,22 +139,12 @@ class TrajectoryNode(ManagedNode):
             return f'needs 1 or {model.n} values'
         return None
 
-    def _on_parameters(self, changed):
+    def parameters_changed(self, changed):
         self.kp = np.asarray(self.params.kp, dtype=float)
         self.kd = np.asarray(self.params.kd, dtype=float)
-        if 'stale_after' in changed and self.states is not None:
-            self.states.stale_after = self.params.stale_after
-        if 'command_joints' in changed and self.source.model is not None:
-            self.command.set_model(self.source.model)
-        if changed & {'payload', 'payload_link'} and self.source.loaded is not None:
-            self.source.apply_payload()
 
     # --- model and inputs ---------------------------------------------------------------------
-    def _on_model(self, model):
-        warm_up(model)
-        previous = self.states.model if self.states is not None else None
-        self.states = JointStates(model, self.params.stale_after)
-        self.command.set_model(model)
+    def model_changed(self, model, previous):
         self.measured = None
         if previous is None or previous.joint_names != model.joint_names:
             self.plan = None                   # a running trajectory survives a same-joint reload
@@ -197,13 +154,8 @@ class TrajectoryNode(ManagedNode):
             return
         began = time.perf_counter_ns()
         self.read += 1
-        try:
-            state = self.states.read_serialized(data, self.now_ns())
-        except BadMessage as e:
-            self.throttle.warn('states ' + e.kind, f'dropped joint_states: {e}')
-            self.stale += e.kind == 'stale'
-            return
-        if state is None:                       # another robot's joints only
+        state = self.read_state(data, self.now_ns())
+        if state is None:                       # another robot's joints, or refused (said)
             return
         q, qd, _, stamp = state
         feedback = self.params.feedback
@@ -279,15 +231,10 @@ class TrajectoryNode(ManagedNode):
                                   friction=friction)
         else:
             tau = inverse_dynamics(model, q_d, qd_d, qdd_d, friction=friction)
-        if params.clamp_efforts:
-            wanted, tau = tau, clamp_efforts(model, tau, self.throttle)
-            self.clamped += tau is not wanted
         return self.command.publish(tau)
 
     def _diagnose(self, report):
-        seconds, latencies, new = self.window.take({
-            'read': self.read, 'sent': self.command.sent, 'stale': self.stale,
-            'clamped': self.clamped})
+        seconds, latencies, new = self.counts()
         plan = self.plan
         report.add('trajectory', 'none' if plan is None else
                    f'{len(plan.t)} points over {plan.t[-1]:.3g} s, at '

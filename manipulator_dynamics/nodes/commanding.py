@@ -1,0 +1,170 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A node that commands efforts from a model and the joint states: dynamics_node, trajectory_node.
+
+What both do is written here once:
+
+* the parameters both apply as they change: ``stale_after``, ``command_joints``, ``payload``
+  and ``payload_link`` (:meth:`CommandingNode._on_parameters`; the node's own after them);
+* the command output (:class:`.commands.CommandOutput`: the controller's order, the clamping
+  and its count) and the joint states, made again on every model (:meth:`_on_model`);
+* the lifecycle's steps: deactivate stops the commands first, then drops the inputs and the
+  timer and forgets the states; cleanup drops the model; a clock that jumps back forgets the
+  states (a simulation reset);
+* a joint state read and, where refused, said (:meth:`read_state`), and the counts that
+  ``/diagnostics`` reads once a second (:meth:`counts`).
+
+A subclass makes its inputs in :meth:`activate` (into ``self.inputs``), computes and sends its
+commands (:meth:`.commands.CommandOutput.publish`), and adds to each step through the hooks
+(:meth:`stopped`, :meth:`dropped`, :meth:`clock_jumped`, :meth:`model_changed`,
+:meth:`parameters_changed`).
+"""
+
+from ._parameters import Parameters
+from .commands import command_joints_check, CommandOutput
+from .diagnostics import Diagnostics, Window
+from .joint_states import JointStates, on_time_jump_back
+from .lifecycle import ManagedNode
+from .logs import QuickLogger, Throttled
+from .messages import BadMessage
+from .model_source import ModelSource, payload_check
+from .process import clock_ns
+from ..precompile import warm_up
+
+
+class CommandingNode(ManagedNode):
+    """
+    The common part of the nodes that command efforts (see the module).
+
+    ``table``: the node's parameters (with :data:`.commands.COMMAND_PARAMS`, the model's, the
+    payload's and the joint states'); ``checks``: its own parameters' checks beside the shared
+    ones.  The subclass makes what its model needs (what :meth:`model_changed` sets), then
+    ends its constructor with :meth:`serve`.
+    """
+
+    def __init__(self, node_name, table, checks=None, **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.now_ns = clock_ns(self)
+        self.params = Parameters(self, table, self._on_parameters, checks={
+            'command_joints': command_joints_check(self),
+            'payload': payload_check(self, 'payload'),
+            'payload_link': payload_check(self, 'payload_link'), **(checks or {})})
+        self.throttle = Throttled(self)
+        self.log = QuickLogger(self)
+        self.command = CommandOutput(self, self.params)
+        self.states = None                      # JointStates of the model, once there is one
+        self.source = ModelSource(self, self.params, self._on_model)     # loads at configure
+        self.inputs, self.timer = [], None      # what activate makes, deactivate drops
+        self.read = self.stale = 0              # states read, refused as stale
+        self.window = Window()                  # the current /diagnostics window
+        self.jumps = on_time_jump_back(self, self._on_time_jump)
+
+    def serve(self, what):
+        """End the constructor: ``/diagnostics`` (saying ``what`` the node does), then start."""
+        self.diagnostics = Diagnostics(self, what, self._diagnose)
+        self.start()
+
+    # --- the hooks a subclass writes ------------------------------------------------------------
+    def warm(self, model):
+        """Compile (or load) the kernels ``model`` needs before it serves."""
+        warm_up(model)
+
+    def model_changed(self, model, previous):
+        """Take a new model (``previous``: the one before, or None)."""
+
+    def parameters_changed(self, changed):
+        """Apply the node's own parameters among ``changed`` (names), once accepted."""
+
+    def stopped(self):
+        """Drop what the commands were made from, after a deactivate: the inputs are gone."""
+
+    def dropped(self):
+        """Drop what a model gave, after a cleanup."""
+
+    def clock_jumped(self, delta_ns):
+        """Follow the clock jumping back by ``delta_ns`` (< 0): the states are forgotten."""
+
+    def _diagnose(self, report):
+        """Say the node's state in ``report`` (once a second)."""
+
+    # --- lifecycle (see .lifecycle) ------------------------------------------------------------
+    def configure(self):
+        return self.source.configure()
+
+    def deactivate(self):
+        self.command.disable()                  # first: not one more command
+        for sub in self.inputs:
+            self.destroy_subscription(sub)
+        self.inputs = []
+        self.set_timer(0.0, None)
+        if self.states is not None:
+            self.states.forget()
+        self.stopped()
+
+    def cleanup(self):
+        self.source.cleanup()
+        self.states = None
+        self.command.set_model(None)
+        self.dropped()
+
+    def _on_time_jump(self, delta_ns):
+        if self.states is not None:
+            self.states.forget()
+        self.clock_jumped(delta_ns)
+
+    def set_timer(self, rate, callback):
+        """Call ``callback`` at ``rate`` Hz, instead of any timer before (0: no timer)."""
+        if self.timer is not None:
+            self.destroy_timer(self.timer)
+            self.timer = None
+        if rate > 0:
+            self.timer = self.create_timer(1.0 / rate, callback)
+
+    # --- model, parameters, states ---------------------------------------------------------------
+    def _on_model(self, model):
+        self.warm(model)
+        previous = self.states.model if self.states is not None else None
+        self.states = JointStates(model, self.params.stale_after)
+        self.command.set_model(model)
+        self.model_changed(model, previous)
+
+    def _on_parameters(self, changed):
+        if 'stale_after' in changed and self.states is not None:
+            self.states.stale_after = self.params.stale_after
+        if 'command_joints' in changed and self.source.model is not None:
+            self.command.set_model(self.source.model)
+        if changed & {'payload', 'payload_link'} and self.source.loaded is not None:
+            self.source.apply_payload()         # a new model: _on_model takes it
+        self.parameters_changed(changed)
+
+    def read_state(self, data, now_ns):
+        """
+        Merge one joint state's bytes: the model's ``(q, qd, effort, stamp)``, or None.
+
+        None for another robot's joints, or a state refused (said, throttled; a stale one
+        counted).
+        """
+        try:
+            return self.states.read_serialized(data, now_ns)
+        except BadMessage as e:
+            self.throttle.warn('states ' + e.kind, f'dropped joint_states: {e}')
+            self.stale += e.kind == 'stale'
+            return None
+
+    def counts(self, **more):
+        """Take the diagnostics window: ``(seconds, latencies, new counts)`` of read, sent, ..."""
+        return self.window.take({'read': self.read, 'sent': self.command.sent,
+                                 'stale': self.stale, 'clamped': self.command.clamped, **more})
