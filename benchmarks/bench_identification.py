@@ -60,7 +60,7 @@ import time
 
 import manipulator_dynamics as md
 from manipulator_dynamics.identification import consistent, excitation
-from manipulator_dynamics.identification.excitation import WELL_IDENTIFIED, ZERO
+from manipulator_dynamics.identification.excitation_problem import WELL_IDENTIFIED, ZERO
 import numpy as np
 
 ROBOTS = {
