@@ -66,10 +66,11 @@ import numpy as np
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit, CONTINUED_FROM, ConvergenceWarning
 from .filtering import CUTOFF_HZ
-from .friction import averaged_coulomb, fit_coulomb_velocity, friction_law, friction_of, \
-    LAYOUTS, with_law, with_velocity_uncertainty
+from .friction import base_rows, fit_coulomb_velocity, friction_law, friction_of, LAYOUTS, \
+    row_period, with_law, with_velocity_uncertainty
 from .least_squares import at_the_prior, check_excitation, correlation_inflation, \
-    joint_factors, noise_weighted, prior_scale, weighted_least_squares
+    joint_factors, noise_weighted, prior_scale, relative_std, residual_rms, \
+    weighted_least_squares
 from .logs import prepare
 from .stiction import left_out_summary, motor_rows, still_speeds, stuck, stuck_rows
 from .validation import at_full_rate, beyond_training, compared, ExtrapolationWarning, \
@@ -410,16 +411,14 @@ def equations(model, data, *, friction=True, armature=None, base=None, cutoff=CU
         base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
     speeds, still_report = still_speeds(model, still, parallel, cutoff)
 
-    def base_rows(q, qd, qdd):
-        W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
-                                          friction=base.friction))          # (N, n, b)
-        if parallel is not None and parallel.raw is not None:   # a log cut down: rows apart
-            W = averaged_coulomb(model, W, base.names, qd, qdd, 1.0 / parallel.rate_hz)
-        return W
+    period = row_period(parallel)                   # a log cut down: rows apart
+
+    def rows(q, qd, qdd):
+        return base_rows(model, base, q, qd, qdd, period)             # (N, n, b)
     if parallel is None:
-        W = base_rows(q, qd, qdd)
+        W = rows(q, qd, qdd)
     else:                                           # by chunks: only the rows kept are held
-        W, tau = parallel.apply(base_rows, q, qd, qdd), parallel(tau)
+        W, tau = parallel.apply(rows, q, qd, qdd), parallel(tau)
     left_out = stuck_rows(model, qd, speeds, parallel, cutoff)
     processing['still'] = left_out_summary(still_report, model.joint_names, left_out)
     if left_out.any():
@@ -508,10 +507,6 @@ def solve(found, *, physically_consistent=False, prior_weight=1.0, path_weights=
         cov, processing['coulomb_velocity_std'] = with_velocity_uncertainty(
             model, base, found.qd, found.parallel, K, sigma, G, g)
     std = inflation * np.sqrt(np.maximum(np.diag(cov), 0.0))
-    with np.errstate(divide='ignore', invalid='ignore'):
-        relative = np.where(np.abs(K) > 0, 100.0 * std / np.abs(K), np.inf)
-    residual = tau - W @ K                          # zero where left out
-    counted = np.maximum((~left_out).sum(axis=0), 1)
     standard = consistent = None
     consistency = {}
     if physically_consistent:
@@ -523,11 +518,10 @@ def solve(found, *, physically_consistent=False, prior_weight=1.0, path_weights=
         standard, consistency = _consistent(model, base, Gc, (tau * weights).reshape(-1), K,
                                             prior_weight, path_weights)
         consistent = consistency.pop('T') @ standard
-        consistency['residual_rms'] = np.sqrt(((tau - W @ consistent) ** 2).sum(axis=0)
-                                              / counted)
-    return Estimate(base=base, values=K, std=std, relative_std=relative,
+        consistency['residual_rms'] = residual_rms(tau - W @ consistent, left_out)
+    return Estimate(base=base, values=K, std=std, relative_std=relative_std(K, std),
                     condition=condition, sigma=sigma,
-                    residual_rms=np.sqrt((residual ** 2).sum(axis=0) / counted), samples=N,
+                    residual_rms=residual_rms(tau - W @ K, left_out), samples=N,
                     processing=processing, standard=standard, consistent_values=consistent,
                     consistency=consistency, model=model,
                     covariance=inflation ** 2 * cov,

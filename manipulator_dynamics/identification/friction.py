@@ -136,6 +136,28 @@ def averaged_shape(rate, acceleration, vs, period):
     return coulomb_shape_of(rate[:, None] + offsets * acceleration[:, None], vs).mean(axis=1)
 
 
+def row_period(parallel):
+    """Seconds between the rows of a log cut down (``parallel``, the fit's filter), else 0."""
+    return 1.0 / parallel.rate_hz if parallel is not None and parallel.raw is not None else 0.0
+
+
+def base_rows(model, base, q, qd, qdd, period=0.0, Y=None):
+    """
+    Return ``W_B (N, n, b)``: the base regressor of the states, as every fit builds it.
+
+    The regressor's base columns (:meth:`.BaseParameters.base_regressor`), each Coulomb term
+    averaged over its row's ``period`` where a log is cut down (:func:`averaged_coulomb`;
+    :func:`row_period`; 0: at the rows' instants).  ``Y``: the states' regressor where the
+    caller has it already (else it is computed).
+    """
+    if Y is None:
+        Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
+    W = base.base_regressor(Y)
+    if period:
+        W = averaged_coulomb(model, W, base.names, qd, qdd, period)
+    return W
+
+
 def coulomb_torque(model, qd, qdd, period):
     """
     Return the model's Coulomb torques ``(N, n)``, each averaged over its row's interval.
@@ -165,12 +187,8 @@ def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None
     """
     model = dataclasses.replace(model, coulomb_velocity=np.zeros(model.n))
     base = base_parameters(model, friction='offset', armature=armature)
-    W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
-                                      friction='offset'))
-    period = 0.0                        # a log cut down: each row's interval averaged
-    if parallel is not None and parallel.raw is not None:
-        period = 1.0 / parallel.rate_hz
-        W = averaged_coulomb(model, W, base.names, qd, qdd, period)
+    period = row_period(parallel)       # a log cut down: each row's interval averaged
+    W = base_rows(model, base, q, qd, qdd, period)
     filtered = (lambda x: x) if parallel is None else parallel
     Wf, tf = filtered(W), filtered(tau)
     sigma = weighted_least_squares(Wf, tf)[2]

@@ -52,10 +52,11 @@ import numpy as np
 from .base_parameters import base_parameters, link_columns
 from .filtering import CUTOFF_HZ
 from .fit import Estimate
-from .friction import averaged_coulomb, friction_law, LAYOUTS, with_law
+from .friction import base_rows, friction_law, LAYOUTS, row_period, with_law
 from .known import free_scales, mountings_of, scale_constraints, SCALE_MISSING, \
     scale_summary, suspects
-from .least_squares import check_excitation, correlation_inflation, weighted_least_squares
+from .least_squares import check_excitation, correlation_inflation, relative_std, \
+    residual_rms, weighted_least_squares
 from .logs import differentiate_logs, read_log
 from .stiction import left_out_summary, still_speeds, stuck_rows
 from ..errors import IdentificationError
@@ -397,9 +398,7 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
             speeds, report = still_speeds(model, still, parallel, cutoff)
         Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
         A = np.zeros((len(q), n, width))
-        A[..., :b] = base.base_regressor(Y)
-        if parallel.raw is not None:                # a log cut down: rows apart
-            averaged_coulomb(model, A[..., :b], base.names, qd, qdd, 1.0 / parallel.rate_hz)
+        A[..., :b] = base_rows(model, base, q, qd, qdd, row_period(parallel), Y)
         A[..., b:b + n] = -np.einsum('sk,kj->sjk', current, C)
         tau_known = np.zeros((len(q), n))
         if load is not None:
@@ -445,23 +444,20 @@ def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction
                       scale_fixed_by=scale_summary(payloads, known))
     gains = x[b:b + n]
     residual = rhs - A @ x
-    counted = np.maximum((~left).sum(axis=0), 1)
-    with np.errstate(divide='ignore', invalid='ignore'):
-        relative = np.where(np.abs(x[:b]) > 0, 100.0 * std[:b] / np.abs(x[:b]), np.inf)
     identified = with_gains(model, gains, suspects(mountings))
     reduced = flat @ Z
-    estimate = Estimate(base=base, values=x[:b], std=std[:b], relative_std=relative,
+    estimate = Estimate(base=base, values=x[:b], std=std[:b],
+                        relative_std=relative_std(x[:b], std[:b]),
                         condition=float(np.linalg.cond(reduced / np.linalg.norm(reduced,
                                                                                 axis=0))),
                         sigma=sigma,
-                        residual_rms=np.sqrt((residual ** 2).sum(axis=0) / counted), samples=N,
+                        residual_rms=residual_rms(residual, left), samples=N,
                         processing=processing, model=identified, covariance=cov[:b, :b])
     loads, edges = [], np.cumsum([0] + [len(system[1]) for system in systems])
     for i, m in enumerate(mountings):               # system i + 1 holds mounting i's runs
         part = slice(b + n + sum(extra[:i]), b + n + sum(extra[:i + 1]))
         rows = slice(edges[i + 1], edges[i + 2])
-        rms = np.sqrt((residual[rows] ** 2).sum(axis=0)
-                      / np.maximum((~left[rows]).sum(axis=0), 1))
+        rms = residual_rms(residual[rows], left[rows])
         loads.append(m.estimate(x[part], cov[part, part], rms, int(rows.stop - rows.start)))
     return GainEstimate(joints=model.joint_names, gains=gains, std=std[b:b + n],
                         torque_constants=gains / own_reductions(model),

@@ -358,3 +358,15 @@ def std_summary(processing):
     return (f'standard deviations as fitted: a jackknife in {JACKKNIFE_BLOCKS} blocks of time '
             f'spreads {ratio:.3g}x what independent rows would (at most {CORRELATED:g} is '
             'independent)')
+
+
+def relative_std(values, std):
+    """Return ``100 std / |values|`` (percent); inf where a value is zero."""
+    with np.errstate(divide='ignore', invalid='ignore'):
+        return np.where(np.abs(values) > 0, 100.0 * std / np.abs(values), np.inf)
+
+
+def residual_rms(residual, left_out):
+    """Return each joint's RMS of ``residual (N, n)`` over its rows not ``left_out`` (zeros)."""
+    counted = np.maximum((~left_out).sum(axis=0), 1)
+    return np.sqrt((residual ** 2).sum(axis=0) / counted)
