@@ -34,6 +34,7 @@ velocities as they come).
 """
 
 from dataclasses import dataclass
+import math
 from typing import NamedTuple
 
 from numba import njit
@@ -74,6 +75,44 @@ class Thresholds(NamedTuple):
 
     contact: np.ndarray
     collision: np.ndarray
+
+
+#: The observer rides through a gap of this many state periods at least...
+GAP = 10
+#: ... and of this many of its slowest time constants, ln(1 / FLOOR) (138 ms at 50/s): see
+#: :func:`ride_bound`.
+RIDE_TIME_CONSTANTS = math.log(1.0 / FLOOR)
+
+
+def ride_bound(time_constant, period):
+    """
+    Return the longest gap in the states (s) the observer integrates across, not restarting.
+
+    Across a gap of ``dt`` the momentum's change is exact (``p`` is a state), the state terms
+    go by the trapezoid rule and the efforts by their ends' mean, what is not known of them in
+    the dry-friction band; the residual keeps ``exp(-K dt)`` of what it held and takes the rest
+    from the gap's mean.  Past ``ln(1 / FLOOR) / K`` (:data:`RIDE_TIME_CONSTANTS` time
+    constants: 138 ms at 50/s), what it held weighs less than :data:`.detection.FLOOR`, the
+    least error of a robot's torque model against its load: nothing of the observer's state
+    survives, and its estimate would be an average over motion it never saw.  It restarts there
+    instead (its levels kept).  Never below :data:`GAP` periods of the stream.
+    """
+    return max(RIDE_TIME_CONSTANTS * time_constant, GAP * period if period else 0.0)
+
+
+def observed_stretches(t, gains):
+    """
+    Cut a log's rows where the observer starts again: at gaps past :func:`ride_bound`.
+
+    ``t`` the stamps, ``gains`` the observer's (:func:`.observer.observer_gains`).  Returns the
+    stretches' row indices, as dynamics_node observes them (it integrates across shorter gaps
+    with the states' own stamps), and the bound (s).
+    """
+    t = np.asarray(t, dtype=float)
+    steps = np.diff(t)
+    period = float(np.median(steps[steps > 0])) if (steps > 0).any() else 0.0
+    bound = ride_bound(1.0 / np.min(gains), period)
+    return np.split(np.arange(len(t)), np.flatnonzero(steps > bound) + 1), bound
 
 
 def thresholds(model, contact, collision):
@@ -187,8 +226,9 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
     ``data``: logs with the robot's measured velocities (CSV files, numpy archives, rosbag2
     recordings, mappings ``t, q, qd, tau``; see
     :func:`~manipulator_dynamics.recordings.log.read_states`), on the robot's clock where
-    their velocities allow it.  Each log is split at its gaps (an interval over 10 times the
-    median), each stretch observed from rest and its first 5 time constants left out; the
+    their velocities allow it.  Each log is observed as the node observes it, across gaps up
+    to :func:`ride_bound` and from rest again past one (:func:`observed_stretches`), the first
+    :data:`.observer.SETTLING` time constants of each stretch left out; the
     moments of each log (a stop, a spike) are left out of it, and the stretches ``exclude``
     (``[(start, end), ...]`` in the log's seconds, for every log), as
     :func:`free_motion_spread` says.  Returns ``(n,)``, N m (of ``|r|``, as
@@ -201,10 +241,8 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
     gains = observer_gains(model, gain)
     spread, moments = np.zeros(model.n), []
     for t, q, qd, tau in read_states(model, data, topic):
-        step = np.median(np.diff(t)) if len(t) > 1 else 0.0
-        cuts = np.flatnonzero(np.diff(t) > 10 * step) + 1
         seen, at = [], []
-        for rows in np.split(np.arange(len(t)), cuts):
+        for rows in observed_stretches(t, gains)[0]:
             settled = t[rows] - t[rows][0] >= SETTLING / gains.min()
             if settled.any():
                 r = momentum_residual(model, t[rows], q[rows], qd[rows], tau[rows], gains,

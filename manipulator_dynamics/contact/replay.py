@@ -16,45 +16,23 @@
 A log observed as dynamics_node observes its joint states: the levels it would have raised.
 
 :func:`replay` runs the momentum observer over a log (:func:`.observer.observe`), riding
-through gaps up to :func:`ride_bound` and starting again past it, takes its levels by the
-node's policy (:func:`.calibration.resolve_thresholds`: as given, from an identification, or
-learnt by a :class:`.calibration.Calibration` over the first settled seconds of motion) and
-lists every stretch of states above a contact level: an :class:`Episode`.  What ``~/contact``
-would have said, before a robot runs with those levels: which pushes they catch, and whether
-free motion crosses them.  A collision latches in the node until ``~/rearm``; here each
+through gaps up to :func:`.detection.ride_bound` and starting again past it (as
+:func:`.detection.residual_spread` does), takes its levels by the node's policy
+(:func:`.calibration.resolve_thresholds`: as given, from an identification, or learnt by a
+:class:`.calibration.Calibration` over the first settled seconds of motion) and lists every
+stretch of states above a contact level: an :class:`Episode`.  What ``~/contact`` would have
+said, before a robot runs with those levels: which pushes they catch, and whether free motion
+crosses them.  A collision latches in the node until ``~/rearm``; here each
 episode ends when every joint is back under its contact level, as if re-armed then.
 """
 
 from dataclasses import dataclass, field
-import math
 
 import numpy as np
 
 from .calibration import Calibration, levels_from_spread, numbers, resolve_thresholds
-from .detection import COLLISION, CONTACT, FLOOR, LEVEL_NAMES, Thresholds
+from .detection import COLLISION, CONTACT, LEVEL_NAMES, observed_stretches, Thresholds
 from .observer import beyond, DEFAULT_GAIN, observe, observer_gains, SETTLING, STILL
-
-#: The observer rides through a gap of this many state periods at least...
-GAP = 10
-#: ... and of this many of its slowest time constants, ln(1 / FLOOR) (138 ms at 50/s): see
-#: :func:`ride_bound`.
-RIDE_TIME_CONSTANTS = math.log(1.0 / FLOOR)
-
-
-def ride_bound(time_constant, period):
-    """
-    Return the longest gap in the states (s) the observer integrates across, not restarting.
-
-    Across a gap of ``dt`` the momentum's change is exact (``p`` is a state), the state terms
-    go by the trapezoid rule and the efforts by their ends' mean, what is not known of them in
-    the dry-friction band; the residual keeps ``exp(-K dt)`` of what it held and takes the rest
-    from the gap's mean.  Past ``ln(1 / FLOOR) / K`` (:data:`RIDE_TIME_CONSTANTS` time
-    constants: 138 ms at 50/s), what it held weighs less than :data:`.detection.FLOOR`, the
-    least error of a robot's torque model against its load: nothing of the observer's state
-    survives, and its estimate would be an average over motion it never saw.  It restarts there
-    instead (its levels kept).  Never below :data:`GAP` periods of the stream.
-    """
-    return max(RIDE_TIME_CONSTANTS * time_constant, GAP * period if period else 0.0)
 
 
 @dataclass(frozen=True)
@@ -138,10 +116,10 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
     """
     Observe a log as dynamics_node would and return the levels it raises: a :class:`Replay`.
 
-    The observer starts at the first state, rides through gaps up to :func:`ride_bound` and
-    starts again past them; after each start it watches once settled
-    (:data:`.observer.SETTLING` time constants).  ``ValueError`` for levels that are not levels
-    and states that are not states (:func:`.observer.observe` names them).
+    The observer starts at the first state, rides through gaps up to
+    :func:`.detection.ride_bound` and starts again past them; after each start it watches once
+    settled (:data:`.observer.SETTLING` time constants).  ``ValueError`` for levels that are
+    not levels and states that are not states (:func:`.observer.observe` names them).
 
     Parameters
     ----------
@@ -168,12 +146,9 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
     gains = observer_gains(model, gain)
     levels, how, warning = resolve_thresholds(model, contact, collision, gains, identified)
     warnings = [warning] if warning else []
-    steps = np.diff(t)
-    period = float(np.median(steps[steps > 0])) if (steps > 0).any() else 0.0
-    bound = ride_bound(1.0 / gains.min(), period)
-    cuts = np.flatnonzero(steps > bound) + 1
+    parts, bound = observed_stretches(t, gains)
     r, band, settled = np.zeros((len(t), model.n)), np.zeros((len(t), model.n)), []
-    for rows in np.split(np.arange(len(t)), cuts):
+    for rows in parts:
         r[rows], band[rows] = observe(model, t[rows], q[rows], qd[rows], tau[rows], gains,
                                       friction=friction)
         settled.append(rows[t[rows] - t[rows][0] >= SETTLING / gains.min()])
@@ -190,7 +165,7 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
         if not learner.done:
             return Replay(None, f'a calibration needs {calibration:g} s of free motion once the '
                           f'observer has settled; the log has {learner.moved:.3g} s', [],
-                          warnings=warnings, restarts=len(cuts))
+                          warnings=warnings, restarts=len(parts) - 1)
         spread, moments = learner.result()
         still = learner.still_joints()
         if still:
@@ -206,7 +181,7 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
                          np.diff(watched) > 1)
     seconds = float(np.sum(np.minimum(np.diff(t[watched]), bound))) if len(watched) else 0.0
     return Replay(levels, how, episodes, watched=seconds, calibration=learnt, moments=moments,
-                  warnings=warnings, restarts=len(cuts))
+                  warnings=warnings, restarts=len(parts) - 1)
 
 
 def _episodes(model, t, r, band, levels: Thresholds, breaks):

@@ -47,7 +47,7 @@ The observer rides through gaps in the stamps: a state dropped (a starved publis
 or out-of-order state refused) leaves an interval of several periods, which it integrates
 with the states' own stamps, the momentum's change exact and what is not known of the efforts
 over it in the dry-friction band (:mod:`~..contact.observer`).  It restarts, and says why, only
-past :func:`~..contact.replay.ride_bound`, on a new model, a clock that jumps back, and a
+past :func:`~..contact.detection.ride_bound`, on a new model, a clock that jumps back, and a
 change of its gain.
 """
 
@@ -65,9 +65,9 @@ from .logs import QuickLogger, Throttled
 from .messages import stamped_serialiser
 from ..contact.calibration import Calibration, levels_from_spread, numbers, parse_thresholds, \
     resolve_thresholds, thresholds_yaml
-from ..contact.detection import CONTACT, ContactDetector, FREE, MOMENT_MULTIPLE, NOT_WATCHING
+from ..contact.detection import CONTACT, ContactDetector, FREE, MOMENT_MULTIPLE, \
+    NOT_WATCHING, ride_bound
 from ..contact.observer import beyond, MomentumObserver, observer_gains, SETTLING, STILL
-from ..contact.replay import ride_bound
 from ..contact.wrench import contact_wrench
 from ..rigid.jacobian import ancestors
 

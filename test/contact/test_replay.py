@@ -21,7 +21,8 @@ from manipulator_dynamics import csvlog, robots
 from manipulator_dynamics.cli import main
 from manipulator_dynamics.contact.calibration import Calibration, parse_thresholds, \
     resolve_thresholds
-from manipulator_dynamics.contact.detection import spread_yaml, thresholds_from_spread
+from manipulator_dynamics.contact.detection import observed_stretches, residual_spread, \
+    spread_yaml, thresholds_from_spread
 from manipulator_dynamics.contact.observer import observer_gains
 from manipulator_dynamics.contact.replay import replay
 import numpy as np
@@ -119,6 +120,35 @@ def test_a_gap_past_the_ride_bound_restarts_the_observer_not_its_levels(arm):
     """A 0.5 s gap: one restart, the levels kept, every push still found and nothing else."""
     found = replay(arm, *a_log(arm, gap=(11.0, 11.5)))
     assert found.restarts == 1 and len(found.episodes) == len(PUSHES), found.table(arm)
+
+
+def test_the_spread_and_the_replay_cut_a_log_where_the_node_starts_again(arm, monkeypatch):
+    """
+    A 50 ms gap is ridden through, a 500 ms one is not: the spread measures what the node sees.
+
+    ``residual_spread`` once cut at ten sample periods (10 ms here): after each short gap it
+    left out a settling it does not need, and at a log's restart it never saw the states the
+    node sees.  Both now cut by :func:`ride_bound` (138 ms at 50/s).
+    """
+    t = np.r_[np.arange(0.0, 1.0, 1e-3), np.arange(1.05, 2.0, 1e-3), np.arange(2.5, 3.0, 1e-3)]
+    parts, bound = observed_stretches(t, observer_gains(arm, 50.0))
+    assert bound == pytest.approx(np.log(1000) / 50)
+    assert [len(p) for p in parts] == [1950, 500]
+    from manipulator_dynamics.contact import detection
+    observed = []
+
+    def spy(model, t, *args, **kwargs):
+        observed.append((t[0], t[-1]))
+        return momentum_residual(model, t, *args, **kwargs)
+    momentum_residual = detection.momentum_residual
+    monkeypatch.setattr(detection, 'momentum_residual', spy)
+    t, q, qd, tau = a_log(arm, seconds=12.0, pushes=(), gap=(6.0, 6.05))
+    assert replay(arm, t, q, qd, tau).restarts == 0
+    spread = residual_spread(arm, [{'t': t, 'q': q, 'qd': qd, 'tau': tau},
+                                   {'t': t[t < 3.0], 'q': q[t < 3.0], 'qd': qd[t < 3.0],
+                                    'tau': tau[t < 3.0]}])
+    assert len(observed) == 2 and observed[0][1] - observed[0][0] > 11.9     # each log whole
+    assert np.all(spread > 0)
 
 
 def test_the_calibration_keeps_every_other_state_past_its_cap(arm, monkeypatch):

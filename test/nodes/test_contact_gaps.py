@@ -26,7 +26,7 @@ number of it.
 from conftest import ERD, erd
 import manipulator_dynamics as md
 from manipulator_dynamics.contact.detection import COLLISION, CONTACT, FREE, NOT_WATCHING
-from manipulator_dynamics.contact.replay import ride_bound
+from manipulator_dynamics.contact.detection import ride_bound
 from manipulator_dynamics.control import computed_torque
 import numpy as np
 import pytest
