@@ -76,6 +76,22 @@ def test_bench_latency_measures_both_nodes_and_their_ratios():
         assert ratios and all(float(x) > 0 for x in ratios.groups()), out
 
 
+def test_bench_state_path_splits_one_state_into_its_steps():
+    """Every step of one state through dynamics_node is measured, and they fit in the whole."""
+    needs_ros()
+    out = run('bench_state_path.py', '--states', '300', '--observer')
+    steps = {name.strip(): float(us) for name, us in re.findall(
+        r'^  (\S.*?) +(-?[\d.]+)$', out, re.MULTILINE)}
+    whole = steps.pop('the state callback, whole')
+    rest = steps.pop('the rest (the callback less those)')
+    assert set(steps) == {'the state read from its bytes', 'g(q)', 'the command published',
+                          'the observer step', 'the payload window'}, out
+    assert re.search(r'^and where a state waited .*, the queue looked at: [\d.]+ us more$', out,
+                     re.MULTILINE), out
+    assert whole > 0 and all(us > 0 for us in steps.values()), out
+    assert rest == pytest.approx(whole - sum(steps.values()), abs=0.02), out
+
+
 def test_bench_plant_paces_the_plant_in_real_time():
     """The first stage (sim_node alone, heard here with the receipt times) for 0.3 s."""
     needs_ros()

@@ -80,6 +80,12 @@ def _check_outputs(value):
 #: joint_states kept while the node is busy: the commands act on the newest of them, the
 #: momentum observer reads each in turn (it integrates the efforts over every interval).
 STATE_QUEUE = 100
+#: A state that waited longer than this since its DDS receipt (ns) may have others queued behind
+#: it: only then is the queue looked at (1.2 us of an 11 us callback, benchmarks/
+#: bench_state_path.py).  A node keeping up at 1 kHz takes its states 30-190 us after their
+#: receipt; one that fell behind by a state period has waited 1000.  A state that came sooner is
+#: taken by the executor next, and observed as every state is.
+WAITED_NS = 250_000
 
 PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + PAYLOAD_ESTIMATE_PARAMS + \
     joint_state_params(STATE_QUEUE, 'the commands act on the newest, the observer '
@@ -203,6 +209,8 @@ class DynamicsNode(CommandingNode):
         A node that fell behind finds several states waiting (``state_queue`` deep): each is
         merged in turn, the command is computed once, from the newest, and then the observer
         reads each (it needs every interval's efforts).  The executor then finds none left.
+        The queue is looked at where this state waited (:data:`WAITED_NS`), or where the
+        middleware gives no receipt time.
         """
         subscription = self.state_sub
         if subscription is None:    # deactivated: a state the executor had taken before it
@@ -211,7 +219,9 @@ class DynamicsNode(CommandingNode):
             self._warn('joint_states received but no robot model yet (robot_description, '
                        'urdf_path)')
             return
-        behind = queued(subscription, self.params.state_queue)
+        received = info['received_timestamp']
+        behind = queued(subscription, self.params.state_queue) \
+            if not received or time.time_ns() - received > WAITED_NS else []
         now = self.now_ns()
         if not behind:                          # the 1 kHz path: nobody waiting
             read = [(self.read_state(data, now), info)]
