@@ -111,6 +111,8 @@ OBSERVER = ['-p', 'external_torques:=true', '-p', "contact_thresholds:='5.0'", '
 #: --pin: (this process's cores, the node's): the node and its DDS threads on a core of their
 #: own, so that its CPU per state does not move with where the scheduler puts it
 PIN = None
+#: The echoes' subscription queue (``--echo-depth``).
+ECHO_DEPTH = 1
 #: --observer: the topics listened to (--unheard: none; the node then writes neither stream)
 LISTEN = ('external_torques', 'contact')
 
@@ -126,7 +128,8 @@ def measure(node, executor, q, rate, qd, effort):
         latency_topic = '/dynamics_node/command_latency'
     else:
         command = [sys.executable, os.path.join(HERE, 'echo_node.py'), '--ros-args',
-                   '-p', 'report_latency:=true', '-p', f'raw:={node == "echo_raw"}']
+                   '-p', 'report_latency:=true', '-p', f'raw:={node == "echo_raw"}',
+                   '-p', f'depth:={ECHO_DEPTH}']
         table = q[:, 1]
         latency_topic = '/echo_node/command_latency'
     order = np.argsort(table)
@@ -294,10 +297,14 @@ def main(argv=None):
                         help="--observer with no listener on the observer's topics")
     parser.add_argument('--stream-rate', type=float, default=0.0, metavar='HZ',
                         help="--observer: the node's external_torques_rate (0: every state)")
+    parser.add_argument('--echo-depth', type=int, default=1, metavar='N',
+                        help="the echoes' joint_states queue (dynamics_node's is 100): what a "
+                        'deeper queue costs')
     parser.add_argument('--pin', action='store_true',
                         help='the node on the last core, this process on the others')
     args = parser.parse_args(argv)
-    global LISTEN, PIN, OBSERVER
+    global LISTEN, PIN, OBSERVER, ECHO_DEPTH
+    ECHO_DEPTH = args.echo_depth
     OBSERVER = OBSERVER + ['-p', f'external_torques_rate:={args.stream_rate}']
     if args.pin:
         cores = sorted(os.sched_getaffinity(0))

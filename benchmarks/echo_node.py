@@ -16,7 +16,8 @@
 """
 The floor any rclpy node pays: ``joint_states`` in, a Float64MultiArray of the positions out.
 
-    python3 benchmarks/echo_node.py [--ros-args -p report_latency:=true -p raw:=true]
+    python3 benchmarks/echo_node.py [--ros-args -p report_latency:=true -p raw:=true
+                                     -p depth:=100]
 
 bench_latency.py runs it beside dynamics_node, in the same process shape (the package's
 ``spin``, its signal handling and executor, chosen by ``MANIPULATOR_DYNAMICS_EXECUTOR``), so
@@ -29,7 +30,8 @@ Two floors: by default rclpy builds a JointState of each state and the echo buil
 message (what a plain rclpy node pays); with ``raw``, the state's bytes come in untouched, the
 positions are read from them and their bytes go out as a serialised Float64MultiArray (what
 dynamics_node itself does: no message built either way), so dynamics_node against it is its
-own work alone.
+own work alone.  ``depth``: its subscription's queue (1, the newest state; dynamics_node's is
+100, its ``state_queue``), to tell what a deeper queue costs a node.
 """
 
 import struct
@@ -49,10 +51,12 @@ class EchoNode(Node):
         super().__init__('echo_node')
         self.report = self.declare_parameter('report_latency', False).value
         raw = self.declare_parameter('raw', False).value
+        depth = self.declare_parameter('depth', 1).value
         self.pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.latency_pub = self.create_publisher(Float64, '~/command_latency', 100)
-        # sensor data, one deep: it answers the newest state, as dynamics_node's commands do
-        qos = QoSProfile(depth=1, reliability=qos_profile_sensor_data.reliability,
+        # sensor data, one deep by default: it answers the newest state, as dynamics_node's
+        # commands do
+        qos = QoSProfile(depth=depth, reliability=qos_profile_sensor_data.reliability,
                          durability=qos_profile_sensor_data.durability)
         self.create_subscription(JointState, 'joint_states', with_receipt_time(
             self.on_bytes if raw else self.on_state), qos, raw=raw)
