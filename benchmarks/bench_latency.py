@@ -113,6 +113,8 @@ OBSERVER = ['-p', 'external_torques:=true', '-p', "contact_thresholds:='5.0'", '
 PIN = None
 #: The echoes' subscription queue (``--echo-depth``).
 ECHO_DEPTH = 1
+#: Publishers and services the echoes make beside their own (``--echo-entities``).
+ECHO_ENTITIES = 0
 #: --observer: the topics listened to (--unheard: none; the node then writes neither stream)
 LISTEN = ('external_torques', 'contact')
 
@@ -129,7 +131,7 @@ def measure(node, executor, q, rate, qd, effort):
     else:
         command = [sys.executable, os.path.join(HERE, 'echo_node.py'), '--ros-args',
                    '-p', 'report_latency:=true', '-p', f'raw:={node == "echo_raw"}',
-                   '-p', f'depth:={ECHO_DEPTH}']
+                   '-p', f'depth:={ECHO_DEPTH}', '-p', f'entities:={ECHO_ENTITIES}']
         table = q[:, 1]
         latency_topic = '/echo_node/command_latency'
     order = np.argsort(table)
@@ -300,11 +302,14 @@ def main(argv=None):
     parser.add_argument('--echo-depth', type=int, default=1, metavar='N',
                         help="the echoes' joint_states queue (dynamics_node's is 100): what a "
                         'deeper queue costs')
+    parser.add_argument('--echo-entities', type=int, default=0, metavar='N',
+                        help='the echoes with N more publishers and services (dynamics_node '
+                        'makes about 22): what they cost the executor')
     parser.add_argument('--pin', action='store_true',
                         help='the node on the last core, this process on the others')
     args = parser.parse_args(argv)
-    global LISTEN, PIN, OBSERVER, ECHO_DEPTH
-    ECHO_DEPTH = args.echo_depth
+    global LISTEN, PIN, OBSERVER, ECHO_DEPTH, ECHO_ENTITIES
+    ECHO_DEPTH, ECHO_ENTITIES = args.echo_depth, args.echo_entities
     OBSERVER = OBSERVER + ['-p', f'external_torques_rate:={args.stream_rate}']
     if args.pin:
         cores = sorted(os.sched_getaffinity(0))

@@ -17,7 +17,7 @@
 The floor any rclpy node pays: ``joint_states`` in, a Float64MultiArray of the positions out.
 
     python3 benchmarks/echo_node.py [--ros-args -p report_latency:=true -p raw:=true
-                                     -p depth:=100]
+                                     -p depth:=100 -p entities:=20]
 
 bench_latency.py runs it beside dynamics_node, in the same process shape (the package's
 ``spin``, its signal handling and executor, chosen by ``MANIPULATOR_DYNAMICS_EXECUTOR``), so
@@ -31,7 +31,9 @@ message (what a plain rclpy node pays); with ``raw``, the state's bytes come in 
 positions are read from them and their bytes go out as a serialised Float64MultiArray (what
 dynamics_node itself does: no message built either way), so dynamics_node against it is its
 own work alone.  ``depth``: its subscription's queue (1, the newest state; dynamics_node's is
-100, its ``state_queue``), to tell what a deeper queue costs a node.
+100, its ``state_queue``), to tell what a deeper queue costs a node.  ``entities``: that many
+more publishers and services (half each, never used), as a node of many topics has them
+(dynamics_node makes about 22), to tell what they cost the executor per state.
 """
 
 import struct
@@ -52,6 +54,11 @@ class EchoNode(Node):
         self.report = self.declare_parameter('report_latency', False).value
         raw = self.declare_parameter('raw', False).value
         depth = self.declare_parameter('depth', 1).value
+        entities = self.declare_parameter('entities', 0).value
+        from std_srvs.srv import Trigger
+        self.extra = [self.create_publisher(Float64, f'~/extra_{k}', 10) if k % 2 else
+                      self.create_service(Trigger, f'~/extra_{k}', lambda request, response:
+                                          response) for k in range(entities)]
         self.pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.latency_pub = self.create_publisher(Float64, '~/command_latency', 100)
         # sensor data, one deep by default: it answers the newest state, as dynamics_node's

@@ -62,7 +62,7 @@ def test_bench_dynamics_compares_every_robot_both_libraries_load():
 def test_bench_latency_measures_both_nodes_and_their_ratios():
     needs_ros()
     out = run('bench_latency.py', '--seconds', '0.3', '--rounds', '1', '--executor', 'events',
-              '--observer', '--wrench', '--echo-depth', '100')
+              '--observer', '--wrench', '--echo-depth', '100', '--echo-entities', '4')
     assert re.search(r"^events +the observer adds -?[\d.]+ % to dynamics_node's CPU", out,
                      re.MULTILINE), out
     for node in ('echo_node', 'echo_raw', 'dynamics_node', 'dynamics_node+'):
