@@ -30,14 +30,21 @@ class InstallAndPrecompile(install):
     ``install``, then compile the numba kernels from the installed files (colcon build).
 
     A node's first command otherwise waits ~20 s for numba (over a minute for demo.launch.py's
-    five nodes on two cores).  Skipped for a staged install (``--root``: a wheel or a package
-    being built for elsewhere, where the files will not run from this path) and with
-    ``MANIPULATOR_DYNAMICS_PRECOMPILE=0``.
+    five nodes on two cores).  Skipped, and said, for a staged install (``--root``: a wheel or
+    a package being built for elsewhere, where the files will not run from this path) and with
+    ``MANIPULATOR_DYNAMICS_PRECOMPILE=0``: the nodes then compile them in the background as
+    they start (``nodes/kernels.py``).
     """
 
     def run(self):
         super().run()
         if self.root or os.environ.get('MANIPULATOR_DYNAMICS_PRECOMPILE', '1') == '0':
+            print('manipulator_dynamics: the kernels are not compiled at install ('
+                  + ('a staged install: --root' if self.root else
+                     'MANIPULATOR_DYNAMICS_PRECOMPILE=0')
+                  + '); a node compiles them in the background at its first start, commanding '
+                  'from the interpreted dynamics meanwhile (python -m '
+                  'manipulator_dynamics.precompile compiles them now)', file=sys.stderr)
             return
         lib = os.path.abspath(self.install_lib)
         env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(lib, package_name, '_prebuilt'),

@@ -28,9 +28,17 @@ here:
   copies into the user's cache (see ``_kinematics.numba_cache_dir``).  Numba keys cached code
   on the source file's absolute path and timestamp, so this is done from the installed files,
   where the nodes will run them.
+
+Each group compiled leaves a mark in the cache (:func:`compiled`), keyed on this machine's CPU
+as numba keys its machine code: a node that finds its groups' marks loads them as it
+configures; one that does not (an editable install, a wheel, kernels compiled on another CPU)
+starts this module in a background process and commands from the interpreted dynamics until
+they are ready (:mod:`.nodes.kernels`).
 """
 
 import contextlib
+import hashlib
+import os
 import sys
 import time
 
@@ -38,7 +46,7 @@ import numpy as np
 
 
 @contextlib.contextmanager
-def one_at_a_time():
+def one_at_a_time(group=None):
     """
     Hold the kernel cache's lock: one process at a time compiles or loads into it.
 
@@ -46,17 +54,14 @@ def one_at_a_time():
     the same kernels at once, five times over on two cores; with the lock the first compiles
     and the others, waiting, then load its machine code from the cache.  On a warm cache the
     wait is the others' load (a few hundred ms each).  Where the lock cannot be made (a
-    read-only cache), nothing waits.
+    read-only cache), nothing waits.  ``group``: the lock of that group only
+    (:func:`compile_group`'s), which a node loading another group's kernels never waits for.
     """
     import fcntl
-    import os
 
-    import numba
-
-    from . import _jit  # noqa: F401 - sets numba's cache folder, this source's
     try:
-        os.makedirs(numba.config.CACHE_DIR, exist_ok=True)
-        lock = open(os.path.join(numba.config.CACHE_DIR, '.compile.lock'), 'a')
+        lock = open(os.path.join(cache_dir(), f'.compile-{group}.lock' if group
+                                 else '.compile.lock'), 'a')
     except OSError:
         yield
         return
@@ -66,6 +71,47 @@ def one_at_a_time():
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def cache_dir():
+    """Return numba's cache folder for this source (made if missing; ``_jit.numba_cache_dir``)."""
+    import numba
+
+    from . import _jit  # noqa: F401 - sets numba's cache folder, this source's
+    os.makedirs(numba.config.CACHE_DIR, exist_ok=True)
+    return numba.config.CACHE_DIR
+
+
+def machine_key():
+    """
+    Return a short key of what numba keys machine code on: the target, CPU name and features.
+
+    Code compiled for another CPU (a wheel's ``_prebuilt``, a cache shared over a network) is
+    compiled again by numba on this one; so is a group's mark (:func:`compiled`).
+    """
+    from numba.core.registry import cpu_target
+    magic = cpu_target.target_context.codegen().magic_tuple()
+    return hashlib.sha256(repr(magic).encode()).hexdigest()[:12]
+
+
+def _mark(group):
+    """Return the path of ``group``'s mark: compiled into the cache for this machine."""
+    return os.path.join(cache_dir(), f'.compiled-{group}-{machine_key()}')
+
+
+def compiled(groups):
+    """
+    Return whether every group of ``groups`` was compiled into the cache for this machine.
+
+    :func:`compile_group` marks a group once its kernels are in the cache; a node that finds
+    its groups marked loads them at configure (a few hundred ms), and compiles them in the
+    background otherwise (:mod:`.nodes.kernels`).  A cache that lost files since only makes
+    numba compile them again, as without the mark.
+    """
+    try:
+        return all(os.path.exists(_mark(g)) for g in groups)
+    except OSError:             # no cache folder can be made: nothing was compiled into one
+        return False
 
 
 def warm_up(model, contact=False, exclusive=True, pushes=False):
@@ -150,7 +196,23 @@ ABOUT = {LIBRARY: "the library's offline kernels (Coriolis matrix, UDU^T, batche
 
 
 def compile_group(name):
-    """Compile (or load from the cache) the kernels of group ``name`` (:data:`GROUPS`)."""
+    """
+    Compile (or load from the cache) the kernels of group ``name`` (:data:`GROUPS`); mark it.
+
+    Under the group's lock (:func:`one_at_a_time`): two processes asked for the same group
+    (two nodes started together on a cold cache) compile it once, and the second loads it.
+    """
+    if name not in GROUPS + (LIBRARY,):
+        raise ValueError(f'no kernel group {name!r} (groups: {", ".join(GROUPS + (LIBRARY,))})')
+    with one_at_a_time(name):
+        _compile(name)
+        try:
+            open(_mark(name), 'a').close()
+        except OSError:         # a read-only cache: it is not marked, and loads as it can
+            pass
+
+
+def _compile(name):
     from . import robots
     from .urdf import load_model
     model = load_model(robots.path('demo_arm'))
@@ -166,7 +228,7 @@ def compile_group(name):
             base_parameters(model, method=method, friction=True, armature=True)
     elif name == LIBRARY:
         _warm_library(model)
-    elif name == 'flexible':
+    else:
         from .flexible.arm import FlexibleArm
         from .flexible.dynamics import flexible_inverse_dynamics
         from .flexible.stream import FlexibleStream
@@ -174,8 +236,6 @@ def compile_group(name):
         flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
         FlexibleStream(arm, np.zeros(arm.n), 1e-6).step(np.zeros(arm.n))  # mode:=stream's
         arm.natural_frequencies(count=2)
-    else:
-        raise ValueError(f'no kernel group {name!r} (groups: {", ".join(GROUPS + (LIBRARY,))})')
 
 
 def _warm_library(model):
@@ -205,7 +265,6 @@ def precompile(progress=None, groups=GROUPS, jobs=None):
     is compiled and the seconds so far (a cold cache takes about a minute on two cores, a warm
     one a second or two).  Returns ``{group: seconds}``.
     """
-    import os
     import subprocess
 
     every = (GROUPS[0], LIBRARY) + GROUPS[1:]        # the longest first, side by side

@@ -25,18 +25,23 @@ What both do is written here once:
   timer and forgets the states; cleanup drops the model; a clock that jumps back forgets the
   states (a simulation reset);
 * a joint state read and, where refused, said (:meth:`read_state`), and the counts that
-  ``/diagnostics`` reads once a second (:meth:`counts`).
+  ``/diagnostics`` reads once a second (:meth:`counts`);
+* the kernels (:mod:`.kernels`): loaded at configure where they are compiled, else compiled in
+  the background from the node's start while it commands from the interpreted dynamics
+  (``self.kernels.dynamics``, the one the node calls), and said in ``/diagnostics`` until
+  they are ready (:meth:`say_kernels`).
 
 A subclass makes its inputs in :meth:`activate` (into ``self.inputs``), computes and sends its
 commands (:meth:`.commands.CommandOutput.publish`), and adds to each step through the hooks
 (:meth:`stopped`, :meth:`dropped`, :meth:`clock_jumped`, :meth:`model_changed`,
-:meth:`parameters_changed`).
+:meth:`parameters_changed`, :meth:`kernels_loaded`).
 """
 
 from ._parameters import Parameters
 from .commands import command_joints_check, CommandOutput
 from .diagnostics import Diagnostics, Window
 from .joint_states import JointStates, on_time_jump_back
+from .kernels import Kernels
 from .lifecycle import ManagedNode
 from .logs import QuickLogger, Throttled
 from .messages import BadMessage
@@ -55,6 +60,9 @@ class CommandingNode(ManagedNode):
     ends its constructor with :meth:`serve`.
     """
 
+    #: The kernel groups (:data:`..precompile.GROUPS`) the node's dynamics need.
+    GROUPS = ('rigid',)
+
     def __init__(self, node_name, table, checks=None, **kwargs):
         super().__init__(node_name, **kwargs)
         self.now_ns = clock_ns(self)
@@ -71,6 +79,9 @@ class CommandingNode(ManagedNode):
         self.read = self.stale = 0              # states read, refused as stale
         self.window = Window()                  # the current /diagnostics window
         self.jumps = on_time_jump_back(self, self._on_time_jump)
+        # before anyone asks: compiling, where they are not, starts with the node
+        self.kernels = Kernels(self, self.kernel_groups(), self._load_kernels,
+                               self._on_kernels)
 
     def serve(self, what):
         """End the constructor: ``/diagnostics`` (saying ``what`` the node does), then start."""
@@ -82,8 +93,15 @@ class CommandingNode(ManagedNode):
         """Compile (or load) the kernels ``model`` needs before it serves."""
         warm_up(model)
 
+    def kernel_groups(self):
+        """Return the kernel groups the node needs, as its parameters stand at its start."""
+        return self.GROUPS
+
     def model_changed(self, model, previous):
         """Take a new model (``previous``: the one before, or None)."""
+
+    def kernels_loaded(self, model):
+        """Start what only the kernels serve, once they are loaded (``model``, or None)."""
 
     def parameters_changed(self, changed):
         """Apply the node's own parameters among ``changed`` (names), once accepted."""
@@ -125,6 +143,12 @@ class CommandingNode(ManagedNode):
             self.states.forget()
         self.clock_jumped(delta_ns)
 
+    def destroy_node(self):
+        kernels = getattr(self, 'kernels', None)   # none where the constructor failed first
+        if kernels is not None:
+            kernels.stop()
+        super().destroy_node()
+
     def set_timer(self, rate, callback):
         """Call ``callback`` at ``rate`` Hz, instead of any timer before (0: no timer)."""
         if self.timer is not None:
@@ -135,11 +159,31 @@ class CommandingNode(ManagedNode):
 
     # --- model, parameters, states ---------------------------------------------------------------
     def _on_model(self, model):
-        self.warm(model)
+        if self.kernels.dynamics.ready:         # else loaded once compiled (_on_kernels)
+            self.warm(model)
         previous = self.states.model if self.states is not None else None
         self.states = JointStates(model, self.params.stale_after)
         self.command.set_model(model)
         self.model_changed(model, previous)
+
+    def _load_kernels(self):
+        """Load the compiled kernels (in the kernels' thread) for the model there is, if one."""
+        model = self.source.model
+        if model is not None:
+            self.warm(model)
+
+    def _on_kernels(self):
+        model = self.source.model
+        if model is not None:
+            self.warm(model)                    # loaded in the thread: this takes no time
+        self.kernels_loaded(model)
+
+    def say_kernels(self, report):
+        """Say in ``report`` whether the kernels are ready (not ready: WARN, and why)."""
+        level, text = self.kernels.state()
+        report.add('kernels', text or 'compiled')
+        if level:
+            report.say(level, text)
 
     def _on_parameters(self, changed):
         if 'stale_after' in changed and self.states is not None:

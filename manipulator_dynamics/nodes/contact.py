@@ -266,6 +266,9 @@ class ContactOutput:
         """Apply accepted changes of :data:`CONTACT_PARAMS`."""
         if 'external_torques_rate' in changed:
             self._set_rate()
+        kernels = getattr(self.node, 'kernels', None)
+        if kernels is not None and not kernels.dynamics.ready:
+            return                  # the observer starts once they are (kernels_loaded)
         if changed & {'external_torques', 'observer_gain', 'observer_friction'}:
             self.set_model(self._node_model(), 'its parameters changed')
         elif self.model is not None and changed & {'contact_thresholds', 'collision_thresholds'}:

@@ -65,7 +65,7 @@ from ..control import friction_torque
 from ..precompile import warm_up
 from ..rigid.crba import inertia_matrix
 from ..rigid.forward import forward_dynamics
-from ..rigid.rnea import bias_forces, gravity_torques, inverse_dynamics
+from ..rigid.rnea import bias_forces
 from ..rigid.status import SingularInertiaError
 
 MODES = ('gravity_compensation', 'inverse_dynamics', 'none')
@@ -188,15 +188,22 @@ class DynamicsNode(CommandingNode):
         self.contact.on_parameters(changed)
 
     # --- model --------------------------------------------------------------------------------
+    def kernel_groups(self):
+        return self.GROUPS + (('contact',) if self.params.external_torques else ())
+
     def warm(self, model):
         warm_up(model, contact=self.params.external_torques)
 
     def model_changed(self, model, previous):
-        self.contact.set_model(model)
+        if self.kernels.dynamics.ready:         # else once they are (kernels_loaded)
+            self.contact.set_model(model)
         self.payload.set_model(model)
         self.latest = None
         self.desired = None
         self.names_pub.publish(names_message(model.joint_names))
+
+    def kernels_loaded(self, model):
+        self.contact.set_model(model, 'the kernels are ready')
 
     # --- inputs -------------------------------------------------------------------------------
     def _warn(self, text, kind=None):
@@ -277,6 +284,7 @@ class DynamicsNode(CommandingNode):
     def _diagnose(self, report):
         seconds, latencies, new = self.counts(superseded=self.superseded)
         report.add('mode', self.params.mode)
+        self.say_kernels(report)
         stream_values(report, seconds, new, latencies, 'DDS receipt to command')
         level, text = self.command.state()
         report.add('controller', text)
@@ -299,11 +307,11 @@ class DynamicsNode(CommandingNode):
 
     # --- outputs ------------------------------------------------------------------------------
     def _publish(self, q, qd, effort, stamp, received=None):
-        model, params = self.source.model, self.params
+        model, params, dynamics = self.source.model, self.params, self.kernels.dynamics
         mode = params.mode
         g = None
         if mode == 'gravity_compensation' or 'gravity_torques' in self.outputs:
-            g = gravity_torques(model, q)              # once, for the command and the topic
+            g = dynamics.gravity_torques(model, q)     # once, for the command and the topic
         if mode != 'none' and self.command.index is not None and self.command.mismatch is None:
             if mode == 'gravity_compensation':
                 tau = g
@@ -319,8 +327,8 @@ class DynamicsNode(CommandingNode):
                         self._warn('inverse_dynamics: no fresh desired_state, using zero '
                                    'accelerations')
                 rates = qd if qd is not None else np.zeros(model.n)
-                tau = inverse_dynamics(model, q, rates, qdd,
-                                       friction=params.friction_compensation)
+                tau = dynamics.inverse_dynamics(model, q, rates, qdd,
+                                                friction=params.friction_compensation)
             if self.command.publish(tau) and received:
                 latency = time.time_ns() - received
                 self.window.record(latency)
@@ -329,6 +337,8 @@ class DynamicsNode(CommandingNode):
         outputs = self.outputs
         if 'gravity_torques' in outputs:
             self.pubs['gravity_torques'].publish(vector_message(g))
+        if not dynamics.ready:          # the other outputs once the kernels are (.kernels)
+            return
         if 'bias_forces' in outputs and qd is not None:
             self.pubs['bias_forces'].publish(vector_message(bias_forces(model, q, qd)))
         if 'inertia_matrix' in outputs:

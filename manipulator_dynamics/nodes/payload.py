@@ -136,6 +136,11 @@ class PayloadOutput:
         if model is None:
             response.message = 'not estimated: no robot model yet'
             return response
+        kernels = getattr(self.node, 'kernels', None)
+        if kernels is not None and not kernels.dynamics.ready:
+            response.message = ('not estimated: the kernels are still compiling (see '
+                                '/diagnostics); ask again once they are ready')
+            return response
         states = list(self.window)
         if len(states) < FEWEST:
             response.message = (f'not estimated: {len(states)} joint states with velocities '

@@ -63,8 +63,6 @@ from .lifecycle import MANAGED_PARAM
 from .messages import BadMessage
 from .model_source import MODEL_PARAMS, PAYLOAD_PARAMS
 from .process import spin
-from ..control import computed_torque
-from ..rigid.rnea import inverse_dynamics
 
 
 PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + \
@@ -184,8 +182,8 @@ class TrajectoryNode(CommandingNode):
         except BadMessage as e:
             self.throttle.warn('trajectory ' + e.kind, f'trajectory rejected: {e}')
             return
-        tau = inverse_dynamics(model, plan.q, plan.qd, plan.qdd,
-                               friction=self.params.friction_compensation)
+        tau = self.kernels.dynamics.inverse_dynamics(
+            model, plan.q, plan.qd, plan.qdd, friction=self.params.friction_compensation)
         out = JointTrajectory(header=msg.header, joint_names=plan.names)
         inverse = np.argsort(plan.order)
         for i, point in enumerate(msg.points):
@@ -224,13 +222,13 @@ class TrajectoryNode(CommandingNode):
             return False
         t = ((at_ns or self.now_ns()) - self.start_ns) * 1e-9
         q_d, qd_d, qdd_d = plan.at(t)
-        friction = params.friction_compensation
+        friction, dynamics = params.friction_compensation, self.kernels.dynamics
         if params.feedback and self.measured is not None:
             q, qd = self.measured
-            tau = computed_torque(model, q, qd, q_d, qd_d, qdd_d, self.kp, self.kd,
-                                  friction=friction)
+            tau = dynamics.computed_torque(model, q, qd, q_d, qd_d, qdd_d, self.kp, self.kd,
+                                           friction=friction)
         else:
-            tau = inverse_dynamics(model, q_d, qd_d, qdd_d, friction=friction)
+            tau = dynamics.inverse_dynamics(model, q_d, qd_d, qdd_d, friction=friction)
         return self.command.publish(tau)
 
     def _diagnose(self, report):
@@ -240,6 +238,7 @@ class TrajectoryNode(CommandingNode):
                    f'{len(plan.t)} points over {plan.t[-1]:.3g} s, at '
                    f'{(self.now_ns() - self.start_ns) * 1e-9:.3g} s')
         report.add('feedback', self.params.feedback)
+        self.say_kernels(report)
         stream_values(report, seconds, new, latencies, 'state callback to command')
         level, text = self.command.state()
         report.add('controller', text)

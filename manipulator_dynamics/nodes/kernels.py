@@ -1,0 +1,214 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A commanding node's kernels: loaded at configure, or compiled in the background while it serves.
+
+Numba compiles a kernel on its first call: a minute for a node's groups on two cores.  Where
+the install compiled them (``colcon build``: :mod:`..precompile`), a node finds its groups
+marked in the cache and loads them as it configures, in a few hundred ms.  Where it could not
+(``pip install -e .``, ``colcon build --symlink-install``, a wheel, kernels compiled on another
+CPU, a read-only install space), the node says so once and, as it starts, before anyone asks:
+
+* starts ``python -m manipulator_dynamics.precompile --only <its groups> --jobs 1`` in a
+  process of its own, at a lower priority (the node's loop keeps its core); nodes started
+  together compile each group once (its lock), and the process ends with the node;
+* answers ``configure`` at once, and commands from its first state with the interpreted
+  dynamics (:class:`Interpreted`: :mod:`..rigid.reference`, the numpy oracle the kernels are
+  tested against, plus the joints' friction and the coupled motors' inertia): 0.7 ms for the
+  gravity torques of a 7-joint arm, against 1.5 us compiled;
+* reports itself not ready in ``/diagnostics`` (WARN, the groups compiled so far and the
+  seconds), and leaves what only the kernels serve (the other ``~/`` outputs, the momentum
+  observer, the payload estimate) until they are ready;
+* once the process has ended, loads the kernels in a thread (the commands go on meanwhile)
+  and switches to them between two states (:meth:`Kernels.poll`, on the executor).
+
+A compile that fails is an error in ``/diagnostics`` and the log (its last lines); the node
+keeps commanding from the interpreted dynamics.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from .logs import QuickLogger
+from .. import precompile
+from ..control import computed_torque, friction_torque
+from ..rigid import reference
+from ..rigid.rnea import gravity_torques, inverse_dynamics
+
+#: Seconds between two looks at the background compile.
+POLL = 0.2
+#: The background compile's niceness: the node's own loop keeps its core.
+NICENESS = 10
+
+
+class Compiled:
+    """The compiled dynamics a commanding node calls (:mod:`..rigid.rnea`, :mod:`..control`)."""
+
+    ready = True
+    gravity_torques = staticmethod(gravity_torques)
+    inverse_dynamics = staticmethod(inverse_dynamics)
+    computed_torque = staticmethod(computed_torque)
+
+
+class Interpreted:
+    """
+    The same dynamics, interpreted, while the kernels compile (the same results to 1e-12).
+
+    :func:`..rigid.reference.inverse_dynamics` (rigid bodies and each joint's rotor inertia),
+    plus what the kernels add to it: the coupled motors' inertia ``c Ia (c . qdd)`` (for the
+    reference's ``Ia qdd`` on the motor's joint) and, with ``friction``,
+    :func:`..control.friction_torque` (the coupled motors' friction with it).
+    A batch ``(N, n)`` is taken one state at a time.
+    """
+
+    ready = False
+
+    @staticmethod
+    def inverse_dynamics(model, q, qd, qdd, *, friction=False):
+        q, qd, qdd = (np.asarray(a, dtype=float) for a in (q, qd, qdd))
+        if q.ndim == 2:
+            return np.array([Interpreted.inverse_dynamics(model, *s, friction=friction)
+                             for s in zip(q, qd, qdd)]).reshape(q.shape)
+        tau = reference.inverse_dynamics(model, q, qd, qdd)
+        motors = model.coupled_motors()
+        for joint, row, armature in zip(motors.joints, motors.rows, motors.armature):
+            tau = tau + armature * (row @ qdd) * row         # c Ia (c . qdd), for
+            tau[joint] -= armature * qdd[joint]             # the reference's Ia qdd_j
+        if friction:
+            tau = tau + friction_torque(model, qd)
+        return tau
+
+    @staticmethod
+    def gravity_torques(model, q):
+        z = np.zeros(model.n)
+        return reference.inverse_dynamics(model, np.asarray(q, dtype=float), z, z)
+
+    @staticmethod
+    def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, *, friction=False):
+        """:func:`..control.computed_torque`: ``M(q) acc + h(q, qd)`` is the dynamics at acc."""
+        acc = qdd_d + kp * (q_d - q) + kd * (qd_d - qd)
+        tau = Interpreted.inverse_dynamics(model, q, qd, acc)
+        if friction:
+            tau = tau + friction_torque(model, qd, qd_d)
+        return tau
+
+
+class Kernels:
+    """
+    The kernels of ``groups`` for ``node``: :attr:`dynamics` is what the node calls now.
+
+    ``load(model)`` loads (or compiles) them for a model, the node's warm-up; it runs at
+    configure where the groups are compiled, and in a thread after the background compile.
+    ``ready()`` is called on the executor once they are loaded.
+    """
+
+    def __init__(self, node, groups, load, ready):
+        self.node, self.groups, self._load, self._ready = node, tuple(groups), load, ready
+        self.log = QuickLogger(node)
+        self.dynamics = Compiled
+        self.process = self.loading = self.failed = None
+        self.started = time.monotonic()
+        if precompile.compiled(self.groups):
+            return
+        self.dynamics = Interpreted
+        self._start()
+
+    # --- the background compile ------------------------------------------------------------------
+    def _start(self):
+        self.output = tempfile.TemporaryFile('w+')
+        command = [sys.executable, '-m', precompile.__name__, '--only', ','.join(self.groups),
+                   '--jobs', '1']
+        self.process = subprocess.Popen(command, stdout=self.output, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, preexec_fn=_child)
+        self.timer = self.node.create_timer(POLL, self.poll)
+        self.log.warning(
+            f'the kernels of {", ".join(self.groups)} are not compiled for this machine in '
+            f'{precompile.cache_dir()} (an install that could not compile them: pip install '
+            '-e, colcon build --symlink-install, a wheel, another CPU): compiling them in the '
+            f'background (pid {self.process.pid}, about a minute on two cores); until they are '
+            'ready the commands come from the interpreted dynamics and the node reports itself '
+            'not ready')
+
+    def poll(self):
+        """Follow the compile, then the load; switch to the kernels once loaded (executor)."""
+        if self.process is not None and self.process.poll() is not None:
+            code, self.process = self.process.returncode, None
+            if code != 0:
+                self._fail(code)
+                return
+            self.loading = threading.Thread(target=self._load_in_thread, daemon=True,
+                                            name='kernels')
+            self.loading.start()
+        if self.loading is not None and not self.loading.is_alive():
+            self.loading = None
+            self.timer.cancel()
+            if self.failed is None:
+                self.dynamics = Compiled
+                self.log.info(f'kernels ready after {time.monotonic() - self.started:.1f} s: '
+                              'commands from the compiled dynamics')
+                self._ready()
+
+    def _load_in_thread(self):
+        try:
+            self._load()
+        except Exception as e:          # said on the executor; the interpreted path goes on
+            self.failed = f'loading the compiled kernels failed: {type(e).__name__}: {e}'
+            self.log.error(self.failed + '; the commands stay interpreted')
+
+    def _fail(self, code):
+        self.timer.cancel()
+        self.output.seek(0)
+        tail = ''.join(self.output.readlines()[-5:]).strip()
+        self.failed = f'compiling the kernels failed (exit status {code})'
+        self.log.error(f'{self.failed}; the commands stay interpreted. Its last lines:\n{tail}')
+
+    def state(self):
+        """Return ``(level, text)`` for /diagnostics: (0, '') once the kernels are loaded."""
+        if self.dynamics is Compiled:
+            return 0, ''
+        if self.failed:
+            return 2, self.failed + ': commands from the interpreted dynamics'
+        done = [g for g in self.groups if precompile.compiled((g,))]
+        now = 'loading them' if self.process is None else (
+            f'{len(done)} of {len(self.groups)} groups done')
+        return 1, (f'not ready: the kernels are compiling in the background '
+                   f'({time.monotonic() - self.started:.0f} s so far, {now}); commands from the '
+                   'interpreted dynamics')
+
+    def stop(self):
+        """End the background compile (the node is going)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def _child():
+    """In the compile's process: a lower priority, and an end with the node's process."""
+    os.nice(NICENESS)
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):                       # not Linux: stop() ends it
+        pass
