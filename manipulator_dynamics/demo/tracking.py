@@ -43,7 +43,7 @@ def run(plot='demo.png', lockstep=True, engine='auto', pace=1.0):
         ('dynamics_node', dict(common, mode='none')),
         ('trajectory_node', common),
         ('base_params_node', dict(common, friction='true', armature='true'))], lockstep,
-        kernels=('rigid', 'base-parameters'), pace=pace)
+        kernels=('rigid', 'forward', 'base-parameters'), pace=pace)
     print(f'manipulator_dynamics demo: {model!r}\nstarting sim_node, dynamics_node, '
           f'trajectory_node, base_params_node (DDS domain {os.environ["ROS_DOMAIN_ID"]}, '
           'localhost only) ...', flush=True)

@@ -90,8 +90,8 @@ class CommandingNode(ManagedNode):
 
     # --- the hooks a subclass writes ------------------------------------------------------------
     def warm(self, model):
-        """Compile (or load) the kernels ``model`` needs before it serves."""
-        warm_up(model)
+        """Compile (or load) the kernels ``model`` needs before it serves (:data:`GROUPS`)."""
+        warm_up(model, forward=False)
 
     def kernel_groups(self):
         """Return the kernel groups the node needs, as its parameters stand at its start."""

@@ -188,6 +188,9 @@ class DynamicsNode(CommandingNode):
         self.contact.on_parameters(changed)
 
     # --- model --------------------------------------------------------------------------------
+    #: ~/forward_dynamics runs the forward group's kernels.
+    GROUPS = CommandingNode.GROUPS + ('forward',)
+
     def kernel_groups(self):
         return self.GROUPS + (('contact',) if self.params.external_torques else ())
 
