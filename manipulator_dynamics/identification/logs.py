@@ -34,7 +34,7 @@ from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, lowpass
 from .._parallel import over_columns
 from ..errors import IdentificationError
 from ..recordings import timing
-from ..recordings.log import Log, read_once
+from ..recordings.log import Log, measured_series, read_once
 from ..recordings.samples import sample_matrix, time_series
 
 
@@ -136,10 +136,7 @@ def read_log(model, data, topic, retime=True):
             processing['timing'] = {'retimed': False, 'reason': 'retime=False: the stamps as '
                                     'logged, the measured velocities unused'}
         else:
-            t, q, tau = time_series(model, t, q, tau)
-            qd = sample_matrix(model, 'qd', data['qd'])
-            if len(qd) != len(t):
-                raise IdentificationError(f'qd has {len(qd)} samples, t {len(t)}')
+            t, q, qd, tau = measured_series(model, data)
             t, processing['timing'] = timing.retime(t, q, qd)
     return (t, q, tau), processing
 

@@ -111,11 +111,22 @@ def read_states(model, data, topic='/joint_states', retime=True):
             raise IdentificationError(f"log {i + 1} has no measured velocities (every joint's "
                                       '<joint>.velocity, a JointState velocity, a qd array): '
                                       'a momentum observer reads them')
-        t, q, tau = time_series(model, d['t'], d['q'], d['tau'])
-        qd = sample_matrix(model, 'qd', d['qd'])
-        if len(qd) != len(t):
-            raise IdentificationError(f'log {i + 1}: qd has {len(qd)} samples, t {len(t)}')
+        t, q, qd, tau = measured_series(model, d, f'log {i + 1}: ')
         if retime:
             t, _ = timing.retime(t, q, qd)
         out.append((t, q, qd, tau))
     return out
+
+
+def measured_series(model, data, label=''):
+    """
+    Return ``(t, q, qd, tau)`` of a mapping with the measured velocities ``qd``, checked.
+
+    The samples as :func:`.samples.time_series` checks them, ``qd`` one row per stamp (an error
+    naming the log by ``label`` otherwise): what :func:`.timing.retime` takes.
+    """
+    t, q, tau = time_series(model, data['t'], data['q'], data['tau'])
+    qd = sample_matrix(model, 'qd', data['qd'])
+    if len(qd) != len(t):
+        raise IdentificationError(f'{label}qd has {len(qd)} samples, t {len(t)}')
+    return t, q, qd, tau
