@@ -89,7 +89,8 @@ def test_bench_state_path_splits_one_state_into_its_steps():
     assert re.search(r'^and where a state waited .*, the queue looked at: [\d.]+ us more$', out,
                      re.MULTILINE), out
     assert whole > 0 and all(us > 0 for us in steps.values()), out
-    assert rest == pytest.approx(whole - sum(steps.values()), abs=0.02), out
+    # seven figures printed to 0.01 us, each off by up to 0.005 from the one it was made of
+    assert rest == pytest.approx(whole - sum(steps.values()), abs=0.04), out
 
 
 def test_bench_plant_paces_the_plant_in_real_time():

@@ -207,11 +207,15 @@ def test_unmanaged_nodes_have_no_lifecycle_services(client, nodes):
         nodes(name, f'urdf_path:={ARM}' if name != 'flexible_trajectory_node' else 'settle:=0.0')
     client.wait(lambda: set(names) <= set(client.node.get_node_names()), 60.0,
                 'the nodes to start')
+
+    def services(name):
+        return [s for s, _ in client.node.get_service_names_and_types_by_node(name, '/')]
+    for name in names:      # each service is discovered on its own, late on a busy machine
+        client.wait(lambda: f'/{name}/get_parameters' in services(name), 60.0,
+                    f"{name}'s parameter services")
     client.spin(1.0)
     for name in names:
-        services = [s for s, _ in client.node.get_service_names_and_types_by_node(name, '/')]
-        assert f'/{name}/get_parameters' in services, (name, services)
-        assert not any('change_state' in s for s in services), (name, services)
+        assert not any('change_state' in s for s in services(name)), (name, services(name))
 
 
 @pytest.mark.parametrize('name', sorted(NODES))
