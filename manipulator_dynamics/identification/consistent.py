@@ -167,6 +167,12 @@ class ConsistentFit:
         prior = np.asarray(prior, dtype=float)
         self.J0 = [_positive_definite_near(prior[idx]) for idx in self.links]
         self.J0inv = [np.linalg.inv(J0) for J0 in self.J0]
+        # the same, stacked, as prior() takes every link at once: (links, 10), (links, 4, 4)
+        self._index = np.array(self.links, dtype=int).reshape(-1, 10)
+        self._J0 = np.array(self.J0).reshape(-1, 4, 4)
+        self._J0inv = np.array(self.J0inv).reshape(-1, 4, 4)
+        self._logdet0 = np.array([2 * np.log(np.diag(np.linalg.cholesky(J0))).sum()
+                                  for J0 in self.J0])
         # rotor inertias and friction: the URDF's value where it has one, else (a URDF without
         # friction) the size the data give them, so that the prior stays one sample of noise
         base_value = dict(zip(base.independent, estimate_values))
@@ -189,18 +195,34 @@ class ConsistentFit:
         return phi
 
     def prior(self, phi, derivatives=True):
-        """Return ``sum D + sum d`` at ``phi`` (inf outside), and its gradient and Hessian."""
+        """
+        Return ``sum D + sum d`` at ``phi`` (inf outside), and its gradient and Hessian.
+
+        Every link's :func:`log_det_divergence` at once, on the stacked pseudo-inertias (one
+        call of each linear-algebra routine, not one per link: the consistent fit evaluates
+        this at every Newton step and line-search trial).
+        """
         value = 0.0
         gradient, hessian = np.zeros(self.p), np.zeros((self.p, self.p))
-        for idx, J0, J0inv in zip(self.links, self.J0, self.J0inv):
-            J = (_PSEUDO @ phi[idx]).reshape(4, 4)
-            value += log_det_divergence(J, J0)
-            if not math.isfinite(value):
+        if len(self._index):
+            J = (phi[self._index] @ _PSEUDO.T).reshape(-1, 4, 4)
+            try:
+                L = np.linalg.cholesky(J)
+            except np.linalg.LinAlgError:
                 return math.inf, None, None
+            largest = np.max(np.diagonal(J, axis1=1, axis2=2), axis=1)
+            if np.any(np.linalg.eigvalsh(J)[:, 0] <= ON_THE_BOUNDARY * largest):
+                return math.inf, None, None
+            divergence = (np.trace(np.linalg.solve(self._J0, J), axis1=1, axis2=2)
+                          - 2 * np.log(np.diagonal(L, axis1=1, axis2=2)).sum(axis=1)
+                          + self._logdet0 - 4)
+            value = float(divergence.sum())
             if derivatives:
                 Jinv = np.linalg.inv(J)
-                gradient[idx] = _PSEUDO.T @ (J0inv - Jinv).reshape(-1)
-                hessian[np.ix_(idx, idx)] = _PSEUDO.T @ np.kron(Jinv, Jinv) @ _PSEUDO
+                gradient[self._index] = (self._J0inv - Jinv).reshape(-1, 16) @ _PSEUDO
+                kron = np.einsum('aij,akl->aikjl', Jinv, Jinv).reshape(-1, 16, 16)
+                hessian[self._index[:, :, None], self._index[:, None, :]] = \
+                    _PSEUDO.T @ kron @ _PSEUDO
         x = phi[self.scalars]
         if np.any(x <= 0):
             return math.inf, None, None

@@ -29,8 +29,8 @@ import os
 
 import numpy as np
 
-from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, lowpass, reduced, \
-    reduction, settling
+from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, filtfilt, lowpass, \
+    reduced, reduction, settling
 from .._parallel import over_columns
 from ..errors import IdentificationError
 from ..recordings import timing
@@ -166,8 +166,6 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     what the anti-alias filter took off the positions (its mean ``r r^T`` per sample).
     ``processing`` says what was found and done.
     """
-    import scipy.signal
-
     pieces, stamps, step, resampled = stretches(model, logs, cutoff)
     fs = 1.0 / step
     if not 0 < cutoff < 0.5 * fs:
@@ -192,7 +190,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
             qs, taken = reduced(qs, 1.0 / (step / factor), factor, moment=inner)
             ts, taus = ts[::factor], reduced(taus, 1.0 / (step / factor), factor)
             moment, samples = moment + taken, samples + inner[1] - inner[0]
-        qf = scipy.signal.sosfiltfilt(sos, qs, axis=0)
+        qf = filtfilt(sos, qs)
         qd = derivative(qf, step)
         qd[np.abs(qd) < AT_REST] = 0.0      # a joint held still: its sign(qd) is rounding
         used.append((qf, qd, derivative(qd, step), taus, ts, qs - qf))
@@ -204,8 +202,8 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     bounds = np.cumsum([0] + [len(u[0]) for u in used])
 
     def parallel(x):
-        return np.concatenate([over_columns(lambda block: scipy.signal.sosfiltfilt(
-            sos, block, axis=0)[trim:j - i - trim:decimate], x[i:j])
+        return np.concatenate([over_columns(lambda block: filtfilt(
+            sos, block)[trim:j - i - trim:decimate], x[i:j])
             for i, j in zip(bounds[:-1], bounds[1:])])
 
     pad = settling(sos)
@@ -228,9 +226,9 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                 if not len(here):
                     continue
                 lo, hi = max(i, a - pad), min(j, b + pad)
-                # the columns on threads: scipy's filter lets go of the GIL
-                out.append(over_columns(lambda block: scipy.signal.sosfiltfilt(
-                    sos, block, axis=0)[here - lo], function(*(x[lo:hi] for x in arrays))))
+                # the columns on threads: scipy's sosfilt lets go of the GIL
+                out.append(over_columns(lambda block: filtfilt(sos, block)[here - lo],
+                                        function(*(x[lo:hi] for x in arrays))))
         return np.concatenate(out)
 
     def rows(x):

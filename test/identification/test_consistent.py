@@ -72,6 +72,13 @@ def test_the_prior_is_zero_at_the_urdf_convex_and_a_barrier():
                                                                       abs=1e-6)
             assert np.allclose((plus[1] - minus[1]) / (2 * e[k]), hessian[:, k], rtol=1e-4,
                                atol=1e-6 * np.abs(hessian[:, k]).max())
+    # every link at once (prior) is the sum of each link's divergence (the scalars at the prior)
+    linked, each = start.copy(), []
+    for idx, J0 in zip(fit.links, fit.J0):
+        B = np.eye(4) + 0.1 * rng.normal(size=(4, 4))
+        linked[idx] = standard_from_pseudo_inertia(B @ J0 @ B.T)
+        each.append(consistent.log_det_divergence(pseudo_inertia(linked[idx]), J0))
+    assert fit.prior(linked, derivatives=False)[0] == pytest.approx(sum(each), rel=1e-12)
     idx, J0 = fit.links[1], fit.J0[1]
     w, V = np.linalg.eigh(J0)
     near = start.copy()

@@ -20,8 +20,8 @@ from conftest import exciting
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification import decimation
-from manipulator_dynamics.identification.filtering import decimated, lowpass, settling, \
-    zero_phase
+from manipulator_dynamics.identification.filtering import decimated, filtfilt, lowpass, \
+    settling, zero_phase
 from manipulator_dynamics.identification.fit import fit
 from manipulator_dynamics.identification.logs import differentiate_logs
 from manipulator_dynamics.identification.selection import choose_cutoff, folds_in_time
@@ -51,6 +51,22 @@ def test_chunks_equal_the_whole_log_filter(cutoff, chunk, step):
     np.testing.assert_allclose(kept, whole[::step], rtol=0, atol=1e-9 * scale)
     r = (x - whole)[5000:190000]
     np.testing.assert_allclose(taken, r.T @ r, rtol=1e-9)
+
+
+@pytest.mark.parametrize('shape', [(61,), (4000,), (500, 3), (40, 2, 3)])
+def test_the_filter_is_scipys_to_the_last_bit(shape):
+    """filtfilt, its initial state solved once per filter, equals sosfiltfilt exactly."""
+    rng = np.random.default_rng(1)
+    for cutoff, rate in ((5.0, 200.0), (0.3, 1000.0), (5.0, 200.0)):   # the last one cached
+        x = rng.normal(size=shape)
+        sos = lowpass(cutoff, rate)
+        assert np.array_equal(filtfilt(sos, x), scipy.signal.sosfiltfilt(sos, x, axis=0))
+    said = []
+    for f in (filtfilt, lambda sos, x: scipy.signal.sosfiltfilt(sos, x, axis=0)):
+        with pytest.raises(ValueError) as e:
+            f(lowpass(5.0, 200.0), np.zeros(15))       # two sections: 15 samples of padding
+        said.append(str(e.value))
+    assert said[0] == said[1] and 'padlen, which is 15' in said[0]
 
 
 def test_the_padding_outlasts_the_impulse_response():
