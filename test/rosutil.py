@@ -456,13 +456,16 @@ def in_process(node_class, **parameters):
 
     ``parameters``: its parameter overrides by name.  Its methods are called as its callbacks
     would be (a state at a time, in lockstep with a simulation): nothing waits on DDS.  The
-    node is destroyed and its context shut down after, whatever happens.
+    node is destroyed and its context shut down after, whatever happens.  It lives in the
+    namespace ``/in_process``: destroyed, our nodes stay in this process's graph (rclpy keeps
+    their handle; a plain Node leaves), and a later test that asks the graph for ``/<node>``'s
+    services must find the node it started, not this one.
     """
     from rclpy.parameter import Parameter
     context = rclpy.Context()
     rclpy.init(context=context)
     try:
-        node = node_class(context=context, parameter_overrides=[
+        node = node_class(context=context, namespace='in_process', parameter_overrides=[
             Parameter(name, value=value) for name, value in parameters.items()])
         try:
             yield node

@@ -234,7 +234,8 @@ def test_a_message_taken_before_a_deactivation_is_dropped_after_it(ros, name):
     from rclpy.serialization import serialize_message
     module = importlib.import_module(f'manipulator_dynamics.nodes.{name}')
     node_class = {'dynamics_node': 'DynamicsNode', 'trajectory_node': 'TrajectoryNode'}[name]
-    node = getattr(module, node_class)(context=ros, parameter_overrides=[
+    # in a namespace of its own: destroyed, it stays in this process's graph (rosutil.in_process)
+    node = getattr(module, node_class)(context=ros, namespace='in_process', parameter_overrides=[
         Parameter('managed', value=True), Parameter('urdf_path', value=ARM),
         Parameter('controller_name', value='-')])
     state = serialize_message(JointState(name=MODEL_JOINTS, position=[0.1] * 7))

@@ -319,12 +319,14 @@ def states_in_process(executor, stamps, q, qd, tau, **parameters):
         context = node.context
         listener = rclpy.create_node('in_process_listener', context=context)
         gravity, estimates = [], []
-        listener.create_subscription(Float64MultiArray, '/dynamics_node/gravity_torques',
+        name = node.get_fully_qualified_name()          # in_process's namespace
+        listener.create_subscription(Float64MultiArray, f'{name}/gravity_torques',
                                      gravity.append, 1000)
-        listener.create_subscription(JointState, '/dynamics_node/external_torques',
+        listener.create_subscription(JointState, f'{name}/external_torques',
                                      estimates.append, 1000)
-        pub = listener.create_publisher(JointState, '/joint_states', QoSProfile(
-            depth=1000, reliability=ReliabilityPolicy.RELIABLE))
+        pub = listener.create_publisher(
+            JointState, node.resolve_topic_name('joint_states'),
+            QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE))
         for k in range(len(stamps)):
             msg = state(model.joint_names, q[k], qd[k], tau[k])
             msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamps[k], 10 ** 9)
