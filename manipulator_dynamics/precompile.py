@@ -185,11 +185,12 @@ def _warm_contact(model):
     contact_wrench(model, model.link_names[-1], z, z)
 
 
-#: The kernel groups, in the order a cold cache takes longest to shortest: each depends on no
+#: The kernel groups, in the order precompile starts them: each depends on no
 #: other's compiled code, so that each can compile in a process of its own.  On two cores, from
-#: an empty cache: forward 38 s, rigid 28 s, flexible 18 s, contact 16 s, base-parameters 9 s
-#: (the forward dynamics are a group of their own: with them, rigid took 66 s, the longest
-#: pole of every start from an empty cache, for a kernel trajectory_node never calls).
+#: an empty cache, two side by side (2026-11-28): forward 30 s, rigid 26 s, base-parameters 12 s,
+#: contact 23 s, flexible 31 s (the forward dynamics are a group of their own: with them, rigid
+#: took 66 s, the longest pole of every start from an empty cache, for a kernel trajectory_node
+#: never calls).
 GROUPS = ('forward', 'rigid', 'base-parameters', 'contact', 'flexible')
 
 #: Kernels no node calls, only the library's users (the Coriolis matrix, UDU^T, batched M and

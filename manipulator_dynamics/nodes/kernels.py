@@ -116,9 +116,10 @@ class Kernels:
     """
     The kernels of ``groups`` for ``node``: :attr:`dynamics` is what the node calls now.
 
-    ``load(model)`` loads (or compiles) them for a model, the node's warm-up; it runs at
-    configure where the groups are compiled, and in a thread after the background compile.
-    ``ready()`` is called on the executor once they are loaded.
+    ``load()`` loads them for the node's model, if it has one (its warm-up); it runs in a
+    thread once the background compile has ended.  ``ready()`` is called on the executor once
+    they are loaded.  Where the groups are compiled already, neither is called: the node warms
+    up at configure, as it always did.
     """
 
     def __init__(self, node, groups, load, ready):
