@@ -37,6 +37,7 @@ they are ready (:mod:`.nodes.kernels`).
 """
 
 import contextlib
+import functools
 import hashlib
 import os
 import sys
@@ -94,14 +95,36 @@ def machine_key():
     return hashlib.sha256(repr(magic).encode()).hexdigest()[:12]
 
 
-def _mark(group):
-    """Return the path of ``group``'s mark: compiled into the cache for this machine."""
-    return os.path.join(cache_dir(), f'.compiled-{group}-{machine_key()}')
+@functools.lru_cache(maxsize=None)
+def install_key():
+    """
+    Return a short key of this install: its folder, and its modules' time stamps and sizes.
+
+    Numba files a kernel's machine code under the path of its source folder, and keeps it only
+    while the source file has the time stamp and size it was compiled from.  Two installs of
+    one source (a checkout and its colcon install, two virtual environments, two clones)
+    share the cache folder, keyed on the source's content (:func:`._jit.numba_cache_dir`),
+    but not the machine code: a group's mark (:func:`compiled`) is this install's alone.
+    """
+    from ._jit import _HERE, _NO_KERNELS
+    digest = hashlib.sha256(_HERE.encode())
+    for folder, subfolders, files in os.walk(_HERE):
+        subfolders[:] = sorted(d for d in subfolders if d not in _NO_KERNELS)
+        for name in sorted(files):
+            if name.endswith('.py'):
+                stat = os.stat(os.path.join(folder, name))
+                digest.update(f'{folder}/{name} {stat.st_mtime_ns} {stat.st_size}'.encode())
+    return digest.hexdigest()[:12]
+
+
+def mark(group):
+    """Return the path of ``group``'s mark: compiled into the cache, this machine, this install."""
+    return os.path.join(cache_dir(), f'.compiled-{group}-{machine_key()}-{install_key()}')
 
 
 def compiled(groups):
     """
-    Return whether every group of ``groups`` was compiled into the cache for this machine.
+    Return whether every group of ``groups`` was compiled into the cache for this install.
 
     :func:`compile_group` marks a group once its kernels are in the cache; a node that finds
     its groups marked loads them at configure (a few hundred ms), and compiles them in the
@@ -109,7 +132,7 @@ def compiled(groups):
     numba compile them again, as without the mark.
     """
     try:
-        return all(os.path.exists(_mark(g)) for g in groups)
+        return all(os.path.exists(mark(g)) for g in groups)
     except OSError:             # no cache folder can be made: nothing was compiled into one
         return False
 
@@ -221,7 +244,7 @@ def compile_group(name):
     with one_at_a_time(name):
         _compile(name)
         try:
-            open(_mark(name), 'a').close()
+            open(mark(name), 'a').close()
         except OSError:         # a read-only cache: it is not marked, and loads as it can
             pass
 

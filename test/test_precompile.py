@@ -100,3 +100,40 @@ def test_the_library_group_is_compiled_only_when_asked_for():
     seconds = pc.precompile(said.append, groups=(pc.LIBRARY,), jobs=1)
     assert list(seconds) == ['library']
     assert said[0].startswith("compiling the library's offline kernels (Coriolis matrix")
+
+
+def test_a_groups_mark_belongs_to_its_install_not_to_every_copy_of_the_source(tmp_path):
+    """
+    Two installs of one source share the cache folder but not its machine code, nor its marks.
+
+    Numba files machine code under the source's folder and checks its time stamp: a clone
+    beside a checkout (a CI clone, a colcon install beside the source) found the checkout's
+    marks, took its groups for compiled, and compiled inside ``configure``.
+    """
+    import os
+    import shutil
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(pc.__file__))
+    other = tmp_path / 'copy'
+    shutil.copytree(here, other / 'manipulator_dynamics', copy_function=shutil.copy2,
+                    ignore=shutil.ignore_patterns('__pycache__', '_prebuilt'))
+    code = ('import os, sys\n'
+            'from manipulator_dynamics import precompile as pc\n'
+            "if sys.argv[1] == 'mark':\n"
+            "    open(pc.mark('rigid'), 'a').close()\n"
+            "print(pc.cache_dir(), pc.compiled(('rigid',)), pc.install_key())\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'cache'))
+
+    def run(action, path=None):
+        environ = dict(env, PYTHONPATH=str(path)) if path else env
+        out = subprocess.run([sys.executable, '-c', code, action], env=environ, cwd=tmp_path,
+                             capture_output=True, text=True, check=True).stdout.split()
+        return out[0], out[1] == 'True', out[2]
+
+    folder, marked, key = run('mark')
+    assert marked
+    copied, marked, copy_key = run('look', other)
+    assert copied == folder, 'the same source: the same cache folder'
+    assert not marked and copy_key != key, "the copy took the install's mark for its own"
+    assert run('look')[1], 'the install lost its own mark'

@@ -24,6 +24,11 @@ are parameters: ``friction``, ``armature``, ``samples`` (0: the default), ``seed
 namespace it is ``/<namespace>/compute_base_params``.  Without a model, or when the computation
 fails, ``success`` is false and ``message`` says why.  A separate node, so that a computation of
 tens of milliseconds never sits in a 1 kHz joint-state callback.
+
+Kernels the install could not compile for this machine (``pip install -e``, a wheel, another
+CPU) compile in a background process from the node's start (:mod:`.kernels`, about 15 s on
+two cores): until they are ready a request is answered at once, ``success`` false and
+``message`` saying so (ask again), and ``/diagnostics`` says not ready.
 """
 
 from rclpy.node import Node
@@ -31,6 +36,7 @@ from std_srvs.srv import Trigger
 
 from ._parameters import one_of, Param, Parameters
 from .diagnostics import Diagnostics, OK, Said, WARN
+from .kernels import compiling, Kernels, WithKernels
 from .logs import warnings_logged
 from .model_source import existing_file, MODEL_PARAMS, ModelSource
 from .process import spin
@@ -47,7 +53,7 @@ PARAMS = MODEL_PARAMS + (
 )
 
 
-class BaseParamsNode(Node):
+class BaseParamsNode(WithKernels, Node):
     """Serves compute_base_params (see module)."""
 
     def __init__(self, node_name='base_params_node', **kwargs):
@@ -59,13 +65,17 @@ class BaseParamsNode(Node):
         self.source.configure()           # a model given, or the topic's when it comes
         self.create_service(Trigger, 'compute_base_params', self._on_request)
         self.diagnostics = Diagnostics(self, 'base parameters service', self._diagnose)
+        # before anyone asks: compiling, where they are not, starts with the node
+        self.kernels = Kernels(self, ('base-parameters',), self._load_kernels, lambda: None,
+                               meanwhile='requests are refused')
 
     def _diagnose(self, report):
         report.add('requests answered', self.answered)
         report.add('requests failed', self.failed)
+        self.kernels.say(report)
         if self.source.model is None:
             report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
-        else:
+        elif not compiling(self):
             report.say(OK, 'serving compute_base_params')
 
     def _on_request(self, request, response):
@@ -76,12 +86,14 @@ class BaseParamsNode(Node):
             response.message = ('no robot model loaded yet: publish robot_description or set '
                                 'robot_description / urdf_path')
             return response
-        p = self.params
+        if compiling(self):
+            self.failed += 1
+            response.success = False
+            response.message = f'{self.kernels.state()[1]}: ask again once they are ready'
+            return response
         try:
             with warnings_logged(self.get_logger()):
-                base = base_parameters(model, friction=p.friction, armature=p.armature,
-                                       samples=p.samples or None, seed=p.seed, method=p.method,
-                                       loops=p.loops or None)
+                base = self._compute()
         except ValueError as e:
             self.failed += 1
             response.success = False
@@ -92,6 +104,22 @@ class BaseParamsNode(Node):
         response.message = base.to_yaml()
         self.get_logger().info(f'{base.count} base parameters of {model.name} computed')
         return response
+
+    def _compute(self):
+        """Return the base parameters of the model as the parameters ask (None: no model)."""
+        model, p = self.source.model, self.params
+        if model is None:
+            return None
+        return base_parameters(model, friction=p.friction, armature=p.armature,
+                               samples=p.samples or None, seed=p.seed, method=p.method,
+                               loops=p.loops or None)
+
+    def _load_kernels(self):
+        """Load the compiled kernels (in the kernels' thread) on the model, if there is one."""
+        try:
+            self._compute()
+        except ValueError:      # the options' fault: the request that meets it says so
+            pass
 
 
 def main(args=None):

@@ -29,7 +29,7 @@ What both do is written here once:
 * the kernels (:mod:`.kernels`): loaded at configure where they are compiled, else compiled in
   the background from the node's start while it commands from the interpreted dynamics
   (``self.kernels.dynamics``, the one the node calls), and said in ``/diagnostics`` until
-  they are ready (:meth:`say_kernels`).
+  they are ready (:meth:`.kernels.Kernels.say`).
 
 A subclass makes its inputs in :meth:`activate` (into ``self.inputs``), computes and sends its
 commands (:meth:`.commands.CommandOutput.publish`), and adds to each step through the hooks
@@ -41,7 +41,7 @@ from ._parameters import Parameters
 from .commands import command_joints_check, CommandOutput
 from .diagnostics import Diagnostics, Window
 from .joint_states import JointStates, on_time_jump_back
-from .kernels import Kernels
+from .kernels import Kernels, WithKernels
 from .lifecycle import ManagedNode
 from .logs import QuickLogger, Throttled
 from .messages import BadMessage
@@ -50,7 +50,7 @@ from .process import clock_ns
 from ..precompile import warm_up
 
 
-class CommandingNode(ManagedNode):
+class CommandingNode(WithKernels, ManagedNode):
     """
     The common part of the nodes that command efforts (see the module).
 
@@ -143,12 +143,6 @@ class CommandingNode(ManagedNode):
             self.states.forget()
         self.clock_jumped(delta_ns)
 
-    def destroy_node(self):
-        kernels = getattr(self, 'kernels', None)   # none where the constructor failed first
-        if kernels is not None:
-            kernels.stop()
-        super().destroy_node()
-
     def set_timer(self, rate, callback):
         """Call ``callback`` at ``rate`` Hz, instead of any timer before (0: no timer)."""
         if self.timer is not None:
@@ -177,13 +171,6 @@ class CommandingNode(ManagedNode):
         if model is not None:
             self.warm(model)                    # loaded in the thread: this takes no time
         self.kernels_loaded(model)
-
-    def say_kernels(self, report):
-        """Say in ``report`` whether the kernels are ready (not ready: WARN, and why)."""
-        level, text = self.kernels.state()
-        report.add('kernels', text or 'compiled')
-        if level:
-            report.say(level, text)
 
     def _on_parameters(self, changed):
         if 'stale_after' in changed and self.states is not None:

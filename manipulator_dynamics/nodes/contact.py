@@ -61,6 +61,7 @@ from std_msgs.msg import UInt8
 from std_srvs.srv import Trigger
 
 from ._parameters import Param
+from .kernels import compiling
 from .logs import QuickLogger, Throttled
 from .messages import stamped_serialiser
 from ..contact.calibration import Calibration, levels_from_spread, numbers, parse_thresholds, \
@@ -266,8 +267,7 @@ class ContactOutput:
         """Apply accepted changes of :data:`CONTACT_PARAMS`."""
         if 'external_torques_rate' in changed:
             self._set_rate()
-        kernels = getattr(self.node, 'kernels', None)
-        if kernels is not None and not kernels.dynamics.ready:
+        if compiling(self.node):
             return                  # the observer starts once they are (kernels_loaded)
         if changed & {'external_torques', 'observer_gain', 'observer_friction'}:
             self.set_model(self._node_model(), 'its parameters changed')

@@ -287,7 +287,7 @@ class DynamicsNode(CommandingNode):
     def _diagnose(self, report):
         seconds, latencies, new = self.counts(superseded=self.superseded)
         report.add('mode', self.params.mode)
-        self.say_kernels(report)
+        self.kernels.say(report)
         stream_values(report, seconds, new, latencies, 'DDS receipt to command')
         level, text = self.command.state()
         report.add('controller', text)

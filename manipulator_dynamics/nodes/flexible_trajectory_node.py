@@ -51,6 +51,11 @@ The first target starts the stream at rest there; ``~/reset`` (std_srvs/Trigger)
 that the next target starts a new one.  A target that cannot be used (a missing joint, NaN,
 stamps out of order) is rejected with a throttled warning and the stream keeps its state;
 targets whose stamps are not ``dt`` apart are used, with a throttled warning.
+
+Kernels the install could not compile for this machine (``pip install -e``, a wheel, another
+CPU) compile in a background process from the node's start (:mod:`.kernels`): ``configure``
+answers at once, every target is refused with a throttled warning that says so until they are
+ready, and ``/diagnostics`` says not ready (WARN, the seconds so far) meanwhile.
 """
 
 import os
@@ -64,6 +69,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from .diagnostics import Diagnostics
 from .joint_states import JointStates, Plan
+from .kernels import compiling, Kernels, WithKernels
 from .lifecycle import MANAGED_PARAM, ManagedNode
 from .logs import Throttled
 from .messages import array_message, BadMessage, names_message, time_message
@@ -74,6 +80,9 @@ from ..flexible.arm import FlexibleArm
 from ..flexible.dynamics import check_step, flexible_inverse_dynamics
 from ..flexible.stream import FlexibleStream
 from ..precompile import one_at_a_time
+
+#: The kernel group (:data:`..precompile.GROUPS`) of the flexible arm's dynamics.
+GROUPS = ('flexible',)
 
 
 def default_arm_config():
@@ -108,13 +117,16 @@ PARAMS = (
 )
 
 
-class FlexibleTrajectoryNode(ManagedNode):
+class FlexibleTrajectoryNode(WithKernels, ManagedNode):
     """
     Flexible trajectory and parallel-scheme torques of each target trajectory (see module).
 
-    Managed (``managed:=true``, :mod:`.lifecycle`): configure loads the arm and compiles its
-    kernels, activate takes targets, deactivate drops them (and the stream).  Unmanaged, an arm
-    that does not load ends the node (exit code 2): it has no other source to wait for.
+    Managed (``managed:=true``, :mod:`.lifecycle`): configure loads the arm and its kernels,
+    activate takes targets, deactivate drops them (and the stream).  Unmanaged, an arm that
+    does not load ends the node (exit code 2): it has no other source to wait for.  Kernels
+    not compiled for this machine compile in the background from the node's start
+    (:mod:`.kernels`): configure answers at once, and targets are refused, each said, until
+    the kernels are ready; ``/diagnostics`` says not ready meanwhile.
     """
 
     NEEDS_CONFIGURE = True
@@ -124,6 +136,7 @@ class FlexibleTrajectoryNode(ManagedNode):
         self.now_ns = clock_ns(self)
         self.params = params = Parameters(self, PARAMS)
         self.arm = self.stream = self.targets = None
+        self.warmed = None                      # the arm whose kernels are loaded
         self.last_stamp = 0
         self.inputs = []
         self.served = self.rejected = 0         # targets answered and rejected, ever
@@ -138,6 +151,9 @@ class FlexibleTrajectoryNode(ManagedNode):
             self.flexible_pub = self.create_publisher(JointTrajectory, '~/flexible_trajectory',
                                                       10)
         self.diagnostics = Diagnostics(self, f'flexible arm ({params.mode})', self._diagnose)
+        # before anyone asks: compiling, where they are not, starts with the node
+        self.kernels = Kernels(self, GROUPS, self._load_kernels, self._load_kernels,
+                               meanwhile='targets are refused')
         self.start()
 
     def _diagnose(self, report):
@@ -150,7 +166,8 @@ class FlexibleTrajectoryNode(ManagedNode):
         report.add('targets rejected (last window)', rejected)
         if self.params.mode == 'stream':
             report.add('stream steps', 0 if self.stream is None else self.stream.steps)
-        if self.say_state(report):
+        self.kernels.say(report)
+        if self.say_state(report) and not compiling(self):
             report.say(0, 'serving')
 
     # --- lifecycle (see .lifecycle) ----------------------------------------------------------
@@ -165,24 +182,49 @@ class FlexibleTrajectoryNode(ManagedNode):
                 check_step(arm, params.dt, np.zeros(arm.n))
             except ValueError as e:
                 return f'dt: {e}'
-            # compile (or load) the kernels before the first target needs them
-            with one_at_a_time():
-                FlexibleStream(arm, np.zeros(arm.n), params.dt).step(np.zeros(arm.n))
             self.targets = JointStates(arm.model, topic='target')
             what = f'streaming one step of {params.dt:g} s per target on {params.target_topic}'
         else:
-            # compile (or load) the kernels before the first trajectory needs them
-            # (with a step short enough for any arm: the parameter's step is checked per target)
-            with one_at_a_time():
-                flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
             what = f'targets on {params.trajectory_topic}'
+        if self.kernels.dynamics.ready:         # else loaded once compiled (_load_kernels)
+            self._warm(arm)
         self.arm = arm
         self.names_pub.publish(names_message([link.name for link in arm.links]))
-        self.get_logger().info(f'ready: {arm!r}; first modes '
-                               + ', '.join(f'{f:.4g} Hz'
-                                           for f in arm.natural_frequencies(count=2))
-                               + f'; {what}')
+        self.get_logger().info(f'ready: {arm!r}; {what}' + (
+            '' if self.kernels.dynamics.ready else '; refused until the kernels are compiled'))
         return None
+
+    def _warm(self, arm):
+        """Compile (or load) the kernels before the first target needs them; say the modes."""
+        if self.warmed is arm:
+            return
+        with one_at_a_time():
+            if self.params.mode == 'stream':
+                FlexibleStream(arm, np.zeros(arm.n), self.params.dt).step(np.zeros(arm.n))
+            else:   # a step short enough for any arm: the parameter's is checked per target
+                flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
+            modes = arm.natural_frequencies(count=2)
+        self.get_logger().info(f'{arm.model.name}: first modes '
+                               + ', '.join(f'{f:.4g} Hz' for f in modes))
+        self.warmed = arm
+
+    def _load_kernels(self):
+        """
+        Load the compiled kernels for the arm there is, if one.
+
+        In the kernels' thread, then on the executor, where they are loaded already (an arm
+        configured in between).
+        """
+        arm = self.arm
+        if arm is not None:
+            self._warm(arm)
+
+    def _not_ready(self, what):
+        """Refuse a target while the kernels compile; return whether it was refused."""
+        waiting = compiling(self)
+        if waiting:
+            self._reject(what, self.kernels.state()[1])
+        return waiting
 
     def activate(self):
         params = self.params
@@ -204,7 +246,7 @@ class FlexibleTrajectoryNode(ManagedNode):
         self.arm = self.targets = None
 
     def _on_target(self, data):
-        if not self.inputs:                 # deactivated: a target taken before it
+        if not self.inputs or self._not_ready('target'):      # deactivated: taken before it
             return
         arm, dt = self.arm, self.params.dt
         try:
@@ -249,6 +291,8 @@ class FlexibleTrajectoryNode(ManagedNode):
 
     def _on_trajectory(self, msg):
         if not msg.points or not self.inputs:         # empty, or deactivated (taken before)
+            return
+        if self._not_ready('trajectory'):
             return
         try:
             plan = Plan(self.arm.model, msg)

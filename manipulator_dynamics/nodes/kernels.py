@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-A commanding node's kernels: loaded at configure, or compiled in the background while it serves.
+A node's kernels: loaded at configure, or compiled in the background while it serves.
 
 Numba compiles a kernel on its first call: a minute for a node's groups on two cores.  Where
 the install compiled them (``colcon build``: :mod:`..precompile`), a node finds its groups
@@ -36,6 +36,11 @@ CPU, a read-only install space), the node says so once and, as it starts, before
 
 A compile that fails is an error in ``/diagnostics`` and the log (its last lines); the node
 keeps commanding from the interpreted dynamics.
+
+A node with no interpreted path (flexible_trajectory_node: the finite elements of a flexible
+arm, interpreted, take seconds a step) does the same but the commands: it answers
+``configure`` at once and refuses what needs the kernels, saying why, until they are ready
+(``meanwhile`` says what it does instead).
 """
 
 import os
@@ -122,8 +127,10 @@ class Kernels:
     up at configure, as it always did.
     """
 
-    def __init__(self, node, groups, load, ready):
+    def __init__(self, node, groups, load, ready,
+                 meanwhile='commands from the interpreted dynamics'):
         self.node, self.groups, self._load, self._ready = node, tuple(groups), load, ready
+        self.meanwhile = meanwhile
         self.log = QuickLogger(node)
         self.dynamics = Compiled
         self.process = self.loading = self.failed = None
@@ -146,8 +153,7 @@ class Kernels:
             f'{precompile.cache_dir()} (an install that could not compile them: pip install '
             '-e, colcon build --symlink-install, a wheel, another CPU): compiling them in the '
             f'background (pid {self.process.pid}, about a minute on two cores); until they are '
-            'ready the commands come from the interpreted dynamics and the node reports itself '
-            'not ready')
+            f'ready: {self.meanwhile}, and the node reports itself not ready')
 
     def poll(self):
         """Follow the compile, then the load; switch to the kernels once loaded (executor)."""
@@ -164,8 +170,7 @@ class Kernels:
             self.timer.cancel()
             if self.failed is None:
                 self.dynamics = Compiled
-                self.log.info(f'kernels ready after {time.monotonic() - self.started:.1f} s: '
-                              'commands from the compiled dynamics')
+                self.log.info(f'kernels ready after {time.monotonic() - self.started:.1f} s')
                 self._ready()
 
     def _load_in_thread(self):
@@ -173,27 +178,33 @@ class Kernels:
             self._load()
         except Exception as e:          # said on the executor; the interpreted path goes on
             self.failed = f'loading the compiled kernels failed: {type(e).__name__}: {e}'
-            self.log.error(self.failed + '; the commands stay interpreted')
+            self.log.error(f'{self.failed}; still: {self.meanwhile}')
 
     def _fail(self, code):
         self.timer.cancel()
         self.output.seek(0)
         tail = ''.join(self.output.readlines()[-5:]).strip()
         self.failed = f'compiling the kernels failed (exit status {code})'
-        self.log.error(f'{self.failed}; the commands stay interpreted. Its last lines:\n{tail}')
+        self.log.error(f'{self.failed}; still: {self.meanwhile}. Its last lines:\n{tail}')
 
     def state(self):
         """Return ``(level, text)`` for /diagnostics: (0, '') once the kernels are loaded."""
         if self.dynamics is Compiled:
             return 0, ''
         if self.failed:
-            return 2, self.failed + ': commands from the interpreted dynamics'
+            return 2, f'{self.failed}: {self.meanwhile}'
         done = [g for g in self.groups if precompile.compiled((g,))]
         now = 'loading them' if self.process is None else (
             f'{len(done)} of {len(self.groups)} groups done')
         return 1, (f'not ready: the kernels are compiling in the background '
-                   f'({time.monotonic() - self.started:.0f} s so far, {now}); commands from the '
-                   'interpreted dynamics')
+                   f'({time.monotonic() - self.started:.0f} s so far, {now}); {self.meanwhile}')
+
+    def say(self, report):
+        """Say in ``report`` whether the kernels are ready (not ready: WARN, and why)."""
+        level, text = self.state()
+        report.add('kernels', text or 'compiled')
+        if level:
+            report.say(level, text)
 
     def stop(self):
         """End the background compile (the node is going)."""
@@ -203,6 +214,22 @@ class Kernels:
                 self.process.wait(timeout=5.0)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+
+
+class WithKernels:
+    """A node's part that ends its background compile with it (its ``kernels``, once made)."""
+
+    def destroy_node(self):
+        kernels = getattr(self, 'kernels', None)   # none where the constructor failed first
+        if kernels is not None:
+            kernels.stop()
+        super().destroy_node()
+
+
+def compiling(node):
+    """Return whether the kernels of ``node`` are not ready yet (a node without any: False)."""
+    kernels = getattr(node, 'kernels', None)   # none where its constructor failed first
+    return kernels is not None and not kernels.dynamics.ready
 
 
 def _child():

@@ -41,6 +41,7 @@ from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
 from ._parameters import finite_positive, Param
+from .kernels import compiling
 from .logs import QuickLogger
 from .qos import LATCHED
 from ..errors import IdentificationError
@@ -136,8 +137,7 @@ class PayloadOutput:
         if model is None:
             response.message = 'not estimated: no robot model yet'
             return response
-        kernels = getattr(self.node, 'kernels', None)
-        if kernels is not None and not kernels.dynamics.ready:
+        if compiling(self.node):
             response.message = ('not estimated: the kernels are still compiling (see '
                                 '/diagnostics); ask again once they are ready')
             return response

@@ -238,7 +238,7 @@ class TrajectoryNode(CommandingNode):
                    f'{len(plan.t)} points over {plan.t[-1]:.3g} s, at '
                    f'{(self.now_ns() - self.start_ns) * 1e-9:.3g} s')
         report.add('feedback', self.params.feedback)
-        self.say_kernels(report)
+        self.kernels.say(report)
         stream_values(report, seconds, new, latencies, 'state callback to command')
         level, text = self.command.state()
         report.add('controller', text)
