@@ -182,7 +182,9 @@ def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None
     noise) is a function of the ``vs`` alone.  Each joint's ``vs`` in turn is chosen among
     :data:`COULOMB_VELOCITIES` (0: the sign law) and refined by a golden-section search in
     ``log vs`` between the neighbours of the best, the others held; ``sweeps`` rounds.  Only the
-    joint's own Coulomb column changes, so a trial costs one column filtered and one solve.
+    joint's own Coulomb column changes, so a trial costs one column filtered, the QR of that
+    joint's equations, and that of the others' R (made once per joint's search) stacked on
+    it: ``2 (b + 1)`` rows, where a solve of every joint's took ``n (b + 1)``.
     Returns the model with ``coulomb_velocity`` set.
     """
     model = dataclasses.replace(model, coulomb_velocity=np.zeros(model.n))
@@ -207,18 +209,21 @@ def fit_coulomb_velocity(model, q, qd, qdd, tau, parallel=None, *, armature=None
     for j in range(model.n):
         block(j)
 
+    others = None                   # R of the other joints' blocks, stacked: fixed in a search
+
     def cost(j, vs):
+        """Return the weighted residual of every joint's equations with ``vs`` for joint j."""
         Wf[:, j, column[j]] = filtered(averaged_shape(qd[:, j], qdd[:, j], vs, period))
         block(j)
-        A = blocks[:, :, :b].reshape(-1, b)
-        y = blocks[:, :, b].reshape(-1)
-        r = y - A @ np.linalg.lstsq(A, y, rcond=None)[0]
-        return float(r @ r)
+        # R of every block, stacked: its last diagonal entry is what no K explains (the whole
+        # W_B has full rank: its base parameters)
+        return float(np.linalg.qr(np.vstack([others, blocks[j]]), mode='r')[b, b] ** 2)
 
     vs = np.zeros(model.n)
     grid = np.array(COULOMB_VELOCITIES)
     for _ in range(sweeps):
         for j in column:
+            others = np.linalg.qr(np.delete(blocks, j, axis=0).reshape(-1, b + 1), mode='r')
             costs = [cost(j, v) for v in grid]
             k = int(np.argmin(costs))
             best, best_cost = grid[k], costs[k]
