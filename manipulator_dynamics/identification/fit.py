@@ -77,14 +77,10 @@ from .validation import at_full_rate, beyond_training, compared, ExtrapolationWa
     training_range, Validation
 from ..errors import IdentificationError
 from ..model import Model
-from ..rigid.regressor import regressor, standard_parameters
+from ..rigid.regressor import standard_parameters
 from ..rigid.rnea import inverse_dynamics
 from ..urdf import write_joint_dynamics, write_urdf
 
-
-#: Rows of the base regressor made at a time for a prediction (:meth:`Estimate.predictions`):
-#: a 7-joint arm's, 50 MB.
-PREDICTED_CHUNK = 1 << 14
 
 #: Smallest torque noise assumed by the physically consistent fit, relative to each joint's RMS
 #: torque (a very good torque sensor).
@@ -229,25 +225,14 @@ class Estimate:
         """
         Return ``{label: W_B(q, qd, qdd) K (N, n)}`` for base-parameter vectors ``{label: K}``.
 
-        By chunks of rows: the base regressor of a long log (a 7-joint arm's, 3 kB a row) is
-        never held whole.
+        Each by the inverse dynamics of the model that holds it (:func:`holding`): a 7-joint
+        arm's row in 0.23 us, where its base regressor took 5.7 us and 3 kB.
         """
-        base, model = self.base, self.model
-        out = {label: np.empty(np.shape(q)) for label in vectors}
-        # K on the standard regressor's columns, zero elsewhere: W_B K without taking W_B's
-        # columns out of Y (a copy of every row)
-        p = len(base.standard_names)
-        full = {}
-        for label, K in vectors.items():
-            full[label] = np.zeros(p)
-            full[label][base.index] = K
-        for a in range(0, len(q), PREDICTED_CHUNK):
-            b = a + PREDICTED_CHUNK
-            Y = regressor(model, q[a:b], qd[a:b], qdd[a:b], armature=base.armature,
-                          friction=base.friction)
-            for label, x in full.items():
-                out[label][a:b] = Y @ x
-        return out
+        base = self.base
+        return {label: inverse_dynamics(holding(self.model, base, K), q, qd, qdd,
+                                        armature=bool(base.armature),
+                                        friction=bool(base.friction))
+                for label, K in vectors.items()}
 
     def data_summary(self):
         """
@@ -362,6 +347,31 @@ class Estimate:
         """Return :meth:`to_dict` as a YAML document."""
         import yaml
         return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+
+def holding(model, base, K):
+    """
+    Return ``model`` holding the base parameters ``K`` of ``base``: its inverse dynamics are W_B K.
+
+    The columns of ``W_B`` are the standard regressor's at ``base.index``, so the standard
+    vector that is ``K`` there and zero elsewhere gives ``W K = W_B K``; the rigid bodies are
+    linear in their ten parameters each, the rotor inertia and the friction in theirs (each
+    law's shape, the Coulomb velocities, the model's), so the model with that vector, and zero
+    for every parameter the base parameters do not name (friction offsets, a coupled motor's
+    friction, rotor inertia), predicts ``W_B K`` by its inverse dynamics, with the armature
+    and friction the base parameters have.
+    """
+    full = np.zeros(len(base.standard_names))
+    full[base.index] = K
+    zero = np.zeros(model.n)
+    blank = dataclasses.replace(model, inertial=np.zeros_like(model.inertial), armature=zero,
+                                viscous=zero, coulomb=zero, friction_offset=zero)
+    coupled = model.transmissions.coupled_joints if model.transmissions is not None else ()
+    if coupled:
+        none = dict.fromkeys(coupled, 0.0)
+        blank = dataclasses.replace(blank, transmissions=model.transmissions.with_motor_friction(
+            none, none))
+    return blank.with_parameters(full, base.standard_names)
 
 
 @dataclass(frozen=True, eq=False)

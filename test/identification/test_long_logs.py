@@ -22,14 +22,14 @@ replaces.
 
 import warnings
 
-from conftest import measured
+from conftest import coupled, measured
 import manipulator_dynamics as md
 from manipulator_dynamics import _parallel, csvlog, robots
 from manipulator_dynamics.cli import main
 from manipulator_dynamics.errors import IdentificationError
 from manipulator_dynamics.identification.decimation import Decimated
-from manipulator_dynamics.identification.fit import equations, factored, fit, solve, \
-    solve_values
+from manipulator_dynamics.identification.fit import equations, factored, fit, holding, \
+    solve, solve_values
 from manipulator_dynamics.identification.least_squares import joint_factors, JointFactors
 from manipulator_dynamics.identification.selection import fold_ranges, held_out_error
 from manipulator_dynamics.identification.validation import ExtrapolationWarning
@@ -117,21 +117,48 @@ def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(arm, l
             100.0 * wrong / total, rel=1e-9)
 
 
-def test_predictions_by_chunks_are_the_base_regressor_times_the_values(arm, log, monkeypatch):
-    """:meth:`Estimate.predictions` by chunks of 300 rows equals ``W_B K`` made whole."""
-    from manipulator_dynamics.identification import fit as fitting
+def test_predictions_are_the_base_regressor_times_the_values(arm, log):
+    """:meth:`Estimate.predictions`, by the inverse dynamics of a model, equals ``W_B K``."""
     t, q, tau = log
     estimate = fit(arm, (t, q, tau), cutoff=2.0)
     _, qf, qd, qdd, _, _ = estimate.states((t, q, tau))
     W = estimate.base.base_regressor(regressor(arm, qf, qd, qdd, armature=False,
                                                friction=estimate.base.friction))
-    monkeypatch.setattr(fitting, 'PREDICTED_CHUNK', 300)
-    assert len(qf) > 900                                # several chunks, the last one short
     got = estimate.predictions(qf, qd, qdd, {'a': estimate.values, 'b': estimate.base.values})
     np.testing.assert_allclose(got['a'], W @ estimate.values, rtol=0,
                                atol=1e-12 * np.abs(tau).max())
     np.testing.assert_allclose(got['b'], W @ estimate.base.values, rtol=0,
                                atol=1e-12 * np.abs(tau).max())
+
+
+@pytest.mark.parametrize('kind', ['plain', 'offsets and smooth laws', 'coupled wrist'])
+def test_a_model_holding_base_parameters_predicts_what_they_do(arm, kind):
+    """
+    The inverse dynamics of :func:`.fit.holding` are ``W_B K``, for any ``K`` and base.
+
+    Every friction layout, with and without rotor inertia; on the arm with offsets and smooth
+    Coulomb laws, and on a coupled wrist whose motors have friction and inertia of their own
+    (parameters the model has and the base parameters may not name: left out, not kept).
+    """
+    rng = np.random.default_rng(7)
+    model = {'plain': arm,
+             'offsets and smooth laws': arm.with_joint_dynamics({
+                 j: {'offset': float(rng.uniform(-0.3, 0.3)),
+                     'coulomb_velocity': float(rng.uniform(0.03, 0.15))}
+                 for j in arm.joint_names}),
+             'coupled wrist': coupled(arm)}[kind]
+    q, qd, qdd = (rng.uniform(-1.5, 1.5, (40, model.n)) for _ in range(3))
+    for friction in (False, True, 'offset'):
+        for armature in (False, True):
+            base = md.base_parameters(model, friction=friction, armature=armature)
+            K = base.values * rng.uniform(0.5, 1.5, base.count) + rng.normal(0, 0.05, base.count)
+            W = base.base_regressor(regressor(model, q, qd, qdd, armature=base.armature,
+                                              friction=base.friction))
+            got = md.inverse_dynamics(holding(model, base, K), q, qd, qdd,
+                                      armature=bool(base.armature),
+                                      friction=bool(base.friction))
+            np.testing.assert_allclose(got, W @ K, rtol=0, atol=1e-11 * np.abs(W @ K).max(),
+                                       err_msg=f'friction {friction}, armature {armature}')
 
 
 def test_columns_on_threads_give_the_filter_bit_for_bit():
