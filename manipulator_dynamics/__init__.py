@@ -35,7 +35,7 @@ _WHERE = {
     '.rigid.jacobian': ('frame_jacobian',),
     '.contact.observer': ('MomentumObserver', 'momentum_residual'),
     '.contact.detection': ('ContactDetector', 'learn_thresholds', 'residual_spread',
-                           'Thresholds'),
+                           'spread_of_parameters', 'Thresholds', 'thresholds_from_spread'),
     '.contact.wrench': ('contact_wrench', 'WrenchEstimate'),
     '.rigid.energy': ('energy', 'energy_regressor'),
     '.flexible.dynamics': ('flexible_inverse_dynamics', 'flexible_trajectory', 'FlexibleDynamics',
@@ -76,7 +76,8 @@ __all__ = [
     'load_closures', 'load_model', 'MomentumObserver', 'momentum_residual',
     'parallel_inverse_dynamics', 'parallel_matrices', 'parameter_names', 'physical_problems',
     'read_once', 'regressor', 'residual_spread', 'select_friction', 'set_threads',
-    'standard_parameters', 'Thresholds', 'udut', 'WrenchEstimate',
+    'spread_of_parameters', 'standard_parameters', 'Thresholds', 'thresholds_from_spread',
+    'udut', 'WrenchEstimate',
     'write_joint_dynamics',
     'write_urdf',
 ]
