@@ -234,10 +234,10 @@ def test_the_cutoff_chosen_from_the_log_predicts_the_held_out_third(log, panda):
     """
     ``cutoff='auto'`` on the two thirds of each fold: the third held out is still predicted.
 
-    The motion's bandwidth comes out near its highest harmonic (0.375 Hz; 0.57-0.58 Hz with
+    The motion's bandwidth comes out near its highest harmonic (0.375 Hz; 0.556-0.567 Hz with
     the window's widening and the shorter logs), the cutoff is chosen on held-out pieces of
-    the training thirds (measured: 5.7, 11.6, 5.8 Hz), and the third left out is predicted
-    below the published model's error on every fold (0.079, 0.096, 0.081 %).
+    the training thirds (measured: 5.56, 11.34, 5.67 Hz), and the third left out is predicted
+    below the published model's error on every fold (0.079, 0.094, 0.081 %).
     """
     t, q, tau = log
     thirds = np.array_split(np.arange(len(t)), 3)
