@@ -229,6 +229,8 @@ class Estimate:
         arm's row in 0.23 us, where its base regressor took 5.7 us and 3 kB.
         """
         base = self.base
+        if not len(q):                              # no rows: nothing to predict
+            return {label: np.empty(np.shape(q)) for label in vectors}
         return {label: inverse_dynamics(holding(self.model, base, K), q, qd, qdd,
                                         armature=bool(base.armature),
                                         friction=bool(base.friction))

@@ -129,6 +129,8 @@ def test_predictions_are_the_base_regressor_times_the_values(arm, log):
                                atol=1e-12 * np.abs(tau).max())
     np.testing.assert_allclose(got['b'], W @ estimate.base.values, rtol=0,
                                atol=1e-12 * np.abs(tau).max())
+    none = estimate.predictions(qf[:0], qd[:0], qdd[:0], {'a': estimate.values})
+    assert none['a'].shape == (0, arm.n)
 
 
 @pytest.mark.parametrize('kind', ['plain', 'offsets and smooth laws', 'coupled wrist'])
