@@ -31,6 +31,15 @@ _NO_KERNELS = ('nodes', 'demo', 'robots', '_prebuilt', '__pycache__')
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def kernel_modules(here=_HERE):
+    """Yield the path of every module of the package that can hold or feed a kernel, in order."""
+    for folder, subfolders, files in os.walk(here):
+        subfolders[:] = sorted(d for d in subfolders if d not in _NO_KERNELS)
+        for name in sorted(files):
+            if name.endswith('.py'):
+                yield os.path.join(folder, name)
+
+
 def _source_digest(here=_HERE):
     """
     Hash of numba's version and every module of the package: the key of its compiled code.
@@ -41,13 +50,9 @@ def _source_digest(here=_HERE):
     kernel avoids that.  ``here``: the package's folder.
     """
     digest = hashlib.sha256(numba.__version__.encode())
-    for folder, subfolders, files in os.walk(here):
-        subfolders[:] = sorted(d for d in subfolders if d not in _NO_KERNELS)
-        for name in sorted(files):
-            if name.endswith('.py'):
-                path = os.path.join(folder, name)
-                with open(path, 'rb') as f:
-                    digest.update(os.path.relpath(path, here).encode() + f.read())
+    for path in kernel_modules(here):
+        with open(path, 'rb') as f:
+            digest.update(os.path.relpath(path, here).encode() + f.read())
     return 'numba-' + digest.hexdigest()[:16]
 
 

@@ -106,14 +106,11 @@ def install_key():
     share the cache folder, keyed on the source's content (:func:`._jit.numba_cache_dir`),
     but not the machine code: a group's mark (:func:`compiled`) is this install's alone.
     """
-    from ._jit import _HERE, _NO_KERNELS
+    from ._jit import _HERE, kernel_modules
     digest = hashlib.sha256(_HERE.encode())
-    for folder, subfolders, files in os.walk(_HERE):
-        subfolders[:] = sorted(d for d in subfolders if d not in _NO_KERNELS)
-        for name in sorted(files):
-            if name.endswith('.py'):
-                stat = os.stat(os.path.join(folder, name))
-                digest.update(f'{folder}/{name} {stat.st_mtime_ns} {stat.st_size}'.encode())
+    for path in kernel_modules():
+        stat = os.stat(path)
+        digest.update(f'{path} {stat.st_mtime_ns} {stat.st_size}'.encode())
     return digest.hexdigest()[:12]
 
 
