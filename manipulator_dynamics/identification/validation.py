@@ -248,7 +248,13 @@ def pooled(validations):
 
 
 #: Samples scored at a time by :func:`at_full_rate`.
-SCORED_CHUNK = 1 << 18
+SCORED_CHUNK = 1 << 16
+
+#: Rows on each side of a chunk that its spline (:func:`at_full_rate`) is also drawn through.
+#: A cubic spline's rows pull on one another by a factor ``2 - sqrt(3) = 0.27`` a row; 64
+#: rows away that is 1e-37, so a chunk's spline is the whole stretch's to rounding, and an
+#: hour's held-out piece is never splined at once (its coefficients alone: 100 MB and more).
+SPLINE_MARGIN = 64
 
 
 def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, ranges=None):
@@ -259,13 +265,14 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
     ``predicted {model: (rows, n)}``: the rows predicted, within the stretches, in time order;
     ``frictions {model: Model or None}``: the friction each model's prediction holds.  What a
     model predicts but its friction is the rigid body's, smooth below the fit's cutoff: it is
-    interpolated (a cubic spline through the rows) at every sample; its friction, whose Coulomb
-    term jumps at each reversal, is evaluated at every sample, on the interpolated velocities
-    (:func:`..control.friction_torque`).  An equation left out at a row (``left_out``) is left
-    out at the samples nearest it.  Scored between each stretch's first and last rows, by
-    chunks.  ``ranges``: each stretch's rows, ``(start, stop)`` (several logs may overlap in
-    time); default: the rows whose stamps lie within it.  Returns a :class:`Validation` whose
-    sums are the full rate's, its rows the ones predicted (the measured torque at each).
+    interpolated (a cubic spline through the rows, drawn chunk by chunk: :data:`SPLINE_MARGIN`)
+    at every sample; its friction, whose Coulomb term jumps at each reversal, is evaluated at
+    every sample, on the interpolated velocities (:func:`..control.friction_torque`).  An
+    equation left out at a row (``left_out``) is left out at the samples nearest it.  Scored
+    between each stretch's first and last rows, by chunks.  ``ranges``: each stretch's rows,
+    ``(start, stop)`` (several logs may overlap in time); default: the rows whose stamps lie
+    within it.  Returns a :class:`Validation` whose sums are the full rate's, its rows the ones
+    predicted (the measured torque at each).
     """
     import scipy.interpolate
 
@@ -286,18 +293,21 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
             inside = np.arange(*ranges[k])
         if len(inside) < 4:
             continue
-        spline = scipy.interpolate.CubicSpline(t[inside], smooth[inside], axis=0)
+        rows_t, rows = t[inside], smooth[inside]
         a, b = np.searchsorted(raw_t, t[inside[[0, -1]]])
         # each row stands for the samples up to the next: the last one's too
         b = min(len(raw_t) - 1, b + int(round((t[inside[1]] - t[inside[0]])
                                               / (raw_t[1] - raw_t[0]))) - 1)
         measured[inside] = raw_tau[np.searchsorted(raw_t, t[inside])]
 
-        def chunk(start, raw_t=raw_t, raw_tau=raw_tau, spline=spline, inside=inside, b=b):
+        def chunk(start, raw_t=raw_t, raw_tau=raw_tau, rows_t=rows_t, rows=rows, inside=inside,
+                  b=b):
             """Return one chunk's sums: its samples' squared errors, torques and counts."""
             stop = min(b + 1, start + SCORED_CHUNK)
             at, tau = raw_t[start:stop], raw_tau[start:stop]
-            values = spline(at)
+            lo = max(0, int(np.searchsorted(rows_t, at[0], 'right')) - 1 - SPLINE_MARGIN)
+            hi = min(len(rows_t), int(np.searchsorted(rows_t, at[-1])) + 1 + SPLINE_MARGIN)
+            values = scipy.interpolate.CubicSpline(rows_t[lo:hi], rows[lo:hi], axis=0)(at)
             speeds = values[:, -n:]
             scored = np.ones(tau.shape, dtype=bool)
             if left_out is not None:

@@ -316,3 +316,26 @@ def test_scoring_on_threads_gives_the_sums_of_one_thread(arm, log, monkeypatch):
     for m in ('urdf', 'identified'):
         assert np.array_equal(one.sums['squared_error'][m], two.sums['squared_error'][m])
     assert np.array_equal(one.sums['squared_torque'], two.sums['squared_torque'])
+
+
+def test_a_chunks_spline_is_the_whole_stretchs_to_rounding(arm, log, monkeypatch):
+    """
+    Scored by chunks, each with a spline of its own rows and a margin: the sums of one spline.
+
+    :data:`.validation.SPLINE_MARGIN` rows each side make a chunk's spline the stretch's to
+    rounding; without them, the chunks' ends would bend the interpolated prediction.
+    """
+    from manipulator_dynamics.identification import validation
+    t, q, tau = log
+    estimate = fit(arm, (t, q, tau), cutoff=2.0)
+    monkeypatch.setattr(validation, 'SCORED_CHUNK', 1 << 30)     # one chunk: one spline
+    whole = estimate.validate((t, q, tau)).sums
+    monkeypatch.setattr(validation, 'SCORED_CHUNK', 1500)        # twenty chunks
+    chunked = estimate.validate((t, q, tau)).sums
+    for m in ('urdf', 'identified'):
+        np.testing.assert_allclose(chunked['squared_error'][m], whole['squared_error'][m],
+                                   rtol=1e-12)
+    monkeypatch.setattr(validation, 'SPLINE_MARGIN', 0)          # the margin matters
+    bent = estimate.validate((t, q, tau)).sums
+    assert not np.allclose(bent['squared_error']['identified'],
+                           whole['squared_error']['identified'], rtol=1e-9, atol=0)
