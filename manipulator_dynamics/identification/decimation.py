@@ -119,6 +119,11 @@ class Decimated:
             self._cache[key] = [s.cut(want // first, rate / first) for s in self._pieces[k]]
         return self._cache[key]
 
+    def forget(self, cutoff):
+        """Let go of the stretches cut for ``cutoff`` (:meth:`at` cuts them again if asked)."""
+        for key in [key for key in self._cache if key[1] == cutoff]:
+            del self._cache[key]
+
     def error(self, fitted, k, cutoff):
         """
         Return ``(squared error, squared torques)`` of piece ``k`` as ``fitted`` predicts it.

@@ -176,8 +176,8 @@ def piece_factors(model, stretched, cutoff, options):
     if not stretched:
         return IdentificationError(f'no stretch long enough to filter at {cutoff:g} Hz')
     try:
-        return factored(equations(model, [(s.t, s.q, s.tau) for s in stretched], cutoff=cutoff,
-                                  **{k: v for k, v in options.items() if k in EQUATION_OPTIONS}))
+        return factored(model, [(s.t, s.q, s.tau) for s in stretched], cutoff=cutoff,
+                        **{k: v for k, v in options.items() if k in EQUATION_OPTIONS})
     except IdentificationError as e:        # its stretches too short: the others may do
         return e
 

@@ -115,6 +115,14 @@ def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(arm, l
             wrong, total = wrong + missed, total + energy
         assert held_out_error(arm, ladder, folds, cutoff) == pytest.approx(
             100.0 * wrong / total, rel=1e-9)
+    # a candidate judged is let go of, and cut again the same if asked again
+    kept = ladder.at(0, 1.0)
+    ladder.forget(1.0)
+    again = ladder.at(0, 1.0)
+    assert again is not kept and len(again) == len(kept)
+    for a, b in zip(again, kept):
+        np.testing.assert_array_equal(a.q, b.q)
+        np.testing.assert_array_equal(a.tau, b.tau)
 
 
 def test_predictions_are_the_base_regressor_times_the_values(arm, log):
