@@ -208,16 +208,18 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
 
     pad = settling(sos)
 
-    def apply(function, *arrays, chunk=PARALLEL_CHUNK):
+    def apply(function, *arrays, chunk=PARALLEL_CHUNK, reduce=None):
         """
         Return ``parallel(function(*arrays))``, ``function`` called on chunks of rows.
 
         Each chunk of a stretch padded by the filter's :func:`.filtering.settling` rows on both
         sides, filtered, and only the rows ``parallel`` keeps stored: equal to filtering the
         whole (to 1e-12), without ever holding ``function``'s result for every row (a
-        regressor of a long log).
+        regressor of a long log).  ``reduce``: where given, ``reduce(start, rows)`` takes each
+        chunk's rows kept in their order (``start``: the first one's index among all the rows
+        kept) and None is returned: the rows kept are never all held either.
         """
-        out = []
+        out, start = [], 0
         for i, j in zip(bounds[:-1], bounds[1:]):
             keep = np.arange(i + trim, j - trim, decimate)
             for a in range(i, j, chunk):
@@ -227,9 +229,14 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                     continue
                 lo, hi = max(i, a - pad), min(j, b + pad)
                 # the columns on threads: scipy's sosfilt lets go of the GIL
-                out.append(over_columns(lambda block: filtfilt(sos, block)[here - lo],
-                                        function(*(x[lo:hi] for x in arrays))))
-        return np.concatenate(out)
+                rows = over_columns(lambda block: filtfilt(sos, block)[here - lo],
+                                    function(*(x[lo:hi] for x in arrays)))
+                if reduce is None:
+                    out.append(rows)
+                else:
+                    reduce(start, rows)
+                start += len(rows)
+        return np.concatenate(out) if reduce is None else None
 
     def rows(x):
         """Return the rows ``parallel`` keeps, every one and unfiltered (for validation)."""

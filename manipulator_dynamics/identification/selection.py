@@ -30,7 +30,7 @@ import numpy as np
 from .base_parameters import base_parameters
 from .decimation import Decimated
 from .filtering import CUTOFF_HZ
-from .fit import equations, factored, fit, solve_values
+from .fit import factored, fit, solve_values
 from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_logs, read_time_series
@@ -118,6 +118,7 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
                 errors[c] = held_out_error(model, ladder, held, c, **options)
             except IdentificationError as e:        # too low: the pieces are too short
                 refused[c] = str(e)
+            ladder.forget(c)                        # an hour's pieces: 20-40 MB a candidate
     if not errors:
         raise IdentificationError(f'no cutoff could be judged ({len(candidates)} tried around '
                                   f'the motion bandwidth {bandwidth:.3g} Hz): '

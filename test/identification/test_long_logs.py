@@ -70,7 +70,7 @@ def test_folds_solved_from_their_pieces_factors_equal_the_stacked_rows(arm, log)
     """
     a, b = pieces_of(log, 2)
     whole = fit(arm, [a, b], cutoff=2.0)
-    parts = [factored(equations(arm, [p], cutoff=2.0)) for p in (a, b)]
+    parts = [factored(arm, [p], cutoff=2.0) for p in (a, b)]
     alone = solve_values(parts)
     np.testing.assert_allclose(alone.values, whole.values, rtol=1e-9,
                                atol=1e-9 * np.abs(whole.values).max())
@@ -92,6 +92,39 @@ def test_folds_solved_from_their_pieces_factors_equal_the_stacked_rows(arm, log)
     # and what the factors hold of the torques is all of them: |z|^2 + outside = |tau|^2
     np.testing.assert_allclose((stacked.z ** 2).sum(axis=1) + stacked.outside,
                                (tau ** 2).sum(axis=0), rtol=1e-9)
+
+
+@pytest.mark.parametrize('still', [None, 0.05])
+def test_factors_made_chunk_by_chunk_are_those_of_the_whole_regressor(arm, log, monkeypatch,
+                                                                      still):
+    """
+    :func:`factored` never holds the regressor: its chunks' factors stacked are the whole's.
+
+    The parallel filter's chunks made small, and :data:`.fit.GATHERED` too, so that the rows
+    are decomposed a few chunks at a time and their factors stacked on stacked ones; with and
+    without equations left out (a joint slower than ``still``): ``R^T R = W^T W``, ``R^T z =
+    W^T tau`` and ``|z|^2 + outside = |tau|^2`` per joint, and the same counts of rows.
+    """
+    from manipulator_dynamics.identification import fit as fitting, logs
+    monkeypatch.setattr(logs, 'PARALLEL_CHUNK', 50)
+    monkeypatch.setattr(fitting, 'GATHERED', 20)
+    chunks = []
+    monkeypatch.setattr(fitting, 'joint_factors',
+                        lambda W, tau: chunks.append(len(W)) or joint_factors(W, tau))
+    found = equations(arm, [log], cutoff=2.0, still=still)
+    chunked = factored(arm, [log], cutoff=2.0, still=still)
+    assert len(chunks) > 5 and sum(chunks) == len(found.tau) and max(chunks) < 40
+    assert (still is None) == (not found.left_out.any())
+    np.testing.assert_array_equal(chunked.rows, (~found.left_out).sum(axis=0))
+    assert chunked.samples == len(found.tau)
+    R, z = chunked.factors.R, chunked.factors.z
+    for j in range(arm.n):
+        gram = found.W[:, j].T @ found.W[:, j]
+        np.testing.assert_allclose(R[j].T @ R[j], gram, rtol=0, atol=1e-10 * np.abs(gram).max())
+        np.testing.assert_allclose(R[j].T @ z[j], found.W[:, j].T @ found.tau[:, j], rtol=0,
+                                   atol=1e-10 * np.abs(gram).max())
+    np.testing.assert_allclose((z ** 2).sum(axis=1) + chunked.factors.outside,
+                               (found.tau ** 2).sum(axis=0), rtol=1e-9)
 
 
 def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(arm, log):
