@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from .._parallel import over_columns
+from ..recordings import spill
 
 #: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
 #: structural resonances above.
@@ -163,6 +164,7 @@ def decimated(x, sos, step, chunk=CHUNK_ROWS, moment=None):
             if a < b:
                 r = x[a:b] - filtered[a - start:b - start]
                 taken += r.T @ r
+        spill.release(x)                # a long log's: a chunk at a time in memory
     return (out, taken) if moment is not None else out
 
 

@@ -33,7 +33,7 @@ from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, filtfil
     reduced, reduction, settling
 from .._parallel import over_columns
 from ..errors import IdentificationError
-from ..recordings import timing
+from ..recordings import spill, timing
 from ..recordings.log import Log, measured_series, read_once
 from ..recordings.samples import sample_matrix, time_series
 
@@ -297,11 +297,19 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
     for ts, qs, taus in cut:
         if np.abs(np.diff(ts) - step).max(initial=0.0) > 0.01 * step:
             grid = np.arange(ts[0], ts[-1] + 0.5 * step, step)
-            qs = np.column_stack([np.interp(grid, ts, qs[:, j]) for j in range(model.n)])
-            taus = np.column_stack([np.interp(grid, ts, taus[:, j]) for j in range(model.n)])
+            qs, taus = _on_grid(grid, ts, qs), _on_grid(grid, ts, taus)
             ts, resampled = grid, True
         pieces.append((ts, qs, taus))
     return pieces, stamps, step, resampled
+
+
+def _on_grid(grid, t, x):
+    """Return ``x (N, n)`` at the stamps ``t`` interpolated at ``grid``: a column at a time."""
+    out = np.empty((len(grid), x.shape[1]))
+    for j in range(x.shape[1]):
+        out[:, j] = np.interp(grid, t, x[:, j])
+        spill.release(x)
+    return out
 
 
 def stamps_summary(processing):
@@ -347,7 +355,12 @@ def check_stamps(t, q, tau, cutoff=CUTOFF_HZ):
       interpolated over); ``gaps``: longer intervals ``(from, to)`` in seconds, where a stretch
       ends.
     """
-    unchanged = np.all(q[1:] == q[:-1], axis=1) & np.all(tau[1:] == tau[:-1], axis=1)
+    unchanged = np.empty(max(len(t) - 1, 0), dtype=bool)
+    for start in range(0, len(unchanged), spill.CHUNK):     # a long log: a chunk at a time
+        a, b = q[start:start + spill.CHUNK + 1], tau[start:start + spill.CHUNK + 1]
+        unchanged[start:start + len(a) - 1] = (np.all(a[1:] == a[:-1], axis=1)
+                                               & np.all(b[1:] == b[:-1], axis=1))
+        spill.release(q, tau)
     same = np.r_[False, (np.diff(t) == 0) | unchanged]
     keep = ~same
     tk = t[keep]

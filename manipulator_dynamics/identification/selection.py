@@ -36,6 +36,7 @@ from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_logs, read_time_series
 from .validation import ExtrapolationWarning, pooled
 from ..errors import IdentificationError
+from ..recordings import spill
 
 
 #: Multiples of the motion's bandwidth (:func:`motion_bandwidth`) ``cutoff='auto'`` tries.
@@ -69,6 +70,7 @@ def motion_bandwidth(logs, power=0.999):
         length = scipy.fft.next_fast_len(len(grid), real=True)
         for j in range(q.shape[1]):       # in place: an hour's column is 29 MB a copy
             x = np.interp(grid, t, q[:, j])
+            spill.release(q)                        # a long log's: a column at a time
             x -= x.mean() + s * (s @ x) / max(float(s @ s), 1e-300)
             x *= window
             spectrum = np.abs(scipy.fft.rfft(x, n=length, overwrite_x=True))

@@ -28,6 +28,7 @@ import numpy as np
 from .._parallel import in_order
 from ..errors import IdentificationError
 from ..model import Model
+from ..recordings import spill
 
 
 @dataclass(frozen=True, eq=False)
@@ -299,6 +300,7 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
         b = min(len(raw_t) - 1, b + int(round((t[inside[1]] - t[inside[0]])
                                               / (raw_t[1] - raw_t[0]))) - 1)
         measured[inside] = raw_tau[np.searchsorted(raw_t, t[inside])]
+        spill.release(raw_tau)          # a long log's: a chunk at a time in memory
 
         def chunk(start, raw_t=raw_t, raw_tau=raw_tau, rows_t=rows_t, rows=rows, inside=inside,
                   b=b):
@@ -319,7 +321,9 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
                 if frictions.get(m) is not None:
                     guess = guess + friction_torque(frictions[m], speeds)
                 errors[m] = (((tau - guess) * scored) ** 2).sum(axis=0)
-            return errors, ((tau * scored) ** 2).sum(axis=0), scored.sum(axis=0), len(at)
+            torque = ((tau * scored) ** 2).sum(axis=0)
+            spill.release(raw_tau)
+            return errors, torque, scored.sum(axis=0), len(at)
         # the chunks on threads (numpy and the spline let go of the GIL), added in their order:
         # the sums of one thread's, bit for bit
         for errors, torque, count, rows in in_order(chunk, range(a, b + 1, SCORED_CHUNK)):

@@ -24,6 +24,7 @@ it has are the root's side of the robot, how to load the robot as recorded
 
 import numpy as np
 
+from . import spill
 from .. import csvlog
 from ..errors import IdentificationError
 from ..names import joint_map, JointNamesError
@@ -42,7 +43,8 @@ def read_csv(model, path, *, velocity=False):
     # by chunks into arrays made once: the file's values are never held whole beside the
     # columns taken from them, nor the columns twice (a list of chunks, then joined); the
     # arrays are made for more rows than the file can have, and what is never written costs
-    # no memory (the pages are never touched)
+    # no memory (the pages are never touched); a long log's (N, n) columns are written to a
+    # file (:mod:`.spill`), each chunk's memory let go of once written
     columns, filled = None, 0
     try:
         for table in csvlog.chunks(path):
@@ -58,8 +60,8 @@ def read_csv(model, path, *, velocity=False):
             rows = len(chunk['t'])
             if columns is None:
                 room = max(csvlog.rows_at_most(path), rows)
-                columns = {k: None if v is None else np.empty((room,) + v.shape[1:])
-                           for k, v in chunk.items()}
+                columns = {k: None if v is None else np.empty(room) if v.ndim == 1
+                           else spill.columns(room, v.shape[1]) for k, v in chunk.items()}
             elif filled + rows > len(columns['t']):   # more rows than the file's size said
                 columns = {k: None if v is None else np.resize(v, (2 * (filled + rows),)
                                                                + v.shape[1:])
@@ -67,6 +69,7 @@ def read_csv(model, path, *, velocity=False):
             for k, v in chunk.items():
                 if columns[k] is not None:
                     columns[k][filled:filled + rows] = v
+            spill.release(*columns.values())
             filled += rows
     except ValueError as e:
         raise IdentificationError(str(e)) from None

@@ -24,7 +24,9 @@ robot's clock (:mod:`.timing`), as a momentum observer reads it.
 from dataclasses import dataclass
 import os
 
-from . import timing
+import numpy as np
+
+from . import spill, timing
 from .formats import read_csv, read_npz, read_rosbag
 from .samples import sample_matrix, time_series
 from ..errors import IdentificationError
@@ -112,6 +114,11 @@ def read_states(model, data, topic='/joint_states', retime=True):
                                       '<joint>.velocity, a JointState velocity, a qd array): '
                                       'a momentum observer reads them')
         t, q, qd, tau = measured_series(model, d, f'log {i + 1}: ')
+        # in memory, row by row, whatever the reader spilled (:mod:`.spill`): an observer
+        # runs over every sample in compiled loops that take rows
+        held = (q, qd, tau)
+        q, qd, tau = (np.ascontiguousarray(x) for x in held)
+        spill.release(*held)
         if retime:
             t, _ = timing.retime(t, q, qd)
         out.append((t, q, qd, tau))

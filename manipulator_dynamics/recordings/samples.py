@@ -20,6 +20,7 @@ Every refusal names the sample and the joint.
 
 import numpy as np
 
+from . import spill
 from ..errors import IdentificationError
 
 
@@ -32,11 +33,16 @@ def sample_matrix(model, name, x):
     if a.ndim != 2 or a.shape[1] != model.n:
         raise IdentificationError(f'{name} must have shape (N, {model.n}) for the joints '
                                   f'{", ".join(model.joint_names)}, got {a.shape}')
-    bad = np.argwhere(~np.isfinite(a))
-    if len(bad):
-        s, j = bad[0]
+    first, count = None, 0
+    for start, block in spill.by_chunks(a):         # a long log's: never all of it at once
+        bad = np.argwhere(~np.isfinite(block))
+        if len(bad) and first is None:
+            first = (start + int(bad[0][0]), int(bad[0][1]))
+        count += len(bad)
+    if first is not None:
+        s, j = first
         raise IdentificationError(f"{name}[{s}, {j}] (joint '{model.joint_names[j]}') is "
-                                  f'{a[s, j]}: {len(bad)} non-finite values in {name}; remove '
+                                  f'{a[s, j]}: {count} non-finite values in {name}; remove '
                                   'those samples or fill the gaps before identifying')
     return a
 

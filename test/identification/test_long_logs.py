@@ -316,6 +316,46 @@ def test_a_csv_read_by_chunks_is_the_csv_read_whole(arm, log, tmp_path, monkeypa
         np.testing.assert_array_equal(tau, whole.field(arm.joint_names, 'effort'))
 
 
+def test_a_long_logs_columns_are_spilled_and_identify_as_in_memory(arm, log, tmp_path,
+                                                                   monkeypatch, capsys):
+    """
+    A log longer than :data:`.spill.SPILL_ROWS` is read into a file, not memory: same results.
+
+    The positions and efforts of the CSV are held by a map of a temporary file
+    (:mod:`.recordings.spill`); ``identify`` with the cutoff chosen and 3-fold validation,
+    through the command line as a user runs it, prints what it prints of the log in memory, to
+    the last digit; a value not a number is named by its sample and joint as before.
+    """
+    from manipulator_dynamics.recordings import spill
+    path = tmp_path / 'run.csv'
+    write_log(path, arm, log)
+    friction = write_friction(arm, tmp_path)
+
+    def identified():
+        assert main(['identify', robots.path('demo_arm'), str(path), '--joint-dynamics',
+                     str(friction), '--folds', '3', '--format', 'json']) == 0
+        return capsys.readouterr().out
+    in_memory = identified()
+    assert '"cutoff_selection"' in in_memory or 'held_out' in in_memory
+    monkeypatch.setattr(spill, 'SPILL_ROWS', 1000)
+    t, q, tau = read_csv(arm, str(path))
+    assert spill.is_spilled(q) and spill.is_spilled(tau) and not spill.is_spilled(t)
+    assert q.flags.f_contiguous or q[:, 0].flags.c_contiguous        # a column at a time
+    whole = csvlog.read(path)
+    np.testing.assert_array_equal(q, whole.field(arm.joint_names, 'position'))
+    np.testing.assert_array_equal(tau, whole.field(arm.joint_names, 'effort'))
+    assert identified() == in_memory
+    lines = path.read_text().splitlines()
+    cells = lines[20001].split(',')
+    cells[3] = 'nan'
+    lines[20001] = ','.join(cells)
+    path.write_text('\n'.join(lines) + '\n')
+    t, q, tau = read_csv(arm, str(path))
+    assert spill.is_spilled(q)
+    with pytest.raises(IdentificationError, match=r'\[20000, .*: 1 non-finite'):
+        md.identify(arm, str(path), cutoff=2.0)
+
+
 def test_a_bad_value_in_a_later_chunk_is_named_by_row_and_column(arm, log, tmp_path,
                                                                  monkeypatch):
     path = tmp_path / 'run.csv'

@@ -1,0 +1,120 @@
+# Copyright 2026 The manipulator_dynamics Authors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A long log's columns kept in a file, not in memory, and read by chunks.
+
+An hour at 1 kHz of a 7-joint arm is 200 MB a quantity (positions, efforts, velocities):
+held in memory, the log is most of what an identification's memory grows with.  Every pass
+over a log at its full rate goes chunk by chunk (the anti-alias filter,
+:func:`..identification.filtering.decimated`; the full-rate scoring,
+:func:`..identification.validation.at_full_rate`; the checks of its samples and stamps; the
+motion's bandwidth, a column at a time), so the columns can live in a file:
+
+* :func:`spilled` makes a column-major ``(rows, n)`` array whose values are those of an
+  unlinked temporary file (``numpy.memmap``; each column contiguous, so that a column is read
+  without the others).  The file is reserved in full when made: a disk too full says so then
+  (the log stays in memory), never as a fault while it is written.
+* The pages a pass touches are memory of the process until :func:`release` lets go of them
+  (``madvise(MADV_DONTNEED)``: the values stay in the file, and in the system's page cache
+  while there is room), which each chunk loop calls after each chunk.
+
+Logs of fewer than :data:`SPILL_ROWS` samples stay in memory (a map's page faults cost more
+than their memory).  The file is made in the temporary folder (``TMPDIR``); where that folder
+is itself in memory (tmpfs), so is the log, though not counted as the process's.
+"""
+
+import mmap
+import os
+import tempfile
+
+import numpy as np
+
+#: Samples from which a log's ``(N, n)`` columns are spilled to a file: 20 minutes at 1 kHz.
+SPILL_ROWS = 1_200_000
+
+_DONTNEED = getattr(mmap, 'MADV_DONTNEED', None)
+
+
+def columns(rows, n, spill=None):
+    """
+    Return an uninitialised ``(rows, n)`` float array: :func:`spilled` where ``rows`` is long.
+
+    ``spill``: force it (True) or keep it in memory (False); None: from :data:`SPILL_ROWS`.
+    """
+    if spill or (spill is None and rows >= SPILL_ROWS):
+        out = spilled(rows, n)
+        if out is not None:
+            return out
+    return np.empty((rows, n))
+
+
+def spilled(rows, n):
+    """
+    Return a ``(rows, n)`` float array held in an unlinked temporary file, column-major.
+
+    None where the file cannot be made or reserved (no room on the temporary folder's disk):
+    the caller keeps the values in memory.
+    """
+    size = 8 * max(rows, 1) * n
+    try:
+        f = tempfile.TemporaryFile(prefix='manipulator_dynamics-log-')
+        try:
+            if hasattr(os, 'posix_fallocate'):
+                os.posix_fallocate(f.fileno(), 0, size)
+            return np.memmap(f, dtype=np.float64, mode='w+', shape=(n, rows)).T
+        finally:
+            f.close()                       # the map keeps the file; unlinked, it goes with it
+    except (OSError, ValueError):
+        return None
+
+
+def is_spilled(x):
+    """Return whether ``x`` (or what it is a view of) is held in a file by :func:`spilled`."""
+    return _map(x) is not None
+
+
+def release(*arrays):
+    """
+    Let go of the memory pages that reading or writing the spilled ``arrays`` has touched.
+
+    Their values stay in the file; reading them again brings them back.  Arrays not spilled
+    (or views of none) are left as they are.
+    """
+    for x in arrays:
+        held = _map(x)
+        if held is not None and _DONTNEED is not None:
+            held.madvise(_DONTNEED)
+
+
+def _map(x):
+    """Return the ``mmap`` under ``x``, following its views, or None."""
+    while x is not None:
+        if isinstance(x, np.memmap) and getattr(x, '_mmap', None) is not None:
+            return x._mmap
+        x = getattr(x, 'base', None)
+        if isinstance(x, mmap.mmap):
+            return x
+    return None
+
+
+#: Rows a pass over a log reads at a time (7 joints: 3.7 MB a quantity).
+CHUNK = 1 << 16
+
+
+def by_chunks(x, rows=CHUNK):
+    """Yield ``(start, x[start:start + rows])`` over ``x``'s rows, releasing each after use."""
+    for start in range(0, len(x), rows):
+        yield start, x[start:start + rows]
+        release(x)
