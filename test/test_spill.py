@@ -17,6 +17,7 @@
 import errno
 import os
 
+from manipulator_dynamics.errors import IdentificationError
 from manipulator_dynamics.recordings import spill
 import numpy as np
 import pytest
@@ -103,3 +104,78 @@ def test_states_for_an_observer_come_in_memory_row_by_row(tmp_path, monkeypatch)
         assert not spill.is_spilled(got) and got.flags.c_contiguous
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(t1, t0)
+
+
+@pytest.fixture(scope='module')
+def arm_log():
+    """Return the demo arm and 4 s of its noisy states at 1 kHz: ``(arm, t, q, qd, tau)``."""
+    import manipulator_dynamics as md
+    from manipulator_dynamics import robots
+    from conftest import measured
+    arm = md.load_model(robots.path('demo_arm'))
+    t, _, qd, _, tau, q = measured(arm, seed=3, seconds=4.0, rate=1000.0)
+    return arm, t, q, qd, tau
+
+
+@pytest.mark.parametrize('save, fortran', [(np.savez, False), (np.savez_compressed, False),
+                                           (np.savez, True)],
+                         ids=['savez', 'compressed', 'column-major arrays'])
+def test_a_long_numpy_archive_is_read_a_chunk_at_a_time(arm_log, tmp_path, monkeypatch, save,
+                                                        fortran):
+    """
+    A numpy archive's long arrays are read from the zip by chunks into a file: as numpy reads.
+
+    The columns by name (shuffled, another robot's joint among them), the archive written as
+    ``np.savez`` and ``np.savez_compressed`` write it, row- or column-major.
+    """
+    from manipulator_dynamics.recordings.formats import read_npz
+    arm, t, q, qd, tau = arm_log
+    order = np.random.default_rng(0).permutation(arm.n)
+    names = [arm.joint_names[j] for j in order] + ['gripper_joint']
+
+    def columns(a):
+        out = np.column_stack([a[:, order], np.ones(len(a))])
+        return np.asfortranarray(out) if fortran else out
+    path = tmp_path / 'log.npz'
+    save(path, t=t, q=columns(q), tau=columns(tau), qd=columns(qd), joints=np.array(names))
+    in_memory = read_npz(arm, str(path), velocity=True)
+    monkeypatch.setattr(spill, 'SPILL_ROWS', 1000)
+    monkeypatch.setattr(spill, 'CHUNK', 700)                    # chunks end inside rows
+    streamed = read_npz(arm, str(path), velocity=True)
+    for key, want in (('q', q), ('tau', tau), ('qd', qd)):
+        assert spill.is_spilled(streamed[key]) and not spill.is_spilled(in_memory[key])
+        np.testing.assert_array_equal(streamed[key], want)
+        np.testing.assert_array_equal(in_memory[key], want)
+    np.testing.assert_array_equal(streamed['t'], t)
+    cut = tmp_path / 'cut.npz'                                   # an archive cut short
+    cut.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 2])
+    with pytest.raises(IdentificationError, match='is not a readable numpy archive'):
+        read_npz(arm, str(cut))
+
+
+def test_a_long_rosbag_is_read_a_chunk_at_a_time_and_put_in_time(arm_log, tmp_path,
+                                                                 monkeypatch):
+    """
+    A rosbag2 recording's messages are gathered by chunks into a file: as read in memory.
+
+    Two messages written out of their stamps' order are put back in it, through the file too.
+    """
+    pytest.importorskip('rosbags', reason='rosbags reads rosbag2 without ROS: pip install rosbags')
+    from conftest import write_bag
+    from manipulator_dynamics.recordings.formats import read_rosbag
+    arm, t, q, qd, tau = arm_log
+    swapped = np.arange(len(t))
+    swapped[[1500, 1501]] = swapped[[1501, 1500]]
+    write_bag(tmp_path / 'bag', arm, t[swapped], q[swapped], tau[swapped], qd=qd[swapped])
+    in_memory = read_rosbag(arm, tmp_path / 'bag', velocity=True)
+    monkeypatch.setattr(spill, 'SPILL_ROWS', 1000)
+    monkeypatch.setattr(spill, 'CHUNK', 700)
+    streamed = read_rosbag(arm, tmp_path / 'bag', velocity=True)
+    for key, want in (('q', q), ('tau', tau), ('qd', qd)):
+        assert spill.is_spilled(streamed[key]) and not spill.is_spilled(in_memory[key])
+        np.testing.assert_array_equal(streamed[key], want)
+        np.testing.assert_array_equal(in_memory[key], want)
+    np.testing.assert_allclose(streamed['t'], t + 100, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(streamed['t'], in_memory['t'])
+    write_bag(tmp_path / 'still', arm, t, q, tau)                # no velocities: none given
+    assert read_rosbag(arm, tmp_path / 'still', velocity=True)['qd'] is None

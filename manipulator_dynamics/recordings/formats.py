@@ -22,6 +22,8 @@ it has are the root's side of the robot, how to load the robot as recorded
 (:func:`suggest_tip_links`).
 """
 
+import zipfile
+
 import numpy as np
 
 from . import spill
@@ -190,41 +192,106 @@ def read_npz(model, path, *, velocity=False):
     robot's velocities) and ``joints`` (the columns' joint names).  With ``joints``, columns are
     matched to the model's joints by name (others ignored; every joint of the model needed);
     without, they must be the model's joints in its order.  With ``velocity``: a mapping with
-    keys ``t, q, tau`` and ``qd`` (None where the archive has none).
+    keys ``t, q, tau`` and ``qd`` (None where the archive has none).  A long log's ``(N,
+    columns)`` arrays are read from the archive a chunk at a time into a file
+    (:mod:`.spill`), the columns of the model's joints alone.
     """
     try:
         with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except (OSError, ValueError) as e:
+            headers = {key: _npy_header(archive, key) for key in archive.files}
+            missing = [key for key in ('t', 'q', 'tau') if key not in headers]
+            if missing:
+                raise IdentificationError(
+                    f'{path} has no array {", ".join(missing)} (arrays: '
+                    f'{", ".join(sorted(headers)) or "none"}; expected t, q, tau, optionally qd '
+                    'and joints)')
+            fields = [key for key in ('q', 'tau', 'qd') if key in headers]
+            for key in fields:
+                if len(headers[key][0]) != 2:
+                    raise IdentificationError(f'{path}: {key} must be (samples, joints), got '
+                                              f'shape {headers[key][0]}')
+            rows = None
+            if 'joints' in headers:
+                names = [str(j) for j in archive['joints'].reshape(-1)]
+                try:
+                    rows = joint_map(model.joint_names, names, what=f'{path} (its joints)',
+                                     every=True).rows
+                except JointNamesError as e:
+                    raise IdentificationError(str(e) + suggest_tip_links(
+                        model, [j for j in model.joint_names if j in names])) from None
+                for key in fields:
+                    if headers[key][0][1] != len(names):
+                        raise IdentificationError(f'{path}: {key} has {headers[key][0][1]} '
+                                                  f'columns for {len(names)} joints')
+            t = archive['t'].reshape(-1)
+            columns = {key: _npz_columns(archive, key, headers[key], rows) for key in fields}
+    except IdentificationError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
         raise IdentificationError(f'{path} is not a readable numpy archive: {e}') from None
-    missing = [key for key in ('t', 'q', 'tau') if key not in arrays]
-    if missing:
-        raise IdentificationError(f'{path} has no array {", ".join(missing)} (arrays: '
-                                  f'{", ".join(sorted(arrays)) or "none"}; expected t, q, tau, '
-                                  'optionally qd and joints)')
-    qd = arrays.get('qd')
-    fields = {'q': arrays['q'], 'tau': arrays['tau'], **({} if qd is None else {'qd': qd})}
-    for key, a in fields.items():
-        if a.ndim != 2:
-            raise IdentificationError(f'{path}: {key} must be (samples, joints), got shape '
-                                      f'{a.shape}')
-    if 'joints' in arrays:
-        names = [str(j) for j in arrays['joints'].reshape(-1)]
-        try:
-            rows = joint_map(model.joint_names, names, what=f'{path} (its joints)',
-                             every=True).rows
-        except JointNamesError as e:
-            raise IdentificationError(str(e) + suggest_tip_links(
-                model, [j for j in model.joint_names if j in names])) from None
-        for key, a in fields.items():
-            if a.shape[1] != len(names):
-                raise IdentificationError(f'{path}: {key} has {a.shape[1]} columns for '
-                                          f'{len(names)} joints')
-        fields = {key: a[:, rows] for key, a in fields.items()}
-    t, q, tau = arrays['t'].reshape(-1), fields['q'], fields['tau']
+    q, tau = columns['q'], columns['tau']
     if not velocity:
         return t, q, tau
-    return {'t': t, 'q': q, 'tau': tau, 'qd': fields.get('qd')}
+    return {'t': t, 'q': q, 'tau': tau, 'qd': columns.get('qd')}
+
+
+#: The ``.npy`` formats whose header numpy reads publicly, by version.
+_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0,
+            (2, 0): np.lib.format.read_array_header_2_0}
+
+
+def _npy_header(archive, key):
+    """Return ``(shape, fortran order, dtype)`` of the archive's array ``key``, not reading it."""
+    with archive.zip.open(key + '.npy') as f:
+        version = np.lib.format.read_magic(f)
+        if version in _HEADERS:
+            return _HEADERS[version](f)
+    a = archive[key]                                # a newer format: read whole
+    return a.shape, False, a.dtype
+
+
+def _read(f, size):
+    """Return ``size`` bytes of ``f``; ValueError where the array ends before them."""
+    data = f.read(size)
+    if len(data) != size:
+        raise ValueError(f'an array ends {size - len(data)} bytes early')
+    return data
+
+
+def _npz_columns(archive, key, header, rows):
+    """
+    Return the archive's ``(N, m)`` array ``key``, its columns ``rows`` (every one if None).
+
+    A long one (:data:`.spill.SPILL_ROWS`) is read a chunk at a time into a file
+    (:func:`.spill.columns`), never whole in memory; a short one as numpy reads it.
+    """
+    (N, m), fortran, dtype = header
+    take = list(range(m)) if rows is None else list(rows)
+    if N < spill.SPILL_ROWS or dtype.hasobject:
+        a = archive[key]
+        return a if rows is None else a[:, take]
+    out = spill.columns(N, len(take))
+    chunk, size = spill.CHUNK, dtype.itemsize
+    with archive.zip.open(key + '.npy') as f:
+        version = np.lib.format.read_magic(f)
+        if version not in _HEADERS:                 # a newer format: as numpy reads it
+            return archive[key][:, take]
+        _HEADERS[version](f)
+        if fortran:                             # column after column, each a chunk at a time
+            for c in range(m):
+                for start in range(0, N, chunk):
+                    k = min(chunk, N - start)
+                    block = np.frombuffer(_read(f, k * size), dtype)
+                    if c in take:
+                        out[start:start + k, take.index(c)] = block
+                    spill.release(out)
+        else:
+            for start in range(0, N, chunk):
+                k = min(chunk, N - start)
+                block = np.frombuffer(_read(f, k * m * size), dtype).reshape(k, m)
+                out[start:start + k] = block[:, take]
+                spill.release(out)
+    return out
 
 
 def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
@@ -251,7 +318,10 @@ def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
         if not connections:
             topics = ', '.join(sorted({c.topic for c in reader.connections})) or 'none'
             raise IdentificationError(f'{path} has no topic {topic} (topics: {topics})')
-        times, positions, velocities, efforts, seen, maps = [], [], [], [], set(), {}
+        # by chunks into arrays made once, a long recording's in a file (:mod:`.spill`): a
+        # message's values as Python lists cost 40 times their size
+        log = _Rows(model.n, sum(max(c.msgcount, 0) for c in connections))
+        seen, maps = set(), {}
         for connection, stamp, raw in reader.messages(connections=connections):
             msg = reader.deserialize(raw, connection.msgtype)
             names = tuple(msg.name)
@@ -265,25 +335,82 @@ def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
             if idx is None or len(msg.effort) != len(names):
                 continue
             header = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-            times.append(header if header > 0 else stamp * 1e-9)
-            positions.append([msg.position[i] for i in idx])
-            efforts.append([msg.effort[i] for i in idx])
-            velocities.append([msg.velocity[i] for i in idx]
-                              if len(msg.velocity) == len(names) else None)
+            log.add(header if header > 0 else stamp * 1e-9, [msg.position[i] for i in idx],
+                    [msg.effort[i] for i in idx],
+                    [msg.velocity[i] for i in idx] if len(msg.velocity) == len(names)
+                    else None)
     finally:
         reader.close()
-    if not times:
+    if not len(log):
         missing = [j for j in model.joint_names if j not in seen]
         raise IdentificationError(
             f'no message on {topic} has positions and efforts of every joint of the model'
             + (f' (never seen: {", ".join(missing)})' if missing else ' (efforts missing)')
             + suggest_tip_links(model, [j for j in model.joint_names if j in seen]))
-    order = np.argsort(times, kind='stable')
-    t, q, tau = np.array(times)[order], np.array(positions)[order], np.array(efforts)[order]
+    t, q, tau, qd = log.in_time()
     if not velocity:
         return t, q, tau
-    qd = None if any(v is None for v in velocities) else np.array(velocities)[order]
     return {'t': t, 'q': q, 'tau': tau, 'qd': qd}
+
+
+class _Rows:
+    """
+    A recording's samples as they come: stamps, positions, efforts and velocities, ``n`` each.
+
+    Gathered :data:`.spill.CHUNK` at a time and written into arrays made once for ``rows``
+    samples (a long recording's in a file, :func:`.spill.columns`); more than that grows them.
+    """
+
+    def __init__(self, n, rows):
+        rows = max(rows, 1)
+        self.t = np.empty(rows)
+        self.columns = [spill.columns(rows, n) for _ in range(3)]     # q, tau, qd
+        self.pending, self.filled, self.velocities = [], 0, True
+
+    def __len__(self):
+        """Return the samples added."""
+        return self.filled + len(self.pending)
+
+    def add(self, t, q, tau, qd):
+        """Add one sample; ``qd`` None where it has no velocities (then none are given)."""
+        self.velocities = self.velocities and qd is not None
+        # once a sample has none, the velocities are not given: q holds their place
+        self.pending.append((t, q, tau, qd if self.velocities else q))
+        if len(self.pending) == spill.CHUNK:
+            self._write()
+
+    def _write(self):
+        a, b = self.filled, self.filled + len(self.pending)
+        if b > len(self.t):                                 # more than the recording said
+            self.t = np.resize(self.t, 2 * b)
+            self.columns = [np.resize(x, (2 * b, x.shape[1])) for x in self.columns]
+        self.t[a:b] = [p[0] for p in self.pending]
+        for k, x in enumerate(self.columns):
+            x[a:b] = [p[k + 1] for p in self.pending]
+            spill.release(x)
+        self.pending, self.filled = [], b
+
+    def in_time(self):
+        """Return ``(t, q, tau, qd)`` in the order of their stamps; ``qd`` None if missing."""
+        self._write()
+        n, t = self.filled, self.t[:self.filled]
+        q, tau, qd = (x[:n] for x in self.columns)
+        if np.any(np.diff(t) < 0):                          # stamps out of order: sorted
+            order = np.argsort(t, kind='stable')
+            t, q, tau, qd = t[order], _gathered(q, order), _gathered(tau, order), \
+                _gathered(qd, order)
+        return t, q, tau, (qd if self.velocities else None)
+
+
+def _gathered(x, order):
+    """Return ``x[order]``: for a spilled ``x``, into another file, a chunk at a time."""
+    if not spill.is_spilled(x):
+        return x[order]
+    out = spill.columns(len(order), x.shape[1])
+    for start in range(0, len(order), spill.CHUNK):
+        out[start:start + spill.CHUNK] = x[order[start:start + spill.CHUNK]]
+        spill.release(x, out)
+    return out
 
 
 def suggest_tip_links(model, present):

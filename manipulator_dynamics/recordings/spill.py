@@ -24,8 +24,10 @@ motion's bandwidth, a column at a time), so the columns can live in a file:
 
 * :func:`spilled` makes a column-major ``(rows, n)`` array whose values are those of an
   unlinked temporary file (``numpy.memmap``; each column contiguous, so that a column is read
-  without the others).  The file is reserved in full when made: a disk too full says so then
-  (the log stays in memory), never as a fault while it is written.
+  without the others): what the CSV, numpy archive and rosbag2 readers of :mod:`.formats`
+  write a long log's positions, efforts and velocities into, a chunk at a time.  The file is
+  reserved in full when made: a disk too full says so then (the log stays in memory), never
+  as a fault while it is written.
 * The pages a pass touches are memory of the process until :func:`release` lets go of them
   (``madvise(MADV_DONTNEED)``: the values stay in the file, and in the system's page cache
   while there is room), which each chunk loop calls after each chunk.
