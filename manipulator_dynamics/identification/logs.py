@@ -228,9 +228,8 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                 if not len(here):
                     continue
                 lo, hi = max(i, a - pad), min(j, b + pad)
-                # the columns on threads: scipy's sosfilt lets go of the GIL
-                rows = over_columns(lambda block: filtfilt(sos, block)[here - lo],
-                                    function(*(x[lo:hi] for x in arrays)))
+                rows = _filtered_columns(lambda block: filtfilt(sos, block)[here - lo],
+                                         function(*(x[lo:hi] for x in arrays)), len(here))
                 if reduce is None:
                     out.append(rows)
                 else:
@@ -271,6 +270,25 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                                  'validation scored at the full rate'}
     joined = tuple(np.concatenate([u[k] for u in used]) for k in range(4))
     return joined + (parallel, processing)
+
+
+def _filtered_columns(filtered, x, rows):
+    """
+    Return ``filtered(x)`` (``rows`` rows), ``x (N, ...)``'s columns filtered alone.
+
+    A column zero throughout is zero filtered, to the last bit, and is not filtered: most of
+    a regressor's are, for most joints (a joint's torque holds its subtree's parameters and
+    its own friction alone; on a 7-joint arm about half its columns).  The others run on the
+    machine's cores (scipy's filter lets go of the GIL).
+    """
+    flat = x.reshape(len(x), -1)
+    live = np.flatnonzero(np.any(flat != 0, axis=0))
+    if len(live) == flat.shape[1]:
+        return over_columns(filtered, x)
+    out = np.zeros((rows, flat.shape[1]))
+    if len(live):
+        out[:, live] = over_columns(filtered, flat[:, live])
+    return out.reshape((rows,) + x.shape[1:])
 
 
 def stretches(model, logs, cutoff=CUTOFF_HZ):

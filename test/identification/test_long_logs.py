@@ -127,6 +127,26 @@ def test_factors_made_chunk_by_chunk_are_those_of_the_whole_regressor(arm, log, 
                                (found.tau ** 2).sum(axis=0), rtol=1e-9)
 
 
+def test_a_regressors_zero_columns_are_not_filtered_and_stay_zero_to_the_bit(
+        arm, log, monkeypatch):
+    """
+    The parallel filter skips the columns zero throughout a chunk: the rows filtering all give.
+
+    Most of the demo arm's regressor columns are zero for most joints (its subtree's
+    parameters and its own friction alone); the equations are those of every column filtered,
+    bit for bit.
+    """
+    from manipulator_dynamics.identification import logs
+    skipping = equations(arm, [log], cutoff=2.0)
+    flat = skipping.W.reshape(len(skipping.W), -1)
+    assert (~np.any(flat != 0, axis=0)).sum() > flat.shape[1] // 4     # many zero columns
+    monkeypatch.setattr(logs, '_filtered_columns',
+                        lambda filtered, x, rows: _parallel.over_columns(filtered, x))
+    every = equations(arm, [log], cutoff=2.0)
+    np.testing.assert_array_equal(skipping.W, every.W)
+    np.testing.assert_array_equal(skipping.tau, every.tau)
+
+
 def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(arm, log):
     """
     :func:`held_out_error` (each piece decomposed once) equals fitting every fold again.
