@@ -68,7 +68,11 @@ def test_released_pages_leave_memory_and_keep_their_values():
 
 
 def test_no_room_on_the_disk_keeps_the_log_in_memory(monkeypatch):
-    """A temporary folder too full to reserve the file: the columns stay in memory."""
+    """
+    A temporary folder too full to reserve the file: the columns stay in memory.
+
+    One whose file system cannot reserve (no ``fallocate`` there) is used unreserved.
+    """
     if not hasattr(os, 'posix_fallocate'):
         pytest.skip('posix_fallocate is a POSIX call this system lacks')
 
@@ -78,6 +82,14 @@ def test_no_room_on_the_disk_keeps_the_log_in_memory(monkeypatch):
     assert spill.spilled(100, 3) is None
     x = spill.columns(spill.SPILL_ROWS, 2)
     assert not spill.is_spilled(x) and x.shape == (spill.SPILL_ROWS, 2)
+
+    def unsupported(fd, offset, size):
+        raise OSError(errno.EOPNOTSUPP, 'Operation not supported')
+    monkeypatch.setattr(os, 'posix_fallocate', unsupported)      # a file system that cannot
+    x = spill.spilled(100, 3)                                     # reserve: spilled unreserved
+    assert spill.is_spilled(x)
+    x[:] = 1.0
+    assert x.sum() == 300.0
 
 
 def test_states_for_an_observer_come_in_memory_row_by_row(tmp_path, monkeypatch):

@@ -27,7 +27,8 @@ motion's bandwidth, a column at a time), so the columns can live in a file:
   without the others): what the CSV, numpy archive and rosbag2 readers of :mod:`.formats`
   write a long log's positions, efforts and velocities into, a chunk at a time.  The file is
   reserved in full when made: a disk too full says so then (the log stays in memory), never
-  as a fault while it is written.
+  as a fault while it is written (on a file system that cannot reserve, it is written
+  unreserved, as any map is).
 * The pages a pass touches are memory of the process until :func:`release` lets go of them
   (``madvise(MADV_DONTNEED)``: the values stay in the file, and in the system's page cache
   while there is room), which each chunk loop calls after each chunk.
@@ -37,6 +38,7 @@ than their memory).  The file is made in the temporary folder (``TMPDIR``); wher
 is itself in memory (tmpfs), so is the log, though not counted as the process's.
 """
 
+import errno
 import mmap
 import os
 import tempfile
@@ -73,13 +75,28 @@ def spilled(rows, n):
     try:
         f = tempfile.TemporaryFile(prefix='manipulator_dynamics-log-')
         try:
-            if hasattr(os, 'posix_fallocate'):
-                os.posix_fallocate(f.fileno(), 0, size)
+            _reserve(f.fileno(), size)
             return np.memmap(f, dtype=np.float64, mode='w+', shape=(n, rows)).T
         finally:
             f.close()                       # the map keeps the file; unlinked, it goes with it
     except (OSError, ValueError):
         return None
+
+
+def _reserve(fd, size):
+    """
+    Reserve ``size`` bytes of the file ``fd`` on its disk; OSError where there is no room.
+
+    A file system that cannot reserve (``posix_fallocate`` not supported there) is written
+    unreserved, as numpy's maps always are.
+    """
+    if not hasattr(os, 'posix_fallocate'):
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise
 
 
 def is_spilled(x):
