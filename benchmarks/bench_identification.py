@@ -44,7 +44,8 @@ harmonics of 0.05 Hz), torques with 1 % of their RMS and 0.05 N m of noise, posi
 --folds 3 --format json`` (cutoff chosen from the data, 3-fold validation, standard deviations)
 in a process of its own: its wall time and peak resident memory; and the floor, what any
 identification must do once, measured in the same run: read the file (pandas' C reader) and
-pass one zero-phase low-pass over every column (``scipy.signal.sosfiltfilt``).
+pass one zero-phase low-pass over every column (``scipy.signal.sosfiltfilt``).  With several
+lengths, the longest log's peak memory over each other's (flat: within 1.10).
 
     python3 benchmarks/bench_identification.py [--duration 30] [--rate 100] [--random 3]
         [--robots ...] [--bound]
@@ -232,6 +233,7 @@ def long_logs(minutes, keep=None):
     print('| log | states | identify [s] | peak memory [MB] | floor [s] | identify / floor | '
           'cutoff [Hz] | rows fitted | 3-fold error [%] |')
     print('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+    peaks = {}
     for length in minutes:
         log = os.path.join(directory, f'panda_{length:g}min.csv')
         if not os.path.isfile(log):
@@ -249,6 +251,12 @@ def long_logs(minutes, keep=None):
         print(f'| {length:g} min | {states} | {wall:.1f} | {memory:.0f} | {least:.2f} | '
               f'{wall / least:.1f} | {cutoff:.3g} | {report["samples"]} | {error:.4g} |',
               flush=True)
+        peaks[length] = memory
+    if len(peaks) > 1:                  # flat memory: the longest log's peak over each other's
+        longest = max(peaks)
+        print(f'\npeak memory of {longest:g} min over: ' + ', '.join(
+            f'{length:g} min {peaks[longest] / peak:.2f}' for length, peak in peaks.items()
+            if length != longest) + ' (flat in the log\'s length: within 1.10)')
     if keep is None:
         import shutil
         shutil.rmtree(directory)

@@ -139,11 +139,18 @@ def test_bench_soak_reports_memory_and_latency_over_the_run():
 
 
 def test_bench_identification_measures_long_logs_against_the_floor():
-    """Twelve seconds of the synthetic 1 kHz log: identified by the CLI, its time and memory."""
+    """
+    Six and twelve seconds of the synthetic 1 kHz log: identified by the CLI, time and memory.
+
+    And the longer one's peak memory over the shorter one's, the figure of flat memory.
+    """
     from conftest import ERD
     if ERD is None:
         pytest.skip('example-robot-data is not installed (pip install .[test])')
-    out = run('bench_identification.py', '--long', '--minutes', '0.2')
+    out = run('bench_identification.py', '--long', '--minutes', '0.1', '0.2')
+    flat = re.search(r'^peak memory of 0\.2 min over: 0\.1 min ([\d.]+) \(flat', out,
+                     re.MULTILINE)
+    assert flat and 0.5 < float(flat.group(1)) < 2.0, out
     row = re.search(r'^\| 0\.2 min \| 12000 \| ([\d.]+) \| (\d+) \| ([\d.]+) \| ([\d.]+) \| '
                     r'([\d.]+) \| (\d+) \| ([\d.e-]+) \|$', out, re.MULTILINE)
     assert row, out
