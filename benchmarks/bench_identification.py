@@ -256,7 +256,7 @@ def long_logs(minutes, keep=None):
         longest = max(peaks)
         print(f'\npeak memory of {longest:g} min over: ' + ', '.join(
             f'{length:g} min {peaks[longest] / peak:.2f}' for length, peak in peaks.items()
-            if length != longest) + ' (flat in the log\'s length: within 1.10)')
+            if length != longest) + " (flat in the log's length: within 1.10)")
     if keep is None:
         import shutil
         shutil.rmtree(directory)
