@@ -650,12 +650,13 @@ def factored(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
         model, data, friction=friction, armature=armature, base=base, cutoff=cutoff,
         topic=topic, retime=retime, still=still)
     rows, kept = _row_maker(model, base, parallel), ~left_out
-    factors, gathered = [], []
+    factors, gathered = None, []            # the rows decomposed so far; those gathered since
 
     def decompose():
-        W = np.concatenate([w for w, _ in gathered])
-        factors.append(joint_factors(W, np.concatenate([t for _, t in gathered])))
-        factors[:] = [JointFactors.stacked(factors)] if len(factors) > 1 else factors
+        nonlocal factors
+        found = joint_factors(np.concatenate([w for w, _ in gathered]),
+                              np.concatenate([t for _, t in gathered]))
+        factors = found if factors is None else JointFactors.stacked([factors, found])
         gathered.clear()
 
     def reduce(start, W):
@@ -669,7 +670,7 @@ def factored(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
         parallel.apply(rows, q, qd, qdd, reduce=reduce)
     if gathered:
         decompose()
-    return Factored(model=model, base=base, factors=factors[0], rows=kept.sum(axis=0),
+    return Factored(model=model, base=base, factors=factors, rows=kept.sum(axis=0),
                     samples=len(tau), processing=processing)
 
 

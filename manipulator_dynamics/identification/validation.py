@@ -294,7 +294,7 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
             inside = np.arange(*ranges[k])
         if len(inside) < 4:
             continue
-        rows_t, rows = t[inside], smooth[inside]
+        rows_t, rows_smooth = t[inside], smooth[inside]
         a, b = np.searchsorted(raw_t, t[inside[[0, -1]]])
         # each row stands for the samples up to the next: the last one's too
         b = min(len(raw_t) - 1, b + int(round((t[inside[1]] - t[inside[0]])
@@ -302,14 +302,15 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
         measured[inside] = raw_tau[np.searchsorted(raw_t, t[inside])]
         spill.release(raw_tau)          # a long log's: a chunk at a time in memory
 
-        def chunk(start, raw_t=raw_t, raw_tau=raw_tau, rows_t=rows_t, rows=rows, inside=inside,
-                  b=b):
+        def chunk(start, raw_t=raw_t, raw_tau=raw_tau, rows_t=rows_t, rows_smooth=rows_smooth,
+                  inside=inside, b=b):
             """Return one chunk's sums: its samples' squared errors, torques and counts."""
             stop = min(b + 1, start + SCORED_CHUNK)
             at, tau = raw_t[start:stop], raw_tau[start:stop]
             lo = max(0, int(np.searchsorted(rows_t, at[0], 'right')) - 1 - SPLINE_MARGIN)
             hi = min(len(rows_t), int(np.searchsorted(rows_t, at[-1])) + 1 + SPLINE_MARGIN)
-            values = scipy.interpolate.CubicSpline(rows_t[lo:hi], rows[lo:hi], axis=0)(at)
+            values = scipy.interpolate.CubicSpline(rows_t[lo:hi], rows_smooth[lo:hi],
+                                                   axis=0)(at)
             speeds = values[:, -n:]
             scored = np.ones(tau.shape, dtype=bool)
             if left_out is not None:
