@@ -417,7 +417,8 @@ def equations(model, data, *, friction=True, armature=None, base=None, cutoff=CU
     else:                                           # by chunks: only the rows kept are held
         W = parallel.apply(rows, q, qd, qdd)
     if left_out.any():
-        W, tau = W * ~left_out[:, :, None], tau * ~left_out
+        W *= ~left_out[:, :, None]                  # made here: zeroed in place, not copied
+        tau = tau * ~left_out
     return Equations(model=model, base=base, W=W, tau=tau, left_out=left_out, qd=qd,
                      parallel=parallel, processing=processing)
 
@@ -547,9 +548,11 @@ def solve(found, *, physically_consistent=False, prior_weight=1.0, path_weights=
         # would otherwise weigh 1e26 times the prior, which then cannot decide anything
         floor = NOISE_FLOOR * np.sqrt((tau ** 2).mean(axis=0))
         weights = 1.0 / np.maximum(sigma, np.where(floor > 0, floor, 1.0))
-        Gc = (W * weights[None, :, None]).reshape(N * n, b)
-        standard, consistency = _consistent(model, base, Gc, (tau * weights).reshape(-1), K,
-                                            prior_weight, path_weights)
+        # the weighted equations by each joint's factors: (n b, b) rows whatever the log's
+        # length, the same least squares but for a constant (what Q_j leaves of tau_j)
+        standard, consistency = _consistent(
+            model, base, (factors.R * weights[:, None, None]).reshape(n * b, b),
+            (factors.z * weights[:, None]).reshape(-1), K, prior_weight, path_weights)
         consistent = consistency.pop('T') @ standard
         consistency['residual_rms'] = residual_rms(tau - W @ consistent, left_out)
     return Estimate(base=base, values=K, std=std, relative_std=relative_std(K, std),
@@ -708,7 +711,12 @@ def solve_values(pieces, *, prior_threshold=0.0, prior_thresholds=None):
 
 
 def _consistent(model, base, G, g, K, weight, path=None):
-    """Physically consistent standard parameters for the weighted equations ``G K = g``."""
+    """
+    Physically consistent standard parameters for the weighted equations ``G K = g``.
+
+    ``G`` and ``g`` may be any rows whose least squares is the equations' but for a constant:
+    their joints' factors (:func:`solve`).
+    """
     for w in [weight, *(path or ())]:
         if isinstance(w, (bool, str)) or not (math.isfinite(w) and w > 0):
             raise IdentificationError(f"prior_weight must be positive (or 'auto' for "

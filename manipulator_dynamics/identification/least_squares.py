@@ -293,20 +293,22 @@ def correlation_inflation(G, g, states, blocks=None):
     plain = {'method': 'independent rows', 'factor': 1.0}
     if states < 2 * B:
         return 1.0, dict(plain, reason=f'{states} states: too few for a {B}-block jackknife')
-    norms = np.linalg.norm(G, axis=0)
-    G = G / np.where(norms > 0, norms, 1.0)           # unit columns: M well scaled
+    # unit columns, M well scaled: the products of G scaled, not G (a copy of every row)
+    norms = np.sqrt(np.einsum('ij,ij->j', G, G))
+    unit = 1.0 / np.where(norms > 0, norms, 1.0)
+    square = unit[:, None] * unit[None, :]
     edges = np.linspace(0, states, B + 1).round().astype(int) * (len(g) // states)
-    M, r = G.T @ G, G.T @ g
-    P = [G[a:b].T @ G[a:b] for a, b in zip(edges[:-1], edges[1:])]
+    M, r = (G.T @ G) * square, (G.T @ g) * unit
+    P = [(G[a:b].T @ G[a:b]) * square for a, b in zip(edges[:-1], edges[1:])]
     inverse = []
     for k, Pk in enumerate(P):
         if np.linalg.cond(M - Pk) > 1e12:
             return 1.0, dict(plain, reason=f'leaving block {k + 1} of {B} out loses a parameter')
         inverse.append(np.linalg.inv(M - Pk))
-    K = np.array([Mk @ (r - G[a:b].T @ g[a:b])
+    K = np.array([Mk @ (r - (G[a:b].T @ g[a:b]) * unit)
                   for Mk, a, b in zip(inverse, edges[:-1], edges[1:])])
     jack = (B - 1) / B * ((K - K.mean(axis=0)) ** 2).sum(axis=0)
-    full = np.linalg.solve(M, r)
+    full = np.linalg.solve(M, r) * unit
     s2 = float(((g - G @ full) ** 2).sum()) / max(len(g) - G.shape[1], 1)
     cross = np.zeros(G.shape[1])
     for j in range(B):

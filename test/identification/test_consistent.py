@@ -346,3 +346,26 @@ def test_prior_weight_must_be_positive(demo_motion):
     with pytest.raises(md.IdentificationError, match='needs time series'):
         md.identify(model, (motion.q, motion.qd, motion.qdd, tau), physically_consistent=True,
                     prior_weight='auto')
+
+
+def test_the_consistent_fit_on_each_joints_factors_is_the_fit_on_every_row():
+    """
+    The consistent fit on each joint's factors is the one on every weighted row.
+
+    ``solve`` hands it ``(n b, b)`` rows, not ``(N n, b)``: their least squares differ by a
+    constant alone.
+    """
+    from manipulator_dynamics.identification import fit
+    arm = md.load_model(robots.path('demo_arm'))
+    t, _, _, _, tau, q = measured(arm, seed=4, seconds=40.0)
+    found = fit.equations(arm, (t, q, tau), cutoff=10.0)
+    estimate = fit.solve(found, physically_consistent=True, prior_weight=1.0)
+    N, n, b = found.W.shape
+    floor = fit.NOISE_FLOOR * np.sqrt((found.tau ** 2).mean(axis=0))
+    weights = 1.0 / np.maximum(estimate.sigma, np.where(floor > 0, floor, 1.0))
+    every, _ = fit._consistent(estimate.model, estimate.base,
+                               (found.W * weights[None, :, None]).reshape(N * n, b),
+                               (found.tau * weights).reshape(-1), estimate.values, 1.0)
+    assert N * n > 20 * b
+    np.testing.assert_allclose(estimate.standard, every, rtol=1e-7,
+                               atol=1e-9 * np.abs(every).max())
