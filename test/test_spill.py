@@ -112,7 +112,7 @@ def test_states_for_an_observer_come_in_memory_row_by_row(tmp_path, monkeypatch)
     (t0, q0, qd0, tau0), = read_states(arm, str(path), retime=False)
     monkeypatch.setattr(spill, 'SPILL_ROWS', 100)
     (t1, q1, qd1, tau1), = read_states(arm, str(path), retime=False)
-    for got, want in ((q1, q0), (qd1, qd0), (tau1, tau0)):
+    for got, want in ((t1, t0), (q1, q0), (qd1, qd0), (tau1, tau0)):
         assert not spill.is_spilled(got) and got.flags.c_contiguous
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(t1, t0)
@@ -159,6 +159,7 @@ def test_a_long_numpy_archive_is_read_a_chunk_at_a_time(arm_log, tmp_path, monke
         np.testing.assert_array_equal(streamed[key], want)
         np.testing.assert_array_equal(in_memory[key], want)
     np.testing.assert_array_equal(streamed['t'], t)
+    assert spill.is_spilled(streamed['t']) and not spill.is_spilled(in_memory['t'])
     cut = tmp_path / 'cut.npz'                                   # an archive cut short
     cut.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 2])
     with pytest.raises(IdentificationError, match='is not a readable numpy archive'):
@@ -189,5 +190,125 @@ def test_a_long_rosbag_is_read_a_chunk_at_a_time_and_put_in_time(arm_log, tmp_pa
         np.testing.assert_array_equal(in_memory[key], want)
     np.testing.assert_allclose(streamed['t'], t + 100, rtol=0, atol=1e-9)
     np.testing.assert_array_equal(streamed['t'], in_memory['t'])
+    assert spill.is_spilled(streamed['t']) and not spill.is_spilled(in_memory['t'])
     write_bag(tmp_path / 'still', arm, t, q, tau)                # no velocities: none given
     assert read_rosbag(arm, tmp_path / 'still', velocity=True)['qd'] is None
+
+
+@pytest.mark.parametrize('spilled', [False, True], ids=['in memory', 'spilled'])
+def test_rows_are_taken_a_chunk_at_a_time_by_index_or_by_mask(monkeypatch, spilled):
+    """``take``: ``x[rows]`` for ascending indices or a mask, across chunk seams, in order."""
+    monkeypatch.setattr(spill, 'CHUNK', 64)
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=(1000, 3))
+    x = spill.columns(len(values), 3, spill=spilled)
+    x[:] = values
+    rows = np.sort(rng.choice(len(x), 300, replace=False))
+    mask = rng.random(len(x)) < 0.7
+    for taken in (rows, mask, rows[:0], np.array([0, 63, 64, 999])):
+        np.testing.assert_array_equal(spill.take(x, taken), values[taken])
+    monkeypatch.setattr(spill, 'SPILL_ROWS', 500)             # as many rows as a long log's
+    assert spill.is_spilled(spill.take(x, mask)) == spilled
+    assert not spill.is_spilled(spill.take(x, rows))
+
+
+def test_rows_taken_far_apart_leave_no_pages_behind():
+    """
+    Rows far apart, taken from a spilled array, leave under 8 MB of it resident.
+
+    A row in every 500 of 64 MB: without ``take``, the system's read-around leaves most of the
+    file resident (more than 16 MB of it).
+    """
+    if not hasattr(os, 'posix_fallocate') or spill._DONTNEED is None:
+        pytest.skip('madvise(MADV_DONTNEED) is a Linux call: elsewhere release does nothing')
+    rows = (64 << 20) // 8 // 4
+    x = spill.columns(rows, 4, spill=True)
+    x[:] = 1.0
+    spill.release(x)
+    every = np.arange(0, rows, 500)
+    before = resident_file_mb()
+    np.testing.assert_array_equal(spill.take(x, every), np.ones((len(every), 4)))
+    assert resident_file_mb() - before < 8
+    assert x[every].sum() == 4 * len(every)
+    assert resident_file_mb() - before > 16                  # what take avoids
+    spill.release(x)
+
+
+def test_the_stamps_are_checked_alike_in_one_chunk_or_many(monkeypatch):
+    """
+    ``check_stamps`` by chunks keeps the samples one chunk keeps, and reports the same.
+
+    Repeats, missed samples and gaps fall across the seams; the jitter is equal to rounding.
+    """
+    from manipulator_dynamics.identification.logs import check_stamps
+    rng = np.random.default_rng(7)
+    t = np.cumsum(rng.normal(1e-3, 1e-5, 5000))
+    q, tau = rng.normal(size=(5000, 2)), rng.normal(size=(5000, 2))
+    for k in (99, 100, 101, 1999, 3000):                  # seams at every 100th sample
+        q[k], tau[k] = q[k - 1], tau[k - 1]                  # a logger's repeat
+    t[[400, 401, 2500]] = t[[399, 400, 2499]]               # stamps repeated
+    t = np.maximum.accumulate(t)
+    t[1200:] += 0.5                                          # a gap at a seam
+    t[3350:] += 0.002                                        # missed samples
+    whole = check_stamps(t, q, tau, cutoff=2.0)
+    monkeypatch.setattr(spill, 'CHUNK', 100)
+    keep, report = check_stamps(t, q, tau, cutoff=2.0)
+    np.testing.assert_array_equal(keep, whole[0])
+    assert report['repeated'] == whole[1]['repeated'] == 7         # 5 samples, 2 stamps
+    assert report['gaps'] == whole[1]['gaps'] and len(report['gaps']) == 1
+    assert report['skipped'] == whole[1]['skipped'] >= 1
+    assert report['step_s'] == whole[1]['step_s']
+    assert report['jitter_ms'] == pytest.approx(whole[1]['jitter_ms'], rel=1e-12)
+    with pytest.raises(IdentificationError, match='1 of them not repeats'):
+        check_stamps(t[:3] * 0, q[:3] * 0, tau[:3] * 0)
+
+
+def test_a_spilled_logs_stretches_stay_in_the_file(monkeypatch):
+    """
+    A long log's stretches are held in files, as the log is.
+
+    Its repeats dropped and its jittering stamps put on a grid, never whole in memory; the
+    values as the log's in memory give them.
+    """
+    import manipulator_dynamics as md
+    from manipulator_dynamics import robots
+    from manipulator_dynamics.identification.logs import stretches
+    arm = md.load_model(robots.path('demo_arm'))
+    rng = np.random.default_rng(8)
+    N = 3000
+    t = np.arange(N) * 1e-3 + rng.normal(0, 3e-5, N)         # jitter: put on a grid
+    q, tau = rng.normal(size=(N, arm.n)), rng.normal(size=(N, arm.n))
+    q[700], tau[700] = q[699], tau[699]
+    want, _, _, resampled = stretches(arm, [(t, q, tau)])
+    assert resampled
+    monkeypatch.setattr(spill, 'SPILL_ROWS', 1000)
+    monkeypatch.setattr(spill, 'CHUNK', 256)
+    st, sq, stau = spill.stamps(N), spill.columns(N, arm.n), spill.columns(N, arm.n)
+    st[:], sq[:], stau[:] = t, q, tau
+    got, _, _, _ = stretches(arm, [(st, sq, stau)])
+    assert len(got) == len(want)
+    for (t0, q0, tau0), (t1, q1, tau1) in zip(want, got):
+        assert spill.is_spilled(t1) and spill.is_spilled(q1) and spill.is_spilled(tau1)
+        np.testing.assert_array_equal(t1, t0)
+        np.testing.assert_array_equal(q1, q0)
+        np.testing.assert_array_equal(tau1, tau0)
+
+
+def test_stamps_going_back_are_named_across_chunk_seams(monkeypatch):
+    """A log's stamps checked a chunk at a time: the first stamp that goes back, by its index."""
+    import manipulator_dynamics as md
+    from manipulator_dynamics import robots
+    from manipulator_dynamics.recordings.samples import time_series
+    arm = md.load_model(robots.path('demo_arm'))
+    monkeypatch.setattr(spill, 'CHUNK', 100)
+    q = np.zeros((1000, arm.n))
+    for back in (100, 101, 555, 999):
+        t = np.arange(1000) * 1e-3
+        t[back] = t[back - 1] - 1e-4
+        with pytest.raises(IdentificationError, match=fr'must not decrease \(sample {back},'):
+            time_series(arm, t, q, q)
+    t = np.arange(1000) * 1e-3
+    t[[300, 700]] = [t[299] - 1.0, np.nan]                 # not finite: said first
+    with pytest.raises(IdentificationError, match='must be finite'):
+        time_series(arm, t, q, q)
+    assert time_series(arm, np.arange(1000) * 1e-3, q, q)[0][-1] == 0.999

@@ -151,7 +151,10 @@ def decimated(x, sos, step, chunk=CHUNK_ROWS, moment=None):
     N = len(x)
     chunk = max(step, int(math.ceil(chunk / step)) * step)
     pad = settling(sos)
-    out = np.empty((len(range(0, N, step)),) + x.shape[1:])
+    rows = len(range(0, N, step))
+    # a long log's rows, however few a piece of it gives, spilled as it is: pieces add up
+    out = spill.columns(rows, x.shape[1], spill=True) if x.ndim == 2 and spill.is_spilled(x) \
+        else np.empty((rows,) + x.shape[1:])
     taken = np.zeros((x.shape[1], x.shape[1])) if moment is not None else None
     for start in range(0, N, chunk):
         stop = min(N, start + chunk)
@@ -164,7 +167,7 @@ def decimated(x, sos, step, chunk=CHUNK_ROWS, moment=None):
             if a < b:
                 r = x[a:b] - filtered[a - start:b - start]
                 taken += r.T @ r
-        spill.release(x)                # a long log's: a chunk at a time in memory
+        spill.release(x, out)           # a long log's: a chunk at a time in memory
     return (out, taken) if moment is not None else out
 
 

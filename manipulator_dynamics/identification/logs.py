@@ -194,6 +194,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         qd = derivative(qf, step)
         qd[np.abs(qd) < AT_REST] = 0.0      # a joint held still: its sign(qd) is rounding
         used.append((qf, qd, derivative(qd, step), taus, ts, qs - qf))
+        spill.release(qs)               # read: a long log's pages (or its ladder's) let go of
     if not used:
         raise IdentificationError(f'{sum(len(p[0]) for p in pieces)} samples in {len(pieces)} '
                                   f'stretch(es), none long enough to filter at {cutoff:g} Hz and '
@@ -219,9 +220,9 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         chunk's rows kept in their order (``start``: the first one's index among all the rows
         kept) and None is returned: the rows kept are never all held either.
         """
-        out, start = [], 0
-        for i, j in zip(bounds[:-1], bounds[1:]):
-            keep = np.arange(i + trim, j - trim, decimate)
+        kept = [np.arange(i + trim, j - trim, decimate) for i, j in zip(bounds[:-1], bounds[1:])]
+        out, start = None, 0
+        for i, j, keep in zip(bounds[:-1], bounds[1:], kept):
             for a in range(i, j, chunk):
                 b = min(j, a + chunk)
                 here = keep[(keep >= a) & (keep < b)]
@@ -230,12 +231,14 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                 lo, hi = max(i, a - pad), min(j, b + pad)
                 rows = _filtered_columns(lambda block: filtfilt(sos, block)[here - lo],
                                          function(*(x[lo:hi] for x in arrays)), len(here))
-                if reduce is None:
-                    out.append(rows)
-                else:
+                if reduce is not None:
                     reduce(start, rows)
+                else:                   # filled in place: never the rows twice, as joined
+                    if out is None:
+                        out = np.empty((sum(map(len, kept)),) + rows.shape[1:])
+                    out[start:start + len(rows)] = rows
                 start += len(rows)
-        return np.concatenate(out) if reduce is None else None
+        return out
 
     def rows(x):
         """Return the rows ``parallel`` keeps, every one and unfiltered (for validation)."""
@@ -269,6 +272,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                                  ALIAS_SHARE * fs, 'how': 'anti-aliased, zero phase, by chunks; '
                                  'validation scored at the full rate'}
     joined = tuple(np.concatenate([u[k] for u in used]) for k in range(4))
+    spill.release(*(u[k] for u in used for k in (3, 4)))
     return joined + (parallel, processing)
 
 
@@ -307,14 +311,14 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
         keep, report = check_stamps(ti, qi, taui, cutoff)
         stamps.append(report)
         if not keep.all():
-            ti, qi, taui = ti[keep], qi[keep], taui[keep]
-        cuts = np.flatnonzero(np.diff(ti) > report['gap_s']) + 1
+            ti, qi, taui = (spill.take(x, keep) for x in (ti, qi, taui))
+        cuts = _intervals(ti, lambda dt: np.flatnonzero(dt > report['gap_s']))
         cut += list(zip(np.split(ti, cuts), np.split(qi, cuts), np.split(taui, cuts)))
     step = float(np.median([r['step_s'] for r in stamps]))
     pieces, resampled = [], False
     for ts, qs, taus in cut:
-        if np.abs(np.diff(ts) - step).max(initial=0.0) > 0.01 * step:
-            grid = np.arange(ts[0], ts[-1] + 0.5 * step, step)
+        if len(_intervals(ts, lambda dt: np.flatnonzero(np.abs(dt - step) > 0.01 * step)[:1])):
+            grid = spill.arange(ts[0], ts[-1] + 0.5 * step, step)
             qs, taus = _on_grid(grid, ts, qs), _on_grid(grid, ts, taus)
             ts, resampled = grid, True
         pieces.append((ts, qs, taus))
@@ -323,11 +327,39 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
 
 def _on_grid(grid, t, x):
     """Return ``x (N, n)`` at the stamps ``t`` interpolated at ``grid``: a column at a time."""
-    out = np.empty((len(grid), x.shape[1]))
+    # a long log's: into a file as it is (column-major: each column written whole)
+    out = spill.columns(len(grid), x.shape[1]) if spill.is_spilled(x) \
+        else np.empty((len(grid), x.shape[1]))
     for j in range(x.shape[1]):
         out[:, j] = np.interp(grid, t, x[:, j])
-        spill.release(x)
+        spill.release(x, out, grid, t)
     return out
+
+
+def _intervals(t, found):
+    """
+    Return the samples ending the intervals of ``t`` that ``found`` picks, a chunk at a time.
+
+    ``found(dt)`` gives positions in a chunk's intervals ``dt``: an hour's intervals are 29 MB,
+    never held whole.
+    """
+    hits = []
+    for a in range(0, len(t) - 1, spill.CHUNK):
+        hits.append(a + 1 + found(np.diff(t[a:a + spill.CHUNK + 1])))
+        spill.release(t)
+    return np.concatenate(hits) if hits else np.zeros(0, dtype=np.intp)
+
+
+def _kept_stamps(t, keep):
+    """Yield the stamps ``keep`` keeps, a chunk at a time, each after the last one kept before."""
+    last = t[:0]
+    for start in range(0, len(t), spill.CHUNK):
+        here = slice(start, start + spill.CHUNK)
+        tk = np.concatenate([last, t[here][keep[here]]])
+        spill.release(t)
+        if len(tk):
+            last = tk[-1:]
+            yield tk
 
 
 def stamps_summary(processing):
@@ -373,24 +405,34 @@ def check_stamps(t, q, tau, cutoff=CUTOFF_HZ):
       interpolated over); ``gaps``: longer intervals ``(from, to)`` in seconds, where a stretch
       ends.
     """
-    unchanged = np.empty(max(len(t) - 1, 0), dtype=bool)
-    for start in range(0, len(unchanged), spill.CHUNK):     # a long log: a chunk at a time
-        a, b = q[start:start + spill.CHUNK + 1], tau[start:start + spill.CHUNK + 1]
-        unchanged[start:start + len(a) - 1] = (np.all(a[1:] == a[:-1], axis=1)
-                                               & np.all(b[1:] == b[:-1], axis=1))
-        spill.release(q, tau)
-    same = np.r_[False, (np.diff(t) == 0) | unchanged]
-    keep = ~same
-    tk = t[keep]
-    dt = np.diff(tk)
-    if len(tk) < 2:
-        raise IdentificationError(f'{len(t)} samples, {len(tk)} of them not repeats: too few')
-    step = float(np.median(dt))
+    # a long log's stamps are 29 MB an hour a copy: every pass below goes a chunk at a time,
+    # and the intervals are held once, for their median
+    keep = np.ones(len(t), dtype=bool)
+    for start in range(0, len(t) - 1, spill.CHUNK):
+        stop = start + spill.CHUNK + 1
+        a, b, s = q[start:stop], tau[start:stop], t[start:stop]
+        keep[start + 1:start + len(s)] = ~((s[1:] == s[:-1]) | (
+            np.all(a[1:] == a[:-1], axis=1) & np.all(b[1:] == b[:-1], axis=1)))
+        spill.release(t, q, tau)
+    kept = int(keep.sum())
+    if kept < 2:
+        raise IdentificationError(f'{len(t)} samples, {kept} of them not repeats: too few')
+    dt, filled = np.empty(kept - 1), 0
+    for tk in _kept_stamps(t, keep):
+        dt[filled:filled + len(tk) - 1] = np.diff(tk)
+        filled += len(tk) - 1
+    step = float(np.median(dt, overwrite_input=True))
+    del dt
     gap = max(GAP_STEPS * step, GAP_CUTOFF_PERIODS / cutoff)
-    steady = dt <= gap
-    gaps = np.flatnonzero(~steady)
-    report = {'samples': len(t), 'repeated': int(same.sum()), 'step_s': step, 'gap_s': gap,
-              'jitter_ms': float(np.sqrt(np.mean((dt[dt <= 1.5 * step] - step) ** 2)) * 1e3),
-              'skipped': int(np.sum(steady & (dt > 1.5 * step))),
-              'gaps': [[float(tk[i]), float(tk[i + 1])] for i in gaps]}
+    squares, near, skipped, gaps = 0.0, 0, 0, []
+    for tk in _kept_stamps(t, keep):
+        dt = np.diff(tk)
+        close = dt[dt <= 1.5 * step] - step
+        squares, near = squares + float(close @ close), near + len(close)
+        steady = dt <= gap
+        skipped += int(np.sum(steady & (dt > 1.5 * step)))
+        gaps += [[float(tk[i]), float(tk[i + 1])] for i in np.flatnonzero(~steady)]
+    report = {'samples': len(t), 'repeated': len(t) - kept, 'step_s': step, 'gap_s': gap,
+              'jitter_ms': float(np.sqrt(squares / near)) * 1e3, 'skipped': skipped,
+              'gaps': gaps}
     return keep, report

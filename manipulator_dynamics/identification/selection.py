@@ -63,17 +63,27 @@ def motion_bandwidth(logs, power=0.999):
     highest = 0.0
     for t, q, _ in logs:
         t, q = np.asarray(t, dtype=float), np.asarray(q, dtype=float)
-        step = float(np.median(np.diff(t)))
-        grid = np.arange(t[0], t[-1], step)
-        s = grid - grid.mean()                      # the trend's slope by its closed form
-        window = np.hanning(len(grid))
+        intervals = np.diff(t)
+        step = float(np.median(intervals, overwrite_input=True))
+        del intervals
+        # an hour's column is 29 MB: the grid, its trend and its window are made a chunk at a
+        # time, never whole; the transform's input is padded where it is made, not copied
+        grid = spill.Range(t[0], t[-1], step)
+        middle = sum(float(g.sum()) for _, g in grid) / len(grid)
+        slope = sum(float((g - middle) @ (g - middle)) for _, g in grid)
         length = scipy.fft.next_fast_len(len(grid), real=True)
-        for j in range(q.shape[1]):       # in place: an hour's column is 29 MB a copy
-            x = np.interp(grid, t, q[:, j])
-            spill.release(q)                        # a long log's: a column at a time
-            x -= x.mean() + s * (s @ x) / max(float(s @ s), 1e-300)
-            x *= window
-            spectrum = np.abs(scipy.fft.rfft(x, n=length, overwrite_x=True))
+        for j in range(q.shape[1]):
+            column, x = np.ascontiguousarray(q[:, j]), np.zeros(length)
+            for a, g in grid:
+                x[a:a + len(g)] = np.interp(g, t, column)
+            del column
+            spill.release(q, t)                     # a long log's: a column at a time
+            along = sum(float((g - middle) @ x[a:a + len(g)]) for a, g in grid)
+            mean, across = x[:len(grid)].mean(), max(slope, 1e-300)
+            for a, g in grid:
+                x[a:a + len(g)] -= mean + (g - middle) * along / across
+                x[a:a + len(g)] *= grid.hanning(a, len(g))
+            spectrum = np.abs(scipy.fft.rfft(x, overwrite_x=True))
             del x
             np.square(spectrum, out=spectrum)
             total = spectrum.sum()

@@ -299,8 +299,7 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
         # each row stands for the samples up to the next: the last one's too
         b = min(len(raw_t) - 1, b + int(round((t[inside[1]] - t[inside[0]])
                                               / (raw_t[1] - raw_t[0]))) - 1)
-        measured[inside] = raw_tau[np.searchsorted(raw_t, t[inside])]
-        spill.release(raw_tau)          # a long log's: a chunk at a time in memory
+        measured[inside] = spill.take(raw_tau, np.searchsorted(raw_t, t[inside]))
 
         def chunk(start, raw_t=raw_t, raw_tau=raw_tau, rows_t=rows_t, rows_smooth=rows_smooth,
                   inside=inside, b=b):
@@ -323,7 +322,7 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
                     guess = guess + friction_torque(frictions[m], speeds)
                 errors[m] = (((tau - guess) * scored) ** 2).sum(axis=0)
             torque = ((tau * scored) ** 2).sum(axis=0)
-            spill.release(raw_tau)
+            spill.release(raw_tau, raw_t)
             return errors, torque, scored.sum(axis=0), len(at)
         # the chunks on threads (numpy and the spline let go of the GIL), added in their order:
         # the sums of one thread's, bit for bit

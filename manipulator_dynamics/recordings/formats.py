@@ -62,7 +62,7 @@ def read_csv(model, path, *, velocity=False):
             rows = len(chunk['t'])
             if columns is None:
                 room = max(csvlog.rows_at_most(path), rows)
-                columns = {k: None if v is None else np.empty(room) if v.ndim == 1
+                columns = {k: None if v is None else spill.stamps(room) if v.ndim == 1
                            else spill.columns(room, v.shape[1]) for k, v in chunk.items()}
             elif filled + rows > len(columns['t']):   # more rows than the file's size said
                 columns = {k: None if v is None else np.resize(v, (2 * (filled + rows),)
@@ -223,7 +223,8 @@ def read_npz(model, path, *, velocity=False):
                     if headers[key][0][1] != len(names):
                         raise IdentificationError(f'{path}: {key} has {headers[key][0][1]} '
                                                   f'columns for {len(names)} joints')
-            t = archive['t'].reshape(-1)
+            t = archive['t'].reshape(-1) if len(headers['t'][0]) != 1 else _npz_columns(
+                archive, 't', ((headers['t'][0][0], 1),) + headers['t'][1:], None)[:, 0]
             columns = {key: _npz_columns(archive, key, headers[key], rows) for key in fields}
     except IdentificationError:
         raise
@@ -268,14 +269,14 @@ def _npz_columns(archive, key, header, rows):
     (N, m), fortran, dtype = header
     take = list(range(m)) if rows is None else list(rows)
     if N < spill.SPILL_ROWS or dtype.hasobject:
-        a = archive[key]
+        a = archive[key].reshape(N, m)
         return a if rows is None else a[:, take]
     out = spill.columns(N, len(take))
     chunk, size = spill.CHUNK, dtype.itemsize
     with archive.zip.open(key + '.npy') as f:
         version = np.lib.format.read_magic(f)
         if version not in _HEADERS:                 # a newer format: as numpy reads it
-            return archive[key][:, take]
+            return archive[key].reshape(N, m)[:, take]
         _HEADERS[version](f)
         if fortran:                             # column after column, each a chunk at a time
             for c in range(m):
@@ -363,7 +364,7 @@ class _Rows:
 
     def __init__(self, n, rows):
         rows = max(rows, 1)
-        self.t = np.empty(rows)
+        self.t = spill.stamps(rows)
         self.columns = [spill.columns(rows, n) for _ in range(3)]     # q, tau, qd
         self.pending, self.filled, self.velocities = [], 0, True
 
@@ -387,7 +388,7 @@ class _Rows:
         self.t[a:b] = [p[0] for p in self.pending]
         for k, x in enumerate(self.columns):
             x[a:b] = [p[k + 1] for p in self.pending]
-            spill.release(x)
+            spill.release(x, self.t)
         self.pending, self.filled = [], b
 
     def in_time(self):
@@ -395,10 +396,10 @@ class _Rows:
         self._write()
         n, t = self.filled, self.t[:self.filled]
         q, tau, qd = (x[:n] for x in self.columns)
-        if np.any(np.diff(t) < 0):                          # stamps out of order: sorted
+        if any(np.any(np.diff(t[a:a + spill.CHUNK + 1]) < 0)     # out of order: sorted
+               for a in range(0, n, spill.CHUNK)):
             order = np.argsort(t, kind='stable')
-            t, q, tau, qd = t[order], _gathered(q, order), _gathered(tau, order), \
-                _gathered(qd, order)
+            t, q, tau, qd = (_gathered(x, order) for x in (t, q, tau, qd))
         return t, q, tau, (qd if self.velocities else None)
 
 
@@ -406,7 +407,7 @@ def _gathered(x, order):
     """Return ``x[order]``: for a spilled ``x``, into another file, a chunk at a time."""
     if not spill.is_spilled(x):
         return x[order]
-    out = spill.columns(len(order), x.shape[1])
+    out = spill.stamps(len(order)) if x.ndim == 1 else spill.columns(len(order), x.shape[1])
     for start in range(0, len(order), spill.CHUNK):
         out[start:start + spill.CHUNK] = x[order[start:start + spill.CHUNK]]
         spill.release(x, out)

@@ -116,8 +116,9 @@ def read_states(model, data, topic='/joint_states', retime=True):
         t, q, qd, tau = measured_series(model, d, f'log {i + 1}: ')
         # in memory, row by row, whatever the reader spilled (:mod:`.spill`): an observer
         # runs over every sample in compiled loops that take rows
-        held = (q, qd, tau)
-        q, qd, tau = (np.ascontiguousarray(x) for x in held)
+        held = (t, q, qd, tau)
+        t, q, qd, tau = (np.array(x, order='C') if spill.is_spilled(x)
+                         else np.ascontiguousarray(x) for x in held)
         spill.release(*held)
         if retime:
             t, _ = timing.retime(t, q, qd)

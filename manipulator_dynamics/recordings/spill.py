@@ -39,6 +39,7 @@ is itself in memory (tmpfs), so is the log, though not counted as the process's.
 """
 
 import errno
+import math
 import mmap
 import os
 import tempfile
@@ -62,6 +63,11 @@ def columns(rows, n, spill=None):
         if out is not None:
             return out
     return np.empty((rows, n))
+
+
+def stamps(rows, spill=None):
+    """Return an uninitialised ``(rows,)`` float array, a log's stamps: as :func:`columns`."""
+    return columns(rows, 1, spill)[:, 0]
 
 
 def spilled(rows, n):
@@ -137,3 +143,76 @@ def by_chunks(x, rows=CHUNK):
     for start in range(0, len(x), rows):
         yield start, x[start:start + rows]
         release(x)
+
+
+def take(x, rows):
+    """
+    Return ``x[rows]``: ``rows`` ascending indices of ``x``'s rows, or a mask of them.
+
+    Of a spilled ``x``, a :data:`CHUNK` of its rows at a time, each released after use: rows
+    taken far apart still bring every page between them into memory (the system reads around
+    each page it faults).  A spilled ``(N, n)`` ``x``'s rows taken as many as a long log's
+    (:data:`SPILL_ROWS`) go to a file too (:func:`columns`).
+    """
+    if not is_spilled(x):
+        return x[rows]
+    rows = np.asarray(rows)
+    mask = rows.dtype == bool
+    count = int(rows.sum()) if mask else len(rows)
+    out = np.empty((count,) + x.shape[1:], dtype=x.dtype) if x.dtype != np.float64 \
+        or x.ndim > 2 else stamps(count) if x.ndim == 1 else columns(count, x.shape[1])
+    edges = None if mask else np.searchsorted(rows, np.arange(0, len(x) + CHUNK, CHUNK))
+    filled = 0
+    for k, start in enumerate(range(0, len(x), CHUNK)):
+        part = x[start:start + CHUNK][rows[start:start + CHUNK]] if mask \
+            else x[rows[edges[k]:edges[k + 1]]]
+        out[filled:filled + len(part)] = part
+        filled += len(part)
+        release(x, out)
+    return out
+
+
+class Range:
+    """
+    ``np.arange(start, stop, step)`` a chunk at a time: ``for a, values in Range(...)``.
+
+    Bit for bit: numpy fills a range as ``start + i * (next - start)`` past ``next = start +
+    step``, and so does this, :data:`CHUNK` values at a time.  :meth:`hanning`:
+    ``np.hanning(len(range))``'s values ``a`` to ``a + count``, as numpy computes them.
+    """
+
+    def __init__(self, start, stop, step):
+        self.length = max(0, math.ceil((stop - start) / step))
+        self.start, self.next = start, start + step
+        self.delta = self.next - start
+
+    def __len__(self):
+        """Return the number of values."""
+        return self.length
+
+    def __iter__(self):
+        """Yield ``(a, values)``: the values from the ``a``-th on, a chunk of them."""
+        for a in range(0, self.length, CHUNK):
+            values = self.start + np.arange(a, min(self.length, a + CHUNK),
+                                            dtype=float) * self.delta
+            if a == 0 and self.length > 1:
+                values[1] = self.next
+            yield a, values
+
+    def hanning(self, a, count):
+        """Return the Hann window's values ``a`` to ``a + count``, as numpy's ``hanning``."""
+        M = self.length
+        if M == 1:
+            return np.ones(count)
+        n = np.arange(1 - M + 2 * a, 1 - M + 2 * (a + count), 2)
+        return 0.5 + 0.5 * np.cos(np.pi * n / (M - 1))
+
+
+def arange(start, stop, step):
+    """Return numpy's range from ``start`` to ``stop`` by ``step``, bit for bit: as stamps."""
+    values = Range(start, stop, step)
+    out = stamps(len(values))
+    for a, chunk in values:
+        out[a:a + len(chunk)] = chunk
+        release(out)
+    return out

@@ -178,17 +178,22 @@ def test_a_fast_log_cut_down_fits_and_scores_as_at_its_full_rate(arm, monkeypatc
     np.testing.assert_array_equal(cut.validation.measured, held[2][row])
 
 
-def test_the_motion_bandwidth_is_where_its_power_ends():
+@pytest.mark.parametrize('chunk', [None, 1000], ids=['one chunk', 'chunks of 1000'])
+def test_the_motion_bandwidth_is_where_its_power_ends(monkeypatch, chunk):
     """
     ``motion_bandwidth``: the frequency under which 0.999 of the positions' power lies.
 
     Two joints, sines at 0.3 and 0.8 Hz over 120 s at 200 Hz with a linear drift and
     micro-radian noise: the highest, 0.8 Hz, to within the Hann window's main lobe (2 bins of
-    the padded transform).  And the in-place transform equals the plain one (interpolate,
-    detrend, window, transform, cumulative share) to the last bit, on an odd length.
+    the padded transform).  And the transform made a chunk at a time equals the plain one
+    (interpolate, detrend, window, transform, cumulative share) on an odd length: to the last
+    bit in one chunk, and in many (sums by chunks differ from whole ones only in rounding).
     """
     import scipy.fft
     from manipulator_dynamics.identification.selection import motion_bandwidth
+    from manipulator_dynamics.recordings import spill
+    if chunk:
+        monkeypatch.setattr(spill, 'CHUNK', chunk)
     rng = np.random.default_rng(2)
     t = np.arange(24001) / 200.0 + rng.normal(0, 1e-6, 24001)
     q = np.column_stack([np.sin(2 * np.pi * 0.3 * t) + 0.01 * t,
@@ -213,3 +218,12 @@ def test_the_motion_bandwidth_is_where_its_power_ends():
         return highest
     assert found == plain(t, q)
     assert motion_bandwidth([(t, q, None)], power=0.9) == plain(t, q, power=0.9)
+    for start, stop, step in ((t[0], t[-1], float(np.median(np.diff(t)))), (0.0, 1.0, 0.1),
+                              (2e-4, 3.0, 1e-3), (1.7e9, 1.7e9 + 2.5, 1e-3)):
+        grid = spill.Range(start, stop, step)       # numpy's range and window, bit for bit
+        np.testing.assert_array_equal(np.concatenate([g for _, g in grid]),
+                                      np.arange(start, stop, step))
+        np.testing.assert_array_equal(np.concatenate([grid.hanning(a, len(g)) for a, g in grid]),
+                                      np.hanning(len(grid)))
+        np.testing.assert_array_equal(spill.arange(start, stop, step),
+                                      np.arange(start, stop, step))
