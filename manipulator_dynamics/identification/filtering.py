@@ -45,10 +45,10 @@ FILTER_ORDER = 4
 #: Relative size below which the impulse response of a chunk's padding is taken as gone.
 SETTLED = 1e-12
 
-#: Rows per chunk of :func:`zero_phase` (a quarter of a million states of a 7-joint arm: 15 MB,
-#: and the filter's four copies of it; the padding, 600 rows for a 5 Hz candidate's anti-alias
-#: filter at 1 kHz, adds 0.5 %).
-CHUNK_ROWS = 1 << 18
+#: Rows per chunk of :func:`zero_phase` (65 536 states of a 7-joint arm: 3.7 MB, the filter's
+#: four copies of it, and of a long log's file as much in memory at a time; the padding, 600
+#: rows for a 5 Hz candidate's anti-alias filter at 1 kHz, adds 2 %).
+CHUNK_ROWS = 1 << 16
 
 #: Samples per second per Hz of cutoff that a fit at that cutoff needs: the motion lies below
 #: the cutoff, and fourth-order central differences (:func:`derivative`) at this rate err by
