@@ -68,9 +68,9 @@ from .consistent import ConsistentFit, CONTINUED_FROM, ConvergenceWarning
 from .filtering import CUTOFF_HZ
 from .friction import base_rows, fit_coulomb_velocity, friction_law, friction_of, LAYOUTS, \
     row_period, with_law, with_velocity_uncertainty
-from .least_squares import at_the_prior, check_excitation, correlation_inflation, \
-    joint_factors, JointFactors, noise_weighted, prior_scale, relative_std, residual_rms, \
-    weighted_least_squares
+from .least_squares import at_the_prior, block_edges, check_excitation, factored_inflation, \
+    factored_residual_rms, joint_factors, JointFactors, noise_weighted, prior_scale, \
+    relative_std
 from .logs import prepare
 from .stiction import left_out_summary, motor_rows, still_speeds, stuck, stuck_rows
 from .validation import at_full_rate, beyond_training, compared, ExtrapolationWarning, \
@@ -500,12 +500,16 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
 
     Nothing is chosen from the data here (the cutoff and the friction law are
     :mod:`.selection`'s and :mod:`.estimate`'s); ``cutoff_selection``, how the caller chose the
-    cutoff, is reported in ``processing``.  :func:`equations`, then :func:`solve`.
+    cutoff, is reported in ``processing``.  :func:`factored` (each jackknife block's factors;
+    :func:`equations` for the smooth law, whose deviations take every row), then :func:`solve`.
     """
-    friction_law(friction)
+    law = friction_law(friction)
     compared(model, compare)                         # refused before any work, not after it
-    found = equations(model, data, friction=friction, armature=armature, base=base,
-                      cutoff=cutoff, topic=topic, retime=retime, still=still)
+    options = {'friction': friction, 'armature': armature, 'base': base, 'cutoff': cutoff,
+               'topic': topic, 'retime': retime, 'still': still}
+    # never the whole regressor but where the smooth law's deviations need it (TSQR)
+    found = equations(model, data, **options) if law == 'smooth' else \
+        factored(model, data, blocks=True, **options)
     if cutoff_selection is not None:
         found.processing['cutoff_selection'] = cutoff_selection
     estimate = solve(found, physically_consistent=physically_consistent,
@@ -520,33 +524,50 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
 def solve(found, *, physically_consistent=False, prior_weight=1.0, path_weights=None,
           prior_threshold=0.0, prior_thresholds=None):
     """
-    Solve :class:`Equations`: the module's steps 2 to 4, and the consistent set if asked.
+    Solve equations: the module's steps 2 to 4, and the consistent set if asked.
 
-    Returns the :class:`Estimate` (without validation); the options as :func:`fit` takes them.
+    ``found``: :class:`Equations`, or their :class:`Factored` form with each jackknife block's
+    factors (:func:`factored` with ``blocks``), which every step but the smooth law's
+    deviations takes.  Returns the :class:`Estimate` (without validation); the options as
+    :func:`fit` takes them.
     """
-    model, base, W, tau, left_out = found.model, found.base, found.W, found.tau, found.left_out
-    processing = found.processing
+    model, base, processing = found.model, found.base, found.processing
     law = processing['friction']
     b = base.count
-    N, n = tau.shape
-    # W is decomposed once: its R, its condition and the weighted fit all from the joints'
-    factors = joint_factors(W, tau)
+    if isinstance(found, Equations):
+        # W is decomposed once, a jackknife block at a time: every step from the joints'
+        N, n = found.tau.shape
+        rows = (~found.left_out).sum(axis=0)
+        edges = block_edges(N)
+        blocks = [joint_factors(found.W[i:j], found.tau[i:j])
+                  for i, j in zip(edges[:-1], edges[1:])]
+    elif found.blocks is None:
+        raise IdentificationError('solve: factored equations need their jackknife blocks '
+                                  '(factored(..., blocks=True))')
+    else:
+        N, rows, blocks = found.samples, found.rows, found.blocks
+        n = len(rows)
+    factors = JointFactors.stacked(blocks)
     condition = _checked(base, factors, N, processing)
-    solved = weighted_least_squares(W, tau, kept=~left_out, factors=factors)
-    K, cov, sigma, G, g = solved[:5]
-    estimates, K, cov = _at_the_prior(base, solved.R, solved.z, K, cov, processing,
-                                      prior_threshold, prior_thresholds)
-    inflation, processing['std'] = correlation_inflation(G, g, N)
+    K, cov, sigma = noise_weighted(factors, rows)
+    estimates, K, cov = _at_the_prior(base, (factors.R / sigma[:, None, None]).reshape(n * b, b),
+                                      (factors.z / sigma[:, None]).reshape(-1), K, cov,
+                                      processing, prior_threshold, prior_thresholds)
+    inflation, processing['std'] = factored_inflation(blocks, sigma, N)
     if law == 'smooth':
+        if not isinstance(found, Equations):
+            raise IdentificationError("solve: the smooth law's deviations need the equations "
+                                      '(equations(), not factored())')
         cov, processing['coulomb_velocity_std'] = with_velocity_uncertainty(
-            model, base, found.qd, found.parallel, K, sigma, G, g)
+            model, base, found.qd, found.parallel, K, sigma,
+            (found.W / sigma[None, :, None]).reshape(N * n, b), (found.tau / sigma).reshape(-1))
     std = inflation * np.sqrt(np.maximum(np.diag(cov), 0.0))
     standard = consistent = None
     consistency = {}
     if physically_consistent:
         # weights floored at NOISE_FLOOR of each joint's RMS torque: exact (simulated) data
         # would otherwise weigh 1e26 times the prior, which then cannot decide anything
-        floor = NOISE_FLOOR * np.sqrt((tau ** 2).mean(axis=0))
+        floor = NOISE_FLOOR * np.sqrt(((factors.z ** 2).sum(axis=1) + factors.outside) / N)
         weights = 1.0 / np.maximum(sigma, np.where(floor > 0, floor, 1.0))
         # the weighted equations by each joint's factors: (n b, b) rows whatever the log's
         # length, the same least squares but for a constant (what Q_j leaves of tau_j)
@@ -554,10 +575,10 @@ def solve(found, *, physically_consistent=False, prior_weight=1.0, path_weights=
             model, base, (factors.R * weights[:, None, None]).reshape(n * b, b),
             (factors.z * weights[:, None]).reshape(-1), K, prior_weight, path_weights)
         consistent = consistency.pop('T') @ standard
-        consistency['residual_rms'] = residual_rms(tau - W @ consistent, left_out)
+        consistency['residual_rms'] = factored_residual_rms(factors, consistent, rows)
     return Estimate(base=base, values=K, std=std, relative_std=relative_std(K, std),
                     condition=condition, sigma=sigma,
-                    residual_rms=residual_rms(tau - W @ K, left_out), samples=N,
+                    residual_rms=factored_residual_rms(factors, K, rows), samples=N,
                     processing=processing, standard=standard, consistent_values=consistent,
                     consistency=consistency, model=model,
                     covariance=inflation ** 2 * cov,
@@ -629,6 +650,7 @@ class Factored:
     rows: np.ndarray
     samples: int
     processing: dict
+    blocks: list = None
 
 
 #: Rows :func:`factored` gathers before it decomposes them and stacks their factors on those
@@ -639,7 +661,7 @@ GATHERED = 4096
 
 
 def factored(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
-             topic='/joint_states', retime=True, still=None):
+             topic='/joint_states', retime=True, still=None, blocks=False):
     """
     Return the :class:`Factored` form of :func:`equations`, never holding all of their rows.
 
@@ -647,34 +669,55 @@ def factored(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     (:func:`.logs.differentiate_logs`'s ``apply``) decomposed as it comes and the chunks'
     factors stacked (TSQR): a piece of an hour's log at the highest cutoff judged has a
     regressor of 70 MB, its factors a few hundred kilobytes.  Equal to the factors of
-    :func:`equations` to rounding.
+    :func:`equations` to rounding.  ``blocks``: also each jackknife block's factors apart
+    (:func:`.least_squares.block_edges`), what :func:`solve` takes for the deviations.
     """
     model, base, q, qd, qdd, tau, parallel, left_out, processing = _conditioned(
         model, data, friction=friction, armature=armature, base=base, cutoff=cutoff,
         topic=topic, retime=retime, still=still)
     rows, kept = _row_maker(model, base, parallel), ~left_out
-    factors, gathered = None, []            # the rows decomposed so far; those gathered since
+    N, n = tau.shape
+    edges = block_edges(N) if blocks else np.array([0, N])
+    done, gathered = [], []                 # each block's factors; the rows gathered since
+    factors = None                          # the current block's rows decomposed so far
 
     def decompose():
         nonlocal factors
-        found = joint_factors(np.concatenate([w for w, _ in gathered]),
-                              np.concatenate([t for _, t in gathered]))
-        factors = found if factors is None else JointFactors.stacked([factors, found])
-        gathered.clear()
+        if gathered:
+            found = joint_factors(np.concatenate([w for w, _ in gathered]),
+                                  np.concatenate([t for _, t in gathered]))
+            factors = found if factors is None else JointFactors.stacked([factors, found])
+            gathered.clear()
+
+    def finish():
+        nonlocal factors
+        decompose()
+        b = base.count
+        done.append(factors if factors is not None else
+                    JointFactors(np.zeros((n, b, b)), np.zeros((n, b)), np.zeros(n)))
+        factors = None
 
     def reduce(start, W):
-        stop = start + len(W)
-        gathered.append((W * kept[start:stop, :, None], tau[start:stop] * kept[start:stop]))
-        if sum(len(w) for w, _ in gathered) >= GATHERED:
-            decompose()
+        a, stop = start, start + len(W)
+        while a < stop:                     # the chunk's rows, cut where a block ends
+            while a >= edges[len(done) + 1]:
+                finish()
+            end = min(stop, edges[len(done) + 1])
+            gathered.append((W[a - start:end - start] * kept[a:end, :, None],
+                             tau[a:end] * kept[a:end]))
+            if sum(len(w) for w, _ in gathered) >= GATHERED:
+                decompose()
+            a = end
     if parallel is None:
         reduce(0, rows(q, qd, qdd))
     else:
         parallel.apply(rows, q, qd, qdd, reduce=reduce)
-    if gathered:
-        decompose()
-    return Factored(model=model, base=base, factors=factors, rows=kept.sum(axis=0),
-                    samples=len(tau), processing=processing)
+    while len(done) < len(edges) - 1:
+        finish()
+    return Factored(model=model, base=base,
+                    factors=done[0] if len(done) == 1 else JointFactors.stacked(done),
+                    rows=kept.sum(axis=0), samples=N, processing=processing,
+                    blocks=done if blocks else None)
 
 
 def solve_values(pieces, *, prior_threshold=0.0, prior_thresholds=None):

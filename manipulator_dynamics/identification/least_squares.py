@@ -123,7 +123,7 @@ def joint_factors(W, tau):
     return JointFactors(R, z, outside)
 
 
-def weighted_least_squares(W, tau, passes=5, kept=None, factors=None):
+def weighted_least_squares(W, tau, passes=5, kept=None):
     """
     Solve ``tau = W K`` (``W (N, n, b)``, ``tau (N, n)``) weighting each joint by its noise.
 
@@ -136,11 +136,10 @@ def weighted_least_squares(W, tau, passes=5, kept=None, factors=None):
     Returns a :class:`WeightedFit`: the estimate ``K``, its covariance ``s^2 (G^T G)^-1`` (``s``
     the RMS of the weighted residuals), the weighted system ``G K = g`` and its compact form.
     ``kept (N, n)``: the equations that count (the others' rows of ``W`` and ``tau`` are zero),
-    for the noise's degrees of freedom; default every one.  ``factors``: the
-    :func:`joint_factors` of ``W`` and ``tau``, where the caller has them.
+    for the noise's degrees of freedom; default every one.
     """
     N, n, b = W.shape
-    factors = joint_factors(W, tau) if factors is None else factors
+    factors = joint_factors(W, tau)
     rows = np.full(n, N) if kept is None else kept.sum(axis=0)
     K, cov, sigma = noise_weighted(factors, rows, passes)
     G = (W / sigma[None, :, None]).reshape(N * n, b)
@@ -290,27 +289,70 @@ def correlation_inflation(G, g, states, blocks=None):
     there are fewer states than blocks or leaving a block out loses a parameter.
     """
     B = JACKKNIFE_BLOCKS if blocks is None else blocks
-    plain = {'method': 'independent rows', 'factor': 1.0}
     if states < 2 * B:
-        return 1.0, dict(plain, reason=f'{states} states: too few for a {B}-block jackknife')
-    # unit columns, M well scaled: the products of G scaled, not G (a copy of every row)
-    norms = np.sqrt(np.einsum('ij,ij->j', G, G))
+        return _independent(states, B)
+    per = len(g) // states
+    edges = block_edges(states, B) * per
+    products = [(G[a:b].T @ G[a:b], G[a:b].T @ g[a:b]) for a, b in zip(edges[:-1], edges[1:])]
+    return _jackknife(products, lambda full: float(((g - G @ full) ** 2).sum()), len(g))
+
+
+def factored_inflation(blocks, sigma, states):
+    """
+    Return :func:`correlation_inflation` of equations held as each time block's factors.
+
+    ``blocks``: the :class:`JointFactors` of the rows of each of :func:`block_edges`'s blocks
+    of ``states`` states, in time order; ``sigma (n,)``: each joint's noise, the weighting.
+    The same jackknife, from ``(n b, b)`` numbers a block whatever the rows' number.
+    """
+    if states < 2 * len(blocks):
+        return _independent(states, len(blocks))
+    weight = 1.0 / sigma ** 2
+    products = [(np.einsum('jab,jac,j->bc', f.R, f.R, weight),
+                 np.einsum('jab,ja,j->b', f.R, f.z, weight)) for f in blocks]
+
+    def squared_residual(full):
+        return float(sum((((f.z - f.R @ full) ** 2).sum(axis=1) + f.outside) @ weight
+                         for f in blocks))
+    return _jackknife(products, squared_residual, states * len(sigma))
+
+
+def block_edges(states, blocks=JACKKNIFE_BLOCKS):
+    """Return the first state of each of ``blocks`` consecutive blocks, and ``states``."""
+    return np.linspace(0, states, blocks + 1).round().astype(int)
+
+
+def _independent(states, B):
+    """Return the jackknife's answer where there are too few states for its blocks."""
+    return 1.0, {'method': 'independent rows', 'factor': 1.0,
+                 'reason': f'{states} states: too few for a {B}-block jackknife'}
+
+
+def _jackknife(products, squared_residual, count):
+    """
+    Return :func:`correlation_inflation` from each block's ``(G_k^T G_k, G_k^T g_k)``.
+
+    ``squared_residual(K)``: ``|g - G K|^2``; ``count``: the rows of ``G``.
+    """
+    B = len(products)
+    plain = {'method': 'independent rows', 'factor': 1.0}
+    M, r = sum(P for P, _ in products), sum(q for _, q in products)
+    norms = np.sqrt(np.diag(M))
+    # unit columns: M well scaled (the products scaled, not a copy of G's rows)
     unit = 1.0 / np.where(norms > 0, norms, 1.0)
     square = unit[:, None] * unit[None, :]
-    edges = np.linspace(0, states, B + 1).round().astype(int) * (len(g) // states)
-    M, r = (G.T @ G) * square, (G.T @ g) * unit
-    P = [(G[a:b].T @ G[a:b]) * square for a, b in zip(edges[:-1], edges[1:])]
+    M, r = M * square, r * unit
+    P = [Pk * square for Pk, _ in products]
     inverse = []
     for k, Pk in enumerate(P):
         if np.linalg.cond(M - Pk) > 1e12:
             return 1.0, dict(plain, reason=f'leaving block {k + 1} of {B} out loses a parameter')
         inverse.append(np.linalg.inv(M - Pk))
-    K = np.array([Mk @ (r - (G[a:b].T @ g[a:b]) * unit)
-                  for Mk, a, b in zip(inverse, edges[:-1], edges[1:])])
+    K = np.array([Mk @ (r - q * unit) for Mk, (_, q) in zip(inverse, products)])
     jack = (B - 1) / B * ((K - K.mean(axis=0)) ** 2).sum(axis=0)
     full = np.linalg.solve(M, r) * unit
-    s2 = float(((g - G @ full) ** 2).sum()) / max(len(g) - G.shape[1], 1)
-    cross = np.zeros(G.shape[1])
+    s2 = squared_residual(full) / max(count - len(r), 1)
+    cross = np.zeros(len(r))
     for j in range(B):
         for k in range(B):
             C = M - P[j] if j == k else M - P[j] - P[k]
@@ -372,3 +414,9 @@ def residual_rms(residual, left_out):
     """Return each joint's RMS of ``residual (N, n)`` over its rows not ``left_out`` (zeros)."""
     counted = np.maximum((~left_out).sum(axis=0), 1)
     return np.sqrt((residual ** 2).sum(axis=0) / counted)
+
+
+def factored_residual_rms(factors, K, rows):
+    """Return :func:`residual_rms` of ``tau - W K`` from the joints' ``factors``; ``rows (n,)``."""
+    R, z, outside = factors
+    return np.sqrt((((z - R @ K) ** 2).sum(axis=1) + outside) / np.maximum(rows, 1))

@@ -312,10 +312,48 @@ def write_friction(arm, tmp_path):
 
 
 def test_solve_equals_fit_of_the_same_equations(arm, log):
-    """:func:`fit` is :func:`equations` then :func:`solve`: nothing between them."""
-    found = equations(arm, log, cutoff=2.0)
-    estimate = solve(found)
+    """:func:`fit` is :func:`factored` (with its blocks) then :func:`solve`: nothing between."""
+    estimate = solve(factored(arm, log, cutoff=2.0, blocks=True))
     np.testing.assert_array_equal(estimate.values, fit(arm, log, cutoff=2.0).values)
+    with pytest.raises(IdentificationError, match='need their jackknife blocks'):
+        solve(factored(arm, log, cutoff=2.0))
+
+
+def test_a_fit_from_its_blocks_factors_is_the_fit_of_every_row(arm, log, monkeypatch):
+    """
+    The reported fit never holds its regressor, and reports what the whole regressor gives.
+
+    :func:`factored` with the jackknife's blocks, the parallel filter's chunks and
+    :data:`.fit.GATHERED` made small so that blocks end inside chunks: each block's factors
+    are its rows' (``R^T R = W^T W``); solved, the values, noise, deviations (the jackknife's
+    widening too), residuals, condition and the physically consistent set equal
+    :func:`solve` of :func:`equations` to 1e-9.
+    """
+    from manipulator_dynamics.identification import fit as fitting, logs
+    from manipulator_dynamics.identification.least_squares import block_edges
+    monkeypatch.setattr(logs, 'PARALLEL_CHUNK', 70)
+    monkeypatch.setattr(fitting, 'GATHERED', 30)
+    found = equations(arm, log, cutoff=2.0)
+    blocked = factored(arm, log, cutoff=2.0, blocks=True)
+    edges = block_edges(len(found.tau))
+    assert len(blocked.blocks) == len(edges) - 1 == 10
+    assert any(e % 70 for e in edges[1:-1])                     # blocks end inside chunks
+    for f, a, b in zip(blocked.blocks, edges[:-1], edges[1:]):
+        gram = np.einsum('kja,kjb->jab', found.W[a:b], found.W[a:b])
+        np.testing.assert_allclose(np.einsum('jka,jkb->jab', f.R, f.R), gram, rtol=0,
+                                   atol=1e-10 * np.abs(gram).max())
+    options = {'physically_consistent': True, 'prior_weight': 1.0}
+    whole, parts = solve(found, **options), solve(blocked, **options)
+    for name in ('values', 'std', 'sigma', 'residual_rms', 'consistent_values'):
+        np.testing.assert_allclose(getattr(parts, name), getattr(whole, name), rtol=1e-9,
+                                   atol=1e-12, err_msg=name)
+    assert parts.processing['std']['method'].startswith('jackknife')
+    assert parts.processing['std']['jackknife_ratio'] == pytest.approx(
+        whole.processing['std']['jackknife_ratio'], rel=1e-9)
+    assert parts.condition == pytest.approx(whole.condition, rel=1e-9)
+    assert parts.consistency['residual_rms'] == pytest.approx(whole.consistency['residual_rms'],
+                                                              rel=1e-9)
+    assert parts.samples == whole.samples == len(found.tau)
 
 
 def test_a_csv_read_by_chunks_is_the_csv_read_whole(arm, log, tmp_path, monkeypatch):
