@@ -312,12 +312,13 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
         stamps.append(report)
         if not keep.all():
             ti, qi, taui = (spill.take(x, keep) for x in (ti, qi, taui))
-        cuts = _intervals(ti, lambda dt: np.flatnonzero(dt > report['gap_s']))
+        cuts = spill.intervals(ti, lambda dt: np.flatnonzero(dt > report['gap_s']))
         cut += list(zip(np.split(ti, cuts), np.split(qi, cuts), np.split(taui, cuts)))
     step = float(np.median([r['step_s'] for r in stamps]))
     pieces, resampled = [], False
     for ts, qs, taus in cut:
-        if len(_intervals(ts, lambda dt: np.flatnonzero(np.abs(dt - step) > 0.01 * step)[:1])):
+        jitter = spill.intervals(ts, lambda dt: np.flatnonzero(abs(dt - step) > 0.01 * step)[:1])
+        if len(jitter):
             grid = spill.arange(ts[0], ts[-1] + 0.5 * step, step)
             qs, taus = _on_grid(grid, ts, qs), _on_grid(grid, ts, taus)
             ts, resampled = grid, True
@@ -334,20 +335,6 @@ def _on_grid(grid, t, x):
         out[:, j] = np.interp(grid, t, x[:, j])
         spill.release(x, out, grid, t)
     return out
-
-
-def _intervals(t, found):
-    """
-    Return the samples ending the intervals of ``t`` that ``found`` picks, a chunk at a time.
-
-    ``found(dt)`` gives positions in a chunk's intervals ``dt``: an hour's intervals are 29 MB,
-    never held whole.
-    """
-    hits = []
-    for a in range(0, len(t) - 1, spill.CHUNK):
-        hits.append(a + 1 + found(np.diff(t[a:a + spill.CHUNK + 1])))
-        spill.release(t)
-    return np.concatenate(hits) if hits else np.zeros(0, dtype=np.intp)
 
 
 def _kept_stamps(t, keep):

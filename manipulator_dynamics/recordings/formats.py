@@ -396,8 +396,7 @@ class _Rows:
         self._write()
         n, t = self.filled, self.t[:self.filled]
         q, tau, qd = (x[:n] for x in self.columns)
-        if any(np.any(np.diff(t[a:a + spill.CHUNK + 1]) < 0)     # out of order: sorted
-               for a in range(0, n, spill.CHUNK)):
+        if len(spill.intervals(t, lambda dt: np.flatnonzero(dt < 0)[:1])):   # sorted
             order = np.argsort(t, kind='stable')
             t, q, tau, qd = (_gathered(x, order) for x in (t, q, tau, qd))
         return t, q, tau, (qd if self.velocities else None)

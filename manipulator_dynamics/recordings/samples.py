@@ -60,11 +60,9 @@ def time_series(model, t, q, tau, where=''):
     # a long log's stamps a chunk at a time: an hour's are 29 MB a copy
     if not all(np.all(np.isfinite(t[a:a + spill.CHUNK])) for a in range(0, len(t), spill.CHUNK)):
         raise IdentificationError(f'{where}time stamps must be finite')
-    back = next((a + int(np.argmax(s[1:] < s[:-1])) + 1 for a in range(0, len(t) - 1, spill.CHUNK)
-                 for s in (t[a:a + spill.CHUNK + 1],) if np.any(s[1:] < s[:-1])), None)
-    spill.release(t)
-    if len(t) < 2 or back is not None:
-        at = back if len(t) >= 2 else 0
+    back = spill.intervals(t, lambda dt: np.flatnonzero(dt < 0)[:1])
+    if len(t) < 2 or len(back):
+        at = int(back[0]) if len(back) else 0
         raise IdentificationError(f'{where}time stamps must not decrease (sample {at}, '
                                   f'{t[at]:.6g} s, is before the one before it): sort the data, '
                                   'or pass each recording as its own log')

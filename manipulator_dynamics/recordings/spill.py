@@ -172,6 +172,20 @@ def take(x, rows):
     return out
 
 
+def intervals(t, found):
+    """
+    Return the samples ending the intervals of ``t`` that ``found`` picks, a chunk at a time.
+
+    ``found(dt)`` gives positions in a chunk's intervals ``dt``: an hour's intervals are 29 MB,
+    never held whole.
+    """
+    hits = []
+    for a in range(0, len(t) - 1, CHUNK):
+        hits.append(a + 1 + found(np.diff(t[a:a + CHUNK + 1])))
+        release(t)
+    return np.concatenate(hits) if hits else np.zeros(0, dtype=np.intp)
+
+
 class Range:
     """
     ``np.arange(start, stop, step)`` a chunk at a time: ``for a, values in Range(...)``.
