@@ -196,21 +196,46 @@ def floor(path, cutoff):
     return time.perf_counter() - started
 
 
+#: Runs the module named in ``argv[2]`` as ``python -m`` would, and at exit writes its own
+#: peak resident memory (``VmHWM``, kB) to the file ``argv[1]``.
+PEAK_LAUNCHER = (
+    'import atexit, runpy, sys\n'
+    'def peak(path=sys.argv[1]):\n'
+    '    with open("/proc/self/status") as f:\n'
+    '        kb = next(line.split()[1] for line in f if line.startswith("VmHWM"))\n'
+    '    with open(path, "w") as f:\n'
+    '        f.write(kb)\n'
+    'atexit.register(peak)\n'
+    'module = sys.argv[2]\n'
+    'sys.argv = [module] + sys.argv[3:]\n'
+    'runpy.run_module(module, run_name="__main__", alter_sys=True)\n')
+
+
 def identify_in_process(command):
-    """Run ``command``; return (seconds, peak resident MB, its standard output)."""
+    """
+    Run ``command`` (``python -m MODULE ARGS``); return (seconds, peak resident MB, its output).
+
+    The peak is the child's own, read from ``/proc/self/status`` as it exits.  Not
+    ``wait4``'s ``ru_maxrss``: Python starts a child by ``vfork`` and ``exec``, and Linux
+    carries the parent's memory map's high-water mark across the ``exec`` into the child's
+    ``ru_maxrss`` (a child that runs ``true`` reports the bench's own peak, 985 MB after it
+    had held a gigabyte).  So the bench's figure had been this process's peak (the floor's
+    pandas read of the previous log) wherever that was the larger.
+    """
     import subprocess
     import tempfile
 
-    with tempfile.TemporaryFile('w+') as out:
+    python, module, args = command[0], command[2], command[3:]
+    assert command[1] == '-m', command
+    with tempfile.TemporaryFile('w+') as out, tempfile.NamedTemporaryFile('r') as peak:
         started = time.perf_counter()
-        child = subprocess.Popen(command, stdout=out, stderr=subprocess.PIPE, text=True)
-        _, status, usage = os.wait4(child.pid, 0)
+        child = subprocess.run([python, '-c', PEAK_LAUNCHER, peak.name, module] + args,
+                               stdout=out, stderr=subprocess.PIPE, text=True)
         wall = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
         if child.returncode:
-            sys.exit(f'{" ".join(command)} failed: {child.stderr.read()}')
+            sys.exit(f'{" ".join(command)} failed: {child.stderr}')
         out.seek(0)
-        return wall, usage.ru_maxrss / 1024.0, out.read()
+        return wall, int(peak.read()) / 1024.0, out.read()
 
 
 def long_logs(minutes, keep=None):

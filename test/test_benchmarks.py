@@ -157,3 +157,24 @@ def test_bench_identification_measures_long_logs_against_the_floor():
     wall, memory, floor, ratio, cutoff, rows, error = map(float, row.groups())
     assert wall > 0 and memory > 50 and floor > 0 and ratio > 0 and cutoff > 0 and rows > 0
     assert 0 < error < 1, out                  # the identified model predicts the held-out
+
+
+def test_bench_identification_measures_the_childs_own_peak_not_its_own():
+    """
+    The long logs' peak memory is the identifying process's, whatever the bench held before.
+
+    ``wait4``'s ``ru_maxrss`` of a child started by ``vfork`` and ``exec`` carries the
+    parent's high-water mark: the bench's figure had been its own peak (a pandas read of the
+    previous log) wherever that was the larger.
+    """
+    import importlib.util
+    import numpy as np
+    spec = importlib.util.spec_from_file_location(
+        'bench_identification', os.path.join(BENCHMARKS, 'bench_identification.py'))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    held = np.ones(50_000_000)                  # 400 MB touched: this process's high water
+    _, peak, out = bench.identify_in_process([sys.executable, '-m', 'platform'])
+    del held
+    assert out.strip(), out
+    assert 0 < peak < 200, peak                 # a bare interpreter's, not the 400 MB above
