@@ -121,12 +121,15 @@ def chunks(path, rows=None):
     header, separator = _header(path)
     given = 0
     try:
-        for frame in _frames(path, separator, rows or CHUNK_ROWS):
-            values = frame.to_numpy(dtype=float)
-            if values.shape[1] != len(header) or np.isnan(values).any():
-                raise ValueError('a row too short, or a value missing')
-            given += len(values)
-            yield Table(path, header, values)
+        # closed however the reading ends: a reader that stops at the first chunk (a column
+        # missing) leaves this generator, and pandas' file, to the collector otherwise
+        with _frames(path, separator, rows or CHUNK_ROWS) as frames:
+            for frame in frames:
+                values = frame.to_numpy(dtype=float)
+                if values.shape[1] != len(header) or np.isnan(values).any():
+                    raise ValueError('a row too short, or a value missing')
+                given += len(values)
+                yield Table(path, header, values)
     except (ValueError, pandas.errors.ParserError):
         # read carefully: what is wrong is said with its row and column, or (a NaN written)
         # the rows not given yet are, as read() gives them

@@ -107,6 +107,23 @@ def test_warnings_are_one_line_each():
     assert 'Traceback' not in result.stderr and 'warnings.warn' not in result.stderr
 
 
+def test_identify_names_the_columns_a_log_lacks_and_leaves_no_file_open(tmp_path):
+    """
+    A log without a joint's columns: the command names them and leaves nothing open.
+
+    Found on the command line: the CSV reader, stopped at its first chunk by the missing
+    columns, left pandas' file to the collector, and the user saw ``warning: unclosed file``
+    after the error.
+    """
+    model = md.load_model(robots.path('demo_arm'))
+    t, _, _, _, tau, q = measured(model, seconds=2.0)
+    write_log_csv(tmp_path / 'log.csv', model.joint_names[:-1], t, q[:, :-1], tau[:, :-1])
+    result = run('identify', robots.path('demo_arm'), str(tmp_path / 'log.csv'))
+    assert result.returncode != 0
+    assert f'lacks the columns {model.joint_names[-1]}.position' in result.stderr, result.stderr
+    assert 'unclosed' not in result.stderr and 'Traceback' not in result.stderr, result.stderr
+
+
 def test_identify_from_csv(capsys, tmp_path):
     model = md.load_model(robots.path('demo_arm'))
     t, _, _, _, tau, q = measured(model, seconds=12.0)
