@@ -158,7 +158,8 @@ class Validation:
         if not worse:
             return ''
         return ('WORSE THAN THE PRIOR it started from on the held-out data: ' + ', '.join(
-            f'{m} {e:.4g} % against {p:.4g} %' for m, (e, p) in worse.items())
+            f'{m} {_apart(e, p)[0]} % against {_apart(e, p)[1]} % ({100 * (e / p - 1):.2g} % '
+            'more)' for m, (e, p) in worse.items())
             + ': keep the prior, or record a motion that excites what it does not')
 
     def table(self):
@@ -256,6 +257,15 @@ SCORED_CHUNK = 1 << 16
 #: rows away that is 1e-37, so a chunk's spline is the whole stretch's to rounding, and an
 #: hour's held-out piece is never splined at once (its coefficients alone: 100 MB and more).
 SPLINE_MARGIN = 64
+
+
+def _apart(a, b, digits=4):
+    """Return ``a`` and ``b`` as text, with the fewest digits (``digits`` or more) that differ."""
+    for d in range(digits, 17):
+        x, y = f'{a:.{d}g}', f'{b:.{d}g}'
+        if x != y:
+            break
+    return x, y
 
 
 def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, ranges=None):

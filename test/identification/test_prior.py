@@ -138,3 +138,15 @@ def test_a_parameter_the_prior_puts_at_zero_takes_a_tenth_of_its_units_largest()
     np.testing.assert_allclose(scale, [0.2, 0.02, 0.02, 0.5, 0.05, 2.0, 0.2, 0.3])
     bare = prior_scale(names, [0.2, 0.0, 0.01, -0.5, 0.0, 0.0, 0.0, 0.0])
     np.testing.assert_allclose(bare[5:], NO_PRIOR * 0.5)
+
+
+def test_the_summary_line_shows_the_digits_where_the_set_is_worse():
+    """Errors equal to four digits: the line shows where they differ, and by how much."""
+    from manipulator_dynamics.identification.validation import Validation
+    v = Validation(joint_names=('a',), samples=10, torque_rms=np.ones(1), rms={},
+                   error={'urdf': 0.0126712, 'identified': 0.0126734})
+    line = v.worse_summary()
+    assert 'identified 0.012673 % against 0.012671 % (0.017 % more)' in line, line
+    v = Validation(joint_names=('a',), samples=10, torque_rms=np.ones(1), rms={},
+                   error={'urdf': 0.0126734, 'identified': 0.0126712})
+    assert v.worse_summary() == ''
