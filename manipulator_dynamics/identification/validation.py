@@ -259,6 +259,14 @@ SCORED_CHUNK = 1 << 16
 SPLINE_MARGIN = 64
 
 
+def _squares(x, scored=None):
+    """Return each column's sum of squares of ``x (N, n)``, over the ``scored`` rows only."""
+    # in rows, whatever the layout of ``x`` (a spilled log's columns lie apart): einsum adds
+    # in the order the memory lies in, and a log must score the same spilled or not
+    x = np.ascontiguousarray(x) if scored is None else np.multiply(x, scored, order='C')
+    return np.einsum('ij,ij->j', x, x)          # a third of ((x ** 2).sum(axis=0))'s time
+
+
 def _apart(a, b, digits=4):
     """Return ``a`` and ``b`` as text, with the fewest digits (``digits`` or more) that differ."""
     for d in range(digits, 17):
@@ -321,19 +329,20 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
             values = scipy.interpolate.CubicSpline(rows_t[lo:hi], rows_smooth[lo:hi],
                                                    axis=0)(at)
             speeds = values[:, -n:]
-            scored = np.ones(tau.shape, dtype=bool)
+            scored = None                   # every sample, unless an equation is left out
             if left_out is not None:
                 nearest = inside[np.clip(np.searchsorted(t[inside], at), 0, len(inside) - 1)]
                 scored = ~left_out[nearest]
             errors = {}
             for k, m in enumerate(models):
-                guess = values[:, k * n:(k + 1) * n]
+                missed = np.subtract(tau, values[:, k * n:(k + 1) * n], order='C')
                 if frictions.get(m) is not None:
-                    guess = guess + friction_torque(frictions[m], speeds)
-                errors[m] = (((tau - guess) * scored) ** 2).sum(axis=0)
-            torque = ((tau * scored) ** 2).sum(axis=0)
+                    missed -= friction_torque(frictions[m], speeds)
+                errors[m] = _squares(missed, scored)
+            torque = _squares(tau, scored)
             spill.release(raw_tau, raw_t)
-            return errors, torque, scored.sum(axis=0), len(at)
+            count = np.full(n, len(at)) if scored is None else scored.sum(axis=0)
+            return errors, torque, count, len(at)
         # the chunks on threads (numpy and the spline let go of the GIL), added in their order:
         # the sums of one thread's, bit for bit
         for errors, torque, count, rows in in_order(chunk, range(a, b + 1, SCORED_CHUNK)):
