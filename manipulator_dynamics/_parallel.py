@@ -25,8 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 import os
 import threading
 
-import numpy as np
-
 #: Fewest rows worth a thread of their own: below this, handing work to a thread costs more than
 #: it saves (a thread hand-off is tens of microseconds; a row is about a microsecond).
 MIN_ROWS_PER_THREAD = 256
@@ -94,29 +92,9 @@ def run(kernel, N, batched, **fixed):
     return [f.result() for f in futures]
 
 
-#: Fewest values of an array worth a thread of their own in :func:`over_columns` (a filter
-#: passes each value twice in about 10 ns).
+#: Fewest values of an array worth a thread of their own in
+#: :func:`..identification.filtering.filtered` (a filter passes each value twice in about 5 ns).
 MIN_VALUES_PER_THREAD = 1 << 16
-
-
-def over_columns(function, x):
-    """
-    Return ``function(x)`` for an array ``x (rows, ...)``, its columns split over threads.
-
-    For a ``function`` that acts on each column alone along the first axis (a filter, then
-    rows taken) and releases the GIL while it works, as scipy's filters do: the result is
-    ``function(x)``'s bit for bit.  The columns are those of ``x`` as ``(rows, -1)``; the
-    result is ``(rows out,) + x.shape[1:]``.
-    """
-    flat = x.reshape(len(x), -1)
-    chunks = min(_threads, flat.shape[1], flat.size // MIN_VALUES_PER_THREAD)
-    if chunks <= 1:
-        return function(x)
-    pool = _shared_pool()
-    bounds = [flat.shape[1] * c // chunks for c in range(chunks + 1)]
-    futures = [pool.submit(function, flat[:, a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-    out = np.hstack([f.result() for f in futures])
-    return out.reshape((len(out),) + x.shape[1:])
 
 
 def in_order(function, items):

@@ -224,7 +224,8 @@ ABOUT = {LIBRARY: "the library's offline kernels (Coriolis matrix, UDU^T, batche
          'external wrenches, momentum residual)',
          'rigid': 'the rigid-body kernels (inverse dynamics, inertia matrix, Jacobians)',
          'forward': 'the forward dynamics kernels (UDU^T, Cholesky)',
-         'base-parameters': 'the base-parameter and regressor kernels (energy, dynamic)',
+         'base-parameters': 'the base-parameter and regressor kernels (energy, dynamic), the '
+         "identification's filter",
          'contact': 'the momentum observer, contact detection and wrench kernels',
          'flexible': 'the flexible-link kernels'}
 
@@ -260,8 +261,10 @@ def _compile(name):
         _warm_contact(model)
     elif name == 'base-parameters':
         from .identification.base_parameters import base_parameters
+        from .identification.filtering import filtfilt, lowpass
         for method in ('energy', 'dynamic'):
             base_parameters(model, method=method, friction=True, armature=True)
+        filtfilt(lowpass(1.0, 100.0), np.zeros((40, 2)))     # every time series identified
     elif name == LIBRARY:
         _warm_library(model)
     else:

@@ -24,15 +24,17 @@ whole-log filter to better than ``1e-9`` of the signal.  :func:`decimated` keeps
 ``step``-th row of the result without ever holding the filtered log at its full rate: what a
 log of hours needs, and what the cutoff's choice (:mod:`.selection`) does once before judging
 every candidate on the fewer rows (:class:`.decimation.Decimated`).  The columns are
-filtered on the machine's cores (:func:`.._parallel.over_columns`).
+filtered on the machine's cores (:func:`filtered`).
 """
 
 import functools
 import math
 
+import numba
 import numpy as np
 
-from .._parallel import over_columns
+from .._jit import JIT
+from .._parallel import get_threads, in_order, MIN_VALUES_PER_THREAD
 from ..recordings import spill
 
 #: Default low-pass cutoff in Hz: robot trajectories live below a few Hz; joint torque noise and
@@ -73,27 +75,121 @@ def filtfilt(sos, x):
     """
     Return ``x`` filtered forward and backward along its first axis, as scipy's sosfiltfilt.
 
-    The same to the last bit, sooner: scipy solves for the filter's initial state
+    The same to the last bit, sooner.  scipy solves for the filter's initial state
     (``sosfilt_zi``) on every call, half the time of filtering one column of a 20 s log, which
     the smooth friction law's fit filters thousands of times
-    (:func:`.friction.fit_coulomb_velocity`).  Here it is solved once per filter
-    (:func:`_initial_state`); the rest is scipy's: odd extension by ``3 (2 sections + 1)``
-    samples (fewer taps where every section has a zero coefficient), ``sosfilt`` forward
-    and backward from that state times the ends, the extension trimmed.
+    (:func:`.friction.fit_coulomb_velocity`); here it is solved once per filter
+    (:func:`_initial_state`).  And scipy filters a column at a time, each copied out of the
+    rows and back: :func:`_zero_phase` takes a row at a time, every column at once, in scipy's
+    own operations and order (odd extension by ``3 (2 sections + 1)`` samples, fewer taps where
+    every section has a zero coefficient; direct form II transposed forward, then backward,
+    from the initial state times each end), compiled without fused multiply-adds: 5 times
+    faster on the 200 columns of a regressor.  :func:`filtered` keeps some rows and columns.
     """
-    import scipy.signal
-
     x = np.asarray(x, dtype=float)
+    flat = x.reshape(len(x), -1)
+    return _filtered(sos, flat, np.arange(flat.shape[1]), np.arange(len(x))).reshape(x.shape)
+
+
+def filtered(sos, x, rows, columns=None):
+    """
+    Return rows ``rows`` of :func:`filtfilt` of ``x (N, ...)``'s columns ``columns``.
+
+    ``(len(rows), len(columns))``, the columns those of ``x`` as ``(N, -1)`` (default: every
+    one), ``rows`` ascending: the others are neither copied out of ``x``, filtered nor stored
+    (the parallel filter keeps a row in ten of half a regressor's columns).  The columns are
+    split over the machine's cores (:func:`.._parallel.in_order`; the kernel lets go of the
+    GIL); each is :func:`filtfilt`'s to the last bit.
+    """
+    x = np.asarray(x, dtype=float)
+    flat = x.reshape(len(x), -1)
+    columns = np.arange(flat.shape[1]) if columns is None else np.asarray(columns, np.int64)
+    rows = np.asarray(rows, dtype=np.int64)
+    if len(rows) and (rows[0] < 0 or rows[-1] >= len(x) or np.any(np.diff(rows) <= 0)):
+        raise ValueError(f'rows must ascend within 0..{len(x) - 1}')
+    parts = max(1, min(get_threads(), len(columns), len(x) * len(columns)
+                       // MIN_VALUES_PER_THREAD))
+    if parts == 1:
+        return _filtered(sos, flat, columns, rows)
+    return np.hstack(in_order(lambda block: _filtered(sos, flat, block, rows),
+                              np.array_split(columns, parts)))
+
+
+def _filtered(sos, flat, columns, rows):
+    """Return ``filtfilt(sos, flat)[rows][:, columns]`` by :func:`_zero_phase`."""
     taps = 2 * len(sos) + 1 - min(int((sos[:, 2] == 0).sum()), int((sos[:, 5] == 0).sum()))
     edge = 3 * taps
-    if x.shape[0] <= edge:
+    if flat.shape[0] <= edge:
         raise ValueError(f'The length of the input vector x must be greater than padlen, which '
                          f'is {edge}.')
-    ext = np.concatenate((2 * x[:1] - x[edge:0:-1], x, 2 * x[-1:] - x[-2:-(edge + 2):-1]))
-    zi = _initial_state(sos.tobytes(), sos.shape).reshape((len(sos), 2) + (1,) * (x.ndim - 1))
-    y, _ = scipy.signal.sosfilt(sos, ext, axis=0, zi=zi * ext[:1])
-    y, _ = scipy.signal.sosfilt(sos, y[::-1], axis=0, zi=zi * y[-1:])
-    return y[::-1][edge:-edge]
+    if sos.ndim != 2 or sos.shape[1] != 6 or np.any(sos[:, 3] != 1.0):
+        raise ValueError(f'sos must be (sections, 6) with a0 = 1, got {sos!r}')
+    out = np.empty((len(rows), len(columns)))
+    _zero_phase(np.ascontiguousarray(sos, dtype=float), flat, columns,
+                _initial_state(sos.tobytes(), sos.shape), edge, rows, out)
+    return out
+
+
+#: Compiled as scipy's loops are: no fused multiply-add (``JIT`` allows them), so that
+#: :func:`filtfilt` is ``sosfiltfilt`` to the last bit.
+EXACT = dict(JIT, fastmath=False)
+
+
+@numba.njit(**EXACT)
+def _sections(sos, z0, z1, v):
+    """Run the row ``v (C,)`` through every section, in place, their states ``z0, z1 (S, C)``."""
+    for s in range(sos.shape[0]):
+        b0, b1, b2, a1, a2 = sos[s, 0], sos[s, 1], sos[s, 2], sos[s, 4], sos[s, 5]
+        for c in range(v.shape[0]):
+            w = v[c]
+            y = b0 * w + z0[s, c]
+            z0[s, c] = b1 * w - a1 * y + z1[s, c]
+            z1[s, c] = b2 * w - a2 * y
+            v[c] = y
+
+
+@numba.njit(**EXACT)
+def _zero_phase(sos, x, columns, zi, edge, rows, out):
+    """
+    Filter ``x (N, ...)``'s ``columns`` forward and backward; its ``rows`` into ``out``.
+
+    The odd extension is read in place: ``2 x[0] - x[edge - i]`` before the rows, ``2 x[N-1]
+    - x[N-2-j]`` after them; each pass starts from ``zi (S, 2)`` times its first row.  The
+    backward pass stops at the first row kept.
+    """
+    N, C, S = x.shape[0], len(columns), sos.shape[0]
+    M = N + 2 * edge
+    y = np.empty((M, C))
+    z0, z1, v = np.empty((S, C)), np.empty((S, C)), np.empty(C)
+    for i in range(M):
+        for c in range(C):
+            k = columns[c]
+            if i < edge:
+                v[c] = 2 * x[0, k] - x[edge - i, k]
+            elif i < edge + N:
+                v[c] = x[i - edge, k]
+            else:
+                v[c] = 2 * x[N - 1, k] - x[N - 2 - (i - edge - N), k]
+        if i == 0:
+            for s in range(S):
+                for c in range(C):
+                    z0[s, c] = zi[s, 0] * v[c]
+                    z1[s, c] = zi[s, 1] * v[c]
+        _sections(sos, z0, z1, v)
+        y[i] = v
+    for s in range(S):
+        for c in range(C):
+            z0[s, c] = zi[s, 0] * y[M - 1, c]
+            z1[s, c] = zi[s, 1] * y[M - 1, c]
+    r = len(rows) - 1
+    for i in range(M - 1, edge - 1, -1):
+        if r < 0:
+            break
+        v[:] = y[i]
+        _sections(sos, z0, z1, v)
+        if i - edge == rows[r]:
+            out[r] = v
+            r -= 1
 
 
 @functools.lru_cache(maxsize=64)
@@ -159,13 +255,17 @@ def decimated(x, sos, step, chunk=CHUNK_ROWS, moment=None):
     for start in range(0, N, chunk):
         stop = min(N, start + chunk)
         lo, hi = max(0, start - pad), min(N, stop + pad)
-        filtered = over_columns(lambda block: filtfilt(sos, block)[start - lo:stop - lo],
-                                x[lo:hi])
-        out[start // step:(stop + step - 1) // step] = filtered[::step]
-        if moment is not None:
+        if moment is None:              # the rows kept, alone
+            out[start // step:(stop + step - 1) // step] = filtered(
+                sos, x[lo:hi], np.arange(start - lo, stop - lo, step)).reshape(
+                    (-1,) + x.shape[1:])
+        else:                           # every row: what the filter took off them
+            every = filtered(sos, x[lo:hi], np.arange(start - lo, stop - lo)).reshape(
+                (-1,) + x.shape[1:])
+            out[start // step:(stop + step - 1) // step] = every[::step]
             a, b = max(start, moment[0]), min(stop, moment[1])
             if a < b:
-                r = x[a:b] - filtered[a - start:b - start]
+                r = x[a:b] - every[a - start:b - start]
                 taken += r.T @ r
         spill.release(x, out)           # a long log's: a chunk at a time in memory
     return (out, taken) if moment is not None else out

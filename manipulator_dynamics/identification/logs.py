@@ -29,9 +29,8 @@ import os
 
 import numpy as np
 
-from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, filtfilt, lowpass, \
-    reduced, reduction, settling
-from .._parallel import over_columns
+from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, filtered, filtfilt, \
+    lowpass, reduced, reduction, settling
 from ..errors import IdentificationError
 from ..recordings import spill, timing
 from ..recordings.log import Log, measured_series, read_once
@@ -203,9 +202,9 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     bounds = np.cumsum([0] + [len(u[0]) for u in used])
 
     def parallel(x):
-        return np.concatenate([over_columns(lambda block: filtfilt(
-            sos, block)[trim:j - i - trim:decimate], x[i:j])
-            for i, j in zip(bounds[:-1], bounds[1:])])
+        return np.concatenate([filtered(sos, x[i:j], np.arange(trim, j - i - trim, decimate))
+                               .reshape((-1,) + x.shape[1:])
+                               for i, j in zip(bounds[:-1], bounds[1:])])
 
     pad = settling(sos)
 
@@ -229,8 +228,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                 if not len(here):
                     continue
                 lo, hi = max(i, a - pad), min(j, b + pad)
-                rows = _filtered_columns(lambda block: filtfilt(sos, block)[here - lo],
-                                         function(*(x[lo:hi] for x in arrays)), len(here))
+                rows = _filtered_columns(sos, function(*(x[lo:hi] for x in arrays)), here - lo)
                 if reduce is not None:
                     reduce(start, rows)
                 else:                   # filled in place: never the rows twice, as joined
@@ -276,23 +274,22 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     return joined + (parallel, processing)
 
 
-def _filtered_columns(filtered, x, rows):
+def _filtered_columns(sos, x, rows):
     """
-    Return ``filtered(x)`` (``rows`` rows), ``x (N, ...)``'s columns filtered alone.
+    Return rows ``rows`` of ``x (N, ...)`` filtered by ``sos`` (:func:`.filtering.filtered`).
 
     A column zero throughout is zero filtered, to the last bit, and is not filtered: most of
     a regressor's are, for most joints (a joint's torque holds its subtree's parameters and
-    its own friction alone; on a 7-joint arm about half its columns).  The others run on the
-    machine's cores (scipy's filter lets go of the GIL).
+    its own friction alone; on a 7-joint arm about half its columns).
     """
     flat = x.reshape(len(x), -1)
     live = np.flatnonzero(np.any(flat != 0, axis=0))
     if len(live) == flat.shape[1]:
-        return over_columns(filtered, x)
-    out = np.zeros((rows, flat.shape[1]))
+        return filtered(sos, x, rows).reshape((len(rows),) + x.shape[1:])
+    out = np.zeros((len(rows), flat.shape[1]))
     if len(live):
-        out[:, live] = over_columns(filtered, flat[:, live])
-    return out.reshape((rows,) + x.shape[1:])
+        out[:, live] = filtered(sos, flat, rows, live)
+    return out.reshape((len(rows),) + x.shape[1:])
 
 
 def stretches(model, logs, cutoff=CUTOFF_HZ):

@@ -136,12 +136,12 @@ def test_a_regressors_zero_columns_are_not_filtered_and_stay_zero_to_the_bit(
     parameters and its own friction alone); the equations are those of every column filtered,
     bit for bit.
     """
-    from manipulator_dynamics.identification import logs
+    from manipulator_dynamics.identification import filtering, logs
     skipping = equations(arm, [log], cutoff=2.0)
     flat = skipping.W.reshape(len(skipping.W), -1)
     assert (~np.any(flat != 0, axis=0)).sum() > flat.shape[1] // 4     # many zero columns
-    monkeypatch.setattr(logs, '_filtered_columns',
-                        lambda filtered, x, rows: _parallel.over_columns(filtered, x))
+    monkeypatch.setattr(logs, '_filtered_columns', lambda sos, x, rows: filtering.filtered(
+        sos, x, rows).reshape((len(rows),) + x.shape[1:]))
     every = equations(arm, [log], cutoff=2.0)
     np.testing.assert_array_equal(skipping.W, every.W)
     np.testing.assert_array_equal(skipping.tau, every.tau)
@@ -225,20 +225,23 @@ def test_a_model_holding_base_parameters_predicts_what_they_do(arm, kind):
 
 
 def test_columns_on_threads_give_the_filter_bit_for_bit():
-    """:func:`._parallel.over_columns` of a zero-phase filter then rows taken: identical."""
+    """:func:`.filtering.filtered`'s rows and columns, on threads: scipy's filter's, identical."""
+    from manipulator_dynamics.identification.filtering import filtered
     rng = np.random.default_rng(1)
     x = rng.normal(size=(40000, 6, 5))
     sos = scipy.signal.butter(4, 0.02, output='sos')
-
-    def function(block):
-        return scipy.signal.sosfiltfilt(sos, block, axis=0)[100:-100:7]
+    whole = scipy.signal.sosfiltfilt(sos, x, axis=0).reshape(len(x), -1)
+    rows, columns = np.arange(100, len(x) - 100, 7), np.array([0, 3, 4, 17, 29])
     previous = _parallel.set_threads(2)
     try:
-        got = _parallel.over_columns(function, x)
+        got = filtered(sos, x, rows)
+        some = filtered(sos, np.asfortranarray(x.reshape(len(x), -1)), rows, columns)
     finally:
         _parallel.set_threads(previous)
-    assert got.shape == function(x).shape
-    assert np.array_equal(got, function(x))
+    assert got.shape == (len(rows), 30) and np.array_equal(got, whole[rows])
+    assert np.array_equal(some, whole[rows][:, columns])
+    with pytest.raises(ValueError, match='rows must ascend'):
+        filtered(sos, x, rows[::-1])
 
 
 def write_log(path, arm, log):
