@@ -151,7 +151,7 @@ def _sections(sos, z0, z1, v):
 @numba.njit(**EXACT)
 def _zero_phase(sos, x, columns, zi, edge, rows, out):
     """
-    Filter ``x (N, ...)``'s ``columns`` forward and backward; its ``rows`` into ``out``.
+    Filter the ``columns`` of ``x (N, C)`` forward and backward; their ``rows`` into ``out``.
 
     The odd extension is read in place: ``2 x[0] - x[edge - i]`` before the rows, ``2 x[N-1]
     - x[N-2-j]`` after them; each pass starts from ``zi (S, 2)`` times its first row.  The
