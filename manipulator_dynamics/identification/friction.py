@@ -150,9 +150,11 @@ def base_rows(model, base, q, qd, qdd, period=0.0, Y=None):
     :func:`row_period`; 0: at the rows' instants).  ``Y``: the states' regressor where the
     caller has it already (else it is computed).
     """
-    if Y is None:
-        Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
-    W = base.base_regressor(Y)
+    if Y is None:                       # the base columns alone (the others never made)
+        W = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction,
+                      columns=base.index)
+    else:
+        W = base.base_regressor(Y)
     if period:
         W = averaged_coulomb(model, W, base.names, qd, qdd, period)
     return W

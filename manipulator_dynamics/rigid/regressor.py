@@ -86,8 +86,12 @@ def link_wrench_matrix(W, E, V, A):
 
 
 @njit(**JIT)
-def regressor_kernel(m, q, qd, qdd, stride, flags, out):
-    """Fill ``out (N, n, n*stride)``; ``flags``: the Ia column, the Fv and Fc, the Fo column."""
+def regressor_kernel(m, q, qd, qdd, stride, flags, to, out):
+    """
+    Fill ``out (N, n, columns)``; ``flags``: the Ia column, the Fv and Fc, the Fo column.
+
+    ``to (n*stride,)``: the column of ``out`` each standard column goes to, -1 for none.
+    """
     if not (all_finite(q) and all_finite(qd) and all_finite(qdd)):
         return NON_FINITE
     N, n = out.shape[0], out.shape[1]
@@ -115,7 +119,9 @@ def regressor_kernel(m, q, qd, qdd, stride, flags, out):
                 o = 3 if m.joint_type[k] == PRISMATIC else 0
                 ax, ay, az = m.axis[k, 0], m.axis[k, 1], m.axis[k, 2]
                 for c in range(10):
-                    Y[k, col + c] = ax * A[o, c] + ay * A[o + 1, c] + az * A[o + 2, c]
+                    t = to[col + c]
+                    if t >= 0:
+                        Y[k, t] = ax * A[o, c] + ay * A[o + 1, c] + az * A[o + 2, c]
                 if parent[k] < 0:
                     break
                 for c in range(10):          # carry each column to the parent like a wrench
@@ -128,13 +134,16 @@ def regressor_kernel(m, q, qd, qdd, stride, flags, out):
                 k = parent[k]
             c = col + 10
             if flags & ARMATURE:
-                Y[j, c] = qdds[j]
+                if to[c] >= 0:
+                    Y[j, to[c]] = qdds[j]
                 c += 1
             if flags & FRICTION:
-                Y[j, c] = qds[j]
-                Y[j, c + 1] = coulomb_law(qds[j], m.coulomb_velocity[j])
-            if flags & OFFSET:
-                Y[j, c + 2] = 1.0
+                if to[c] >= 0:
+                    Y[j, to[c]] = qds[j]
+                if to[c + 1] >= 0:
+                    Y[j, to[c + 1]] = coulomb_law(qds[j], m.coulomb_velocity[j])
+            if flags & OFFSET and to[c + 2] >= 0:
+                Y[j, to[c + 2]] = 1.0
     return OK
 
 
@@ -225,7 +234,7 @@ def standard_parameters(model, *, armature=None, friction=False):
     return K
 
 
-def regressor(model, q, qd, qdd, *, armature=None, friction=False):
+def regressor(model, q, qd, qdd, *, armature=None, friction=False, columns=None):
     """
     Joint-torque regressor ``Y`` with ``inverse_dynamics(...) == Y @ standard_parameters(...)``.
 
@@ -241,6 +250,10 @@ def regressor(model, q, qd, qdd, *, armature=None, friction=False):
         Add the columns of ``Fv, Fc`` (``qd_j`` and ``s(qd_j)``, the sign or the joint's smooth
         law: :func:`~manipulator_dynamics.control.friction_torque`), and of ``Fo`` (ones) with
         offsets (:func:`has_offset`).
+    columns : array of int, optional
+        Only these columns of ``Y``, in this order (``Y[..., columns]``, never the others
+        made): a base regressor's (:meth:`.BaseParameters.base_regressor`) of many rows
+        without the standard one beside it.
 
     Returns
     -------
@@ -256,18 +269,36 @@ def regressor(model, q, qd, qdd, *, armature=None, friction=False):
     stride, flags = _layout(model, armature, friction)
     motors = model.coupled_motors()
     extra = 2 * len(motors.joints) if friction else 0
-    out = np.empty((N, model.n, model.n * stride + extra))
-    check(model, parallel.run(regressor_kernel, N, {'q': q, 'qd': qd, 'qdd': qdd,
-                                                    'out': out[..., :model.n * stride]},
-                              m=kernel_model(model), stride=stride, flags=flags),
+    width = model.n * stride + extra
+    to = _destinations(width, columns)
+    out = np.empty((N, model.n, width if columns is None else len(columns)))
+    check(model, parallel.run(regressor_kernel, N, {'q': q, 'qd': qd, 'qdd': qdd, 'out': out},
+                              m=kernel_model(model), stride=stride, flags=flags,
+                              to=to[:model.n * stride]),
           _NAMES, q, qd, qdd)
     for k, (j, row) in enumerate(zip(motors.joints, motors.rows)):
-        if armature:                        # Ia_j turns with the motor: c (c . qdd)
-            out[:, :, j * stride + 10] = (qdd @ row)[:, None] * row
+        if armature and to[j * stride + 10] >= 0:      # Ia_j turns with the motor: c (c . qdd)
+            out[:, :, to[j * stride + 10]] = (qdd @ row)[:, None] * row
         if friction:
             rate = qd @ row
             law = coulomb_shape_of(rate, motors.velocity[k])
             at = model.n * stride + 2 * k
-            out[:, :, at] = rate[:, None] * row
-            out[:, :, at + 1] = law[:, None] * row
+            if to[at] >= 0:
+                out[:, :, to[at]] = rate[:, None] * row
+            if to[at + 1] >= 0:
+                out[:, :, to[at + 1]] = law[:, None] * row
     return out[0] if single else out
+
+
+def _destinations(width, columns):
+    """Return where each of ``width`` standard columns goes in ``Y[..., columns]`` (-1: none)."""
+    if columns is None:
+        return np.arange(width)
+    columns = np.asarray(columns)
+    if columns.ndim != 1 or columns.dtype.kind not in 'iu' or len(columns) and (
+            columns.min() < 0 or columns.max() >= width) or len(set(columns.tolist())) < len(
+            columns):
+        raise ValueError(f'columns must be distinct integers in [0, {width}), got {columns!r}')
+    to = np.full(width, -1)
+    to[columns] = np.arange(len(columns))
+    return to

@@ -22,6 +22,7 @@ them), with friction, and for any K: the regressor depends on the kinematics onl
 from conftest import assert_rel, random_state
 import manipulator_dynamics as md
 import numpy as np
+import pytest
 
 
 def test_regressor_times_parameters_is_inverse_dynamics(rigid):
@@ -60,3 +61,30 @@ def test_batch_equals_single(rigid):
     for s in range(len(q)):
         np.testing.assert_array_equal(Y[s], md.regressor(rigid, q[s], qd[s], qdd[s],
                                                          friction=True))
+
+
+@pytest.mark.parametrize('friction', [True, 'offset'])
+def test_some_columns_alone_are_those_of_the_whole_regressor(friction):
+    """
+    ``columns``: ``Y[..., columns]`` to the bit, in any order, with coupled motors and rotors.
+
+    A column the motors write (``Ia`` of a motor's joint, ``Fvm``, ``Fcm``) left out or kept;
+    a repeated or out-of-range column refused.
+    """
+    from conftest import coupled
+    from manipulator_dynamics import robots
+    model = coupled(md.load_model(robots.path('demo_arm')))
+    rng = np.random.default_rng(5)
+    q, qd, qdd = rng.normal(size=(3, 300, model.n))
+    Y = md.regressor(model, q, qd, qdd, armature=True, friction=friction)
+    p = Y.shape[-1]
+    for columns in (rng.permutation(p)[:p // 2], np.arange(p)[::-1], np.array([p - 1, 3])):
+        np.testing.assert_array_equal(
+            md.regressor(model, q, qd, qdd, armature=True, friction=friction,
+                         columns=columns), Y[..., columns])
+    np.testing.assert_array_equal(md.regressor(model, q[0], qd[0], qdd[0], armature=True,
+                                               friction=friction, columns=[p - 2, 0]),
+                                  Y[0][:, [p - 2, 0]])
+    for wrong in ([0, 0], [p], [-1], [0.5]):
+        with pytest.raises(ValueError, match='columns must be distinct integers'):
+            md.regressor(model, q, qd, qdd, armature=True, friction=friction, columns=wrong)
