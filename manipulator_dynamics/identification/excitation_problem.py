@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ..rigid.regressor import regressor
+from . import friction
 from ..rigid.rnea import inverse_dynamics
 
 
@@ -331,8 +331,8 @@ def log_condition(W):
 
 
 def base_rows(model, base, q, qd, qdd):
-    Y = regressor(model, q, qd, qdd, armature=base.armature, friction=base.friction)
-    return base.base_regressor(Y).reshape(-1, base.count)
+    """Return the states' base regressor as ``(N n, b)`` rows (:func:`.friction.base_rows`)."""
+    return friction.base_rows(model, base, q, qd, qdd).reshape(-1, base.count)
 
 
 def rms(tau):
