@@ -137,3 +137,67 @@ def test_a_groups_mark_belongs_to_its_install_not_to_every_copy_of_the_source(tm
     assert copied == folder, 'the same source: the same cache folder'
     assert not marked and copy_key != key, "the copy took the install's mark for its own"
     assert run('look')[1], 'the install lost its own mark'
+
+
+#: In a process of its own: load the kernels of the groups named in argv[2] (as a node's
+#: background compile leaves them in the cache), then run dynamics_node's ~/estimate_payload on
+#: the window in argv[1]; print every kernel signature the estimate needed beyond those.
+_ESTIMATE = '''
+import gc, sys
+import numpy as np
+from numba.core.dispatcher import Dispatcher
+from manipulator_dynamics import precompile, robots
+from manipulator_dynamics.identification.payload import identify_payload, payload_combinations
+from manipulator_dynamics.urdf import load_model
+
+
+def loaded():
+    return {(f'{d.py_func.__module__}.{d.py_func.__qualname__}', str(s))
+            for d in gc.get_objects() if isinstance(d, Dispatcher) for s in d.signatures}
+
+
+for group in sys.argv[2].split(','):
+    precompile._compile(group)
+before = loaded()
+window = dict(np.load(sys.argv[1]))
+model = load_model(robots.path('demo_arm_gripper'), tip_links=['tool0'])
+found = identify_payload(model, window, 'tool0',
+                         combinations=payload_combinations(model, 'tool0'))
+assert abs(found.mass - 1.5) < 1e-3, found.summary()
+for kernel in sorted({name for name, _ in loaded() - before}):
+    print(kernel)
+'''
+
+
+def test_dynamics_nodes_payload_estimate_needs_no_kernel_its_groups_do_not_compile(tmp_path):
+    """
+    ``~/estimate_payload`` runs only kernels dynamics_node's own groups compile.
+
+    Where the install compiled nothing, the node compiles its groups in the background; a
+    kernel outside them would be compiled inside the service's call, tens of seconds with no
+    command sent.  The suite's cache holds every kernel, so each runs compiled from it: what
+    is checked is which ones the estimate called beyond those its groups loaded.
+    """
+    import subprocess
+    import sys
+
+    import manipulator_dynamics as md
+    from manipulator_dynamics import robots
+    import numpy as np
+    pytest.importorskip('rclpy', reason="dynamics_node's groups: the node needs rclpy")
+    from manipulator_dynamics.nodes.dynamics_node import DynamicsNode
+    model = md.load_model(robots.path('demo_arm_gripper'), tip_links=['tool0'])
+    held = model.with_payload('tool0', 1.5, [0.01, -0.02, 0.05])
+    t = np.arange(3000) * 1e-3                                 # 3 s at 1 kHz, as the node keeps
+    w = 2 * np.pi * np.array([0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])[:model.n]
+    q = 0.8 * np.sin(np.outer(t, w))
+    qd = 0.8 * w * np.cos(np.outer(t, w))
+    qdd = -0.8 * w ** 2 * np.sin(np.outer(t, w))
+    np.savez(tmp_path / 'window.npz', t=t, q=q, qd=qd,
+             tau=md.inverse_dynamics(held, q, qd, qdd, friction=True))
+    groups = DynamicsNode.GROUPS + ('contact',)
+    out = subprocess.run([sys.executable, '-c', _ESTIMATE, str(tmp_path / 'window.npz'),
+                          ','.join(groups)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout == '', ('~/estimate_payload would compile, beyond the groups '
+                              f'{", ".join(groups)}:\n{out.stdout}')

@@ -62,7 +62,8 @@ def run(plot='contact.png', lockstep=True, engine='auto', pace=1.0):
                           push_link=link)),
         ('dynamics_node', dict(common, mode='none', external_torques='true',
                                contact_calibration=str(CALIBRATION))),
-        ('trajectory_node', common)], lockstep, kernels=('rigid', 'forward', 'contact'),
+        ('trajectory_node', common)], lockstep,
+        kernels=('rigid', 'forward', 'base-parameters', 'contact'),
         pace=pace)
     heard = {name: [] for name in ('estimate', 'truth', 'level', 'wrench', 'true_wrench')}
     for name, kind, topic in (('estimate', JointState, '/dynamics_node/external_torques'),

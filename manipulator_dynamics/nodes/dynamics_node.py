@@ -188,8 +188,9 @@ class DynamicsNode(CommandingNode):
         self.contact.on_parameters(changed)
 
     # --- model --------------------------------------------------------------------------------
-    #: ~/forward_dynamics runs the forward group's kernels.
-    GROUPS = CommandingNode.GROUPS + ('forward',)
+    #: ~/forward_dynamics runs the forward group's kernels, ~/estimate_payload the
+    #: base-parameters group's (the regressor, the identification's filter).
+    GROUPS = CommandingNode.GROUPS + ('forward', 'base-parameters')
 
     def kernel_groups(self):
         return self.GROUPS + (('contact',) if self.params.external_torques else ())

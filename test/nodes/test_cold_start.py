@@ -117,7 +117,8 @@ def test_once_compiled_in_the_background_the_node_switches_to_the_kernels(
     feed_states(client)
     processes('dynamics_node', f'urdf_path:={ARM}', 'mode:=gravity_compensation',
               'external_torques:=true', env={'NUMBA_CACHE_DIR': str(cache)})
-    monitor.logged(WARN, r'kernels of rigid, forward, contact are not compiled for this machine')
+    monitor.logged(WARN, r'kernels of rigid, forward, base-parameters, contact are not '
+                   r'compiled for this machine')
     client.wait(lambda: controller.received, 30.0, 'the first command')
     client.wait(lambda: inertia, 60.0, '~/inertia_matrix, once the kernels are ready')
     assert any('kernels ready after' in r.msg for r in monitor.logs)
@@ -127,7 +128,7 @@ def test_once_compiled_in_the_background_the_node_switches_to_the_kernels(
     assert any('observer started (the kernels are ready)' in r.msg for r in monitor.logs)
     assert all(os.path.exists(cache / os.path.basename(precompile.cache_dir())
                               / os.path.basename(precompile.mark(group)))
-               for group in ('rigid', 'forward', 'contact'))
+               for group in ('rigid', 'forward', 'base-parameters', 'contact'))
     np.testing.assert_allclose(inertia[-1].data[:7], md.inertia_matrix(
         md.load_model(ARM), np.full(7, 0.1))[0], atol=1e-9)
 
