@@ -265,6 +265,7 @@ def _compile(name):
         for method in ('energy', 'dynamic'):
             base_parameters(model, method=method, friction=True, armature=True)
         filtfilt(lowpass(1.0, 100.0), np.zeros((40, 2)))     # every time series identified
+        _warm_scoring(model)
     elif name == LIBRARY:
         _warm_library(model)
     else:
@@ -275,6 +276,16 @@ def _compile(name):
         flexible_inverse_dynamics(arm, np.arange(3) * 1e-6, np.zeros((3, arm.n)))
         FlexibleStream(arm, np.zeros(arm.n), 1e-6).step(np.zeros(arm.n))  # mode:=stream's
         arm.natural_frequencies(count=2)
+
+
+def _warm_scoring(model):
+    """Score predictions at a full rate (validation's spline and friction), both kinds of law."""
+    from .identification.validation import at_full_rate
+    raw_t, t = np.arange(40) * 0.01, np.arange(8) * 0.05
+    rows = np.zeros((8, model.n))
+    for left_out in (None, np.zeros((8, model.n), dtype=bool)):
+        at_full_rate(model.joint_names, [(raw_t, np.ones((40, model.n)))], t, rows,
+                     {'rigid': rows, 'friction': rows}, {'friction': model}, left_out)
 
 
 def _warm_library(model):

@@ -23,12 +23,16 @@ cross-validation, :func:`compared` checks the parameter sets judged beside the i
 
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
+from .._jit import JIT
 from .._parallel import in_order
 from ..errors import IdentificationError
 from ..model import Model
 from ..recordings import spill
+from ..rigid.kinematics import FRICTION, kernel_model
+from ..rigid.rnea import add_coupled, joint_friction
 
 
 @dataclass(frozen=True, eq=False)
@@ -284,17 +288,17 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
     ``predicted {model: (rows, n)}``: the rows predicted, within the stretches, in time order;
     ``frictions {model: Model or None}``: the friction each model's prediction holds.  What a
     model predicts but its friction is the rigid body's, smooth below the fit's cutoff: it is
-    interpolated (a cubic spline through the rows, drawn chunk by chunk: :data:`SPLINE_MARGIN`)
-    at every sample; its friction, whose Coulomb term jumps at each reversal, is evaluated at
-    every sample, on the interpolated velocities (:func:`..control.friction_torque`).  An
+    interpolated (a cubic spline through the rows, not-a-knot as scipy's ``CubicSpline``, drawn
+    chunk by chunk: :data:`SPLINE_MARGIN`) at every sample; its friction, whose Coulomb term
+    jumps at each reversal, is evaluated at every sample, on the interpolated velocities (the
+    law of :func:`..control.friction_torque`).  Both in one compiled pass a chunk
+    (:func:`_spline`, :func:`_missed`), which holds no sample's values beyond its own.  An
     equation left out at a row (``left_out``) is left out at the samples nearest it.  Scored
     between each stretch's first and last rows, by chunks.  ``ranges``: each stretch's rows,
     ``(start, stop)`` (several logs may overlap in time); default: the rows whose stamps lie
     within it.  Returns a :class:`Validation` whose sums are the full rate's, its rows the ones
     predicted (the measured torque at each).
     """
-    import scipy.interpolate
-
     from ..control import friction_torque
 
     n = len(joint_names)
@@ -302,9 +306,11 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
     smooth = np.hstack([predicted[m] - (0.0 if frictions.get(m) is None
                                         else friction_torque(frictions[m], qd))
                         for m in models] + [qd])
+    laws = {m: None if frictions.get(m) is None else kernel_model(frictions[m]) for m in models}
     sums = {'squared_error': {m: np.zeros(n) for m in models}, 'squared_torque': np.zeros(n),
             'count': np.zeros(n, dtype=np.int64)}
     samples, measured = 0, np.empty((len(t), n))
+    everywhere = np.ones((0, n), dtype=np.bool_)
     for k, (raw_t, raw_tau) in enumerate(raw):
         if ranges is None:
             inside = np.flatnonzero((t >= raw_t[0]) & (t <= raw_t[-1]))
@@ -323,28 +329,27 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
                   inside=inside, b=b):
             """Return one chunk's sums: its samples' squared errors, torques and counts."""
             stop = min(b + 1, start + SCORED_CHUNK)
-            at, tau = raw_t[start:stop], raw_tau[start:stop]
+            at = np.ascontiguousarray(raw_t[start:stop], dtype=float)
+            tau = np.ascontiguousarray(raw_tau[start:stop], dtype=float)
             lo = max(0, int(np.searchsorted(rows_t, at[0], 'right')) - 1 - SPLINE_MARGIN)
             hi = min(len(rows_t), int(np.searchsorted(rows_t, at[-1])) + 1 + SPLINE_MARGIN)
-            values = scipy.interpolate.CubicSpline(rows_t[lo:hi], rows_smooth[lo:hi],
-                                                   axis=0)(at)
-            speeds = values[:, -n:]
+            x = np.ascontiguousarray(rows_t[lo:hi], dtype=float)
+            c = _spline(x, np.ascontiguousarray(rows_smooth[lo:hi], dtype=float))
             scored = None                   # every sample, unless an equation is left out
             if left_out is not None:
                 nearest = inside[np.clip(np.searchsorted(t[inside], at), 0, len(inside) - 1)]
                 scored = ~left_out[nearest]
             errors = {}
             for k, m in enumerate(models):
-                missed = np.subtract(tau, values[:, k * n:(k + 1) * n], order='C')
-                if frictions.get(m) is not None:
-                    missed -= friction_torque(frictions[m], speeds)
-                errors[m] = _squares(missed, scored)
+                errors[m] = np.zeros(n)
+                _missed(c, x, at, tau, k * n, len(models) * n, laws[m],
+                        everywhere if scored is None else scored, errors[m])
             torque = _squares(tau, scored)
             spill.release(raw_tau, raw_t)
             count = np.full(n, len(at)) if scored is None else scored.sum(axis=0)
             return errors, torque, count, len(at)
-        # the chunks on threads (numpy and the spline let go of the GIL), added in their order:
-        # the sums of one thread's, bit for bit
+        # the chunks on threads (the kernels let go of the GIL), added in their order: the
+        # sums of one thread's, bit for bit
         for errors, torque, count, rows in in_order(chunk, range(a, b + 1, SCORED_CHUNK)):
             for m in models:
                 sums['squared_error'][m] += errors[m]
@@ -352,6 +357,90 @@ def at_full_rate(joint_names, raw, t, qd, predicted, frictions, left_out=None, r
             sums['count'] += count
             samples += rows
     return Validation.of_sums(joint_names, sums, samples, t, measured, predicted, left_out)
+
+
+@numba.njit(**JIT)
+def _spline(x, y):
+    """
+    Return the not-a-knot cubic spline through ``y (K, C)`` at ``x (K,)``, ``K >= 4``.
+
+    scipy's ``CubicSpline(x, y, axis=0)``: the same system for the slopes at the rows (its
+    ends not-a-knot), solved by elimination (the matrix once, every column's right side with
+    it), and the same coefficients, as ``(K - 1, C, 4)``: per interval and column, those of
+    ``h^3, h^2, h, 1``, ``h`` the time since the interval's start.
+    """
+    K, C = y.shape
+    dx = np.empty(K - 1)
+    for i in range(K - 1):
+        dx[i] = x[i + 1] - x[i]
+    lower, diag, upper = np.zeros(K), np.empty(K), np.zeros(K)
+    d0, d1 = x[2] - x[0], x[K - 1] - x[K - 3]
+    diag[0], upper[0] = dx[1], d0
+    for i in range(1, K - 1):
+        lower[i], diag[i], upper[i] = dx[i], 2.0 * (dx[i - 1] + dx[i]), dx[i - 1]
+    lower[K - 1], diag[K - 1] = d1, dx[K - 3]
+    w = np.zeros(K)
+    for i in range(1, K):
+        w[i] = lower[i] / diag[i - 1]
+        diag[i] -= w[i] * upper[i - 1]
+    slope, s, c = np.empty((K - 1, C)), np.empty((K, C)), np.empty((K - 1, C, 4))
+    for i in range(K - 1):                  # row by row, the columns side by side
+        for j in range(C):
+            slope[i, j] = (y[i + 1, j] - y[i, j]) / dx[i]
+    for j in range(C):
+        s[0, j] = ((dx[0] + 2.0 * d0) * dx[1] * slope[0, j] + dx[0] ** 2 * slope[1, j]) / d0
+        s[K - 1, j] = (dx[K - 2] ** 2 * slope[K - 3, j]
+                       + (2.0 * d1 + dx[K - 2]) * dx[K - 3] * slope[K - 2, j]) / d1
+    for i in range(1, K - 1):
+        for j in range(C):
+            s[i, j] = 3.0 * (dx[i] * slope[i - 1, j] + dx[i - 1] * slope[i, j])
+    for i in range(1, K):
+        for j in range(C):
+            s[i, j] -= w[i] * s[i - 1, j]
+    for j in range(C):
+        s[K - 1, j] /= diag[K - 1]
+    for i in range(K - 2, -1, -1):
+        for j in range(C):
+            s[i, j] = (s[i, j] - upper[i] * s[i + 1, j]) / diag[i]
+    for i in range(K - 1):
+        for j in range(C):
+            t = (s[i, j] + s[i + 1, j] - 2.0 * slope[i, j]) / dx[i]
+            c[i, j, 0] = t / dx[i]
+            c[i, j, 1] = (slope[i, j] - s[i, j]) / dx[i] - t
+            c[i, j, 2] = s[i, j]
+            c[i, j, 3] = y[i, j]
+    return c
+
+
+@numba.njit(**JIT)
+def _missed(c, x, at, tau, column, speeds, law, scored, out):
+    """
+    Add to ``out (n,)`` each joint's squared error at the samples ``at``: ``tau`` minus the spline.
+
+    ``c``, ``x``: :func:`_spline`'s, its columns ``column ..`` the prediction's smooth part,
+    ``speeds ..`` the velocities; ``law``: the friction's model (a kernel model, or None: no
+    friction), its law at the interpolated velocities taken off too; ``scored (samples, n)``:
+    the equations counted (no rows: every one).  Beyond the last row, its interval's cubic.
+    """
+    n, K = tau.shape[1], x.shape[0]
+    v, f = np.empty(n), np.zeros(n)
+    i = 0
+    for k in range(at.shape[0]):
+        a = at[k]
+        while i < K - 2 and a >= x[i + 1]:
+            i += 1
+        h = a - x[i]
+        if law is not None:
+            for j in range(n):
+                p = c[i, speeds + j]
+                v[j] = ((p[0] * h + p[1]) * h + p[2]) * h + p[3]
+                f[j] = joint_friction(law, j, v[j])
+            add_coupled(law, v, v, FRICTION, f)
+        for j in range(n):
+            if scored.shape[0] == 0 or scored[k, j]:
+                p = c[i, column + j]
+                e = tau[k, j] - (((p[0] * h + p[1]) * h + p[2]) * h + p[3]) - f[j]
+                out[j] += e * e
 
 
 def compared(model, compare):

@@ -460,6 +460,51 @@ def test_scoring_on_threads_gives_the_sums_of_one_thread(arm, log, monkeypatch):
     assert np.array_equal(one.sums['squared_torque'], two.sums['squared_torque'])
 
 
+def test_scoring_is_scipys_spline_and_the_friction_law_at_every_sample():
+    """
+    :func:`.validation.at_full_rate` against its definition, written with scipy and numpy.
+
+    Two stretches at 1 kHz, predictions at 50 rows a second: the smooth part splined by
+    scipy's ``CubicSpline`` over each whole stretch, the friction (smooth and sign laws, offsets,
+    coupled motors) of :func:`..control.friction_torque` at the splined velocities, summed at
+    every sample; a model without friction; equations left out at some rows.
+    """
+    import scipy.interpolate
+
+    from manipulator_dynamics.control import friction_torque
+    from manipulator_dynamics.identification.validation import at_full_rate
+    from conftest import _with_joint_dynamics
+    law = coupled(_with_joint_dynamics(md.load_model(robots.path('demo_arm')), 3, laws=True))
+    n, rng = law.n, np.random.default_rng(5)
+    raw = [(np.arange(3000) * 1e-3, rng.normal(size=(3000, n))),
+           (5.0 + np.arange(2000) * 1e-3, rng.normal(size=(2000, n)))]
+    t = np.concatenate([np.arange(150) * 0.02, 5.0 + np.arange(100) * 0.02])
+    qd = np.sin(np.outer(t, np.arange(1, n + 1)))               # reversals: Coulomb switches
+    predicted = {'with': rng.normal(size=(len(t), n)), 'without': rng.normal(size=(len(t), n))}
+    left_out = rng.uniform(size=(len(t), n)) < 0.1
+    for out in (None, left_out):
+        got = at_full_rate(law.joint_names, raw, t, qd, predicted, {'with': law}, out)
+        wrong = {m: np.zeros(n) for m in predicted}
+        torque = np.zeros(n)
+        for raw_t, raw_tau in raw:
+            inside = np.flatnonzero((t >= raw_t[0]) & (t <= raw_t[-1]))
+            at = raw_t[:np.searchsorted(raw_t, t[inside[-1]]) + 20]   # the last row's too
+            spline = scipy.interpolate.CubicSpline(t[inside], np.hstack(
+                [predicted['with'] - friction_torque(law, qd), predicted['without'], qd])[inside],
+                axis=0)(at)
+            scored = np.ones((len(at), n), dtype=bool) if out is None else ~out[inside][
+                np.clip(np.searchsorted(t[inside], at), 0, len(inside) - 1)]
+            missed = {'with': raw_tau[:len(at)] - spline[:, :n]
+                      - friction_torque(law, spline[:, 2 * n:]),
+                      'without': raw_tau[:len(at)] - spline[:, n:2 * n]}
+            for m in predicted:
+                wrong[m] += (missed[m] ** 2 * scored).sum(axis=0)
+            torque += (raw_tau[:len(at)] ** 2 * scored).sum(axis=0)
+        for m in predicted:
+            np.testing.assert_allclose(got.sums['squared_error'][m], wrong[m], rtol=1e-12)
+        np.testing.assert_allclose(got.sums['squared_torque'], torque, rtol=1e-13)
+
+
 def test_a_chunks_spline_is_the_whole_stretchs_to_rounding(arm, log, monkeypatch):
     """
     Scored by chunks, each with a spline of its own rows and a margin: the sums of one spline.
