@@ -83,15 +83,44 @@ def motion_bandwidth(logs, power=0.999):
             for a, g in grid:
                 x[a:a + len(g)] -= mean + (g - middle) * along / across
                 x[a:a + len(g)] *= grid.hanning(a, len(g))
-            spectrum = np.abs(scipy.fft.rfft(x, overwrite_x=True))
-            del x
-            np.square(spectrum, out=spectrum)
+            spectrum = power_spectrum(x)            # in x's own memory
             total = spectrum.sum()
             if total > 0:
-                share = np.divide(np.cumsum(spectrum, out=spectrum), total, out=spectrum)
-                f = np.searchsorted(share, power) * (1.0 / (length * step))   # rfftfreq's
+                np.divide(np.cumsum(spectrum, out=spectrum), total, out=spectrum)
+                f = np.searchsorted(spectrum, power) * (1.0 / (length * step))   # rfftfreq's
                 highest = max(highest, float(f))
+            del x, spectrum                         # not beside the next column's
     return highest
+
+
+def power_spectrum(x):
+    """
+    Return ``abs(scipy.fft.rfft(x)) ** 2``, to the last bit, in the memory of ``x (L,)``.
+
+    ``scipy.fft.rfft`` returns a complex array beside its input, and its absolute value a
+    third: 2.5 times the input's bytes (an hour at 1 kHz: 72 MB a column, growing with the
+    log).  ``scipy.fftpack.rfft`` transforms in place, its output packed as ``r0, r1, i1, r2,
+    i2, ...`` (the same numbers as ``scipy.fft.rfft``'s, bit for bit); each bin's power is
+    taken from its pair, a chunk at a time, by numpy's complex absolute value, and written
+    where the bins already read lay.  ``x`` is overwritten: the power is its first
+    ``L // 2 + 1`` entries.
+    """
+    import scipy.fftpack
+
+    length = len(x)
+    packed = scipy.fftpack.rfft(x, overwrite_x=True)
+    last = packed[-1] if length % 2 == 0 else None     # Nyquist's bin: real alone
+    pairs = (length - 1) // 2                           # the bins with an imaginary part
+    power = packed[:length // 2 + 1]
+    power[0] = packed[0] * packed[0]
+    for a in range(1, pairs + 1, spill.CHUNK):
+        b = min(pairs + 1, a + spill.CHUNK)
+        z = np.empty(b - a, dtype=complex)
+        z.real, z.imag = packed[2 * a - 1:2 * b - 1:2], packed[2 * a:2 * b:2]
+        power[a:b] = np.square(np.abs(z))       # each bin after the ones it was read from
+    if last is not None:
+        power[-1] = last * last
+    return power
 
 
 def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states', **options):

@@ -178,6 +178,34 @@ def test_a_fast_log_cut_down_fits_and_scores_as_at_its_full_rate(arm, monkeypatc
     np.testing.assert_array_equal(cut.validation.measured, held[2][row])
 
 
+@pytest.mark.parametrize('length', [999, 1000, 1 << 20, 3 * 5 ** 7 + 1])
+def test_the_power_spectrum_is_numpys_to_the_bit_in_the_inputs_own_memory(length, monkeypatch):
+    """
+    ``power_spectrum``: ``abs(rfft(x)) ** 2`` bit for bit, odd and even lengths, by chunks.
+
+    Made in the input's memory: beyond it, less than a tenth of its bytes is allocated (the
+    complex transform and its absolute value took 2.5 times them: an hour's column 72 MB).
+    """
+    import tracemalloc
+
+    import scipy.fft
+    from manipulator_dynamics.identification.selection import power_spectrum
+    from manipulator_dynamics.recordings import spill
+    monkeypatch.setattr(spill, 'CHUNK', 1000)
+    x = np.random.default_rng(length).normal(size=length)
+    expected = np.abs(scipy.fft.rfft(x)) ** 2
+    tracemalloc.start()
+    try:
+        found = power_spectrum(x)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(found, expected)
+    assert np.shares_memory(found, x)
+    if length > 1 << 16:
+        assert peak < 0.1 * x.nbytes, f'{peak / x.nbytes:.2f} of the input allocated'
+
+
 @pytest.mark.parametrize('chunk', [None, 1000], ids=['one chunk', 'chunks of 1000'])
 def test_the_motion_bandwidth_is_where_its_power_ends(monkeypatch, chunk):
     """
