@@ -35,8 +35,11 @@ def sample_matrix(model, name, x):
                                   f'{", ".join(model.joint_names)}, got {a.shape}')
     first, count = None, 0
     for start, block in spill.by_chunks(a):         # a long log's: never all of it at once
-        bad = np.argwhere(~np.isfinite(block))
-        if len(bad) and first is None:
+        finite = np.isfinite(block)
+        if finite.all():                            # the usual chunk: nothing to find
+            continue
+        bad = np.argwhere(~finite)
+        if first is None:
             first = (start + int(bad[0][0]), int(bad[0][1]))
         count += len(bad)
     if first is not None:
