@@ -417,6 +417,19 @@ def test_a_long_logs_columns_are_spilled_and_identify_as_in_memory(arm, log, tmp
         md.identify(arm, str(path), cutoff=2.0)
 
 
+def test_non_finite_values_are_counted_over_chunks_and_the_first_named(arm, monkeypatch):
+    """Chunks without a bad value are passed over; the first one's sample and every one count."""
+    from manipulator_dynamics.recordings import spill
+    from manipulator_dynamics.recordings.samples import sample_matrix
+    monkeypatch.setattr(spill, 'CHUNK', 100)
+    q = np.zeros((1000, arm.n))
+    assert sample_matrix(arm, 'q', q) is not None
+    q[250, 2], q[251, 0], q[777, arm.n - 1] = np.nan, np.inf, -np.inf
+    with pytest.raises(IdentificationError, match=rf"q\[250, 2\] \(joint '{arm.joint_names[2]}'\) "
+                       r'is nan: 3 non-finite values in q'):
+        sample_matrix(arm, 'q', q)
+
+
 def test_a_bad_value_in_a_later_chunk_is_named_by_row_and_column(arm, log, tmp_path,
                                                                  monkeypatch):
     path = tmp_path / 'run.csv'
