@@ -136,10 +136,11 @@ class Decimated:
         held = self.at(k, cutoff)
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', ExtrapolationWarning)
-            t, q, qd, qdd, _, _ = fitted.states([(s.t, s.q, s.tau) for s in held])
+            t, q, qd, qdd = fitted.states([(s.t, s.q, s.tau) for s in held])[:4]
         friction = friction_of(fitted.model, fitted.names, fitted.values)
+        predicted = fitted.predictions(q, qd, qdd, {'identified': fitted.values})
+        del q, qdd                      # a long piece's: not held while it is scored
         scored = at_full_rate(fitted.model.joint_names, [(s.raw_t, s.raw_tau) for s in held], t,
-                              qd, fitted.predictions(q, qd, qdd, {'identified': fitted.values}),
-                              {'identified': friction})
+                              qd, predicted, {'identified': friction})
         return (float(scored.sums['squared_error']['identified'].sum()),
                 float(scored.sums['squared_torque'].sum()))
