@@ -142,7 +142,7 @@ def test_a_groups_mark_belongs_to_its_install_not_to_every_copy_of_the_source(tm
 #: In a process of its own: load the kernels of the groups named in argv[2] (as a node's
 #: background compile leaves them in the cache), then run dynamics_node's ~/estimate_payload on
 #: the window in argv[1]; print every kernel signature the estimate needed beyond those.
-_ESTIMATE = '''
+_ESTIMATE = """
 import gc, sys
 import numpy as np
 from numba.core.dispatcher import Dispatcher
@@ -166,7 +166,7 @@ found = identify_payload(model, window, 'tool0',
 assert abs(found.mass - 1.5) < 1e-3, found.summary()
 for kernel in sorted({name for name, _ in loaded() - before}):
     print(kernel)
-'''
+"""
 
 
 def test_dynamics_nodes_payload_estimate_needs_no_kernel_its_groups_do_not_compile(tmp_path):
