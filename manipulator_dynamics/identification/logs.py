@@ -250,7 +250,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     parallel.t = np.concatenate([u[4] for u in used])          # the stamps of every row
     # what the filter took off the positions: noise, quantisation, motion above the cutoff;
     # where the log was cut down, the anti-alias filter's share as its mean r r^T per sample
-    parallel.wiggle = rows(np.concatenate([u[5] for u in used]))
+    parallel.wiggle = np.concatenate([u[5][trim:len(u[5]) - trim] for u in used])   # rows()'s
     parallel.wiggle_moment = moment / max(samples, 1)
     # the stretches at their full rate, where the log was cut down: what validation scores,
     # and the rows ``rows`` gives of each (logs may overlap in time: by index, not by stamp)
@@ -269,7 +269,10 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         processing['reduced'] = {'factor': factor, 'rate_hz': fs, 'anti_alias_hz':
                                  ALIAS_SHARE * fs, 'how': 'anti-aliased, zero phase, by chunks; '
                                  'validation scored at the full rate'}
-    joined = tuple(np.concatenate([u[k] for u in used]) for k in range(4))
+    # the positions and their derivatives were made here: one stretch's are not copied (an
+    # hour's piece at the highest candidate, 20 MB each); the efforts may be the caller's
+    joined = tuple(used[0][k] if len(used) == 1 and k < 3 else
+                   np.concatenate([u[k] for u in used]) for k in range(4))
     spill.release(*(u[k] for u in used for k in (3, 4)))
     return joined + (parallel, processing)
 
