@@ -370,6 +370,8 @@ def _spline(x, y):
     ``h^3, h^2, h, 1``, ``h`` the time since the interval's start.
     """
     K, C = y.shape
+    if K < 4 or x.shape[0] != K:        # unchecked indices below: never past the arrays
+        raise ValueError('_spline needs x (K,) and y (K, C) with K >= 4')
     dx = np.empty(K - 1)
     for i in range(K - 1):
         dx[i] = x[i + 1] - x[i]

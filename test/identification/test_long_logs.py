@@ -516,6 +516,9 @@ def test_scoring_is_scipys_spline_and_the_friction_law_at_every_sample():
         for m in predicted:
             np.testing.assert_allclose(got.sums['squared_error'][m], wrong[m], rtol=1e-12)
         np.testing.assert_allclose(got.sums['squared_torque'], torque, rtol=1e-13)
+    from manipulator_dynamics.identification.validation import _spline
+    with pytest.raises(ValueError, match='K >= 4'):            # its indices are not checked
+        _spline(np.arange(3.0), np.zeros((3, 2)))
 
 
 def test_a_chunks_spline_is_the_whole_stretchs_to_rounding(arm, log, monkeypatch):
