@@ -162,8 +162,8 @@ class Validation:
         if not worse:
             return ''
         return ('WORSE THAN THE PRIOR it started from on the held-out data: ' + ', '.join(
-            f'{m} {_apart(e, p)[0]} % against {_apart(e, p)[1]} % ({100 * (e / p - 1):.2g} % '
-            'more)' for m, (e, p) in worse.items())
+            f"{m} {' % against '.join(_apart(e, p))} % ({100 * (e / p - 1):.2g} % more)"
+            for m, (e, p) in worse.items())
             + ': keep the prior, or record a motion that excites what it does not')
 
     def table(self):
