@@ -134,16 +134,22 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     motion, too high one lets the positions' noise, differentiated twice, into the regressor,
     and the held-out error sees both.  The pieces are filtered at their full rate once and each
     candidate judged on as few rows as it needs (:mod:`.decimation`), one pass per candidate.
-    ``options`` go to :func:`.fit.fit`.  Returns ``(cutoff, report)``, the report with the
-    bandwidth and every candidate's error.
+
+    The error is a valley in the cutoff (the attenuation falls, the noise rises): the
+    candidates are judged from the lowest up, and once one's error is above the smallest
+    below it the valley's floor is passed and the higher ones, each twice as costly as the one
+    below it, are not judged (``report['not_judged']``, said in :func:`cutoff_summary`).
+    ``candidates`` given are judged every one.  ``options`` go to :func:`.fit.fit`.  Returns
+    ``(cutoff, report)``, the report with the bandwidth and every judged candidate's error.
     """
     logs = read_time_series(model, data, topic, "cutoff='auto'", options.get('retime', True))
     bandwidth = motion_bandwidth(logs)
     fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float))))
+    valley = candidates is None                 # the user's own candidates are judged whole
     if candidates is None:
         candidates = [m * bandwidth for m in CUTOFF_MULTIPLES if 0 < m * bandwidth < 0.2 * fs]
     candidates = [float(c) for c in candidates]
-    errors, refused = {}, {}
+    errors, refused, not_judged = {}, {}, []
     law = friction_law(options.get('friction', True))
     if candidates and options.get('base') is None and law != 'smooth':
         # once, not per candidate and fold: the same robot, law and columns every time
@@ -154,7 +160,10 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
         pieces = [tuple(x[r] for x in log) for log, cut in zip(logs, ranges) for r in cut]
         ladder = Decimated(model, pieces, candidates)
         held = [[i * folds + k for i in range(len(logs))] for k in range(folds)]
-        for c in candidates:
+        for c in sorted(candidates):
+            if valley and errors and errors[max(errors)] > min(errors.values()):
+                not_judged.append(c)                # past the valley's floor: see above
+                continue
             try:
                 errors[c] = held_out_error(model, ladder, held, c, **options)
             except IdentificationError as e:        # too low: the pieces are too short
@@ -166,7 +175,7 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
                                   + '; '.join(f'{c:.3g} Hz: {e}' for c, e in refused.items()))
     best = min(errors, key=errors.get)
     return best, {'bandwidth_hz': bandwidth, 'folds': folds, 'held_out_error': errors,
-                  'refused': refused}
+                  'refused': refused, 'not_judged': not_judged}
 
 
 def held_out_error(model, ladder, folds, cutoff, **options):
@@ -267,6 +276,9 @@ def cutoff_summary(processing):
                      f'{c:.3g} Hz {e:.4g} %' for c, e in chosen['held_out_error'].items()))
         if chosen['refused']:
             text += '; too low to judge: ' + ', '.join(f'{c:.3g} Hz' for c in chosen['refused'])
+        if chosen.get('not_judged'):
+            text += ("; not judged, past the error's rise: "
+                     + ', '.join(f'{c:.3g} Hz' for c in chosen['not_judged']))
     return text
 
 

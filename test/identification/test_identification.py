@@ -596,6 +596,49 @@ def test_the_cutoff_is_chosen_from_the_data(arm, base, tmp_path, capsys):
         md.identify(arm, measured(arm, seed=41)[1:5], cutoff='auto')
 
 
+def test_the_cutoffs_are_judged_up_to_the_errors_rise(arm, monkeypatch):
+    """
+    The candidates are judged from the lowest up; past the first rise of the error, no more.
+
+    The error is a valley in the cutoff: once a candidate's is above the smallest below it,
+    the higher ones (each twice the rows) are not judged, and the report and the summary say
+    which.  A candidate too low to judge is no rise.  Candidates the user gives are judged
+    every one.  On a real log, the cutoff and the errors judged are those of judging them all.
+    """
+    from manipulator_dynamics.identification import selection
+    t, _, _, _, tau, q = measured(arm, seed=42)
+    noisy = q + np.random.default_rng(7).normal(size=q.shape) * 3e-4   # the highest, too high
+    _, whole = selection.choose_cutoff(arm, (t, noisy, tau))
+    every = selection.choose_cutoff(arm, (t, noisy, tau), candidates=[
+        m * whole['bandwidth_hz'] for m in selection.CUTOFF_MULTIPLES])
+    errors = whole['held_out_error']
+    assert every[0] == min(errors, key=errors.get) and whole['not_judged']
+    assert errors == {c: every[1]['held_out_error'][c] for c in errors}
+    assert sorted(errors) + whole['not_judged'] == sorted(every[1]['held_out_error'])
+    curve = {}
+
+    def held_out_error(model, ladder, folds, cutoff, **options):
+        asked.append(cutoff)
+        rank = sorted(ladder.candidates).index(cutoff)
+        if curve[rank] is None:
+            raise md.IdentificationError('too short')
+        return curve[rank]
+    monkeypatch.setattr(selection, 'held_out_error', held_out_error)
+    for shape, judged, best in (((3.0, 2.0, 2.5, 1.0), 3, 1), ((None, 2.0, 1.0, 3.0), 4, 2),
+                                ((1.0, 2.0, 0.5, 0.1), 2, 0), ((4.0, 3.0, 2.0, 1.0), 4, 3)):
+        curve.update(enumerate(shape))
+        asked = []
+        cutoff, report = selection.choose_cutoff(arm, (t, q, tau))
+        tried = [m * report['bandwidth_hz'] for m in selection.CUTOFF_MULTIPLES]
+        assert asked == tried[:judged] and report['not_judged'] == tried[judged:], shape
+        assert cutoff == tried[best], shape
+        said = cutoff_summary({'cutoff_hz': cutoff, 'cutoff_selection': report})
+        assert ('not judged, past the error' in said) == (judged < 4), said
+        asked = []
+        assert selection.choose_cutoff(arm, (t, q, tau), candidates=tried)[1][
+            'not_judged'] == [] and asked == tried
+
+
 def test_without_a_cutoff_the_data_choose_it(arm, base, tmp_path, capsys):
     """
     No cutoff given: chosen as ``'auto'`` does, in the library and on the command line.
