@@ -26,14 +26,13 @@ import dataclasses
 from dataclasses import dataclass
 import warnings
 
-from .base_parameters import base_parameters
 from .filtering import CUTOFF_HZ
 from .fit import fit
-from .friction import friction_law, LAYOUTS, with_law
+from .friction import friction_law
 from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_time_series
-from .selection import choose_prior_threshold, choose_prior_weight, folds_in_time, judging, \
-    resolve_cutoff
+from .selection import base_columns, choose_prior_threshold, choose_prior_weight, \
+    folds_in_time, judging, resolve_cutoff, sharing
 from .validation import compared, ExtrapolationWarning, pooled, Validation
 from ..errors import IdentificationError
 
@@ -127,7 +126,7 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
     law = friction_law(friction)
     compared(model, compare)                          # refused before any work, not after it
     if base is None and law != 'smooth':            # once: every fit below has the same columns
-        base = base_parameters(with_law(model, law), friction=LAYOUTS[law], armature=armature)
+        base = base_columns(model, law, armature)
     cutoff, chosen = resolve_cutoff(model, data, cutoff, topic=topic, friction=friction,
                                     armature=armature, retime=retime, base=base)
     weighed = None
@@ -303,16 +302,18 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', friction=True
                            'cross-validation in time')
     laws = list(friction) if isinstance(friction, (list, tuple)) else None
     estimates = []
-    for train, held in splits:
-        # a piece held out of a motion often goes where the others did not: each fold's
-        # validation keeps it (beyond_training), the warnings are for data a user holds out
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore', ExtrapolationWarning)
-            if laws is not None and len(laws) > 1:
-                estimates.append(select_friction(model, train, held, laws=laws, topic=topic,
-                                                 **options))
-            else:
-                estimates.append(identify(model, train, topic=topic, validation=held,
-                                          friction=laws[0] if laws else friction, **options))
+    with sharing():             # the folds' choices of cutoff judge the pieces they share once
+        for train, held in splits:
+            # a piece held out of a motion often goes where the others did not: each fold's
+            # validation keeps it (beyond_training), the warnings are for data a user holds out
+            with warnings.catch_warnings():
+                warnings.simplefilter('ignore', ExtrapolationWarning)
+                if laws is not None and len(laws) > 1:
+                    estimates.append(select_friction(model, train, held, laws=laws,
+                                                     topic=topic, **options))
+                else:
+                    estimates.append(identify(model, train, topic=topic, validation=held,
+                                              friction=laws[0] if laws else friction,
+                                              **options))
     return CrossValidation(estimates=estimates, pooled=pooled([e.validation
                                                                for e in estimates]))

@@ -23,12 +23,14 @@ prior weight.  It sits below :mod:`.estimate`: it fits, it never identifies with
 own, so nothing here calls back up.
 """
 
+import contextlib
+import contextvars
 import warnings
 
 import numpy as np
 
 from .base_parameters import base_parameters
-from .decimation import Decimated
+from .decimation import Decimated, Shared
 from .filtering import CUTOFF_HZ
 from .fit import factored, fit, solve_values
 from .friction import friction_law, LAYOUTS, with_law
@@ -47,6 +49,41 @@ CUTOFF_MULTIPLES = (2.5, 5.0, 10.0, 20.0)
 PRIOR_WEIGHTS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 
 
+#: The pieces judged within :func:`sharing`, or None.
+_SHARED = contextvars.ContextVar('manipulator_dynamics_shared_pieces', default=None)
+
+
+@contextlib.contextmanager
+def sharing():
+    """
+    Within, what :func:`choose_cutoff` makes of a piece is made once for every choice.
+
+    A log's bandwidth, a piece's anti-aliased rows and its equations' factors at a candidate
+    (:class:`.decimation.Shared`): :func:`.estimate.cross_validate`'s folds choose their
+    cutoffs on pieces they share.  The same results, made once; held until the block ends.
+    """
+    token = _SHARED.set(Shared())
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def base_columns(model, law, armature):
+    """
+    Return the base parameters of ``model`` with the friction ``law`` and ``armature``.
+
+    Made once within :func:`sharing`, where every fold's fits have the same columns: the
+    folds' pieces' equations are then known as the same (:class:`.decimation.Shared`).
+    """
+    def made():
+        return base_parameters(with_law(model, law), friction=LAYOUTS[law], armature=armature)
+    shared = _SHARED.get()
+    if shared is None:
+        return made()
+    return shared.get('base', (), (id(model), law, _named(armature)), made, (model, armature))
+
+
 def motion_bandwidth(logs, power=0.999):
     """
     Return the highest frequency of the motion in Hz: below it, ``power`` of the positions'.
@@ -57,6 +94,11 @@ def motion_bandwidth(logs, power=0.999):
     the transform is fast for (a log's own length is often not: an hour at 1 kHz one sample
     short took 1.1 s a joint, padded 0.17 s); the frequency under which ``power`` of their
     power lies, the largest over joints and logs.  Noise, flat and weak, does not move it.
+    Rounded to nine significant digits: it is known to a bin of the spectrum, a thousandth of
+    it or more, and the digits beyond are the stamps' rounding (the thirds of one motion found
+    0.25500000000603 and 0.25499999999878 Hz), so that pieces of one motion agree on it.  Not
+    to fewer: a cutoff's rows per sample (:func:`.filtering.reduction`) would move with it
+    where the bandwidth is a round fraction of the rate (5/9 Hz at 1 kHz: 9 samples a row).
     """
     import scipy.fft
 
@@ -90,7 +132,7 @@ def motion_bandwidth(logs, power=0.999):
                 f = np.searchsorted(spectrum, power) * (1.0 / (length * step))   # rfftfreq's
                 highest = max(highest, float(f))
             del x, spectrum                         # not beside the next column's
-    return highest
+    return float(f'{highest:.9g}')
 
 
 def power_spectrum(x):
@@ -143,7 +185,12 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     ``(cutoff, report)``, the report with the bandwidth and every judged candidate's error.
     """
     logs = read_time_series(model, data, topic, "cutoff='auto'", options.get('retime', True))
-    bandwidth = motion_bandwidth(logs)
+    shared = _SHARED.get()
+    if shared is None:
+        bandwidth = motion_bandwidth(logs)
+    else:                                       # the largest of each log's, each found once
+        bandwidth = max(shared.get('bandwidth', log[:2], None,
+                                   lambda log=log: motion_bandwidth([log])) for log in logs)
     fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float))))
     valley = candidates is None                 # the user's own candidates are judged whole
     if candidates is None:
@@ -153,12 +200,11 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     law = friction_law(options.get('friction', True))
     if candidates and options.get('base') is None and law != 'smooth':
         # once, not per candidate and fold: the same robot, law and columns every time
-        options['base'] = base_parameters(with_law(model, law), friction=LAYOUTS[law],
-                                          armature=options.get('armature'))
+        options['base'] = base_columns(model, law, options.get('armature'))
     if candidates:
         ranges = fold_ranges(logs, folds)
         pieces = [tuple(x[r] for x in log) for log, cut in zip(logs, ranges) for r in cut]
-        ladder = Decimated(model, pieces, candidates)
+        ladder = Decimated(model, pieces, candidates, shared)
         held = [[i * folds + k for i in range(len(logs))] for k in range(folds)]
         for c in sorted(candidates):
             if valley and errors and errors[max(errors)] > min(errors.values()):
@@ -194,7 +240,11 @@ def held_out_error(model, ladder, folds, cutoff, **options):
     pieces = None
     if friction_law(options.get('friction', True)) != 'smooth' and options.get('still') in (
             None, 0) and set(options) <= set(EQUATION_OPTIONS + VALUE_OPTIONS):
-        pieces = [piece_factors(model, ladder.at(j, cutoff), cutoff, options)
+        made = {k: v for k, v in options.items() if k in EQUATION_OPTIONS}
+        key = ('factors', cutoff) + tuple(sorted((k, _named(v)) for k, v in made.items()))
+        pieces = [ladder.kept(j, key, lambda j=j: piece_factors(model, ladder.at(j, cutoff),
+                                                                cutoff, options),
+                              tuple(made.values()))
                   for j in range(len(ladder))]
     wrong = total = 0.0
     for held in folds:
@@ -231,6 +281,15 @@ def piece_factors(model, stretched, cutoff, options):
                         **{k: v for k, v in options.items() if k in EQUATION_OPTIONS})
     except IdentificationError as e:        # its stretches too short: the others may do
         return e
+
+
+def _named(value):
+    """Return ``value`` where it can name a key, else its ``id`` (the value held beside it)."""
+    try:
+        hash(value)
+    except TypeError:
+        return ('id', id(value))
+    return value
 
 
 #: The options of :func:`.fit.fit` that its equations take (:func:`.fit.equations`).

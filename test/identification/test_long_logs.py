@@ -178,6 +178,46 @@ def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(arm, l
         np.testing.assert_array_equal(a.tau, b.tau)
 
 
+def test_the_folds_choices_make_what_they_share_once(arm, log, monkeypatch):
+    """
+    Cross-validation's cutoffs, chosen in every fold, judge each shared piece once: the same.
+
+    Three folds choose on folds of their two training thirds: every ninth of the log is a
+    piece of two choices, and every third's bandwidth is found for two.  Made once
+    (:func:`.selection.sharing`), the folds' estimates and choices are those made apart, to
+    the bit, with half the pieces' factors and bandwidths.
+    """
+    import contextlib
+    from manipulator_dynamics.identification import estimate, selection
+    made = {}
+
+    def counted(name):
+        function = getattr(selection, name)
+
+        def count(*args, **options):
+            made[name] = made.get(name, 0) + (len(args[0]) if name == 'motion_bandwidth' else 1)
+            return function(*args, **options)
+        monkeypatch.setattr(selection, name, count)
+    counted('piece_factors')
+    counted('motion_bandwidth')
+    runs = []
+    for share in (True, False):
+        if not share:
+            monkeypatch.setattr(estimate, 'sharing', contextlib.nullcontext)
+        made.clear()
+        runs.append((md.cross_validate(arm, log, folds=3), dict(made)))
+    (shared, few), (apart, many) = runs
+    assert few['motion_bandwidth'] == 3 and many['motion_bandwidth'] == 6     # per third
+    judged = sum(len(e.processing['cutoff_selection'][k]) for e in apart.estimates
+                 for k in ('held_out_error', 'refused'))          # refused: too few rows
+    assert many['piece_factors'] == 6 * judged and few['piece_factors'] == 3 * judged
+    for a, b in zip(shared.estimates, apart.estimates):
+        assert a.processing['cutoff_selection'] == b.processing['cutoff_selection']
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_array_equal(a.std, b.std)
+        assert a.validation.error == b.validation.error
+
+
 def test_predictions_are_the_base_regressor_times_the_values(arm, log):
     """:meth:`Estimate.predictions`, by the inverse dynamics of a model, equals ``W_B K``."""
     t, q, tau = log
