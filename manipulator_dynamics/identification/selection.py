@@ -116,10 +116,12 @@ def motion_bandwidth(logs, power=0.999):
         length = scipy.fft.next_fast_len(len(grid), real=True)
         for j in range(q.shape[1]):
             column, x = np.ascontiguousarray(q[:, j]), np.zeros(length)
-            for a, g in grid:
-                x[a:a + len(g)] = np.interp(g, t, column)
+            for a, g in grid:                       # between the samples around the chunk
+                lo = max(int(np.searchsorted(t, g[0], 'right')) - 1, 0)
+                hi = int(np.searchsorted(t, g[-1], 'right')) + 1
+                x[a:a + len(g)] = np.interp(g, t[lo:hi], column[lo:hi])
+                spill.release(q, t)                 # a long log's: a chunk at a time
             del column
-            spill.release(q, t)                     # a long log's: a column at a time
             along = sum(float((g - middle) @ x[a:a + len(g)]) for a, g in grid)
             mean, across = x[:len(grid)].mean(), max(slope, 1e-300)
             for a, g in grid:
@@ -191,7 +193,8 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     else:                                       # the largest of each log's, each found once
         bandwidth = max(shared.get('bandwidth', log[:2], None,
                                    lambda log=log: motion_bandwidth([log])) for log in logs)
-    fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float))))
+    fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float)),
+                               overwrite_input=True))   # not a copy beside the intervals
     valley = candidates is None                 # the user's own candidates are judged whole
     if candidates is None:
         candidates = [m * bandwidth for m in CUTOFF_MULTIPLES if 0 < m * bandwidth < 0.2 * fs]
