@@ -83,37 +83,6 @@ def steps(rate, candidates):
     return {c: top * reduction(rate / top, c) for c in candidates}
 
 
-class Shared:
-    """
-    What judging cutoffs made of a piece of a log, kept for the next choice that judges it.
-
-    :func:`.estimate.cross_validate` chooses a cutoff in every fold, each on folds of its
-    training pieces: with three folds, every ninth of a log is a piece of two folds' choices.
-    Where the two try the same candidates, its anti-aliased rows and its equations' factors at
-    each candidate are the same, and are made once (:func:`.selection.sharing`).  A piece is
-    known by where its arrays lie in memory, their shape and strides, with the model and
-    options that made it: the arrays are held here, so no other can take their place.
-    """
-
-    def __init__(self):
-        self._kept = {}
-
-    def get(self, kind, arrays, key, make, held=()):
-        """Return ``make()``, made once for ``kind``, ``arrays`` and ``key`` (and ``held``)."""
-        where = (kind, key) + tuple(_where(x) for x in arrays)
-        if where not in self._kept:
-            self._kept[where] = (arrays, held, make())
-        return self._kept[where][2]
-
-
-def _where(x):
-    """Return what tells array ``x`` from any other while it lives (and is held)."""
-    if not isinstance(x, np.ndarray):
-        return 'id', id(x)
-    face = x.__array_interface__
-    return face['data'][0], face['shape'], face['strides'], face['typestr']
-
-
 class Decimated:
     """
     Pieces of logs, each at the rate every candidate cutoff is judged at.
@@ -121,7 +90,7 @@ class Decimated:
     ``pieces``: ``(t, q, tau)`` index ranges of the logs (:func:`.selection.folds_in_time`'s),
     each cut at its gaps as the highest candidate cuts it (:func:`.logs.stretches`) and filtered
     at the full rate once.  :meth:`at` returns a piece's stretches for a candidate.
-    ``shared``: a :class:`Shared` that pieces judged before are taken from, or None.
+    ``shared``: a :class:`.sharing.Shared` that pieces judged before are taken from, or None.
     """
 
     def __init__(self, model, pieces, candidates, shared=None):
@@ -145,7 +114,7 @@ class Decimated:
 
     def kept(self, k, key, make, held=()):
         """
-        Return ``make()`` for piece ``k``: from :class:`Shared` if one was made before.
+        Return ``make()`` for piece ``k``: from :class:`.sharing.Shared` if made before.
 
         ``key`` tells it apart from what else is kept of the piece (the highest candidate and
         the model are added); ``held``: objects ``key`` names by ``id``, held with it.

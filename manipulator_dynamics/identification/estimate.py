@@ -32,7 +32,8 @@ from .friction import friction_law
 from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_time_series
 from .selection import base_columns, choose_prior_threshold, choose_prior_weight, \
-    folds_in_time, judging, resolve_cutoff, sharing
+    folds_in_time, judging, resolve_cutoff
+from .sharing import sharing
 from .validation import compared, ExtrapolationWarning, pooled, Validation
 from ..errors import IdentificationError
 

@@ -23,19 +23,18 @@ prior weight.  It sits below :mod:`.estimate`: it fits, it never identifies with
 own, so nothing here calls back up.
 """
 
-import contextlib
-import contextvars
 import warnings
 
 import numpy as np
 
 from .base_parameters import base_parameters
-from .decimation import Decimated, Shared
+from .decimation import Decimated
 from .filtering import CUTOFF_HZ
 from .fit import factored, fit, solve_values
 from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_logs, read_time_series
+from .sharing import named, once, shared as running
 from .validation import ExtrapolationWarning, pooled
 from ..errors import IdentificationError
 from ..recordings import spill
@@ -49,39 +48,16 @@ CUTOFF_MULTIPLES = (2.5, 5.0, 10.0, 20.0)
 PRIOR_WEIGHTS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 
 
-#: The pieces judged within :func:`sharing`, or None.
-_SHARED = contextvars.ContextVar('manipulator_dynamics_shared_pieces', default=None)
-
-
-@contextlib.contextmanager
-def sharing():
-    """
-    Within, what :func:`choose_cutoff` makes of a piece is made once for every choice.
-
-    A log's bandwidth, a piece's anti-aliased rows and its equations' factors at a candidate
-    (:class:`.decimation.Shared`): :func:`.estimate.cross_validate`'s folds choose their
-    cutoffs on pieces they share.  The same results, made once; held until the block ends.
-    """
-    token = _SHARED.set(Shared())
-    try:
-        yield
-    finally:
-        _SHARED.reset(token)
-
-
 def base_columns(model, law, armature):
     """
     Return the base parameters of ``model`` with the friction ``law`` and ``armature``.
 
-    Made once within :func:`sharing`, where every fold's fits have the same columns: the
-    folds' pieces' equations are then known as the same (:class:`.decimation.Shared`).
+    Made once within :func:`.sharing.sharing`, where every fold's fits have the same columns:
+    the folds' pieces' equations are then known as the same.
     """
-    def made():
-        return base_parameters(with_law(model, law), friction=LAYOUTS[law], armature=armature)
-    shared = _SHARED.get()
-    if shared is None:
-        return made()
-    return shared.get('base', (), (id(model), law, _named(armature)), made, (model, armature))
+    return once('base', (), (id(model), law, named(armature)),
+                lambda: base_parameters(with_law(model, law), friction=LAYOUTS[law],
+                                        armature=armature), (model, armature))
 
 
 def motion_bandwidth(logs, power=0.999):
@@ -187,7 +163,7 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     ``(cutoff, report)``, the report with the bandwidth and every judged candidate's error.
     """
     logs = read_time_series(model, data, topic, "cutoff='auto'", options.get('retime', True))
-    shared = _SHARED.get()
+    shared = running()
     if shared is None:
         bandwidth = motion_bandwidth(logs)
     else:                                       # the largest of each log's, each found once
@@ -244,7 +220,7 @@ def held_out_error(model, ladder, folds, cutoff, **options):
     if friction_law(options.get('friction', True)) != 'smooth' and options.get('still') in (
             None, 0) and set(options) <= set(EQUATION_OPTIONS + VALUE_OPTIONS):
         made = {k: v for k, v in options.items() if k in EQUATION_OPTIONS}
-        key = ('factors', cutoff) + tuple(sorted((k, _named(v)) for k, v in made.items()))
+        key = ('factors', cutoff) + tuple(sorted((k, named(v)) for k, v in made.items()))
         pieces = [ladder.kept(j, key, lambda j=j: piece_factors(model, ladder.at(j, cutoff),
                                                                 cutoff, options),
                               tuple(made.values()))
@@ -284,15 +260,6 @@ def piece_factors(model, stretched, cutoff, options):
                         **{k: v for k, v in options.items() if k in EQUATION_OPTIONS})
     except IdentificationError as e:        # its stretches too short: the others may do
         return e
-
-
-def _named(value):
-    """Return ``value`` where it can name a key, else its ``id`` (the value held beside it)."""
-    try:
-        hash(value)
-    except TypeError:
-        return ('id', id(value))
-    return value
 
 
 #: The options of :func:`.fit.fit` that its equations take (:func:`.fit.equations`).
