@@ -281,7 +281,11 @@ def long_logs(minutes, keep=None):
         longest = max(peaks)
         print(f'\npeak memory of {longest:g} min over: ' + ', '.join(
             f'{length:g} min {peaks[longest] / peak:.2f}' for length, peak in peaks.items()
-            if length != longest) + " (flat in the log's length: within 1.10)")
+            if length != longest))
+    if 10 in peaks and 60 in peaks:     # the bar of flat memory: the hour's over ten minutes'
+        ratio = peaks[60] / peaks[10]
+        print(f"60 min over 10 min: {ratio:.2f} ({'within' if ratio <= 1.10 else 'ABOVE'} "
+              "the bar of flat memory, 1.10)")
     if keep is None:
         import shutil
         shutil.rmtree(directory)
