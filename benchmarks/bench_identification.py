@@ -284,8 +284,8 @@ def long_logs(minutes, keep=None):
             if length != longest))
     if 10 in peaks and 60 in peaks:     # the bar of flat memory: the hour's over ten minutes'
         ratio = peaks[60] / peaks[10]
-        print(f"60 min over 10 min: {ratio:.2f} ({'within' if ratio <= 1.10 else 'ABOVE'} "
-              "the bar of flat memory, 1.10)")
+        where = 'within' if ratio <= 1.10 else 'ABOVE'
+        print(f'60 min over 10 min: {ratio:.2f} ({where} the bar of flat memory, 1.10)')
     if keep is None:
         import shutil
         shutil.rmtree(directory)

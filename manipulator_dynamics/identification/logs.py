@@ -31,6 +31,7 @@ import numpy as np
 
 from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, FILTER_ORDER, filtered, filtfilt, \
     lowpass, reduced, reduction, settling
+from .sharing import once
 from ..errors import IdentificationError
 from ..recordings import spill, timing
 from ..recordings.log import Log, measured_series, read_once
@@ -186,8 +187,13 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
         if factor > 1:                  # cut down to what the cutoff needs, full rate kept
             raw.append((ts, taus))
             inner = (trim * factor, len(ts) - trim * factor)     # the rows ``rows`` keeps
-            qs, taken = reduced(qs, 1.0 / (step / factor), factor, moment=inner)
-            ts, taus = ts[::factor], reduced(taus, 1.0 / (step / factor), factor)
+
+            def cut(qs=qs, taus=taus, inner=inner):
+                return (*reduced(qs, 1.0 / (step / factor), factor, moment=inner),
+                        reduced(taus, 1.0 / (step / factor), factor))
+            # a third of a log is two folds' training log and the third's held-out piece
+            qs, taken, taus = once('reduced', (ts, qs, taus), (step, factor, inner), cut)
+            ts = ts[::factor]
             moment, samples = moment + taken, samples + inner[1] - inner[0]
         qf = filtfilt(sos, qs)
         qd = derivative(qf, step)
@@ -302,8 +308,8 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
     Returns ``(pieces, stamps, step, resampled)``: ``(t, q, tau)`` of every stretch, the
     stamps' report of every log (:func:`check_stamps`: samples that repeat the one before are
     dropped, an interval longer than ``gap_s`` ends a stretch), the sample period (the median
-    of the logs'), and whether a stretch was interpolated (linearly, onto the period's grid,
-    where its stamps jitter by more than 1 %).
+    of the logs', to nine significant digits), and whether a stretch was interpolated
+    (linearly, onto the period's grid, where its stamps jitter by more than 1 %).
     """
     cut, stamps = [], []
     for i, (ti, qi, taui) in enumerate(logs):
@@ -314,7 +320,9 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
             ti, qi, taui = (spill.take(x, keep) for x in (ti, qi, taui))
         cuts = spill.intervals(ti, lambda dt: np.flatnonzero(dt > report['gap_s']))
         cut += list(zip(np.split(ti, cuts), np.split(qi, cuts), np.split(taui, cuts)))
-    step = float(np.median([r['step_s'] for r in stamps]))
+    # nine significant digits: the digits beyond are the stamps' rounding, and two thirds of
+    # one log (cross-validation's training logs) then agree on it, and filter alike
+    step = float(f"{np.median([r['step_s'] for r in stamps]):.9g}")
     pieces, resampled = [], False
     for ts, qs, taus in cut:
         jitter = spill.intervals(ts, lambda dt: np.flatnonzero(abs(dt - step) > 0.01 * step)[:1])

@@ -183,23 +183,26 @@ def test_the_folds_choices_make_what_they_share_once(arm, log, monkeypatch):
     Cross-validation's cutoffs, chosen in every fold, judge each shared piece once: the same.
 
     Three folds choose on folds of their two training thirds: every ninth of the log is a
-    piece of two choices, and every third's bandwidth is found for two.  Made once
-    (:func:`.selection.sharing`), the folds' estimates and choices are those made apart, to
-    the bit, with half the pieces' factors and bandwidths.
+    piece of two choices, and every third's bandwidth is found for two; every third is two
+    folds' training log and the third's held-out piece, each cut down to the cutoff's rate.
+    Made once (:func:`.sharing.sharing`), the folds' estimates and choices are those made
+    apart, to the bit, with half the pieces' factors and bandwidths, and a third of the
+    thirds' cuts where the folds chose one cutoff.
     """
     import contextlib
-    from manipulator_dynamics.identification import estimate, selection
+    from manipulator_dynamics.identification import estimate, logs, selection
     made = {}
 
-    def counted(name):
-        function = getattr(selection, name)
+    def counted(module, name):
+        function = getattr(module, name)
 
         def count(*args, **options):
             made[name] = made.get(name, 0) + (len(args[0]) if name == 'motion_bandwidth' else 1)
             return function(*args, **options)
-        monkeypatch.setattr(selection, name, count)
-    counted('piece_factors')
-    counted('motion_bandwidth')
+        monkeypatch.setattr(module, name, count)
+    counted(selection, 'piece_factors')
+    counted(selection, 'motion_bandwidth')
+    counted(logs, 'reduced')
     runs = []
     for share in (True, False):
         if not share:
@@ -211,6 +214,9 @@ def test_the_folds_choices_make_what_they_share_once(arm, log, monkeypatch):
     judged = sum(len(e.processing['cutoff_selection'][k]) for e in apart.estimates
                  for k in ('held_out_error', 'refused'))          # refused: too few rows
     assert many['piece_factors'] == 6 * judged and few['piece_factors'] == 3 * judged
+    chosen = {e.processing['cutoff_hz'] for e in apart.estimates}
+    assert len(chosen) == 1                 # one cutoff: each third cut down once, not thrice
+    assert many['reduced'] == 9 * 2 and few['reduced'] == 3 * 2      # positions and efforts
     for a, b in zip(shared.estimates, apart.estimates):
         assert a.processing['cutoff_selection'] == b.processing['cutoff_selection']
         np.testing.assert_array_equal(a.values, b.values)
