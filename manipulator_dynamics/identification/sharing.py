@@ -20,10 +20,12 @@ chooses each fold's cutoff on folds of those: with three folds, every third of a
 training log of two folds and the held-out piece of the third, and every ninth a piece of two
 folds' choices.  Within :func:`sharing`, what they make of the same piece alike is made once:
 a log's motion bandwidth, a piece's anti-aliased rows at the highest candidate's rate and its
-equations' factors at each candidate (:mod:`.selection`, :mod:`.decimation`), the base
-parameters' columns.  The results are those made apart, to the bit.  (The folds' fits are not
-shared: each filters at a sample period that is the median of its own logs' periods, equal
-to the others' only to rounding, and the filter's coefficients follow it.)
+equations' factors at each candidate (:mod:`.selection`, :mod:`.decimation`), a stretch of a
+fit or a validation cut down to the cutoff's rate (:func:`.logs.differentiate_logs`, where
+the folds chose one cutoff), the base parameters' columns.  The results are those made apart,
+to the bit.  Two things are rounded to nine significant digits so that pieces of one log
+agree on them: the motion's bandwidth (the candidates follow it) and the sample period (the
+filters' coefficients follow it); the digits beyond are the stamps' rounding.
 
 A piece is known by where its arrays lie in memory, their shape, strides and type, with the
 model and the options that made it from them: the arrays (and anything else a key names by its
