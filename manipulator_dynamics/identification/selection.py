@@ -163,12 +163,9 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     ``(cutoff, report)``, the report with the bandwidth and every judged candidate's error.
     """
     logs = read_time_series(model, data, topic, "cutoff='auto'", options.get('retime', True))
-    shared = running()
-    if shared is None:
-        bandwidth = motion_bandwidth(logs)
-    else:                                       # the largest of each log's, each found once
-        bandwidth = max(shared.get('bandwidth', log[:2], None,
-                                   lambda log=log: motion_bandwidth([log])) for log in logs)
+    # the largest of each log's (motion_bandwidth's own), each found once within sharing
+    bandwidth = max(once('bandwidth', log[:2], None, lambda log=log: motion_bandwidth([log]))
+                    for log in logs)
     fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float)),
                                overwrite_input=True))   # not a copy beside the intervals
     valley = candidates is None                 # the user's own candidates are judged whole
@@ -183,7 +180,7 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     if candidates:
         ranges = fold_ranges(logs, folds)
         pieces = [tuple(x[r] for x in log) for log, cut in zip(logs, ranges) for r in cut]
-        ladder = Decimated(model, pieces, candidates, shared)
+        ladder = Decimated(model, pieces, candidates, running())
         held = [[i * folds + k for i in range(len(logs))] for k in range(folds)]
         for c in sorted(candidates):
             if valley and errors and errors[max(errors)] > min(errors.values()):
