@@ -106,7 +106,7 @@ class Decimated:
 
     def _first(self, piece, top):
         """Return a piece's stretches at ``top``'s rate, and its rate."""
-        cut, _, period, _ = stretches(self._model, [piece], top)
+        cut, _, period = stretches(self._model, [piece], top)[:3]
         rate = 1.0 / period
         first = steps(rate, self.candidates)[top]
         return [Stretch(t, q, tau, t, tau).cut(first, rate) for t, q, tau in cut

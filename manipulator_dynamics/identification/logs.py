@@ -166,7 +166,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     what the anti-alias filter took off the positions (its mean ``r r^T`` per sample).
     ``processing`` says what was found and done.
     """
-    pieces, stamps, step, resampled = stretches(model, logs, cutoff)
+    pieces, stamps, step, resampled, origins = stretches(model, logs, cutoff)
     fs = 1.0 / step
     if not 0 < cutoff < 0.5 * fs:
         raise IdentificationError(f'cutoff {cutoff:g} Hz must be between 0 and half the sample '
@@ -179,7 +179,7 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
     decimate = max(1, int(fs / (2.5 * cutoff) + 1e-6))   # 19.99999: 20
     used, short, spans, raw = [], [], [], []
     moment, samples = np.zeros((model.n, model.n)), 0
-    for ts, qs, taus in pieces:
+    for (ts, qs, taus), origin in zip(pieces, origins):
         if len(ts) < shortest * factor:
             short.append([float(ts[0]), float(ts[-1])])
             continue
@@ -191,8 +191,12 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
             def cut(qs=qs, taus=taus, inner=inner):
                 return (*reduced(qs, 1.0 / (step / factor), factor, moment=inner),
                         reduced(taus, 1.0 / (step / factor), factor))
-            # a third of a log is two folds' training log and the third's held-out piece
-            qs, taken, taus = once('reduced', (ts, qs, taus), (step, factor, inner), cut)
+            # a third of a log is two folds' training log and the third's held-out piece: the
+            # stretch known by its log's arrays as given and its span in them, not by its own
+            # (made again at each call where the stamps jitter or repeat, and never held)
+            span = (float(ts[0]), float(ts[-1]), len(ts))
+            qs, taken, taus = once('reduced', tuple(logs[origin][:3]),
+                                   span + (step, factor, inner), cut)
             ts = ts[::factor]
             moment, samples = moment + taken, samples + inner[1] - inner[0]
         qf = filtfilt(sos, qs)
@@ -305,13 +309,15 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
     """
     Cut time series at their gaps and put each stretch on a uniform grid.
 
-    Returns ``(pieces, stamps, step, resampled)``: ``(t, q, tau)`` of every stretch, the
-    stamps' report of every log (:func:`check_stamps`: samples that repeat the one before are
-    dropped, an interval longer than ``gap_s`` ends a stretch), the sample period (the median
-    of the logs', to nine significant digits), and whether a stretch was interpolated
-    (linearly, onto the period's grid, where its stamps jitter by more than 1 %).
+    Returns ``(pieces, stamps, step, resampled, origins)``: ``(t, q, tau)`` of every stretch,
+    the stamps' report of every log (:func:`check_stamps`: samples that repeat the one before
+    are dropped, an interval longer than ``gap_s`` ends a stretch), the sample period (the
+    median of the logs', to nine significant digits), whether a stretch was interpolated
+    (linearly, onto the period's grid, where its stamps jitter by more than 1 %), and per
+    stretch the index of its log in ``logs``.  A stretch is a view of its log's arrays unless
+    samples were dropped or it was interpolated: then new arrays, made again at every call.
     """
-    cut, stamps = [], []
+    cut, stamps, origins = [], [], []
     for i, (ti, qi, taui) in enumerate(logs):
         ti, qi, taui = time_series(model, ti, qi, taui, f'log {i + 1}: ' if len(logs) > 1 else '')
         keep, report = check_stamps(ti, qi, taui, cutoff)
@@ -320,6 +326,7 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
             ti, qi, taui = (spill.take(x, keep) for x in (ti, qi, taui))
         cuts = spill.intervals(ti, lambda dt: np.flatnonzero(dt > report['gap_s']))
         cut += list(zip(np.split(ti, cuts), np.split(qi, cuts), np.split(taui, cuts)))
+        origins += [i] * (len(cuts) + 1)
     # nine significant digits: the digits beyond are the stamps' rounding, and two thirds of
     # one log (cross-validation's training logs) then agree on it, and filter alike
     step = float(f"{np.median([r['step_s'] for r in stamps]):.9g}")
@@ -331,7 +338,7 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
             qs, taus = _on_grid(grid, ts, qs), _on_grid(grid, ts, taus)
             ts, resampled = grid, True
         pieces.append((ts, qs, taus))
-    return pieces, stamps, step, resampled
+    return pieces, stamps, step, resampled, origins
 
 
 def _on_grid(grid, t, x):

@@ -30,7 +30,9 @@ filters' coefficients follow it); the digits beyond are the stamps' rounding.
 A piece is known by where its arrays lie in memory, their shape, strides and type, with the
 model and the options that made it from them: the arrays (and anything else a key names by its
 ``id``) are held with what was made, so that no other can take their place while it is kept.
-Nothing is kept beyond the block.
+A stretch cut down to a cutoff's rate is known by the log it comes from and its span in it
+(:func:`.logs.differentiate_logs`): where the stamps jitter, it is put on a grid anew at every
+call, in arrays that are never held.  Nothing is kept beyond the block.
 """
 
 import contextlib

@@ -178,7 +178,8 @@ def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(arm, l
         np.testing.assert_array_equal(a.tau, b.tau)
 
 
-def test_the_folds_choices_make_what_they_share_once(arm, log, monkeypatch):
+@pytest.mark.parametrize('stamps', ['on a grid', 'jittering'])
+def test_the_folds_choices_make_what_they_share_once(arm, log, stamps, monkeypatch):
     """
     Cross-validation's cutoffs, chosen in every fold, judge each shared piece once: the same.
 
@@ -187,10 +188,16 @@ def test_the_folds_choices_make_what_they_share_once(arm, log, monkeypatch):
     folds' training log and the third's held-out piece, each cut down to the cutoff's rate.
     Made once (:func:`.sharing.sharing`), the folds' estimates and choices are those made
     apart, to the bit, with half the pieces' factors and bandwidths, and a third of the
-    thirds' cuts where the folds chose one cutoff.
+    thirds' cuts where the folds chose one cutoff.  So too where the stamps jitter (a real
+    log's), each stretch then interpolated onto a grid anew at every call: a third's cut is
+    known by the log it comes from, not by the arrays made for it, which are not held.
     """
     import contextlib
     from manipulator_dynamics.identification import estimate, logs, selection
+    if stamps == 'jittering':               # 3 % of a step: interpolated (above 1 %)
+        t, q, tau = log
+        jitter = 0.03 * np.diff(t).mean() * np.random.default_rng(5).standard_normal(len(t))
+        log = (t + jitter, q, tau)
     made = {}
 
     def counted(module, name):
@@ -210,18 +217,49 @@ def test_the_folds_choices_make_what_they_share_once(arm, log, monkeypatch):
         made.clear()
         runs.append((md.cross_validate(arm, log, folds=3), dict(made)))
     (shared, few), (apart, many) = runs
+    assert all(e.processing['resampled'] == (stamps == 'jittering') for e in apart.estimates)
     assert few['motion_bandwidth'] == 3 and many['motion_bandwidth'] == 6     # per third
-    judged = sum(len(e.processing['cutoff_selection'][k]) for e in apart.estimates
-                 for k in ('held_out_error', 'refused'))          # refused: too few rows
-    assert many['piece_factors'] == 6 * judged and few['piece_factors'] == 3 * judged
-    chosen = {e.processing['cutoff_hz'] for e in apart.estimates}
-    assert len(chosen) == 1                 # one cutoff: each third cut down once, not thrice
-    assert many['reduced'] == 9 * 2 and few['reduced'] == 3 * 2      # positions and efforts
+    if stamps == 'on a grid':
+        judged = sum(len(e.processing['cutoff_selection'][k]) for e in apart.estimates
+                     for k in ('held_out_error', 'refused'))      # refused: too few rows
+        assert many['piece_factors'] == 6 * judged and few['piece_factors'] == 3 * judged
+        chosen = {e.processing['cutoff_hz'] for e in apart.estimates}
+        assert len(chosen) == 1             # one cutoff: each third cut down once, not thrice
+        assert many['reduced'] == 9 * 2 and few['reduced'] == 3 * 2  # positions and efforts
+    # jittering, each third's median interval (its period) is its own, to a few parts in
+    # 10^4: so are its bandwidth and the candidates, and the folds judge pieces apart
     for a, b in zip(shared.estimates, apart.estimates):
         assert a.processing['cutoff_selection'] == b.processing['cutoff_selection']
         np.testing.assert_array_equal(a.values, b.values)
         np.testing.assert_array_equal(a.std, b.std)
         assert a.validation.error == b.validation.error
+
+
+def test_a_stretch_put_on_a_grid_is_known_by_its_log(arm, log, monkeypatch):
+    """
+    Where the stamps jitter, a stretch is interpolated anew at every call: its cut is shared.
+
+    Within :func:`.sharing.sharing`, a stretch cut down to a cutoff's rate is known by the
+    log's arrays as given and its span in them, not by the arrays interpolated for it: a
+    second fit of the same log cuts nothing again, gives the same estimate to the bit, and
+    what is kept holds no array made for a call (an hour's stretch: 100 MB and more).
+    """
+    from manipulator_dynamics.identification import logs, sharing
+    t, q, tau = log
+    jitter = 0.03 * np.diff(t).mean() * np.random.default_rng(5).standard_normal(len(t))
+    jittering = (t + jitter, q, tau)
+    made = []
+    reduced = logs.reduced
+    monkeypatch.setattr(logs, 'reduced', lambda *a, **k: made.append(1) or reduced(*a, **k))
+    with sharing.sharing():
+        first = fit(arm, jittering, cutoff=2.0)
+        assert first.processing['resampled'] and len(made) == 2      # positions and efforts
+        again = fit(arm, jittering, cutoff=2.0)
+        assert len(made) == 2
+        held = [x for kept in sharing.shared()._kept.values() for x in kept[0]]
+    assert held and all(any(x is a for a in jittering) for x in held)
+    np.testing.assert_array_equal(first.values, again.values)
+    np.testing.assert_array_equal(first.std, again.std)
 
 
 def test_predictions_are_the_base_regressor_times_the_values(arm, log):
