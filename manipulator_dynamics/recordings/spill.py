@@ -222,10 +222,14 @@ class Range:
         return 0.5 + 0.5 * np.cos(np.pi * n / (M - 1))
 
 
-def arange(start, stop, step):
-    """Return numpy's range from ``start`` to ``stop`` by ``step``, bit for bit: as stamps."""
+def arange(start, stop, step, spill=None):
+    """
+    Return numpy's range from ``start`` to ``stop`` by ``step``, bit for bit: as stamps.
+
+    ``spill``: as :func:`columns`'s.
+    """
     values = Range(start, stop, step)
-    out = stamps(len(values))
+    out = stamps(len(values), spill)
     for a, chunk in values:
         out[a:a + len(chunk)] = chunk
         release(out)
