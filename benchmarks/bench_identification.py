@@ -45,11 +45,14 @@ harmonics of 0.05 Hz), torques with 1 % of their RMS and 0.05 N m of noise, posi
 in a process of its own: its wall time and peak resident memory; and the floor, what any
 identification must do once, measured in the same run: read the file (pandas' C reader) and
 pass one zero-phase low-pass over every column (``scipy.signal.sosfiltfilt``).  With several
-lengths, the longest log's peak memory over each other's (flat: within 1.10).
+lengths, the longest log's peak memory over each other's (flat: within 1.10).  With
+``--jitter J``, the stamps jitter as a real logger's do (normal, ``J`` times the period RMS):
+every stretch is then put on a grid, by each fit, choice and validation of it.
 
     python3 benchmarks/bench_identification.py [--duration 30] [--rate 100] [--random 3]
         [--robots ...] [--bound]
-    python3 benchmarks/bench_identification.py --long [--minutes 1 10 60] [--keep DIR]
+    python3 benchmarks/bench_identification.py --long [--minutes 1 10 60] [--jitter 0.03]
+        [--keep DIR]
 """
 
 import argparse
@@ -155,8 +158,13 @@ def alone(model, motion, first, noise=0.02, starts=3):
     return best
 
 
-def long_log(path, model, minutes, rate=1000.0, seed=0):
-    """Write ``minutes`` of the synthetic log of part 4 to ``path`` (CSV) in chunks."""
+def long_log(path, model, minutes, rate=1000.0, seed=0, jitter=0.0):
+    """
+    Write ``minutes`` of the synthetic log of part 4 to ``path`` (CSV) in chunks.
+
+    ``jitter``: the stamps' normal jitter, RMS, as a share of the period (the motion, torques
+    and noise at the true times, the stamps off them).
+    """
     rng = np.random.default_rng(seed)
     f0, harmonics = 0.05, 5
     limited = np.isfinite(model.lower) & np.isfinite(model.upper)
@@ -173,13 +181,14 @@ def long_log(path, model, minutes, rate=1000.0, seed=0):
         for start in range(0, total, 200000):
             t = np.arange(start, min(total, start + 200000)) / rate
             arg = w[None] * t[:, None, None] + phase[None]
+            stamps = t + jitter / rate * rng.normal(size=t.shape) if jitter else t
             q = centre + (amplitude * np.sin(arg)).sum(axis=1)
             qd = (amplitude * w * np.cos(arg)).sum(axis=1)
             qdd = -(amplitude * w ** 2 * np.sin(arg)).sum(axis=1)
             tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)
             tau += (0.01 * np.sqrt((tau ** 2).mean(axis=0)) + 0.05) * rng.normal(size=tau.shape)
             q += 1e-5 * rng.normal(size=q.shape)
-            np.savetxt(f, np.column_stack([t, q, tau]), delimiter=',', fmt='%.10g')
+            np.savetxt(f, np.column_stack([stamps, q, tau]), delimiter=',', fmt='%.10g')
     return total
 
 
@@ -238,8 +247,8 @@ def identify_in_process(command):
         return wall, int(peak.read()) / 1024.0, out.read()
 
 
-def long_logs(minutes, keep=None):
-    """Part 4: print the table of identification at scale."""
+def long_logs(minutes, keep=None, jitter=0.0):
+    """Part 4: print the table of identification at scale (``jitter``: see :func:`long_log`)."""
     import json
     import tempfile
 
@@ -255,14 +264,17 @@ def long_logs(minutes, keep=None):
         yaml.safe_dump({'joint_dynamics': {j: {'viscous': 0.5, 'coulomb': 1.0}
                                            for j in model.joint_names}}, f)
     model = md.load_model(urdf, joint_dynamics=joints, **kw)
+    if jitter:
+        print(f'stamps jittering by {100 * jitter:g} % of the period, RMS\n')
     print('| log | states | identify [s] | peak memory [MB] | floor [s] | identify / floor | '
           'cutoff [Hz] | rows fitted | 3-fold error [%] |')
     print('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
     peaks = {}
     for length in minutes:
-        log = os.path.join(directory, f'panda_{length:g}min.csv')
+        log = os.path.join(directory, f'panda_{length:g}min'
+                           + (f'_jitter{jitter:g}' if jitter else '') + '.csv')
         if not os.path.isfile(log):
-            states = long_log(log, model, length)
+            states = long_log(log, model, length, jitter=jitter)
         else:
             states = sum(1 for _ in open(log)) - 1
         command = [sys.executable, '-m', 'manipulator_dynamics.cli', 'identify', urdf, log,
@@ -299,6 +311,8 @@ def main():
                         help="with --long: the logs' lengths")
     parser.add_argument('--keep', help='with --long: write (and reuse) the logs in this '
                         'directory')
+    parser.add_argument('--jitter', type=float, default=0.0, help="with --long: the stamps' "
+                        'jitter, RMS, as a share of the period (0.03: 3 %%)')
     parser.add_argument('--duration', type=float, default=30.0)
     parser.add_argument('--rate', type=float, default=100.0)
     parser.add_argument('--random', type=int, default=3, help='random motions per robot')
@@ -307,7 +321,7 @@ def main():
                         'parameter left above 10 %%, every other one known (slow)')
     args = parser.parse_args()
     if args.long:
-        return long_logs(args.minutes, args.keep)
+        return long_logs(args.minutes, args.keep, args.jitter)
     print('| robot | friction | base | motion | cond W_B | rel. std < 10 % (predicted) | '
           'optimisation [s] |')
     print('| --- | --- | ---: | --- | ---: | ---: | ---: |')

@@ -158,6 +158,37 @@ def test_bench_identification_measures_long_logs_against_the_floor():
     assert 0 < error < 1, out                  # the identified model predicts the held-out
 
 
+def test_bench_identification_writes_a_log_whose_stamps_jitter():
+    """
+    ``--jitter``: the long log's stamps jitter as a real logger's, and it is identified.
+
+    The log read back jitters by about the share asked, and the bench identifies it and says
+    so above its table.
+    """
+    import importlib.util
+    import tempfile
+
+    import numpy as np
+    from conftest import ERD
+    if ERD is None:
+        pytest.skip('example-robot-data is not installed (pip install .[test])')
+    spec = importlib.util.spec_from_file_location(
+        'bench_identification', os.path.join(BENCHMARKS, 'bench_identification.py'))
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    path, kw = bench.ROBOTS['panda arm']
+    model = bench.md.load_model(bench.erd(path), **kw)
+    with tempfile.TemporaryDirectory() as directory:
+        log = os.path.join(directory, 'jitter.csv')
+        assert bench.long_log(log, model, 0.05, jitter=0.03) == 3000
+        t = np.loadtxt(log, delimiter=',', skiprows=1, usecols=0)
+    jitter = np.std(np.diff(t) - 1e-3) / 1e-3
+    assert 0.03 < jitter < 0.05, jitter             # each interval: two stamps' jitter
+    out = run('bench_identification.py', '--long', '--minutes', '0.1', '--jitter', '0.03')
+    assert 'stamps jittering by 3 % of the period, RMS' in out, out
+    assert re.search(r'^\| 0\.1 min \| 6000 \| [\d.]+ \| \d+ \|', out, re.MULTILINE), out
+
+
 def test_bench_identification_measures_the_childs_own_peak_not_its_own():
     """
     The long logs' peak memory is the identifying process's, whatever the bench held before.
