@@ -265,6 +265,8 @@ def _compile(name):
         for method in ('energy', 'dynamic'):
             base_parameters(model, method=method, friction=True, armature=True)
         filtfilt(lowpass(1.0, 100.0), np.zeros((40, 2)))     # every time series identified
+        from .identification.logs import _on_grid
+        _on_grid(np.arange(4.0), np.arange(5.0) * 0.9, np.zeros((5, 2)))   # jittering stamps
         _warm_scoring(model)
     elif name == LIBRARY:
         _warm_library(model)

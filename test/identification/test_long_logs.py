@@ -235,6 +235,39 @@ def test_the_folds_choices_make_what_they_share_once(arm, log, stamps, monkeypat
         assert a.validation.error == b.validation.error
 
 
+def test_a_stretch_goes_on_its_grid_as_np_interp_puts_it(monkeypatch):
+    """
+    :func:`.logs._on_grid`, every column at once by chunks on threads: ``np.interp``'s values.
+
+    To the bit, for jittering stamps, grids that begin before the first stamp and end after
+    the last, points on stamps, chunk seams (a chunk of 7 points), arrays in rows, columns or
+    strided, in memory and spilled, and pieces of a spilled log.
+    """
+    from manipulator_dynamics.identification import logs
+    from manipulator_dynamics.recordings import spill
+    monkeypatch.setattr(logs, 'ON_GRID_CHUNK', 7)
+    rng = np.random.default_rng(3)
+    for N in (1, 2, 5, 300):
+        t = np.cumsum(1e-3 * (1 + 0.03 * rng.standard_normal(N)))
+        x = rng.standard_normal((N, 4))
+        grids = [spill.arange(t[0], t[-1] + 5e-4, 1e-3),
+                 np.sort(np.concatenate([[t[0] - 1], t[:3], np.linspace(t[0], t[-1], 2 * N),
+                                         [t[-1], t[-1] + 1]]))]
+        filed = spill.columns(N, 4, spill=True)
+        filed[:] = x
+        for grid in grids:
+            want = np.column_stack([np.interp(grid, t, x[:, j]) for j in range(4)])
+            for given in (x, np.asfortranarray(x), np.repeat(x, 2, axis=1)[:, ::2], filed):
+                got = logs._on_grid(grid, t, given)
+                np.testing.assert_array_equal(got, want)
+                assert spill.is_spilled(got) == (given is filed)
+            if N > 3:
+                piece = logs._on_grid(grid[2:], t[2:], filed[2:])
+                np.testing.assert_array_equal(piece, np.column_stack(
+                    [np.interp(grid[2:], t[2:], x[2:, j]) for j in range(4)]))
+    assert logs._on_grid(np.zeros(0), t, x).shape == (0, 4)
+
+
 def test_a_stretch_put_on_a_grid_is_known_by_its_log(arm, log, monkeypatch):
     """
     Where the stamps jitter, a stretch is interpolated anew at every call: its cut is shared.
