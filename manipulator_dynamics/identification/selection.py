@@ -84,12 +84,18 @@ def motion_bandwidth(logs, power=0.999):
         intervals = np.diff(t)
         step = float(np.median(intervals, overwrite_input=True))
         del intervals
-        # an hour's column is 29 MB: the grid, its trend and its window are made a chunk at a
-        # time, never whole; the transform's input is padded where it is made, not copied
+        # an hour's column is 29 MB: the grid and its trend are made a chunk at a time, never
+        # whole; the transform's input is padded where it is made, not copied
         grid = spill.Range(t[0], t[-1], step)
         middle = sum(float(g.sum()) for _, g in grid) / len(grid)
         slope = sum(float((g - middle) @ (g - middle)) for _, g in grid)
         length = scipy.fft.next_fast_len(len(grid), real=True)
+        # the window once for every joint (its cosines had been a third of the pass), in a
+        # file where the log is long, as the log is
+        window = spill.columns(len(grid), 1, spill.is_spilled(q) or None)[:, 0]
+        for a, g in grid:
+            window[a:a + len(g)] = grid.hanning(a, len(g))
+            spill.release(window)
         for j in range(q.shape[1]):
             column, x = np.ascontiguousarray(q[:, j]), np.zeros(length)
             for a, g in grid:                       # between the samples around the chunk
@@ -102,7 +108,8 @@ def motion_bandwidth(logs, power=0.999):
             mean, across = x[:len(grid)].mean(), max(slope, 1e-300)
             for a, g in grid:
                 x[a:a + len(g)] -= mean + (g - middle) * along / across
-                x[a:a + len(g)] *= grid.hanning(a, len(g))
+                x[a:a + len(g)] *= window[a:a + len(g)]
+                spill.release(window)
             spectrum = power_spectrum(x)            # in x's own memory
             total = spectrum.sum()
             if total > 0:
@@ -110,6 +117,7 @@ def motion_bandwidth(logs, power=0.999):
                 f = np.searchsorted(spectrum, power) * (1.0 / (length * step))   # rfftfreq's
                 highest = max(highest, float(f))
             del x, spectrum                         # not beside the next column's
+        del window
     return float(f'{highest:.9g}')
 
 

@@ -228,6 +228,9 @@ def test_the_motion_bandwidth_is_where_its_power_ends(monkeypatch, chunk):
                          0.5 * np.sin(2 * np.pi * 0.8 * t + 1.0)])
     q += rng.normal(0, 1e-6, q.shape)
     found = motion_bandwidth([(t, q, None)])
+    filed = spill.columns(len(t), 2, spill=True)      # a long log's: its window in a file too
+    filed[:] = q
+    assert motion_bandwidth([(t, filed, None)]) == found
     step = float(np.median(np.diff(t)))
     length = scipy.fft.next_fast_len(len(np.arange(t[0], t[-1], step)), real=True)
     assert 0.8 <= found <= 0.8 + 2 / (length * step)
