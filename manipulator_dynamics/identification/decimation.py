@@ -41,6 +41,7 @@ import numpy as np
 from .filtering import RATE_PER_CUTOFF, reduced, reduction
 from .friction import friction_of
 from .logs import stretches
+from .sharing import once
 from .validation import at_full_rate, ExtrapolationWarning
 
 #: Rows, at the highest candidate's rate, below which a stretch is too short for any candidate:
@@ -90,13 +91,12 @@ class Decimated:
     ``pieces``: ``(t, q, tau)`` index ranges of the logs (:func:`.selection.folds_in_time`'s),
     each cut at its gaps as the highest candidate cuts it (:func:`.logs.stretches`) and filtered
     at the full rate once.  :meth:`at` returns a piece's stretches for a candidate.
-    ``shared``: a :class:`.sharing.Shared` that pieces judged before are taken from, or None.
     """
 
-    def __init__(self, model, pieces, candidates, shared=None):
+    def __init__(self, model, pieces, candidates):
         self.candidates = sorted(float(c) for c in candidates)
         top = self.candidates[-1]
-        self._model, self._shared, self._arrays = model, shared, list(pieces)
+        self._model, self._arrays = model, list(pieces)
         self._pieces, self._rates, self._cache = [], [], {}
         for piece in self._arrays:
             stretched, rate = self.kept(len(self._pieces), 'rows',
@@ -114,16 +114,13 @@ class Decimated:
 
     def kept(self, k, key, make, held=()):
         """
-        Return ``make()`` for piece ``k``: from :class:`.sharing.Shared` if made before.
+        Return ``make()`` for piece ``k``: made once within a :func:`.sharing.sharing` block.
 
         ``key`` tells it apart from what else is kept of the piece (the highest candidate and
         the model are added); ``held``: objects ``key`` names by ``id``, held with it.
         """
-        if self._shared is None:
-            return make()
-        return self._shared.get('piece', self._arrays[k],
-                                (id(self._model), self.candidates[-1], key), make,
-                                (self._model,) + tuple(held))
+        return once('piece', self._arrays[k], (id(self._model), self.candidates[-1], key),
+                    make, (self._model,) + tuple(held))
 
     def __len__(self):
         """Return the number of pieces."""

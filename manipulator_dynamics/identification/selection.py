@@ -34,7 +34,7 @@ from .fit import factored, fit, solve_values
 from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import PRIOR_THRESHOLDS
 from .logs import read_logs, read_time_series
-from .sharing import named, once, shared as running
+from .sharing import named, once
 from .validation import ExtrapolationWarning, pooled
 from ..errors import IdentificationError
 from ..recordings import spill
@@ -188,7 +188,7 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     if candidates:
         ranges = fold_ranges(logs, folds)
         pieces = [tuple(x[r] for x in log) for log, cut in zip(logs, ranges) for r in cut]
-        ladder = Decimated(model, pieces, candidates, running())
+        ladder = Decimated(model, pieces, candidates)
         held = [[i * folds + k for i in range(len(logs))] for k in range(folds)]
         for c in sorted(candidates):
             if valley and errors and errors[max(errors)] > min(errors.values()):
