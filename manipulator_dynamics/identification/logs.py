@@ -359,14 +359,26 @@ def _on_grid(grid, t, x):
     t = np.ascontiguousarray(t, dtype=float)
 
     def chunk(start):
-        g = np.ascontiguousarray(grid[start:start + ON_GRID_CHUNK], dtype=float)
-        lo = max(int(np.searchsorted(t, g[0], 'right')) - 1, 0)     # the stamps around it
-        hi = min(int(np.searchsorted(t, g[-1], 'right')) + 1, len(t))
-        part = np.empty((len(g), x.shape[1]))
-        _interpolated(g, t[lo:hi], np.ascontiguousarray(x[lo:hi], dtype=float), part)
-        out[start:start + len(g)] = part
+        out[start:start + ON_GRID_CHUNK] = at_grid(grid[start:start + ON_GRID_CHUNK], t, x)
         spill.release(x, out, grid, t)          # a long log's pages: a chunk's at a time
     in_order(chunk, range(0, len(grid), ON_GRID_CHUNK))
+    return out
+
+
+def at_grid(grid, t, x):
+    """
+    Return ``x (N, n)``, sampled at ``t``, at the points ``grid`` (increasing): ``np.interp``'s.
+
+    Interpolated between the stamps around ``grid`` alone (:func:`_interpolated`), so that a
+    chunk of a long grid reads only its own part of a long log.
+    """
+    grid = np.ascontiguousarray(grid, dtype=float)
+    out = np.empty((len(grid), x.shape[1]))
+    if len(grid):
+        lo = max(int(np.searchsorted(t, grid[0], 'right')) - 1, 0)
+        hi = min(int(np.searchsorted(t, grid[-1], 'right')) + 1, len(t))
+        _interpolated(grid, np.ascontiguousarray(t[lo:hi], dtype=float),
+                      np.ascontiguousarray(x[lo:hi], dtype=float), out)
     return out
 
 

@@ -33,7 +33,7 @@ from .filtering import CUTOFF_HZ
 from .fit import factored, fit, solve_values
 from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import PRIOR_THRESHOLDS
-from .logs import read_logs, read_time_series
+from .logs import at_grid, read_logs, read_time_series
 from .sharing import named, once
 from .validation import ExtrapolationWarning, pooled
 from ..errors import IdentificationError
@@ -99,9 +99,7 @@ def motion_bandwidth(logs, power=0.999):
         for j in range(q.shape[1]):
             column, x = np.ascontiguousarray(q[:, j]), np.zeros(length)
             for a, g in grid:                       # between the samples around the chunk
-                lo = max(int(np.searchsorted(t, g[0], 'right')) - 1, 0)
-                hi = int(np.searchsorted(t, g[-1], 'right')) + 1
-                x[a:a + len(g)] = np.interp(g, t[lo:hi], column[lo:hi])
+                x[a:a + len(g)] = at_grid(g, t, column[:, None])[:, 0]
                 spill.release(q, t)                 # a long log's: a chunk at a time
             del column
             along = sum(float((g - middle) @ x[a:a + len(g)]) for a, g in grid)
