@@ -160,6 +160,12 @@ def compare(pin, model, pm, N, repeat):
          lambda: pin.computeCoriolisMatrix(pm, pd, q, v),
          lambda: md.coriolis_matrix(model, Q, V),
          lambda: [pin.computeCoriolisMatrix(pm, pd, Q[i], V[i]) for i in range(N)]),
+        # the joint-torque regressor, the identification's: no rotor inertia, no friction, as
+        # Pinocchio's (10 standard parameters per link, each in its own order)
+        ('Y', lambda: md.regressor(model, q, v, a, armature=False),
+         lambda: pin.computeJointTorqueRegressor(pm, pd, q, v, a),
+         lambda: md.regressor(model, Q, V, A, armature=False),
+         lambda: [pin.computeJointTorqueRegressor(pm, pd, Q[i], V[i], A[i]) for i in range(N)]),
     ]
     for method in ('udut', 'cholesky'):
         cases.append((f'FD {method}',

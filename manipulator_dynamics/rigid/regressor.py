@@ -31,7 +31,7 @@ from numba import njit
 import numpy as np
 
 from .kinematics import (all_finite, ARMATURE, batch_row, coulomb_law, coulomb_shape_of,
-                         force_to_parent, FRICTION, joint_poses, kernel_model, motion_pass, OFFSET)
+                         FRICTION, joint_poses, kernel_model, motion_pass, OFFSET)
 from .status import check, NON_FINITE, OK
 from .. import _parallel as parallel
 from .._inputs import states
@@ -85,6 +85,31 @@ def link_wrench_matrix(W, E, V, A):
     A[3, 9], A[4, 9], A[5, 9] = V0, V1, V2
 
 
+@njit(**INLINE)
+def carry_to_parent(R, p, A):
+    """
+    Move the wrenches ``A (6, 10)`` of a link's parameters from a frame to its parent's origin.
+
+    In place, as :func:`.kinematics.force_to_parent` moves each column.  The six columns of the
+    inertia ``J`` are moments alone (their force rows are zero, and stay so): they are only
+    rotated.
+    """
+    for c in range(6):
+        n0, n1, n2 = A[0, c], A[1, c], A[2, c]
+        A[0, c] = R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2
+        A[1, c] = R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2
+        A[2, c] = R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2
+    for c in range(6, 10):
+        n0, n1, n2, g0, g1, g2 = A[0, c], A[1, c], A[2, c], A[3, c], A[4, c], A[5, c]
+        f0 = R[0, 0] * g0 + R[0, 1] * g1 + R[0, 2] * g2
+        f1 = R[1, 0] * g0 + R[1, 1] * g1 + R[1, 2] * g2
+        f2 = R[2, 0] * g0 + R[2, 1] * g1 + R[2, 2] * g2
+        A[3, c], A[4, c], A[5, c] = f0, f1, f2
+        A[0, c] = R[0, 0] * n0 + R[0, 1] * n1 + R[0, 2] * n2 + p[1] * f2 - p[2] * f1
+        A[1, c] = R[1, 0] * n0 + R[1, 1] * n1 + R[1, 2] * n2 + p[2] * f0 - p[0] * f2
+        A[2, c] = R[2, 0] * n0 + R[2, 1] * n1 + R[2, 2] * n2 + p[0] * f1 - p[1] * f0
+
+
 @njit(**JIT)
 def regressor_kernel(m, q, qd, qdd, stride, flags, to, out):
     """
@@ -102,9 +127,6 @@ def regressor_kernel(m, q, qd, qdd, stride, flags, to, out):
     dw = np.empty((n, 3))
     dv = np.empty((n, 3))
     A = np.empty((6, 10))
-    B = np.empty((6, 10))
-    nn = np.empty(3)
-    ff = np.empty(3)
     for s in range(N):
         qs, qds, qdds = batch_row(s, q), batch_row(s, qd), batch_row(s, qdd)
         joint_poses(m, qs, R, p)
@@ -124,13 +146,7 @@ def regressor_kernel(m, q, qd, qdd, stride, flags, to, out):
                         Y[k, t] = ax * A[o, c] + ay * A[o + 1, c] + az * A[o + 2, c]
                 if parent[k] < 0:
                     break
-                for c in range(10):          # carry each column to the parent like a wrench
-                    nn[:] = 0.0
-                    ff[:] = 0.0
-                    force_to_parent(R[k], p[k], A[:3, c], A[3:, c], nn, ff)
-                    B[:3, c] = nn
-                    B[3:, c] = ff
-                A[:, :] = B
+                carry_to_parent(R[k], p[k], A)
                 k = parent[k]
             c = col + 10
             if flags & ARMATURE:
