@@ -320,13 +320,16 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
     samples were dropped or it was interpolated: then new arrays, made again at every call.
     """
     cut, stamps, origins = [], [], []
-    for i, (ti, qi, taui) in enumerate(logs):
-        ti, qi, taui = time_series(model, ti, qi, taui, f'log {i + 1}: ' if len(logs) > 1 else '')
-        keep, report = check_stamps(ti, qi, taui, cutoff)
-        stamps.append(report)
-        if not keep.all():
+    for i, log in enumerate(logs):
+        where = f'log {i + 1}: ' if len(logs) > 1 else ''
+        # a piece of a log is checked once within sharing: a third is two folds' training log
+        # and the third fold's held-out piece, each a pass over its samples
+        ti, qi, taui, keep, report, cuts = once(
+            'stamps', tuple(log), (id(model), cutoff),
+            lambda log=log, where=where: _checked(model, *log, cutoff, where), (model,))
+        if keep is not None:            # taken again: copies are not held beside the log
             ti, qi, taui = (spill.take(x, keep) for x in (ti, qi, taui))
-        cuts = spill.intervals(ti, lambda dt: np.flatnonzero(dt > report['gap_s']))
+        stamps.append({**report, 'gaps': [list(gap) for gap in report['gaps']]})
         cut += list(zip(np.split(ti, cuts), np.split(qi, cuts), np.split(taui, cuts)))
         origins += [i] * (len(cuts) + 1)
     # nine significant digits: the digits beyond are the stamps' rounding, and two thirds of
@@ -344,6 +347,21 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
             ts, resampled = grid, True
         pieces.append((ts, qs, taus))
     return pieces, stamps, step, resampled, origins
+
+
+def _checked(model, t, q, tau, cutoff, where):
+    """
+    Return one log's ``(t, q, tau, keep, report, cuts)`` for :func:`stretches`.
+
+    Its arrays checked (:func:`.samples.time_series`); the samples kept (:func:`check_stamps`,
+    whose report it is), None where every one is; and the kept samples that begin a stretch
+    after a gap.
+    """
+    t, q, tau = time_series(model, t, q, tau, where)
+    keep, report = check_stamps(t, q, tau, cutoff)
+    kept = t if keep.all() else spill.take(t, keep)
+    cuts = spill.intervals(kept, lambda dt: np.flatnonzero(dt > report['gap_s']))
+    return t, q, tau, None if keep.all() else keep, report, cuts
 
 
 def _on_grid(grid, t, x):

@@ -295,6 +295,43 @@ def test_a_stretch_put_on_a_grid_is_known_by_its_log(arm, log, monkeypatch):
     np.testing.assert_array_equal(first.std, again.std)
 
 
+def test_a_logs_stamps_are_checked_once_within_sharing(arm, log, monkeypatch):
+    """
+    Within :func:`.sharing.sharing`, a log's stamps are checked once for each cutoff.
+
+    Every fit, choice and validation of a piece cuts it at its gaps (:func:`.logs.stretches`),
+    each a pass over its samples to find repeats; a third of a log is two folds' training log
+    and the third fold's held-out piece.  What a second call returns equals the first's and
+    what is made outside sharing; a report changed by its caller changes no other's; and
+    what is kept holds the samples kept, not copies of them.
+    """
+    from manipulator_dynamics.identification import logs, sharing
+    t, q, tau = log
+    again = np.r_[np.arange(len(t)), [100, 100, 2000]]
+    again.sort()
+    repeated = (t[again], q[again], tau[again])         # a logger's repeats: three rows twice
+    checked = []
+    check = logs.check_stamps
+    monkeypatch.setattr(logs, 'check_stamps', lambda *a: checked.append(1) or check(*a))
+    apart = logs.stretches(arm, [repeated], 2.0)
+    assert len(checked) == 1 and apart[1][0]['repeated'] == 3
+    with sharing.sharing():
+        first = logs.stretches(arm, [repeated], 2.0)
+        first[1][0]['gaps'].append([0.0, 1.0])
+        second = logs.stretches(arm, [repeated], 2.0)
+        assert len(checked) == 2
+        logs.stretches(arm, [repeated], 4.0)            # another cutoff: other gaps
+        assert len(checked) == 3
+        made = [x for kept in sharing.shared()._kept.values() for x in kept[2]
+                if isinstance(x, np.ndarray)]
+    assert second[1] == apart[1] and first[2:] == second[2:] == apart[2:]
+    for one, other in zip(second[0], apart[0]):
+        for a, b in zip(one, other):
+            np.testing.assert_array_equal(a, b)
+    assert all(x.dtype == bool or x.dtype.kind == 'i' or any(
+        np.shares_memory(x, a) for a in repeated) for x in made)
+
+
 def test_predictions_are_the_base_regressor_times_the_values(arm, log):
     """:meth:`Estimate.predictions`, by the inverse dynamics of a model, equals ``W_B K``."""
     t, q, tau = log
