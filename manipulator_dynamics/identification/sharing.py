@@ -19,7 +19,8 @@ What is made of a piece of a log once, where several choices and fits make the s
 chooses each fold's cutoff on folds of those: with three folds, every third of a log is a
 training log of two folds and the held-out piece of the third, and every ninth a piece of two
 folds' choices.  Within :func:`sharing`, what they make of the same piece alike is made once:
-a log's motion bandwidth, a piece's anti-aliased rows at the highest candidate's rate and its
+a log's motion bandwidth, a log's stamps checked and its gaps found at a cutoff
+(:func:`.logs.stretches`), a piece's anti-aliased rows at the highest candidate's rate and its
 equations' factors at each candidate (:mod:`.selection`, :mod:`.decimation`), a stretch of a
 fit or a validation cut down to the cutoff's rate (:func:`.logs.differentiate_logs`, where
 the folds chose one cutoff), the base parameters' columns.  The results are those made apart,
