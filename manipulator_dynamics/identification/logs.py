@@ -322,11 +322,16 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
     cut, stamps, origins = [], [], []
     for i, log in enumerate(logs):
         where = f'log {i + 1}: ' if len(logs) > 1 else ''
-        # a piece of a log is checked once within sharing: a third is two folds' training log
-        # and the third fold's held-out piece, each a pass over its samples
-        ti, qi, taui, keep, report, cuts = once(
-            'stamps', tuple(log), (id(model), cutoff),
-            lambda log=log, where=where: _checked(model, *log, cutoff, where), (model,))
+        # a piece of a long log is checked once within sharing: a third is two folds' training
+        # log and the third fold's held-out piece, each a pass over its samples.  Only a
+        # spilled log's: what is shared holds its arrays, and arrays made for one call (a
+        # stretch's rows at a candidate's rate) would then be held in memory to the end
+        if all(spill.is_spilled(x) for x in log):
+            ti, qi, taui, keep, report, cuts = once(
+                'stamps', tuple(log), (id(model), cutoff),
+                lambda log=log, where=where: _checked(model, *log, cutoff, where), (model,))
+        else:
+            ti, qi, taui, keep, report, cuts = _checked(model, *log, cutoff, where)
         if keep is not None:            # taken again: copies are not held beside the log
             ti, qi, taui = (spill.take(x, keep) for x in (ti, qi, taui))
         stamps.append({**report, 'gaps': [list(gap) for gap in report['gaps']]})

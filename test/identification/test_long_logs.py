@@ -297,19 +297,27 @@ def test_a_stretch_put_on_a_grid_is_known_by_its_log(arm, log, monkeypatch):
 
 def test_a_logs_stamps_are_checked_once_within_sharing(arm, log, monkeypatch):
     """
-    Within :func:`.sharing.sharing`, a log's stamps are checked once for each cutoff.
+    Within :func:`.sharing.sharing`, a long log's stamps are checked once for each cutoff.
 
     Every fit, choice and validation of a piece cuts it at its gaps (:func:`.logs.stretches`),
     each a pass over its samples to find repeats; a third of a log is two folds' training log
     and the third fold's held-out piece.  What a second call returns equals the first's and
     what is made outside sharing; a report changed by its caller changes no other's; and
-    what is kept holds the samples kept, not copies of them.
+    what is kept holds the samples kept, not copies of them.  A log in memory is checked at
+    every call: what is shared holds its arrays, and a stretch's rows made for one call would
+    be held to the end.
     """
     from manipulator_dynamics.identification import logs, sharing
+    from manipulator_dynamics.recordings import spill
     t, q, tau = log
     again = np.r_[np.arange(len(t)), [100, 100, 2000]]
     again.sort()
-    repeated = (t[again], q[again], tau[again])         # a logger's repeats: three rows twice
+    repeated = [spill.stamps(len(again), True), spill.columns(len(again), q.shape[1], True),
+                spill.columns(len(again), q.shape[1], True)]
+    for x, y in zip(repeated, (t, q, tau)):
+        x[:] = y[again]                                 # a logger's repeats: three rows twice
+    assert all(spill.is_spilled(x) for x in repeated)
+    repeated = tuple(repeated)
     checked = []
     check = logs.check_stamps
     monkeypatch.setattr(logs, 'check_stamps', lambda *a: checked.append(1) or check(*a))
@@ -324,6 +332,11 @@ def test_a_logs_stamps_are_checked_once_within_sharing(arm, log, monkeypatch):
         assert len(checked) == 3
         made = [x for kept in sharing.shared()._kept.values() for x in kept[2]
                 if isinstance(x, np.ndarray)]
+        kept = len(sharing.shared()._kept)
+        in_memory = tuple(np.array(x) for x in repeated)
+        logs.stretches(arm, [in_memory], 2.0)
+        logs.stretches(arm, [in_memory], 2.0)
+        assert len(checked) == 5 and len(sharing.shared()._kept) == kept
     assert second[1] == apart[1] and first[2:] == second[2:] == apart[2:]
     for one, other in zip(second[0], apart[0]):
         for a, b in zip(one, other):
