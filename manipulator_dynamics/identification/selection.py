@@ -111,12 +111,30 @@ def motion_bandwidth(logs, power=0.999):
             spectrum = power_spectrum(x)            # in x's own memory
             total = spectrum.sum()
             if total > 0:
-                np.divide(np.cumsum(spectrum, out=spectrum), total, out=spectrum)
-                f = np.searchsorted(spectrum, power) * (1.0 / (length * step))   # rfftfreq's
+                f = first_reaching(spectrum, total, power) * (1.0 / (length * step))  # rfftfreq's
                 highest = max(highest, float(f))
             del x, spectrum                         # not beside the next column's
         del window
     return float(f'{highest:.9g}')
+
+
+def first_reaching(spectrum, total, share):
+    """
+    Return ``np.searchsorted(np.cumsum(spectrum) / total, share)``, to the bit: a chunk at a time.
+
+    The cumulative sum is carried from chunk to chunk as numpy's runs (each sum the one before
+    plus the next bin), and the search stops at the first chunk that reaches ``share``: a
+    motion's power lies in its lowest bins, and the rest of the spectrum is never summed.
+    """
+    carried = 0.0
+    for a in range(0, len(spectrum), spill.CHUNK):
+        part = np.cumsum(np.concatenate([[carried], spectrum[a:a + spill.CHUNK]]))[1:]
+        carried = part[-1]
+        np.divide(part, total, out=part)
+        found = int(np.searchsorted(part, share))
+        if found < len(part):
+            return a + found
+    return len(spectrum)
 
 
 def power_spectrum(x):

@@ -206,6 +206,31 @@ def test_the_power_spectrum_is_numpys_to_the_bit_in_the_inputs_own_memory(length
         assert peak < 0.1 * x.nbytes, f'{peak / x.nbytes:.2f} of the input allocated'
 
 
+def test_the_share_of_the_power_is_found_as_numpy_finds_it(monkeypatch):
+    """
+    ``first_reaching``: numpy's cumulative share searched, to the bit, a chunk at a time.
+
+    Spectra whose power lies low (a motion's), high, flat, and in one bin; shares reached in
+    the first chunk, at a seam, in the last bin, and never (a share of 1 that the rounded sum
+    falls short of).
+    """
+    from manipulator_dynamics.identification.selection import first_reaching
+    from manipulator_dynamics.recordings import spill
+    monkeypatch.setattr(spill, 'CHUNK', 100)
+    rng = np.random.default_rng(4)
+    f = np.arange(1001.0)
+    spectra = [np.exp(-f / 20) * rng.uniform(0.5, 1, f.size), np.exp(f / 200 - 5),
+               rng.uniform(0, 1, f.size), np.where(f == 300, 2.0, 0.0), rng.uniform(0, 1, 100)]
+    for spectrum in spectra:
+        total = spectrum.sum()
+        share = np.cumsum(spectrum) / total
+        seam = share[min(100, len(share) - 1)]
+        for power in (0.0, 0.5, 0.9, 0.999, share[99], seam, share[-1], 1.0,
+                      np.nextafter(share[-1], 2.0)):
+            assert first_reaching(spectrum, total, power) == np.searchsorted(share, power), \
+                (len(spectrum), power)
+
+
 @pytest.mark.parametrize('chunk', [None, 1000], ids=['one chunk', 'chunks of 1000'])
 def test_the_motion_bandwidth_is_where_its_power_ends(monkeypatch, chunk):
     """
