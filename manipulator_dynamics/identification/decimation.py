@@ -68,9 +68,8 @@ class Stretch:
         """Return this stretch ``factor`` times shorter in rows; ``rate``: its own, in Hz."""
         if factor == 1:
             return self
-        return Stretch(t=self.t[::factor], q=reduced(self.q, rate, factor),
-                       tau=reduced(self.tau, rate, factor), raw_t=self.raw_t,
-                       raw_tau=self.raw_tau)
+        q, tau = reduced((self.q, self.tau), rate, factor)     # side by side: one pass
+        return Stretch(t=self.t[::factor], q=q, tau=tau, raw_t=self.raw_t, raw_tau=self.raw_tau)
 
 
 def steps(rate, candidates):

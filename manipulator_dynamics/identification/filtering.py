@@ -242,33 +242,53 @@ def decimated(x, sos, step, chunk=CHUNK_ROWS, moment=None):
     rows ``(a, b)``: also what the filter took off those rows, ``r = x - filtered``, as the sum
     of ``r r^T`` ``(k, k)`` over them: ``(kept, moment)`` (the ends of a log, where the
     filter has transients, left out by the range).
+
+    ``x`` may be a tuple of ``(N, k_i)`` arrays (a log's positions and efforts): their columns
+    are filtered side by side, in one pass, and a tuple of their rows is returned, the moment
+    (if asked) of the first one's.  Each column is what it would be alone, to the bit: the
+    recursions of many columns run together in the kernel, where one array's few would leave
+    it waiting on each (14 columns a pass: 1.5-1.7 times faster than 7 and 7).
     """
-    x = np.asarray(x, dtype=float)
-    N = len(x)
+    together = isinstance(x, tuple)
+    parts = [np.asarray(a, dtype=float) for a in (x if together else (x,))]
+    widths = [int(np.prod(a.shape[1:], dtype=np.int64)) for a in parts]
+    if together and (any(a.ndim != 2 for a in parts) or len({len(a) for a in parts}) != 1):
+        raise ValueError('decimated: arrays side by side must be (N, k) with the same N, got '
+                         + ', '.join(str(a.shape) for a in parts))
+    N = len(parts[0])
     chunk = max(step, int(math.ceil(chunk / step)) * step)
     pad = settling(sos)
     rows = len(range(0, N, step))
     # a long log's rows, however few a piece of it gives, spilled as it is: pieces add up
-    out = spill.columns(rows, x.shape[1], spill=True) if x.ndim == 2 and spill.is_spilled(x) \
-        else np.empty((rows,) + x.shape[1:])
-    taken = np.zeros((x.shape[1], x.shape[1])) if moment is not None else None
+    outs = [spill.columns(rows, a.shape[1], spill=True) if a.ndim == 2 and spill.is_spilled(a)
+            else np.empty((rows,) + a.shape[1:]) for a in parts]
+    first = widths[0]
+    taken = np.zeros((first, first)) if moment is not None else None
+    edges = np.cumsum([0] + widths)
     for start in range(0, N, chunk):
         stop = min(N, start + chunk)
         lo, hi = max(0, start - pad), min(N, stop + pad)
+        if together:                    # the arrays' columns side by side, each contiguous
+            block = np.empty((hi - lo, edges[-1]), order='F')
+            for a, b, part in zip(edges[:-1], edges[1:], parts):
+                block[:, a:b] = part[lo:hi]
+        else:
+            block = parts[0][lo:hi]
         if moment is None:              # the rows kept, alone
-            out[start // step:(stop + step - 1) // step] = filtered(
-                sos, x[lo:hi], np.arange(start - lo, stop - lo, step)).reshape(
-                    (-1,) + x.shape[1:])
+            kept = filtered(sos, block, np.arange(start - lo, stop - lo, step))
         else:                           # every row: what the filter took off them
-            every = filtered(sos, x[lo:hi], np.arange(start - lo, stop - lo)).reshape(
-                (-1,) + x.shape[1:])
-            out[start // step:(stop + step - 1) // step] = every[::step]
+            every = filtered(sos, block, np.arange(start - lo, stop - lo))
+            kept = every[::step]
             a, b = max(start, moment[0]), min(stop, moment[1])
             if a < b:
-                r = x[a:b] - every[a - start:b - start]
+                r = parts[0][a:b].reshape(b - a, -1) - every[a - start:b - start, :first]
                 taken += r.T @ r
-        spill.release(x, out)           # a long log's: a chunk at a time in memory
-    return (out, taken) if moment is not None else out
+        for a, b, part, out in zip(edges[:-1], edges[1:], parts, outs):
+            out[start // step:(stop + step - 1) // step] = kept[:, a:b].reshape(
+                (-1,) + part.shape[1:])
+        spill.release(*parts, *outs)    # a long log's: a chunk at a time in memory
+    result = tuple(outs) if together else outs[0]
+    return (result, taken) if moment is not None else result
 
 
 def reduction(rate, cutoff):
@@ -281,7 +301,7 @@ def reduced(x, rate, factor, moment=None):
     Return ``x (N, ...)`` at ``rate`` Hz cut down ``factor`` times: anti-aliased, then decimated.
 
     The anti-alias filter: :func:`lowpass` at :data:`ALIAS_SHARE` of the new rate, zero phase,
-    by chunks (:func:`decimated`, which ``moment`` goes to).
+    by chunks (:func:`decimated`, which ``moment`` goes to; a tuple of arrays side by side).
     """
     return decimated(x, lowpass(ALIAS_SHARE * rate / factor, rate), factor, moment=moment)
 

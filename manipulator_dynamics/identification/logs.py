@@ -191,8 +191,10 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
             inner = (trim * factor, len(ts) - trim * factor)     # the rows ``rows`` keeps
 
             def cut(qs=qs, taus=taus, inner=inner):
-                return (*reduced(qs, 1.0 / (step / factor), factor, moment=inner),
-                        reduced(taus, 1.0 / (step / factor), factor))
+                # side by side, one pass: the moment of the positions'
+                (q, tau), taken = reduced((qs, taus), 1.0 / (step / factor), factor,
+                                          moment=inner)
+                return q, taken, tau
             # a third of a log is two folds' training log and the third's held-out piece: the
             # stretch known by its log's arrays as given and its span in them, not by its own
             # (made again at each call where the stamps jitter or repeat, and never held)

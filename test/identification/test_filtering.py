@@ -53,6 +53,36 @@ def test_chunks_equal_the_whole_log_filter(cutoff, chunk, step):
     np.testing.assert_allclose(taken, r.T @ r, rtol=1e-9)
 
 
+@pytest.mark.parametrize('spilled', [False, True], ids=['in memory', 'spilled'])
+def test_arrays_side_by_side_are_filtered_as_each_alone(spilled):
+    """
+    ``decimated((q, tau), ...)``: one pass over both, each array's rows as alone, to the bit.
+
+    With the moment, the first array's; a spilled log's rows spilled as each alone's; arrays
+    of other lengths or shapes refused.
+    """
+    from manipulator_dynamics.recordings import spill
+    rng = np.random.default_rng(3)
+    arrays = []
+    for width in (3, 2):
+        x = spill.columns(50000, width, spilled)
+        x[:] = np.cumsum(rng.normal(size=(50000, width)), axis=0)
+        arrays.append(x)
+    sos = lowpass(4.0, 1000.0)
+    for step in (1, 20):
+        together = decimated(tuple(arrays), sos, step, 7000)
+        for alone, side in zip(arrays, together):
+            assert np.array_equal(decimated(alone, sos, step, 7000), side)
+            assert spill.is_spilled(side) == spilled
+        (q, tau), taken = decimated(tuple(arrays), sos, step, 7000, moment=(900, 49000))
+        kept, alone = decimated(arrays[0], sos, step, 7000, moment=(900, 49000))
+        assert np.array_equal(q, kept) and np.array_equal(taken, alone)
+        assert np.array_equal(tau, together[1])
+    for bad in ((arrays[0], arrays[1][:-1]), (arrays[0], np.zeros(50000))):
+        with pytest.raises(ValueError, match='side by side'):
+            decimated(bad, sos, 20)
+
+
 @pytest.mark.parametrize('shape', [(61,), (4000,), (500, 3), (40, 2, 3)])
 def test_the_filter_is_scipys_to_the_last_bit(shape):
     """filtfilt, its initial state solved once per filter, equals sosfiltfilt exactly."""
