@@ -208,6 +208,12 @@ class CommandOutput:
             self._pending = None
 
     def _ask(self):
+        if self.ready and self._matched() > self._asked_matched:
+            # a subscriber matched since the last question (a controller restarted): commands
+            # stop before it is asked, as publish() stops them.  Else this question would count
+            # it as asked, and commands would reach it until its answer came
+            self._forget(f'a new subscriber on {self.pub.topic_name}')
+            return
         if self._pending is not None:
             if time.monotonic() - self._asked_at < 2 * self.ASK_PERIOD:
                 return

@@ -88,3 +88,43 @@ def test_where_the_bytes_would_differ_the_command_is_published_as_a_message(monk
     msg = commands._as_message(np.linspace(-1, 1, 7))
     assert isinstance(msg, Float64MultiArray) and not msg.layout.dim
     np.testing.assert_array_equal(msg.data, np.linspace(-1, 1, 7))
+
+
+def test_a_subscriber_matched_before_the_periodic_question_stops_the_commands():
+    """
+    A subscriber matched since the last question stops the commands at the next one too.
+
+    The controller is asked again every ``ASK_PERIOD``; that question had taken the count of
+    subscriptions ever matched as asked, so a controller restarted just before it received
+    commands until its answer came (a reversed one, under load, in CI).  Now the question
+    stops them first, as a command would.
+    """
+    import types
+
+    import rclpy
+    from manipulator_dynamics.nodes.commands import CommandOutput
+    model = md.load_model(robots.path('demo_arm'))
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=97)
+    try:
+        controller = rclpy.create_node('effort_controller', context=context)
+        controller.declare_parameter('joints', list(model.joint_names))
+        node = rclpy.create_node('commanding', context=context)
+        params = types.SimpleNamespace(command_topic='effort_controller/commands',
+                                       command_joints=[''], controller_name='',
+                                       clamp_efforts=True)
+        out = CommandOutput(node, params)
+        out.set_model(model)
+        out.enabled = True
+        out.controller_joints = list(model.joint_names)    # the controller has answered
+        out._compare()
+        assert out.ready and out._client.wait_for_service(timeout_sec=10.0)
+        count = [out._matched()]
+        out._matched = lambda: count[0]
+        out._asked_matched = count[0]
+        count[0] += 1                                   # a subscriber came since
+        out._ask()                                      # the periodic question
+        assert not out.ready and not out.publish(np.zeros(model.n))
+        assert out._asked_matched == count[0]           # asked, with it counted
+    finally:
+        rclpy.shutdown(context=context)
