@@ -207,13 +207,23 @@ class CommandOutput:
             self._client.remove_pending_request(self._pending)
             self._pending = None
 
-    def _ask(self):
-        if self.ready and self._matched() > self._asked_matched:
-            # a subscriber matched since the last question (a controller restarted): commands
-            # stop before it is asked, as publish() stops them.  Else this question would count
-            # it as asked, and commands would reach it until its answer came
+    def _stop_for_a_new_subscriber(self):
+        """
+        Stop the commands where a subscriber matched since the last question; True if so.
+
+        Before every command, and before the periodic question: that question counts the
+        subscribers as asked, and a controller restarted just before it would otherwise get
+        commands until its answer came.
+        """
+        if self.ready and self.controller is not None and \
+                self._matched() > self._asked_matched:
             self._forget(f'a new subscriber on {self.pub.topic_name}')
-            return
+            return True
+        return False
+
+    def _ask(self):
+        if self._stop_for_a_new_subscriber():
+            return                            # asked by the stop itself
         if self._pending is not None:
             if time.monotonic() - self._asked_at < 2 * self.ASK_PERIOD:
                 return
@@ -271,9 +281,7 @@ class CommandOutput:
         With ``clamp_efforts`` what is sent is clamped to the URDF effort limits (counted in
         ``clamped``, the joints named in a throttled warning).
         """
-        if self.ready and self.controller is not None and \
-                self._matched() > self._asked_matched:
-            self._forget(f'a new subscriber on {self.pub.topic_name}')
+        self._stop_for_a_new_subscriber()
         if not self.ready:
             if self.enabled and self.controller is not None and self.mismatch is None and \
                     self.index is not None:
