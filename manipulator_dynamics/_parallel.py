@@ -21,6 +21,7 @@ from two Python threads at once, which a ROS node with a multi-threaded executor
 states and short batches stay on the caller's thread.
 """
 
+import collections
 from concurrent.futures import ThreadPoolExecutor
 import os
 import threading
@@ -110,3 +111,33 @@ def in_order(function, items):
         return [function(item) for item in items]
     pool = _shared_pool()
     return [f.result() for f in [pool.submit(function, item) for item in items]]
+
+
+def ahead(function, items, depth=None):
+    """
+    Yield ``function(item)`` for each of ``items`` in their order, the next ones made meanwhile.
+
+    For a stream of work that lets go of the GIL (pandas' C parser on a part of a file): the
+    shared threads make up to ``depth`` (default: one per thread, and one queued) results
+    ahead of the one the caller holds, so that the caller's work on each overlaps theirs, and
+    no more than that are held at once.  With one thread, each is made on the caller's
+    thread when asked for.  Items the caller never asks for (it stopped early) are cancelled
+    where not started.
+    """
+    if _threads <= 1:
+        for item in items:
+            yield function(item)
+        return
+    pool = _shared_pool()
+    depth = depth or _threads + 1
+    pending = collections.deque()
+    try:
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) >= depth:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()

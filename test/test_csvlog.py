@@ -99,3 +99,50 @@ def test_a_missing_field_names_the_joints(tmp_path):
     path.write_text('time,joint1.position\n0,1\n')
     with pytest.raises(ValueError, match=r'no effort column for joint\(s\) joint1, joint2'):
         csvlog.read(path).field(['joint1', 'joint2'], 'effort')
+
+
+def _layouts(rows=150, seed=3):
+    """Return a log's lines as spreadsheets and loggers write them, and its values."""
+    rng = np.random.default_rng(seed)
+    drawn = np.column_stack([np.arange(rows) * 1e-3, rng.normal(size=(rows, 3)) * 10.0 ** rng.
+                             integers(-3, 4, size=(rows, 3))])
+    lines = [','.join(f'{v:.10g}' for v in row) for row in drawn]
+    values = np.array([[float(v) for v in line.split(',')] for line in lines])
+    header = 'time,joint1.position,joint1.effort,joint2.position'
+    plain = [header] + lines
+    commented = ['# logged by hand', '', header] + [
+        line if r % 37 else line + '\n# a note\n' for r, line in enumerate(lines)]
+    return values, {
+        'plain': '\n'.join(plain) + '\n',
+        'no newline at the end': '\n'.join(plain),
+        'byte-order mark, comments and blank lines': '\ufeff' + '\n'.join(commented) + '\n\n',
+        'semicolons, decimal commas, CRLF': '\r\n'.join(
+            line.replace(',', ';') if r == 0 else line.replace(',', ';').replace('.', ',')
+            for r, line in enumerate(plain)) + '\r\n',
+        'tabs': '\n'.join(line.replace(',', '\t') for line in plain) + '\n',
+        'old Mac line ends': '\r'.join(plain) + '\r',
+    }
+
+
+@pytest.mark.parametrize('layout', list(_layouts()[1]))
+def test_a_file_read_by_parts_on_threads_is_the_file_read_whole(tmp_path, layout, monkeypatch):
+    """
+    :func:`.csvlog.chunks` parses byte ranges of the file on threads: the rows read whole.
+
+    Parts of 1 byte (a line each), of 300 bytes and of 4 kB, on one and two threads: every row
+    once, in order, as pandas reads the whole file, whatever the layout (comments between the
+    rows, a byte-order mark, CRLF, the old Mac's carriage returns, no newline at the end).
+    """
+    from manipulator_dynamics import _parallel
+    values, texts = _layouts()
+    path = tmp_path / 'log.csv'
+    path.write_bytes(texts[layout].encode('utf-8'))
+    whole = csvlog.read(path).values
+    np.testing.assert_array_equal(whole, values)
+    for threads in (1, 2):
+        monkeypatch.setattr(_parallel, '_threads', threads)
+        for size in (1, 300, 4096):
+            parts = [p.values for p in csvlog.chunks(path, size)]
+            if size == 1 and layout != 'old Mac line ends':
+                assert len(parts) >= len(values)       # a line a part
+            np.testing.assert_array_equal(np.concatenate(parts), whole)

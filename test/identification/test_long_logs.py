@@ -456,9 +456,9 @@ def test_the_command_line_reads_each_log_once(arm, log, tmp_path, monkeypatch, c
     reads = []
     real = csvlog.chunks
 
-    def counted(p, rows=None):
+    def counted(p, size=None):
         reads.append(str(p))
-        return real(p, rows)
+        return real(p, size)
     monkeypatch.setattr(csvlog, 'chunks', counted)
     assert main(['identify', robots.path('demo_arm'), str(path), '--joint-dynamics',
                  str(write_friction(arm, tmp_path)), '--folds', '3', '--cutoff', '2',
@@ -527,13 +527,13 @@ def test_a_fit_from_its_blocks_factors_is_the_fit_of_every_row(arm, log, monkeyp
 
 
 def test_a_csv_read_by_chunks_is_the_csv_read_whole(arm, log, tmp_path, monkeypatch):
-    """Chunks of 700 rows give every column as the whole file's read, each row once."""
+    """Chunks of 64 kB give every column as the whole file's read, each row once."""
     path = tmp_path / 'run.csv'
     write_log(path, arm, log)
     whole = csvlog.read(path)
-    monkeypatch.setattr(csvlog, 'CHUNK_ROWS', 700)
+    monkeypatch.setattr(csvlog, 'CHUNK_BYTES', 1 << 16)
     parts = list(csvlog.chunks(path))
-    assert len(parts) == -(-len(log[0]) // 700)
+    assert len(parts) >= path.stat().st_size >> 17 > 3            # each a line past 64 kB
     np.testing.assert_array_equal(np.concatenate([p.values for p in parts]), whole.values)
     for room in (None, 10):             # as many rows as its size allows; too few: grown
         if room:
@@ -606,7 +606,7 @@ def test_a_bad_value_in_a_later_chunk_is_named_by_row_and_column(arm, log, tmp_p
     cells[3] = 'oops'
     lines[2501] = ','.join(cells)
     path.write_text('\n'.join(lines) + '\n')
-    monkeypatch.setattr(csvlog, 'CHUNK_ROWS', 700)
+    monkeypatch.setattr(csvlog, 'CHUNK_BYTES', 1 << 16)            # the row in the 4th or later
     header = lines[0].split(',')
     with pytest.raises(IdentificationError, match=rf'row 2502, column {header[3]}: not a '
                        "number: 'oops'"):
