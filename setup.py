@@ -101,7 +101,7 @@ setup(
     license='Apache-2.0',
     entry_points={
         'console_scripts': [
-            'manipulator-dynamics = manipulator_dynamics.cli:main',
+            'manipulator-dynamics = manipulator_dynamics.cli:console',
             # through nodes.entry: quiet about a Ctrl-C while the node still imports
             'dynamics_node = manipulator_dynamics.nodes.entry:dynamics_node',
             'sim_node = manipulator_dynamics.nodes.entry:sim_node',

@@ -41,6 +41,22 @@ def test_demo_runs_as_a_process():
     assert error < 1e-9
 
 
+def test_the_console_script_is_main_in_a_process_of_its_own(capsys):
+    """
+    ``console()`` (what the installed script runs) says main's status and all its output.
+
+    It freezes the collector's objects before it runs :func:`.cli.main` and before the process
+    ends: what is printed still reaches the pipe whole, and an error is still status 2.
+    """
+    done = run('gravity', '--format', 'json')
+    assert done.returncode == 0, done.stderr
+    assert cli.main(['gravity', '--format', 'json']) == 0
+    assert json.loads(done.stdout) == json.loads(capsys.readouterr().out)
+    refused = run('info', 'no_such_robot.urdf')
+    assert refused.returncode == 2
+    assert refused.stderr.startswith('manipulator-dynamics: error:'), refused.stderr
+
+
 def test_gravity_json_matches_the_library(capsys):
     q = [0.1, -0.4, 0.3, 1.2, -0.5, 0.8, 0.0]
     assert cli.main(['gravity', '--q', ','.join(map(str, q)), '--format', 'json']) == 0
