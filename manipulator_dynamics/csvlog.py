@@ -200,20 +200,17 @@ def _parsed(path, separator, columns, first, start, end):
     before it); the others are data alone.  ValueError where a row is short of values or one
     is missing, for the careful read to name it.
     """
-    import io
-
     import pandas
 
     with open(path, 'rb') as f:
         f.seek(start)
-        text = io.BytesIO(f.read(end - start))
-    try:
-        values = _frames(text, separator, header=0 if first else None,
-                         names=None if first else range(columns)).to_numpy(dtype=float)
-    except pandas.errors.EmptyDataError:
-        if first:
-            raise
-        return np.empty((0, columns))           # comments or blank lines alone
+        try:
+            values = _frames(_Range(f, end), separator, header=0 if first else None,
+                             names=None if first else range(columns)).to_numpy(dtype=float)
+        except pandas.errors.EmptyDataError:
+            if first:
+                raise
+            return np.empty((0, columns))       # comments or blank lines alone
     if values.shape[1] != columns or np.isnan(values).any():
         raise ValueError('a row too short, or a value missing')
     return values
@@ -246,8 +243,25 @@ def _header(path):
     return [h.strip() for h in next(csv.reader([first], delimiter=separator))], separator
 
 
+class _Range:
+    """
+    The bytes of an open file from where it stands to ``end``, as a file pandas reads.
+
+    pandas' C reader reads a file a buffer at a time: a part of a file is never held whole
+    beside what is parsed of it (16 MB less a part than its bytes read at once).
+    """
+
+    def __init__(self, f, end):
+        self._f, self._end = f, end
+
+    def read(self, size=-1):
+        """Return up to ``size`` bytes (all that are left: negative or None), short of ``end``."""
+        left = max(0, self._end - self._f.tell())
+        return self._f.read(left if size is None or size < 0 else min(size, left))
+
+
 def _frames(path, separator, header=0, names=None):
-    """Return the frame pandas' C reader reads from ``path`` (a file's name or its bytes)."""
+    """Return the frame pandas' C reader reads from ``path`` (a file's name, or a file)."""
     import pandas
 
     return pandas.read_csv(path, sep=separator, decimal=',' if separator == ';' else '.',
