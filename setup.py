@@ -73,7 +73,7 @@ setup(
     # installed they come from the distribution; without ROS, `pip install .[ros]` brings wheels.
     install_requires=['setuptools', 'numpy>=1.24', 'numba>=0.58', 'scipy>=1.10', 'PyYAML>=5.4',
                       'lxml>=4.9', 'yourdfpy>=0.0.56', 'rosbags>=0.9.11', 'pandas>=2.0',
-                      'matplotlib>=3.5'],
+                      'matplotlib>=3.5', 'threadpoolctl>=3.1'],
     extras_require={
         # ament's linters as ROS 2 runs them: ament_flake8 with the flake8 plugins a ROS 2
         # install gives it (ament_flake8's package.xml), ament_pep257, ament_xmllint (which

@@ -23,6 +23,7 @@ states and short batches stay on the caller's thread.
 
 import collections
 from concurrent.futures import ThreadPoolExecutor
+import functools
 import os
 import threading
 
@@ -141,3 +142,24 @@ def ahead(function, items, depth=None):
     finally:
         for future in pending:
             future.cancel()
+
+
+def blas_on_one_thread(function):
+    """
+    Return ``function`` run with BLAS and LAPACK on one thread, as they were after it.
+
+    What the package splits over the cores it splits itself, on the threads above.  OpenBLAS
+    splits a product or a decomposition of a few thousand rows over threads of its own, and
+    these then wait for more work by spinning on a core: beside the package's threads they
+    took the cores from them.  The hour's identification (``benchmarks/bench_identification.py``)
+    used 20 s of CPU in 13 s on two cores; with BLAS on one thread, 12 s in 11.5 s, every
+    figure the same.  The entry points of identification are wrapped (threadpoolctl: 1 ms a
+    call); blocks nest, each restoring what it found.
+    """
+    @functools.wraps(function)
+    def on_one_thread(*args, **kwargs):
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1, user_api='blas'):
+            return function(*args, **kwargs)
+    return on_one_thread

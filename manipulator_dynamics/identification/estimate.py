@@ -35,9 +35,11 @@ from .selection import base_columns, choose_prior_threshold, choose_prior_weight
     folds_in_time, judging, resolve_cutoff
 from .sharing import sharing
 from .validation import compared, ExtrapolationWarning, pooled, Validation
+from .._parallel import blas_on_one_thread
 from ..errors import IdentificationError
 
 
+@blas_on_one_thread
 def identify(model, data, *, friction=True, armature=None, base=None, cutoff=None,
              topic='/joint_states', physically_consistent=False, prior_weight=1.0,
              validation=None, retime=True, compare=None, still=None, prior_threshold=None):
@@ -180,6 +182,7 @@ def _chosen(choose, asked, default, said):
 SELECTION_FOLDS = 3
 
 
+@blas_on_one_thread
 def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 'smooth'),
                     folds=None, **options):
     """
@@ -284,6 +287,7 @@ class CrossValidation:
                 'pooled': self.pooled.to_dict()}
 
 
+@blas_on_one_thread
 def cross_validate(model, data, *, folds=3, topic='/joint_states', friction=True, **options):
     """
     Identify on all but one piece of the data, predict that piece; each piece in turn.

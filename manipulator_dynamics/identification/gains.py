@@ -59,6 +59,7 @@ from .least_squares import check_excitation, correlation_inflation, relative_std
     residual_rms, weighted_least_squares
 from .logs import differentiate_logs, read_log
 from .stiction import left_out_summary, still_speeds, stuck_rows
+from .._parallel import blas_on_one_thread
 from ..errors import IdentificationError
 from ..recordings.formats import read_currents
 from ..rigid.regressor import regressor
@@ -304,6 +305,7 @@ def current_logs(model, data, retime=True):
     return logs, sources
 
 
+@blas_on_one_thread
 def identify_gains(model, data, loaded=None, payload=None, *, known=(), friction='coulomb',
                    armature=None, cutoff=CUTOFF_HZ, still=None, retime=True):
     """

@@ -36,6 +36,7 @@ from .filtering import CUTOFF_HZ
 from .friction import coulomb_torque
 from .least_squares import weighted_least_squares
 from .logs import prepare
+from .._parallel import blas_on_one_thread
 from ..errors import IdentificationError
 from ..inertia import tensor_fault
 from ..model import central_inertia, inertia_six, inertia_tensor, PARAMETER_NAMES, \
@@ -342,6 +343,7 @@ def excited_directions(W):
     return vt[seen].T / scale[:, None]
 
 
+@blas_on_one_thread
 def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_states',
                      combinations=None):
     """

@@ -709,3 +709,36 @@ def test_a_chunks_spline_is_the_whole_stretchs_to_rounding(arm, log, monkeypatch
     bent = estimate.validate((t, q, tau)).sums
     assert not np.allclose(bent['squared_error']['identified'],
                            whole['squared_error']['identified'], rtol=1e-9, atol=0)
+
+
+def test_identification_runs_blas_on_one_thread_and_gives_back_what_it_found(arm, log,
+                                                                             monkeypatch):
+    """
+    ``identify`` and ``cross_validate`` keep BLAS on one thread inside; the caller's after.
+
+    OpenBLAS's own threads spin on the cores the package's threads split the work over
+    (:func:`.._parallel.blas_on_one_thread`).  A fit inside sees one BLAS thread; after
+    the call, and after a call that failed, the count the caller had set is back.
+    """
+    from manipulator_dynamics.identification import estimate
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas():
+        return {i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}
+    if not blas():
+        pytest.skip('no BLAS library found by threadpoolctl in this process')
+    seen, real = [], estimate.fit
+
+    def probed(*args, **kwargs):
+        seen.append(blas())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(estimate, 'fit', probed)
+    with threadpool_limits(2, user_api='blas'):
+        md.identify(arm, log, cutoff=2.0)
+        md.cross_validate(arm, log, folds=2, cutoff=2.0)
+        after = blas()
+        with pytest.raises(IdentificationError):
+            md.identify(arm, tuple(x[:5] for x in log), cutoff=2.0)
+        failed = blas()
+    assert len(seen) >= 3 and all(s == {1} for s in seen), seen
+    assert after == failed == {2}

@@ -43,7 +43,7 @@ def setup_keywords():
 #: Where each module the package imports comes from, as package.xml names it (rosdep keys).
 ROSDEP_KEYS = {
     'numpy': 'python3-numpy', 'numba': 'python3-numba', 'scipy': 'python3-scipy',
-    'pandas': 'python3-pandas',
+    'pandas': 'python3-pandas', 'threadpoolctl': 'python3-threadpoolctl',
     'yaml': 'python3-yaml', 'lxml': 'python3-lxml', 'matplotlib': 'python3-matplotlib',
     'yourdfpy': 'python3-yourdfpy-pip', 'rosbags': 'python3-rosbags-pip',
     'rclpy': 'rclpy', 'rcl_interfaces': 'rcl_interfaces',
