@@ -64,7 +64,6 @@ from .base_parameters import base_parameters, BaseParameters
 from .excitation_problem import (condition, fit_inside, fundamental, Limits, Problem, rms,
                                  series, smoothed_count, WELL_IDENTIFIED)
 from .. import csvlog
-from .._parallel import blas_on_one_thread
 from ..rigid.rnea import inverse_dynamics
 
 
@@ -192,7 +191,6 @@ class Excitation:
                    if self.scaled < 1 else ''))
 
 
-@blas_on_one_thread
 def excitation_trajectory(model, *, duration, harmonics=5, frequency=None, rate=100.0, seed=0,
                           friction=True, armature=None, margin=0.05, maxiter=200,
                           criterion='relative_std', noise=0.02):
