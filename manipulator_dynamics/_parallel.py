@@ -118,10 +118,10 @@ def ahead(function, items, depth=None):
     """
     Yield ``function(item)`` for each of ``items`` in their order, the next ones made meanwhile.
 
-    For a stream of work that lets go of the GIL (pandas' C parser on a part of a file): the
-    shared threads make up to ``depth`` (default: one per thread, and one queued) results
-    ahead of the one the caller holds, so that the caller's work on each overlaps theirs, and
-    no more than that are held at once.  With one thread, each is made on the caller's
+    For a stream of work that lets go of the GIL (pandas' C parser on a part of a file): while
+    the caller holds one result, the shared threads make the next ``depth - 1`` (default:
+    one per thread), so that the caller's work on each overlaps theirs, and no more than
+    ``depth`` are held at once.  With one thread, each is made on the caller's
     thread when asked for.  Items the caller never asks for (it stopped early) are cancelled
     where not started.
     """
