@@ -324,3 +324,39 @@ def test_stamps_going_back_are_named_across_chunk_seams(monkeypatch):
     with pytest.raises(IdentificationError, match='must be finite'):
         time_series(arm, t, q, q)
     assert time_series(arm, np.arange(1000) * 1e-3, q, q)[0][-1] == 0.999
+
+
+def test_rows_written_to_a_spilled_array_go_by_its_file_and_its_descriptor_with_it():
+    """
+    :func:`.spill.write` puts rows in a spilled array's file, not through the process's pages.
+
+    64 MB of columns, written a chunk at a time: every value as numpy's assignment gives, and
+    under 8 MB of the file resident (through the map: all 64 MB, until released).  Stamps (a
+    column of one), one column of several (a numpy archive's column after column) and an
+    array in memory are set alike.  The file's descriptor is closed with the array.
+    """
+    if not hasattr(os, 'pwrite') or spill._DONTNEED is None:
+        pytest.skip('pwrite and madvise are POSIX and Linux calls: elsewhere write assigns')
+    rows = (64 << 20) // 8 // 4
+    values = np.random.default_rng(1).normal(size=(rows, 4))
+    opened = len(os.listdir('/proc/self/fd'))
+    x, one = spill.columns(rows, 4, True), spill.columns(rows, 4, True)
+    t = spill.stamps(rows, True)
+    spill.release(x, t, one)
+    before = resident_file_mb()
+    for start in range(0, rows, 100_000):
+        spill.write(x, start, values[start:start + 100_000])
+        spill.write(t, start, values[start:start + 100_000, 2])
+        spill.write(one[:, 1], start, values[start:start + 100_000, 1])
+    assert resident_file_mb() - before < 8
+    np.testing.assert_array_equal(x, values)
+    np.testing.assert_array_equal(t, values[:, 2])
+    np.testing.assert_array_equal(one[:, 1], values[:, 1])
+    memory = np.zeros((10, 4))
+    spill.write(memory, 3, values[:2])
+    np.testing.assert_array_equal(memory[3:5], values[:2])
+    assert not memory[:3].any() and not memory[5:].any()
+    del x, t, one
+    import gc
+    gc.collect()
+    assert len(os.listdir('/proc/self/fd')) == opened

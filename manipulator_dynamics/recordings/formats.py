@@ -70,7 +70,7 @@ def read_csv(model, path, *, velocity=False):
                            for k, v in columns.items()}
             for k, v in chunk.items():
                 if columns[k] is not None:
-                    columns[k][filled:filled + rows] = v
+                    spill.write(columns[k], filled, v)     # a long log's: by its file
             spill.release(*columns.values())
             filled += rows
     except ValueError as e:
@@ -284,13 +284,13 @@ def _npz_columns(archive, key, header, rows):
                     k = min(chunk, N - start)
                     block = np.frombuffer(_read(f, k * size), dtype)
                     if c in take:
-                        out[start:start + k, take.index(c)] = block
+                        spill.write(out[:, take.index(c)], start, block)
                     spill.release(out)
         else:
             for start in range(0, N, chunk):
                 k = min(chunk, N - start)
                 block = np.frombuffer(_read(f, k * m * size), dtype).reshape(k, m)
-                out[start:start + k] = block[:, take]
+                spill.write(out, start, block[:, take])
                 spill.release(out)
     return out
 
