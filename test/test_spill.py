@@ -352,6 +352,10 @@ def test_rows_written_to_a_spilled_array_go_by_its_file_and_its_descriptor_with_
     np.testing.assert_array_equal(x, values)
     np.testing.assert_array_equal(t, values[:, 2])
     np.testing.assert_array_equal(one[:, 1], values[:, 1])
+    for wrong, at in ((values[:10, :3], 0), (values[:10], rows - 5)):    # not the rows' shape
+        with pytest.raises(ValueError, match='could not write'):
+            spill.write(x, at, wrong)
+    np.testing.assert_array_equal(x, values)
     memory = np.zeros((10, 4))
     spill.write(memory, 3, values[:2])
     np.testing.assert_array_equal(memory[3:5], values[:2])

@@ -102,7 +102,7 @@ def write(out, start, values):
     hour's read: 0.8 s of its main thread, against 0.1 s written with ``pwrite``, each column's
     rows at once); the map sees what is written, as every map of the file does.  An array in
     memory (or not a float one, or a view whose columns are not each contiguous) is set as
-    numpy sets it.
+    numpy sets it.  ValueError where ``values`` do not fit the rows from ``start`` on.
     """
     held = _made(out)
     values = np.asarray(values)
@@ -110,8 +110,11 @@ def write(out, start, values):
         out[start:start + len(values)] = values
         return
     rows = out[start:start + len(values)]
-    rows, values = (rows[:, None], values.reshape(len(values), 1)) if rows.ndim == 1 \
+    rows, values = (rows[:, None], values.reshape(len(values), -1)) if rows.ndim == 1 \
         else (rows, values.reshape(len(values), -1))
+    if values.shape != rows.shape:          # what numpy's assignment would refuse
+        raise ValueError(f'could not write {values.shape} values into rows {start}: of an '
+                         f'array of {out.shape}')
     for j in range(rows.shape[1]):
         column = rows[:, j]
         if column.strides[0] != 8:
