@@ -108,10 +108,9 @@ def in_order(function, items):
     finished first.  One item, or one thread, runs on the caller's thread.
     """
     items = list(items)
-    if len(items) <= 1 or _threads <= 1:
+    if len(items) <= 1:
         return [function(item) for item in items]
-    pool = _shared_pool()
-    return [f.result() for f in [pool.submit(function, item) for item in items]]
+    return list(ahead(function, items, depth=len(items) + 1))     # every one at once
 
 
 def ahead(function, items, depth=None):
