@@ -508,8 +508,9 @@ def _contact_spread(estimate, check, topic):
     Return the identified model's residual spread over the validation logs, and what to say.
 
     A YAML entry for the parameters file (None where it cannot be had): the momentum
-    observer's largest residual on data the fit did not see, at the default gain, which
-    dynamics_node's ``contact_thresholds: auto`` stands on (:mod:`.contact.detection`).
+    observer's residual spread (its 99.9th percentile, moments left out) on data the fit did
+    not see, at the default gain, which dynamics_node's ``contact_thresholds: auto`` stands on
+    (:mod:`.contact.detection`).
     """
     from .contact.detection import spread_yaml
     from .contact.detection import residual_spread
@@ -526,7 +527,7 @@ def _contact_spread(estimate, check, topic):
                 + ', '.join(m.describe() for m in moments)) if moments else ''
     return ({'contact_spread': spread_yaml(model, spread, DEFAULT_GAIN, source)},
             f' (with contact_spread {", ".join(f"{v:.3g}" for v in spread)} N m: the momentum '
-            f"observer's largest residual on {source}{left_out})")
+            f"observer's residual spread (99.9th percentile) on {source}{left_out})")
 
 
 def cmd_excitation(args):

@@ -19,12 +19,14 @@ As Franka's interface has them: contact above the lower level, collision above t
 
 The thresholds are the robot's own: an observer's residual in free motion is the model's error
 (friction not captured, inertial parameters a little off, sensor offsets), and a contact is what
-stands out of it.  :func:`learn_thresholds` takes each joint's largest residual over a stretch of
-free motion, its *spread*, and puts the contact level at :data:`CONTACT_MULTIPLE` times it and
-the collision level at :data:`COLLISION_MULTIPLE` times it.  A single moment cannot set it
-(:func:`free_motion_spread`): a stop at the end of a run, a current spike, which stand
-:data:`MOMENT_MULTIPLE` times above the residual's 99.9th percentile, are left out and
-reported with their times, and a user may leave out stretches of a log.  The spread may also
+stands out of it.  :func:`learn_thresholds` takes each joint's *spread* over a stretch of free
+motion, the :data:`SPREAD_QUANTILE` quantile of its ``|r|`` (a robust statistic, not the
+maximum), and puts the contact level at :data:`CONTACT_MULTIPLE` times it and the collision
+level at :data:`COLLISION_MULTIPLE` times it.  No single moment can set it
+(:func:`free_motion_spread`): a stop at the end of a run, a current spike, a reversal's
+excursion move a quantile by what they weigh in the run, not by their height; those that stand
+above the contact level (a stop, a spike) are left out and reported with their times, and a
+user may leave out stretches of a log.  The spread may also
 come from an identification: the identified model's residual over its validation logs, written
 beside the parameters (:func:`spread_of_parameters`).  It is the observer's residual that is
 measured, not the model's torque error: on a real Panda the residual's spread was twice its
@@ -45,8 +47,8 @@ from .observer import beyond, DEFAULT_GAIN, momentum_residual, observer_gains, S
 from .._inputs import per_joint
 from .._jit import BOOL, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 
-#: Contact above this many times the largest residual of free motion: free motion never seen to
-#: come within a factor of two of it.
+#: Contact above this many times the spread of free motion (its :data:`SPREAD_QUANTILE`
+#: quantile): free motion stays under it but for its moments, which are left out and said.
 CONTACT_MULTIPLE = 2.0
 #: Collision above this many times that residual: twice the contact level.
 COLLISION_MULTIPLE = 4.0
@@ -55,10 +57,11 @@ COLLISION_MULTIPLE = 4.0
 #: exact model has a residual of 1e-14 N m, whose thresholds any rounding would cross.
 FLOOR = 1e-3
 
-#: The quantile of a joint's ``|r|`` over free motion that moments are measured against...
+#: A joint's spread: this quantile of its ``|r|`` over free motion, a thousandth of the run
+#: above it (a robust statistic: on a real arm the maximum of a run was set by the one stop at
+#: its end, 88 N m, where the 99.9th percentile was 17)...
 SPREAD_QUANTILE = 0.999
-#: ... and how many times above it a moment stands: what a contact level at this multiple of
-#: the quantile would call a contact.
+#: ... and how many times above it a moment stands: what the contact level calls a contact.
 MOMENT_MULTIPLE = CONTACT_MULTIPLE
 #: Passes of :func:`free_motion_spread`'s clipping at most.
 CLIPPING_PASSES = 100
@@ -159,17 +162,20 @@ class Moment:
 
 def free_motion_spread(model, residual, t=None, exclude=()):
     """
-    Return ``(spread (n,), moments)``: each joint's largest ``|r|`` over free motion, moments out.
+    Return ``(spread (n,), moments)``: each joint's spread over free motion, moments left out.
 
-    A moment is a run of samples whose ``|r|`` stands above :data:`MOMENT_MULTIPLE` times the
-    joint's :data:`SPREAD_QUANTILE` quantile (a controller stopping the arm within a sample, a
-    current spike: on a real arm one such stop set a joint's spread to 88 N m, where the rest of
-    the run reached 17): a contact level at that multiple of the quantile would have called it a
-    contact, and it sets nothing.  A moment longer than a thousandth of the run lifts the
-    quantile itself, so the rest is judged again, until nothing stands out (at most
+    The spread is the :data:`SPREAD_QUANTILE` quantile of the joint's ``|r|`` (a thousandth of
+    the run above it), not its maximum: a short excursion (a reversal, a spike) moves it by
+    what it weighs in the run, not by its height.  A moment is a run of samples whose ``|r|``
+    stands above :data:`MOMENT_MULTIPLE` times that quantile, the contact level it sets (a
+    controller stopping the arm within a sample, a current spike: on a real arm one such stop
+    reached 88 N m, where the run's 99.9th percentile was 17): the level would have called it a
+    contact, so it is left out and reported.  A moment longer than a thousandth of the run
+    lifts the quantile itself, so the rest is judged again, until nothing stands out (at most
     :data:`CLIPPING_PASSES` times: a stop decaying through the observer's lag shrinks by a
-    quarter a pass).  A run whose residual is as even as a simulation's has no moment, and its
-    spread is its maximum.  ``t (N,)``: the samples' times (default: their index), for
+    quarter a pass).  A run whose residual is as even as a simulation's has no moment: every
+    sample of it stays under the contact level.  ``t (N,)``: the samples' times (default: their
+    index), for
     the moments' times and ``exclude``, stretches ``[(start, end), ...]`` (s) to leave out (a
     handling of the arm, a known bump).  ``moments``: a :class:`Moment` per run left out.
     """
@@ -192,7 +198,7 @@ def free_motion_spread(model, residual, t=None, exclude=()):
             if not over.any():
                 break
             rest &= ~over
-        spread[j] = r[rest, j].max()
+        spread[j] = np.quantile(r[rest, j], SPREAD_QUANTILE)
         edges = np.flatnonzero(np.diff(np.r_[0, (keep & ~rest).astype(np.int8), 0]))
         for a, b in zip(edges[::2], edges[1::2]):
             moments.append(Moment(name, float(t[a]), float(t[b - 1]), float(r[a:b, j].max())))
@@ -204,10 +210,11 @@ def learn_thresholds(model, residual, efforts=None, t=None, exclude=()):
     """
     Learn the thresholds from the observer's residual over free motion, ``(N, n)``.
 
-    Each joint's spread is its largest ``|r|`` but for the moments (:func:`free_motion_spread`,
-    with ``t`` and ``exclude``; sensor offsets and the residual's excursions at reversals
-    included: the levels then stand above all free motion showed, and the observer's band adds
-    what dry friction may hold at rest, which a stretch of motion does not show), and at least
+    Each joint's spread is the :data:`SPREAD_QUANTILE` quantile of its ``|r|``, the moments
+    left out (:func:`free_motion_spread`, with ``t`` and ``exclude``; sensor offsets and the
+    residual's excursions at reversals included: the contact level then stands above all free
+    motion showed but its moments, and the observer's band adds what dry friction may hold at
+    rest, which a stretch of motion does not show), and at least
     :data:`FLOOR` times the largest of the ``efforts`` ``(N, n)`` the joints applied over the
     same stretch, where given.  The stretch should move every joint as the task will, and start
     once the observer has settled (5 time constants after its first state).
@@ -221,7 +228,7 @@ def learn_thresholds(model, residual, efforts=None, t=None, exclude=()):
 def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STILL,
                     topic='/joint_states', exclude=(), report=False):
     """
-    Return each joint's largest residual over logs of free motion: what thresholds stand above.
+    Return each joint's spread over logs of free motion: what thresholds stand above.
 
     ``data``: logs with the robot's measured velocities (CSV files, numpy archives, rosbag2
     recordings, mappings ``t, q, qd, tau``; see
@@ -231,7 +238,8 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
     :data:`.observer.SETTLING` time constants of each stretch left out; the
     moments of each log (a stop, a spike) are left out of it, and the stretches ``exclude``
     (``[(start, end), ...]`` in the log's seconds, for every log), as
-    :func:`free_motion_spread` says.  Returns ``(n,)``, N m (of ``|r|``, as
+    :func:`free_motion_spread` says.  Returns ``(n,)``, N m, the largest of the logs' spreads
+    (of ``|r|``, as
     :func:`learn_thresholds` takes it); with ``report``, ``(spread, moments)``, the
     :class:`Moment` s left out.  ``IdentificationError`` where a log lacks the
     velocities.

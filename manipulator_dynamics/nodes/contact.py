@@ -118,13 +118,14 @@ CONTACT_PARAMS = (
           'estimate follows a push with the time constant 1/K; at most half the state rate',
           gain_check),
     Param('contact_thresholds', 'auto', "N m, one value or one per joint ('[a, b, ...]'), above "
-          'which ~/contact says 1; auto: twice the largest residual of free motion',
+          'which ~/contact says 1; auto: twice the spread of free motion (the 99.9th '
+          'percentile of its residual)',
           thresholds_check),
     Param('collision_thresholds', 'auto', 'N m, as contact_thresholds, above which ~/contact '
-          'says 2 (latched until ~/rearm); auto: four times the largest residual of free motion',
+          'says 2 (latched until ~/rearm); auto: four times the spread of free motion',
           thresholds_check),
     Param('contact_calibration', 3.0, 'auto thresholds: seconds of free motion (some joint '
-          'moving), after the observer has settled, whose largest residual sets them, a stop or '
+          'moving), after the observer has settled, whose residual sets them, a stop or '
           'a spike left out and said (unless the identified parameters carry a '
           'contact_spread)', low=0.05, high=3600.0),
     Param('contact_thresholds_out', '', 'file ~/save_thresholds writes the levels in use to, a '
