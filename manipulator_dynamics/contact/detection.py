@@ -26,13 +26,13 @@ level at :data:`COLLISION_MULTIPLE` times it.  No single moment can set it
 (:func:`free_motion_spread`): a stop at the end of a run, a current spike, a reversal's
 excursion move a quantile by what they weigh in the run, not by their height; those that stand
 above the contact level (a stop, a spike) are left out and reported with their times, and a
-user may leave out stretches of a log.  The spread may also
-come from an identification: the identified model's residual over its validation logs, written
-beside the parameters (:func:`spread_of_parameters`).  It is the observer's residual that is
-measured, not the model's torque error: on a real Panda the residual's spread was twice its
-model's largest torque error on the same data, the robot's velocity signal differentiated into
-the momentum (a torque error is computed from filtered positions; a live observer reads the
-velocities as they come).
+user may leave out stretches of a log.  The spread may also come from an identification: the
+identified model's residual over its validation logs, written beside the parameters
+(:func:`spread_of_parameters`).  It is the observer's residual that is measured, not the
+model's torque error: on a real Panda the residual's spread was twice its model's largest
+torque error on the same data, the robot's velocity signal differentiated into the momentum (a
+torque error is computed from filtered positions; a live observer reads the velocities as they
+come).
 """
 
 from dataclasses import dataclass
@@ -50,7 +50,7 @@ from .._jit import BOOL, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 #: Contact above this many times the spread of free motion (its :data:`SPREAD_QUANTILE`
 #: quantile): free motion stays under it but for its moments, which are left out and said.
 CONTACT_MULTIPLE = 2.0
-#: Collision above this many times that residual: twice the contact level.
+#: Collision above this many times the spread: twice the contact level.
 COLLISION_MULTIPLE = 4.0
 #: The least spread, as a share of the largest effort any joint applied over the stretch: no
 #: model of a real robot is better than 0.1 % of its load, and a simulated robot held by its own
@@ -175,9 +175,9 @@ def free_motion_spread(model, residual, t=None, exclude=()):
     :data:`CLIPPING_PASSES` times: a stop decaying through the observer's lag shrinks by a
     quarter a pass).  A run whose residual is as even as a simulation's has no moment: every
     sample of it stays under the contact level.  ``t (N,)``: the samples' times (default: their
-    index), for
-    the moments' times and ``exclude``, stretches ``[(start, end), ...]`` (s) to leave out (a
-    handling of the arm, a known bump).  ``moments``: a :class:`Moment` per run left out.
+    index), for the moments' times and ``exclude``, stretches ``[(start, end), ...]`` (s) to
+    leave out (a handling of the arm, a known bump).  ``moments``: a :class:`Moment` per run
+    left out.
     """
     r = np.abs(np.asarray(residual, dtype=float))
     if r.ndim != 2 or r.shape[1] != model.n or r.shape[0] < 2:
@@ -214,10 +214,10 @@ def learn_thresholds(model, residual, efforts=None, t=None, exclude=()):
     left out (:func:`free_motion_spread`, with ``t`` and ``exclude``; sensor offsets and the
     residual's excursions at reversals included: the contact level then stands above all free
     motion showed but its moments, and the observer's band adds what dry friction may hold at
-    rest, which a stretch of motion does not show), and at least
-    :data:`FLOOR` times the largest of the ``efforts`` ``(N, n)`` the joints applied over the
-    same stretch, where given.  The stretch should move every joint as the task will, and start
-    once the observer has settled (5 time constants after its first state).
+    rest, which a stretch of motion does not show), and at least :data:`FLOOR` times the
+    largest of the ``efforts`` ``(N, n)`` the joints applied over the same stretch, where
+    given.  The stretch should move every joint as the task will, and start once the observer
+    has settled (5 time constants after its first state).
     """
     spread, _ = free_motion_spread(model, residual, t, exclude)
     if efforts is not None:
@@ -239,9 +239,8 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
     moments of each log (a stop, a spike) are left out of it, and the stretches ``exclude``
     (``[(start, end), ...]`` in the log's seconds, for every log), as
     :func:`free_motion_spread` says.  Returns ``(n,)``, N m, the largest of the logs' spreads
-    (of ``|r|``, as
-    :func:`learn_thresholds` takes it); with ``report``, ``(spread, moments)``, the
-    :class:`Moment` s left out.  ``IdentificationError`` where a log lacks the
+    (of ``|r|``, as :func:`learn_thresholds` takes it); with ``report``, ``(spread,
+    moments)``, the :class:`Moment` s left out.  ``IdentificationError`` where a log lacks the
     velocities.
     """
     from ..recordings.log import read_states
