@@ -32,6 +32,8 @@ the observer (60 ms).  No level may be raised in the held-out free motion, nor o
 In this process, step by step: the machine's load changes no number of it.
 """
 
+import contextlib
+import io
 import json
 
 from conftest import write_log_csv
@@ -125,8 +127,6 @@ def load_of(arm, direction):
 
 def replayed(arm, path, parameters):
     """Run ``manipulator-dynamics contact`` on a log, the levels from the identification."""
-    import contextlib
-    import io
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main(['contact', robots.path('demo_arm'), str(path), '--parameters',
