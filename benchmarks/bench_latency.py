@@ -17,6 +17,7 @@ Load: joint_states at 1 kHz into dynamics_node, against the floor any rclpy node
 
     python3 benchmarks/bench_latency.py [--seconds 30] [--rounds 3] [--rate 1000]
                                         [--executor single,events] [--observer [--unheard]]
+                                        [--control]
 
 For each executor (``MANIPULATOR_DYNAMICS_EXECUTOR``: rclpy's SingleThreadedExecutor polled by
 ``spin_once``, or rclpy.experimental.EventsExecutor) it runs two nodes in turn as processes, in
@@ -54,6 +55,9 @@ machine's load falls on both; the table pools each node's rounds.  Then ours / e
 p99 (in the node, end to end) and CPU per state, per round: their median and range.  Absolute
 times move from machine to machine and with the load; the ratios, measured side by side, less
 so (end to end, one 10 s round to the next moved the p50 ratio by 0.2 on this machine).
+``--control`` says how much: the raw echo runs a second time in each round, after ours, and
+its ratios against its first run are printed beside ours (a ratio ours may be told from only
+where it stands outside that one).
 """
 
 import argparse
@@ -76,6 +80,8 @@ from sensor_msgs.msg import JointState  # noqa: E402, I100
 from std_msgs.msg import Float64, Float64MultiArray  # noqa: E402, I100
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+#: --control: the raw echo run again after ours in each round, and set against its first run.
+CONTROL = 'echo_raw again'
 
 
 def cpu_seconds(pid):
@@ -305,6 +311,9 @@ def main(argv=None):
     parser.add_argument('--echo-entities', type=int, default=0, metavar='N',
                         help='the echoes with N more publishers and services (dynamics_node '
                         'makes about 22): what they cost the executor')
+    parser.add_argument('--control', action='store_true',
+                        help='the raw echo a second time in each round, after ours, against '
+                        'the first: what the machine alone makes of a ratio')
     parser.add_argument('--pin', action='store_true',
                         help='the node on the last core, this process on the others')
     args = parser.parse_args(argv)
@@ -335,9 +344,12 @@ def main(argv=None):
         runs = {'echo_node': [], 'echo_raw': [], 'dynamics_node': []}
         if args.observer:
             runs['dynamics_node+observer'] = []
+        if args.control:
+            runs[CONTROL] = []
         for _ in range(args.rounds):
             for node in runs:
-                runs[node].append(measure(node, executor, q, args.rate, qd, effort))
+                runs[node].append(measure('echo_raw' if node == CONTROL else node, executor, q,
+                                          args.rate, qd, effort))
         for node, node_runs in runs.items():
             r = pooled(node_runs)
             print(f'{executor:9s} {node[:14]:14s} {r["inner"][0]:10.3f} /{r["inner"][1]:7.3f} '
@@ -346,6 +358,9 @@ def main(argv=None):
         per_round[executor] = {echo: [ratios(pooled([ours]), pooled([theirs])) for ours, theirs
                                       in zip(runs['dynamics_node'], runs[echo])]
                                for echo in ('echo_node', 'echo_raw')}
+        if args.control:
+            per_round[executor][CONTROL] = [ratios(pooled([again]), pooled([first])) for
+                                            again, first in zip(runs[CONTROL], runs['echo_raw'])]
         if args.observer:
             added = [100 * (pooled([o])['cpu_us'] / pooled([d])['cpu_us'] - 1) for o, d
                      in zip(runs['dynamics_node+observer'], runs['dynamics_node'])]
@@ -360,9 +375,11 @@ def main(argv=None):
                       f"{q3:.1f}] to dynamics_node's CPU per state, switched on and off in one "
                       f'process ({len(windows)} windows of {WINDOW} states)', flush=True)
     names = ('in node p50', 'p99', 'end to end p50', 'p99', 'CPU per state')
-    for echo, floor in (('echo_node', 'echo'), ('echo_raw', 'raw echo')):
-        print(f'\nours / {floor} (same executor, same run): the median of the rounds [their '
-              'range]')
+    floors = (('echo_node', 'ours / echo'), ('echo_raw', 'ours / raw echo'))
+    if args.control:
+        floors += ((CONTROL, 'the raw echo again / the raw echo: the machine alone'),)
+    for echo, title in floors:
+        print(f'\n{title} (same executor, same run): the median of the rounds [their range]')
         for executor in executors:
             r = np.array(per_round[executor][echo])
             print(f'  {executor:9s} ' + '; '.join(
