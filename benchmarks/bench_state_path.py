@@ -22,7 +22,10 @@ hears.  It prints the callback's time per state (a state just received), then ea
 share, measured by timing the step alone on the same state: the state read from its bytes (by
 name, checked), g(q), the command (clamped, put in the controller's order, serialised and
 published), and with ``--observer`` the momentum observer's step and the payload window; and
-what a state that waited adds, the queue looked at for states behind it.  Then, with
+what a state that waited adds, the queue looked at for states behind it.  A driver's state
+takes the compiled step (``DynamicsNode._compiled_step``: the read, the law and the command in
+one compiled call); the general path's time, that step declined, is printed beside it, and the
+steps are the general path's.  Then, with
 ``--profile``, cProfile's top functions over the run.  What bench_latency's ratio to the raw
 echo is made of, without DDS's noise::
 
@@ -98,6 +101,11 @@ def main(argv=None):
         feed = iter(fresh(n))
         callback = per_call(lambda: node._on_state(
             next(feed), {'received_timestamp': time.time_ns()}), n)   # just received
+        step, node._compiled_step = node._compiled_step, lambda *args: False
+        feed = iter(fresh(n))
+        general = per_call(lambda: node._on_state(
+            next(feed), {'received_timestamp': time.time_ns()}), n)
+        node._compiled_step = step
         feed = iter(fresh(n))
         read = per_call(lambda: node.states.read_serialized(next(feed), node.now_ns()), n)
         g = per_call(lambda: gravity_torques(model, q), n)
@@ -119,10 +127,12 @@ def main(argv=None):
         print(f'dynamics_node, {model.name} ({model.n} joints), one state at a time, '
               f'{n} states: the median per state [us]')
         print(f'  {"the state callback, whole":40s} {callback:7.2f}')
+        print(f'  {"the same on its general path":40s} {general:7.2f}   (the compiled step '
+              'declined), whose steps:')
         for name, us in steps.items():
-            print(f'  {name:40s} {us:7.2f}')
-        print(f'  {"the rest (the callback less those)":40s} '
-              f'{callback - sum(steps.values()):7.2f}')
+            print(f'    {name:38s} {us:7.2f}')
+        print(f'    {"the rest (the callback less those)":38s} '
+              f'{general - sum(steps.values()):7.2f}')
         print(f'and where a state waited (dynamics_node.WAITED_NS), the queue looked at: '
               f'{waiting:.2f} us more')
         if args.profile:

@@ -20,17 +20,30 @@ Control laws and integration on top of the rigid-body dynamics: what the nodes r
 * :func:`computed_torque`: ``tau = M(q) (qdd_d + Kp e + Kd e') + h(q, qd)`` [+ friction];
 * :class:`SplineTrajectory`: a joint trajectory through timed points, sampled in a control loop;
 * :func:`rk4_step`: one step of the classic Runge-Kutta scheme on the forward dynamics, with
-  Coulomb friction's sign held over the step.
+  Coulomb friction's sign held over the step;
+* :func:`command_vector`: a node's 1 kHz step in one compiled call, from a joint state's values
+  as its message lays them out to the effort command in the controller's order.
 """
 
 import bisect
 
+import numba
+from numba import njit
 import numpy as np
 
+from ._jit import INT, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 from .rigid.crba import inertia_matrix
 from .rigid.forward import forward_dynamics
-from .rigid.kinematics import coulomb_shape_of
-from .rigid.rnea import bias_forces
+from .rigid.kinematics import coulomb_shape_of, FRICTION, joint_poses, model_at, scratch
+from .rigid.rnea import add_coupled, bias_forces, joint_friction, rnea_sample, rnea_workspace
+from .rigid.status import NON_FINITE, OK
+
+#: :func:`command_vector`'s laws: ``g(q)``; ``g(q)`` and the joints' friction at ``qd``
+#: (:func:`friction_torque`); the inverse dynamics at ``(q, qd, qdd)`` (``qd`` zero where the
+#: state has none).
+GRAVITY, GRAVITY_FRICTION, INVERSE = 0, 1, 2
+#: :func:`command_vector`'s status where some effort is beyond its limit (nothing is clamped).
+BEYOND_LIMIT = -4
 
 
 def friction_torque(model, qd, direction=None):
@@ -187,3 +200,58 @@ def rk4_step(model, q, qd, tau, h, *, friction=False, method='udut', f_ext=None)
     if friction:
         qd = np.where((sliding * qd < 0) & ~smooth, 0.0, qd)
     return q, qd
+
+
+@njit(**ONE_STATE)
+def command_vector(address, values, rows, law, flags, qdd, limit, order, state, tau, command):
+    """
+    One joint state to its effort command, in one compiled call (a node's 1 kHz step).
+
+    ``values (k, given)``: the state's position, velocity and effort arrays (the first ``k``) as
+    its message lays them out, ``rows (n,)`` which of them is each model joint's; they are
+    copied into ``state (k, n)`` in the model's order.  ``tau (n,)`` is then the law ``law``
+    (:data:`GRAVITY`, :data:`GRAVITY_FRICTION`, :data:`INVERSE` with ``qdd`` and rnea's
+    ``flags``) at that state, and ``command`` its joints ``order`` (the controller's).
+
+    Returns OK; NON_FINITE where a value read is not finite (nothing computed); BEYOND_LIMIT
+    where some ``|tau|`` exceeds its ``limit`` (``command`` written, not clamped).  A caller
+    that gets anything but OK takes its general path, which says what is wrong: this call only
+    accepts.
+    """
+    m = model_at(address)
+    n = m.parent.shape[0]
+    filled = values.shape[0]
+    for r in range(filled):
+        for j in range(n):
+            x = values[r, rows[j]]
+            if not np.isfinite(x):
+                return NON_FINITE
+            state[r, j] = x
+    zero = scratch((n,), True)
+    zero[:] = 0.0
+    q = state[0]
+    work = rnea_workspace(n, True)
+    joint_poses(m, q, work[0], work[1])
+    if law == INVERSE:
+        rnea_sample(m, q, state[1] if filled > 1 else zero, qdd, np.empty((0, n, 6)), 0, flags,
+                    work, tau)
+    else:
+        rnea_sample(m, q, zero, zero, np.empty((0, n, 6)), 0, 0, work, tau)
+        if law == GRAVITY_FRICTION:
+            for i in range(n):
+                tau[i] += joint_friction(m, i, state[1, i])
+            add_coupled(m, state[1], zero, FRICTION, tau)
+    beyond = False
+    for i in range(n):
+        beyond |= abs(tau[i]) > limit[i]
+    for k in range(order.shape[0]):
+        command[k] = tau[order[k]]
+    return BEYOND_LIMIT if beyond else OK
+
+
+_INDEX = numba.types.Array(numba.types.int64, 1, 'C')
+#: :func:`command_vector` called without numba's dispatch (:class:`._jit.Signature`).
+command_call = Signature(
+    command_vector, INT, numba.types.Array(numba.types.float64, 2, 'A'), _INDEX, INT, INT,
+    VECTOR, VECTOR, _INDEX, numba.types.Array(numba.types.float64, 2, 'C'), OUT_VECTOR,
+    OUT_VECTOR)

@@ -163,12 +163,24 @@ def warm_up(model, contact=False, exclusive=True, pushes=False, forward=True):
         # to load, either of which would delay the first trajectory)
         inverse_dynamics(model, z[None], z[None], z[None], friction=True)
         inertia_matrix(model, z)
+        _warm_command(model)
         if forward:
             _warm_forward(model)
         if contact:
             _warm_contact(model)
         if pushes:
             _warm_pushes(model)
+
+
+def _warm_command(model):
+    """Run dynamics_node's state-to-command call (``control.command_vector``) once."""
+    from .control import command_call, GRAVITY
+    from .rigid.kinematics import kernel_model
+    n = model.n
+    index = np.arange(n)
+    command_call.call(kernel_model(model).address, np.zeros((1, n)), index, GRAVITY, 0,
+                      np.zeros(n), np.full(n, np.inf), index, np.empty((1, n)), np.empty(n),
+                      np.empty(n))
 
 
 def _warm_forward(model):

@@ -104,3 +104,76 @@ def test_spline_trajectory():
         control.SplineTrajectory([0.0, 1.0, 1.0], np.zeros((3, 2)))
     with pytest.raises(ValueError, match=r'times \(T,\) and positions \(T, n\)'):
         control.SplineTrajectory([0.0, 1.0], np.zeros(2))
+
+
+def _command(model, values, rows, law, qdd, limit, order, flags=0):
+    """Call command_vector as dynamics_node does: ``(status, state, tau, command)``."""
+    from manipulator_dynamics.rigid.kinematics import kernel_model
+    state, tau = np.empty((len(values), model.n)), np.empty(model.n)
+    command = np.empty(len(order))
+    status = control.command_call.call(kernel_model(model).address, values, rows, law, flags,
+                                       qdd, limit, order, state, tau, command)
+    return status, state, tau, command
+
+
+@pytest.mark.parametrize('make', ['plain', 'coupled'])
+def test_command_vector_is_the_general_path_s_law(rigid, make):
+    """Each law of the compiled state-to-command call against the library's own functions."""
+    from conftest import coupled, random_state
+    from manipulator_dynamics.rigid.kinematics import ARMATURE, FRICTION
+    from manipulator_dynamics.rigid.status import OK
+    model = coupled(rigid) if make == 'coupled' else rigid
+    rng = np.random.default_rng(model.n)
+    n, given = model.n, model.n + 2
+    rows = rng.permutation(given)[:n]                # the message names others too, in any order
+    order = rng.permutation(n)[:max(1, n - 1)]       # the controller's joints, not all
+    unlimited = np.full(n, np.inf)
+    for _ in range(5):
+        q, qd, qdd = random_state(model, rng)
+        values = rng.normal(size=(3, given))
+        values[0, rows], values[1, rows] = q, qd
+        values = np.asfortranarray(values)           # a strided view, as a message's bytes
+        g = md.gravity_torques(model, q)
+        laws = {control.GRAVITY: (0, g),
+                control.GRAVITY_FRICTION: (0, g + control.friction_torque(model, qd)),
+                control.INVERSE: (ARMATURE, md.inverse_dynamics(model, q, qd, qdd)),
+                -control.INVERSE: (ARMATURE | FRICTION,
+                                   md.inverse_dynamics(model, q, qd, qdd, friction=True))}
+        for law, (flags, expected) in laws.items():
+            status, state, tau, command = _command(model, values, rows, abs(law), qdd,
+                                                   unlimited, order, flags)
+            assert status == OK
+            np.testing.assert_array_equal(state, values[:, rows])
+            np.testing.assert_allclose(tau, expected, rtol=1e-12, atol=1e-12)
+            np.testing.assert_array_equal(command, tau[order])
+        # a state of positions only: the inverse dynamics at zero velocity
+        status, _, tau, _ = _command(model, values[:1], rows, control.INVERSE, qdd, unlimited,
+                                     order, ARMATURE)
+        assert status == OK
+        np.testing.assert_allclose(tau, md.inverse_dynamics(model, q, np.zeros(n), qdd),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def test_command_vector_accepts_only_what_the_general_path_would_send_as_it_is():
+    """A value not finite, or an effort beyond its limit: not OK, so the general path runs."""
+    from manipulator_dynamics.rigid.status import NON_FINITE, OK
+    model = md.load_model(robots.path('demo_arm'))
+    n = model.n
+    rows, order = np.arange(n), np.arange(n)
+    q = np.full(n, 0.3)
+    g = md.gravity_torques(model, q)
+    values = np.stack([q, np.zeros(n), g])
+    zero = np.zeros(n)
+    assert _command(model, values, rows, control.GRAVITY, zero, np.abs(g), order)[0] == OK
+    for row, joint in ((0, 2), (1, 5), (2, 0)):      # any field, any joint read
+        bad = values.copy()
+        bad[row, joint] = np.nan
+        assert _command(model, bad, rows, control.GRAVITY, zero, np.abs(g), order)[0] \
+            == NON_FINITE
+    unread = np.hstack([values, np.full((3, 1), np.inf)])   # another robot's joint: not read
+    assert _command(model, unread, rows, control.GRAVITY, zero, np.abs(g), order)[0] == OK
+    tight = np.abs(g).copy()
+    tight[np.argmax(np.abs(g))] *= 0.99
+    status, _, tau, command = _command(model, values, rows, control.GRAVITY, zero, tight, order)
+    assert status == control.BEYOND_LIMIT
+    np.testing.assert_array_equal(command, g)        # written, not clamped: the caller clamps

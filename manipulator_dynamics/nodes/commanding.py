@@ -191,9 +191,13 @@ class CommandingNode(WithKernels, ManagedNode):
         try:
             return self.states.read_serialized(data, now_ns)
         except BadMessage as e:
-            self.throttle.warn('states ' + e.kind, f'dropped joint_states: {e}')
-            self.stale += e.kind == 'stale'
+            self.refused(e)
             return None
+
+    def refused(self, error):
+        """Say, throttled, why a joint state was dropped; count a stale one."""
+        self.throttle.warn('states ' + error.kind, f'dropped joint_states: {error}')
+        self.stale += error.kind == 'stale'
 
     def counts(self, **more):
         """Take the diagnostics window: ``(seconds, latencies, new counts)`` of read, sent, ..."""

@@ -111,6 +111,7 @@ class CommandOutput:
         self._asked_matched = 0               # subscriptions ever matched when last asked
         self.order_pub = node.create_publisher(String, '~/command_joints', LATCHED)
         self.index = self.names = None
+        self.order = None                     # index as int64, for a kernel (command_vector)
         self._serialise = None                # command values -> what is published
         self._in_order = False                # the command order is the model's
         self.mismatch = None                  # why commands are refused (error), or None
@@ -176,6 +177,8 @@ class CommandOutput:
                 model, [n for n in self.params.command_joints if n] or list(model.joint_names))
             self.index = command_index(self.node, model, self.params.command_joints)
         self.names = None if self.index is None else [model.joint_names[i] for i in self.index]
+        self.order = None if self.index is None else np.ascontiguousarray(self.index, np.int64)
+        self._unlimited = None if model is None else np.full(model.n, np.inf)
         self._serialise = None
         if self.names is not None:
             # Data only, as forward_command_controller reads it (an empty layout is a flat array
@@ -281,6 +284,21 @@ class CommandOutput:
         With ``clamp_efforts`` what is sent is clamped to the URDF effort limits (counted in
         ``clamped``, the joints named in a throttled warning).
         """
+        if not self.may_send():
+            return False
+        if self.params.clamp_efforts:
+            wanted, tau = tau, clamp_efforts(self.model, tau, self.throttle)
+            self.clamped += tau is not wanted
+        self.send(tau if self._in_order else tau[self.index])
+        return True
+
+    def may_send(self):
+        """
+        Tell whether a command may leave now (the check before every one; :meth:`publish`).
+
+        Not while the controller has not confirmed the order, nor once a subscriber matched
+        since it last did (asked again); a throttled warning says what it waits for.
+        """
         self._stop_for_a_new_subscriber()
         if not self.ready:
             if self.enabled and self.controller is not None and self.mismatch is None and \
@@ -290,12 +308,16 @@ class CommandOutput:
                                    f"{self.controller} to answer for its 'joints' "
                                    f"({waited:.1f} s; controller_name: '-' sends them unchecked)")
             return False
-        if self.params.clamp_efforts:
-            wanted, tau = tau, clamp_efforts(self.model, tau, self.throttle)
-            self.clamped += tau is not wanted
-        self.pub.publish(self._serialise(tau if self._in_order else tau[self.index]))
-        self.sent += 1
         return True
+
+    def send(self, values):
+        """Publish ``values``, already in the command order (:attr:`index`) and limited."""
+        self.pub.publish(self._serialise(values))
+        self.sent += 1
+
+    def limits(self):
+        """Return the efforts a command may have, in the model's order: the URDF's, or none."""
+        return self.model.effort_limit if self.params.clamp_efforts else self._unlimited
 
 
 def _as_message(values):

@@ -61,12 +61,13 @@ from .model_source import MODEL_PARAMS, PAYLOAD_PARAMS
 from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
 from .process import spin, with_receipt_time
 from .qos import LATCHED
-from ..control import friction_torque
+from ..control import (command_call, friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE)
 from ..precompile import warm_up
 from ..rigid.crba import inertia_matrix
 from ..rigid.forward import forward_dynamics
+from ..rigid.kinematics import ARMATURE, FRICTION, kernel_model
 from ..rigid.rnea import bias_forces
-from ..rigid.status import SingularInertiaError
+from ..rigid.status import OK, SingularInertiaError
 
 MODES = ('gravity_compensation', 'inverse_dynamics', 'none')
 OUTPUTS = ('inertia_matrix', 'bias_forces', 'gravity_torques', 'forward_dynamics')
@@ -235,6 +236,8 @@ class DynamicsNode(CommandingNode):
             if not received or time.time_ns() - received > WAITED_NS else []
         now = self.now_ns()
         if not behind:                          # the 1 kHz path: nobody waiting
+            if self._compiled_step(data, received, now):
+                return
             read = [(self.read_state(data, now), info)]
         else:
             # each read at the time it arrived (an unstamped state's time; the staleness
@@ -256,6 +259,68 @@ class DynamicsNode(CommandingNode):
         for state, _ in read:                   # after the command: it never waits for these
             self.contact.on_state(*state)
             self.payload.on_state(*state)
+
+    def _compiled_step(self, data, received, now):
+        """
+        Take one state and command from it in one compiled call; False: the general path's.
+
+        A driver's state at 1 kHz (a learnt layout naming every joint, its arrays one block:
+        :meth:`JointStates.block`), commanded at each state by the compiled kernels: its values
+        in the model's order, checked finite, the law (``g(q)``, with the joints' friction,
+        or the inverse dynamics) and the command in the controller's order, within the effort
+        limits, come from one call of :func:`~manipulator_dynamics.control.command_vector`
+        (bench_state_path: 5.8-6.1 us a state against 7.7 on the general path).  The merge's
+        checks (in order, fresh), the controller's, the counts and the outputs are the general
+        path's own.  Whatever that call does not accept (a value not finite, an effort beyond
+        its limit: the general path says which and clamps) and any other state take the
+        general path.
+        """
+        params, command = self.params, self.command
+        if params.rate or params.mode == 'none' or command.order is None or \
+                command.mismatch is not None or not self.kernels.dynamics.ready:
+            return False
+        found = self.states.block(data)
+        if found is None:
+            return False
+        m, stamp, values = found
+        model = self.source.model
+        filled, n = len(values), model.n
+        law, flags, qdd = self._law(n, filled > 1)
+        state, tau, out = np.empty((filled, n)), np.empty(n), np.empty(len(command.order))
+        if command_call.call(kernel_model(model).address, values, m.gather, law, flags, qdd,
+                             command.limits(), command.order, state, tau, out) != OK:
+            return False
+        self.read += 1
+        try:
+            self.latest = latest = self.states.merge(
+                m, state[0], state[1] if filled > 1 else None, state[2] if filled > 2 else None,
+                stamp, now)
+        except BadMessage as e:
+            self.refused(e)
+            return True
+        if command.may_send():
+            command.send(out)
+            self._record(received)
+        if self.outputs:
+            self._outputs(*latest, tau if law == GRAVITY else None)
+        self.contact.on_state(*latest)
+        self.payload.on_state(*latest)
+        return True
+
+    def _law(self, n, has_qd):
+        """``(law, flags, qdd)`` of :func:`command_vector` for the mode (as :meth:`_publish`)."""
+        friction = self.params.friction_compensation
+        if self.params.mode == 'gravity_compensation':
+            return GRAVITY_FRICTION if friction and has_qd else GRAVITY, 0, _zeros(n)
+        return INVERSE, ARMATURE | (FRICTION if friction else 0), self._desired_accelerations(n)
+
+    def _desired_accelerations(self, n):
+        """Return the desired accelerations (model order): the last desired_state's, or 0."""
+        if self.desired is not None:
+            if self.now_ns() - self.desired[1] <= self.params.desired_timeout * 1e9:
+                return self.desired[0]
+            self._warn('inverse_dynamics: no fresh desired_state, using zero accelerations')
+        return _zeros(n)
 
     def _on_desired(self, msg):
         model = self.source.model
@@ -322,24 +387,29 @@ class DynamicsNode(CommandingNode):
                 if params.friction_compensation and qd is not None:
                     tau = tau + friction_torque(model, qd)
             else:
-                qdd = np.zeros(model.n)
-                if self.desired is not None:
-                    age = self.now_ns() - self.desired[1]
-                    if age <= params.desired_timeout * 1e9:
-                        qdd = self.desired[0]
-                    else:
-                        self._warn('inverse_dynamics: no fresh desired_state, using zero '
-                                   'accelerations')
-                rates = qd if qd is not None else np.zeros(model.n)
-                tau = dynamics.inverse_dynamics(model, q, rates, qdd,
+                rates = qd if qd is not None else _zeros(model.n)
+                tau = dynamics.inverse_dynamics(model, q, rates,
+                                                self._desired_accelerations(model.n),
                                                 friction=params.friction_compensation)
-            if self.command.publish(tau) and received:
-                latency = time.time_ns() - received
-                self.window.record(latency)
-                if params.report_latency:
-                    self.latency_pub.publish(Float64(data=latency * 1e-6))
+            if self.command.publish(tau):
+                self._record(received)
+        self._outputs(q, qd, effort, stamp, g)
+
+    def _record(self, received):
+        """Count a command's latency from its state's DDS receipt (ns; 0: none given)."""
+        if received:
+            latency = time.time_ns() - received
+            self.window.record(latency)
+            if self.params.report_latency:
+                self.latency_pub.publish(Float64(data=latency * 1e-6))
+
+    def _outputs(self, q, qd, effort, stamp, g=None):
+        """Publish the ``~/`` outputs of one state (``g``: its g(q), if computed already)."""
+        model, params, dynamics = self.source.model, self.params, self.kernels.dynamics
         outputs = self.outputs
         if 'gravity_torques' in outputs:
+            if g is None:
+                g = dynamics.gravity_torques(model, q)
             self.pubs['gravity_torques'].publish(vector_message(g))
         if not dynamics.ready:          # the other outputs once the kernels are (.kernels)
             return
@@ -360,6 +430,18 @@ class DynamicsNode(CommandingNode):
                                                accelerations=qdd.tolist(),
                                                effort=effort.tolist())]
             self.pubs['forward_dynamics'].publish(msg)
+
+
+_ZEROS = {}
+
+
+def _zeros(n):
+    """Return a read-only vector of ``n`` zeros, made once."""
+    z = _ZEROS.get(n)
+    if z is None:
+        z = _ZEROS[n] = np.zeros(n)
+        z.flags.writeable = False
+    return z
 
 
 def main(args=None):

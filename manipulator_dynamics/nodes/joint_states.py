@@ -214,26 +214,21 @@ class JointStates:
         :meth:`read`'s.  Any other message is deserialised and read as a message; bytes that
         are not a JointState raise :class:`BadMessage` (``'malformed'``).
         """
-        for wire in self._wires:
-            if wire.pattern.match(data) is not None:
-                sec, nanosec = _STAMP.unpack_from(data, 4)
-                stamp = sec * 1_000_000_000 + nanosec
-                if wire.block is not None:      # its filled arrays as the rows of one view
-                    shape, offset, strides = wire.block
-                    values = np.ndarray(shape, _F64, data, offset, strides)
-                    order = wire.map.rows       # a fresh array, in the model's order
-                    values = values.copy() if order is None else values.take(order, axis=1)
-                    # finite (see _field); else the fields' checks say which value is not
-                    if isfinite(sum(values.ravel().tolist())):
-                        filled = shape[0]
-                        return self._merge(wire.map, values[0],
-                                           values[1] if filled > 1 else None,
-                                           values[2] if filled > 2 else None, stamp, now_ns)
-                view = memoryview(data)
-                position, velocity, effort = wire.slices
-                return self._read(wire.map, wire.names, view[position].cast('d'),
-                                  view[velocity].cast('d'), view[effort].cast('d'), stamp,
-                                  now_ns)
+        wire, stamp = self._layout(data)
+        if wire is not None:
+            if wire.block is not None:          # its filled arrays as the rows of one view
+                values = wire.values(data)
+                order = wire.map.rows           # a fresh array, in the model's order
+                values = values.copy() if order is None else values.take(order, axis=1)
+                # finite (see _field); else the fields' checks say which value is not
+                if isfinite(sum(values.ravel().tolist())):
+                    filled = len(values)
+                    return self.merge(wire.map, values[0], values[1] if filled > 1 else None,
+                                      values[2] if filled > 2 else None, stamp, now_ns)
+            view = memoryview(data)
+            position, velocity, effort = wire.slices
+            return self._read(wire.map, wire.names, view[position].cast('d'),
+                              view[velocity].cast('d'), view[effort].cast('d'), stamp, now_ns)
         try:
             msg = _deserialize(data, _joint_state_type())
         except RuntimeError as e:           # rclpy's RMWError: not a JointState's bytes
@@ -241,6 +236,30 @@ class JointStates:
                              f'JointState: {e}') from None
         self._learn(data, msg)
         return self.read(msg, now_ns)
+
+    def _layout(self, data):
+        """Return the learnt layout of ``data`` and its stamp (ns), or ``(None, 0)``."""
+        for wire in self._wires:
+            if wire.pattern.match(data) is not None:
+                sec, nanosec = _STAMP.unpack_from(data, 4)
+                return wire, sec * 1_000_000_000 + nanosec
+        return None, 0
+
+    def block(self, data):
+        """
+        ``(map, stamp, values)`` of a state that names every joint in one block, else None.
+
+        A learnt layout (:meth:`read_serialized`) whose message names every joint of the model
+        and fills its arrays as one block (:meth:`_Wire._block`): ``values (k, given)`` views
+        them in ``data``, unchecked, ``map.gather`` says which value is each joint's.  Nothing
+        is merged: the caller checks the values and hands them to :meth:`merge`, or reads
+        ``data`` with :meth:`read_serialized` (a 1 kHz driver's state read in one compiled call
+        with its command, :mod:`.dynamics_node`).
+        """
+        wire, stamp = self._layout(data)
+        if wire is None or wire.block is None or not wire.map.every:
+            return None
+        return wire.map, stamp, wire.values(data)
 
     def _learn(self, data, msg):
         names = tuple(msg.name)
@@ -262,10 +281,16 @@ class JointStates:
         q = self._field(position, 'position', names, m, required=True)
         qd = self._field(velocity, 'velocity', names, m)
         effort = self._field(effort, 'effort', names, m)
-        return self._merge(m, q, qd, effort, stamp, now_ns)
+        return self.merge(m, q, qd, effort, stamp, now_ns)
 
-    def _merge(self, m, q, qd, effort, stamp, now_ns):
-        # q, qd, effort: checked, in the model's order, fresh (see below); qd, effort may be None
+    def merge(self, m, q, qd, effort, stamp, now_ns):
+        """
+        Merge one message's values, mapped by ``m``: return what :meth:`read` returns.
+
+        ``q, qd, effort`` (``qd, effort`` may be None): checked finite, in the model's order,
+        fresh arrays that nothing writes afterwards (they are the state's, returned as they
+        are).  Raises :class:`BadMessage` as :meth:`read` does.
+        """
         if m.count == 0:
             return None
         joints = m.joints
@@ -350,7 +375,7 @@ class JointStates:
 class _Map:
     """A message's names against the model's joints, with what the 1 kHz path skips."""
 
-    __slots__ = ('rows', 'joints', 'joint_index', 'count', 'every')
+    __slots__ = ('rows', 'joints', 'joint_index', 'count', 'every', 'gather')
 
     def __init__(self, rows, joints, n, given):
         self.count = len(joints)
@@ -359,6 +384,7 @@ class _Map:
         self.joints = slice(None) if self.every else joints
         # the message's values in the model's order; None: they already are (no copy to make)
         self.rows = None if given == n and np.array_equal(rows, np.arange(n)) else rows
+        self.gather = np.ascontiguousarray(rows, dtype=np.int64)   # the same, for a kernel
 
 
 _STAMP = struct.Struct('<iI')         # header.stamp: sec, nanosec (CDR, little-endian)
@@ -389,6 +415,11 @@ class _Wire:
     """
 
     __slots__ = ('pattern', 'names', 'map', 'slices', 'block')
+
+    def values(self, data):
+        """Return the filled arrays of ``data`` (of this layout, a block) as rows of one view."""
+        shape, offset, strides = self.block
+        return np.ndarray(shape, _F64, data, offset, strides)
 
     @staticmethod
     def _block(slices, given):
