@@ -62,7 +62,8 @@ def test_bench_dynamics_compares_every_robot_both_libraries_load():
 def test_bench_latency_measures_both_nodes_and_their_ratios():
     needs_ros()
     out = run('bench_latency.py', '--seconds', '0.3', '--rounds', '1', '--executor', 'events',
-              '--observer', '--wrench', '--echo-depth', '100', '--echo-entities', '4')
+              '--observer', '--wrench', '--echo-depth', '100', '--echo-entities', '4',
+              '--control')
     assert re.search(r"^events +the observer adds -?[\d.]+ % to dynamics_node's CPU", out,
                      re.MULTILINE), out
     for node in ('echo_node', 'echo_raw', 'dynamics_node', 'dynamics_node+'):
@@ -70,8 +71,9 @@ def test_bench_latency_measures_both_nodes_and_their_ratios():
                         r'([\d.]+) ', out, re.MULTILINE)
         assert row, out
         assert all(float(x) > 0 for x in row.groups()), row.group(0)
-    for floor in ('echo', 'raw echo'):                 # ours against both floors
-        ratios = re.search(rf'^ours / {floor} \(.*\n  events +in node p50 ([\d.]+) .*CPU per '
+    # ours against both floors, and the raw echo against itself (--control)
+    for title in ('ours / echo', 'ours / raw echo', 'the raw echo again / the raw echo'):
+        ratios = re.search(rf'^{title}\b.*\n  events +in node p50 ([\d.]+) .*CPU per '
                            r'state ([\d.]+) ', out, re.MULTILINE)
         assert ratios and all(float(x) > 0 for x in ratios.groups()), out
 
@@ -80,17 +82,21 @@ def test_bench_state_path_splits_one_state_into_its_steps():
     """Every step of one state through dynamics_node is measured, and they fit in the whole."""
     needs_ros()
     out = run('bench_state_path.py', '--states', '300', '--observer')
+    whole = re.search(r'^  the state callback, whole +([\d.]+)$', out, re.MULTILINE)
+    general = re.search(r'^  the same on its general path +([\d.]+) +\(the compiled step '
+                        r'declined\)', out, re.MULTILINE)
+    assert whole and general, out
+    whole, general = float(whole.group(1)), float(general.group(1))
     steps = {name.strip(): float(us) for name, us in re.findall(
-        r'^  (\S.*?) +(-?[\d.]+)$', out, re.MULTILINE)}
-    whole = steps.pop('the state callback, whole')
+        r'^    (\S.*?) +(-?[\d.]+)$', out, re.MULTILINE)}     # the general path's
     rest = steps.pop('the rest (the callback less those)')
     assert set(steps) == {'the state read from its bytes', 'g(q)', 'the command published',
                           'the observer step', 'the payload window'}, out
     assert re.search(r'^and where a state waited .*, the queue looked at: [\d.]+ us more$', out,
                      re.MULTILINE), out
-    assert whole > 0 and all(us > 0 for us in steps.values()), out
+    assert whole > 0 and general > 0 and all(us > 0 for us in steps.values()), out
     # seven figures printed to 0.01 us, each off by up to 0.005 from the one it was made of
-    assert rest == pytest.approx(whole - sum(steps.values()), abs=0.04), out
+    assert rest == pytest.approx(general - sum(steps.values()), abs=0.04), out
 
 
 def test_bench_plant_paces_the_plant_in_real_time():
