@@ -25,6 +25,18 @@ _F64 = np.dtype(np.float64)
 _NO_WRENCH = {}
 
 
+_ZEROS = {}
+
+
+def zeros(n):
+    """Return a read-only vector of ``n`` zeros, made once per ``n``."""
+    z = _ZEROS.get(n)
+    if z is None:
+        z = _ZEROS[n] = np.zeros(n)
+        z.flags.writeable = False
+    return z
+
+
 def states(model, names, *arrays):
     """
     Return ``(list of 2-D float64 arrays, N, single)`` for joint-space arguments.

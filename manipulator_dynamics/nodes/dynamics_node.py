@@ -61,6 +61,7 @@ from .model_source import MODEL_PARAMS, PAYLOAD_PARAMS
 from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
 from .process import spin, with_receipt_time
 from .qos import LATCHED
+from .._inputs import zeros
 from ..control import (command_call, friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE)
 from ..precompile import warm_up
 from ..rigid.crba import inertia_matrix
@@ -311,7 +312,7 @@ class DynamicsNode(CommandingNode):
         """``(law, flags, qdd)`` of :func:`command_vector` for the mode (as :meth:`_publish`)."""
         friction = self.params.friction_compensation
         if self.params.mode == 'gravity_compensation':
-            return GRAVITY_FRICTION if friction and has_qd else GRAVITY, 0, _zeros(n)
+            return GRAVITY_FRICTION if friction and has_qd else GRAVITY, 0, zeros(n)
         return INVERSE, ARMATURE | (FRICTION if friction else 0), self._desired_accelerations(n)
 
     def _desired_accelerations(self, n):
@@ -320,7 +321,7 @@ class DynamicsNode(CommandingNode):
             if self.now_ns() - self.desired[1] <= self.params.desired_timeout * 1e9:
                 return self.desired[0]
             self._warn('inverse_dynamics: no fresh desired_state, using zero accelerations')
-        return _zeros(n)
+        return zeros(n)
 
     def _on_desired(self, msg):
         model = self.source.model
@@ -387,7 +388,7 @@ class DynamicsNode(CommandingNode):
                 if params.friction_compensation and qd is not None:
                     tau = tau + friction_torque(model, qd)
             else:
-                rates = qd if qd is not None else _zeros(model.n)
+                rates = qd if qd is not None else zeros(model.n)
                 tau = dynamics.inverse_dynamics(model, q, rates,
                                                 self._desired_accelerations(model.n),
                                                 friction=params.friction_compensation)
@@ -430,18 +431,6 @@ class DynamicsNode(CommandingNode):
                                                accelerations=qdd.tolist(),
                                                effort=effort.tolist())]
             self.pubs['forward_dynamics'].publish(msg)
-
-
-_ZEROS = {}
-
-
-def _zeros(n):
-    """Return a read-only vector of ``n`` zeros, made once."""
-    z = _ZEROS.get(n)
-    if z is None:
-        z = _ZEROS[n] = np.zeros(n)
-        z.flags.writeable = False
-    return z
 
 
 def main(args=None):

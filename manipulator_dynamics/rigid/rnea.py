@@ -33,7 +33,7 @@ from .kinematics import (all_finite, ARMATURE, batch_row, coulomb_law, coupled_f
                          model_at, motion_pass, scratch, vectors_ok)
 from .status import BAD_VECTOR, check, NON_FINITE, OK
 from .. import _parallel as parallel
-from .._inputs import _F64, external_wrenches, states
+from .._inputs import _F64, external_wrenches, states, zeros
 from .._jit import INLINE, INT, JIT, ONE_STATE, OUT_VECTOR, Signature, VECTOR
 from ..model import PRISMATIC
 
@@ -167,16 +167,7 @@ def rnea_vector(address, q, qd, qdd, flags, out):
 
 _rnea_vector = Signature(rnea_vector, INT, VECTOR, VECTOR, VECTOR, INT, OUT_VECTOR)
 _empty = np.empty           # one lookup less per call
-_ZERO = {}
 _NAMES = ('q', 'qd', 'qdd')
-
-
-def _zeros(n):
-    z = _ZERO.get(n)
-    if z is None:
-        z = _ZERO[n] = np.zeros(n)
-        z.flags.writeable = False
-    return z
 
 
 def inverse_dynamics(model, q, qd, qdd, f_ext=None, *, armature=True, friction=False):
@@ -232,10 +223,10 @@ def bias_forces(model, q, qd, f_ext=None, *, friction=False):
 
     Shapes as :func:`inverse_dynamics`; ``friction`` adds ``Fv qd + Fc s(qd) + Fo``.
     """
-    return inverse_dynamics(model, q, qd, _zeros(model.n), f_ext, friction=friction)
+    return inverse_dynamics(model, q, qd, zeros(model.n), f_ext, friction=friction)
 
 
 def gravity_torques(model, q):
     """Gravity efforts ``g(q)``: what holds the robot still.  ``q`` of shape (n,) or (N, n)."""
-    z = _zeros(model.n)
+    z = zeros(model.n)
     return inverse_dynamics(model, q, z, z)
