@@ -112,6 +112,7 @@ class CommandOutput:
         self.order_pub = node.create_publisher(String, '~/command_joints', LATCHED)
         self.index = self.names = None
         self.order = None                     # index as int64, for a kernel (command_vector)
+        self._unlimited = None                # limits() without clamp_efforts: none
         self._serialise = None                # command values -> what is published
         self._in_order = False                # the command order is the model's
         self.mismatch = None                  # why commands are refused (error), or None
