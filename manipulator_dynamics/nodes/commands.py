@@ -110,8 +110,7 @@ class CommandOutput:
         self._matched = matched_subscriptions(self.pub)
         self._asked_matched = 0               # subscriptions ever matched when last asked
         self.order_pub = node.create_publisher(String, '~/command_joints', LATCHED)
-        self.index = self.names = None
-        self.order = None                     # index as int64, for a kernel (command_vector)
+        self.index = self.names = None        # index: int64, as command_vector takes it
         self._unlimited = None                # limits() without clamp_efforts: none
         self._serialise = None                # command values -> what is published
         self._in_order = False                # the command order is the model's
@@ -178,7 +177,6 @@ class CommandOutput:
                 model, [n for n in self.params.command_joints if n] or list(model.joint_names))
             self.index = command_index(self.node, model, self.params.command_joints)
         self.names = None if self.index is None else [model.joint_names[i] for i in self.index]
-        self.order = None if self.index is None else np.ascontiguousarray(self.index, np.int64)
         self._unlimited = None if model is None else np.full(model.n, np.inf)
         self._serialise = None
         if self.names is not None:

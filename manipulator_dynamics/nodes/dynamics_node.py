@@ -277,7 +277,7 @@ class DynamicsNode(CommandingNode):
         general path.
         """
         params, command = self.params, self.command
-        if params.rate or params.mode == 'none' or command.order is None or \
+        if params.rate or params.mode == 'none' or command.index is None or \
                 command.mismatch is not None or not self.kernels.dynamics.ready:
             return False
         found = self.states.block(data)
@@ -287,9 +287,9 @@ class DynamicsNode(CommandingNode):
         model = self.source.model
         filled, n = len(values), model.n
         law, flags, qdd = self._law(n, filled > 1)
-        state, tau, out = np.empty((filled, n)), np.empty(n), np.empty(len(command.order))
+        state, tau, out = np.empty((filled, n)), np.empty(n), np.empty(len(command.index))
         if command_call.call(kernel_model(model).address, values, m.gather, law, flags, qdd,
-                             command.limits(), command.order, state, tau, out) != OK:
+                             command.limits(), command.index, state, tau, out) != OK:
             return False
         self.read += 1
         try:
