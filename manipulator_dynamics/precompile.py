@@ -173,14 +173,17 @@ def warm_up(model, contact=False, exclusive=True, pushes=False, forward=True):
 
 
 def _warm_command(model):
-    """Run dynamics_node's state-to-command call (``control.command_vector``) once."""
-    from .control import command_call, GRAVITY
+    """Compile dynamics_node's state-to-command call (``control.command_from_bytes``)."""
+    from .control import bytes_call, GRAVITY
     from .rigid.kinematics import kernel_model
     n = model.n
     index = np.arange(n)
-    command_call.call(kernel_model(model).address, np.zeros((1, n)), index, GRAVITY, 0,
-                      np.zeros(n), np.full(n, np.inf), index, np.empty((1, n)), np.empty(n),
-                      np.empty(n))
+    # one position array of n values, 16 bytes in, after a header of any 16 bytes
+    data = bytes(16) + np.zeros(n).tobytes()
+    bytes_call.call(kernel_model(model).address, data, np.full(16, -1, dtype=np.int16),
+                    np.array([16, 8 * n, 1, n]), index, GRAVITY, 0, np.zeros(n),
+                    np.full(n, np.inf), index, 0, 0, 0.0, np.empty((1, n)), np.empty(n),
+                    np.empty(n))
 
 
 def _warm_forward(model):

@@ -113,6 +113,8 @@ class CommandOutput:
         self.index = self.names = None        # index: int64, as command_vector takes it
         self._unlimited = None                # limits() without clamp_efforts: none
         self._serialise = None                # command values -> what is published
+        self.buffer = None                    # where a compiled call writes a command (float64,
+        #                                       the command order; None: not published as bytes)
         self._in_order = False                # the command order is the model's
         self.mismatch = None                  # why commands are refused (error), or None
         self.ready = False                    # commands may leave
@@ -178,13 +180,15 @@ class CommandOutput:
             self.index = command_index(self.node, model, self.params.command_joints)
         self.names = None if self.index is None else [model.joint_names[i] for i in self.index]
         self._unlimited = None if model is None else np.full(model.n, np.inf)
-        self._serialise = None
+        self._serialise = self.buffer = None
         if self.names is not None:
             # Data only, as forward_command_controller reads it (an empty layout is a flat array
             # by ROS's rules): a labelled dimension cost 8 us more per command to convert and
             # serialise at 1 kHz (bench_latency).  Published as its serialised bytes where the
             # middleware's serialisation allows it, else as a message.
             self._serialise = float64_serialiser(len(self.index)) or _as_message
+            if self._serialise is not _as_message:
+                self.buffer = self._serialise.values
             self._in_order = np.array_equal(self.index, np.arange(model.n))
             self.order_pub.publish(names_message(self.names))
             topic = self.pub.topic_name
@@ -312,6 +316,11 @@ class CommandOutput:
     def send(self, values):
         """Publish ``values``, already in the command order (:attr:`index`) and limited."""
         self.pub.publish(self._serialise(values))
+        self.sent += 1
+
+    def send_buffer(self):
+        """:meth:`send` of the values a compiled call wrote into :attr:`buffer`."""
+        self.pub.publish(self._serialise.written())
         self.sent += 1
 
     def limits(self):

@@ -62,7 +62,7 @@ from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
 from .process import spin, with_receipt_time
 from .qos import LATCHED
 from .._inputs import zeros
-from ..control import (command_call, friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE)
+from ..control import bytes_call, friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE
 from ..precompile import warm_up
 from ..rigid.crba import inertia_matrix
 from ..rigid.forward import forward_dynamics
@@ -265,42 +265,41 @@ class DynamicsNode(CommandingNode):
         """
         Take one state and command from it in one compiled call; False: the general path's.
 
-        A driver's state at 1 kHz (a learnt layout naming every joint, its arrays one block:
-        :meth:`JointStates.block`), commanded at each state by the compiled kernels: its values
-        in the model's order, checked finite, the law (``g(q)``, with the joints' friction,
-        or the inverse dynamics) and the command in the controller's order, within the effort
-        limits, come from one call of :func:`~manipulator_dynamics.control.command_vector`
-        (bench_state_path: 5.8-6.1 us a state against 7.7 on the general path).  The merge's
-        checks (in order, fresh), the controller's, the counts and the outputs are the general
-        path's own.  Whatever that call does not accept (a value not finite, an effort beyond
-        its limit: the general path says which and clamps) and any other state take the
-        general path.
+        A driver's state at 1 kHz (of the layout last read, naming every joint, its arrays one
+        block: :meth:`JointStates.front`), commanded at each state by the compiled kernels:
+        its bytes checked against that layout, its stamp in order and fresh, its values in the
+        model's order and finite, the law (``g(q)``, with the joints' friction, or the inverse
+        dynamics) and the command in the controller's order, within the effort limits and in
+        the bytes it is published as, come from one call of
+        :func:`~manipulator_dynamics.control.command_from_bytes`.  The merge
+        (:meth:`JointStates.take`), the controller's check, the counts and the outputs are the
+        general path's own.  Whatever that call does not accept (another layout, a value not
+        finite, a stamp out of order or stale, an effort beyond its limit: the general path
+        says which and clamps) takes the general path.
         """
-        params, command = self.params, self.command
-        if params.rate or params.mode == 'none' or command.index is None or \
+        params, command, states = self.params, self.command, self.states
+        if params.rate or params.mode == 'none' or command.buffer is None or \
                 command.mismatch is not None or not self.kernels.dynamics.ready:
             return False
-        found = self.states.block(data)
-        if found is None:
+        wire = states.front()
+        if wire is None:
             return False
-        m, stamp, values = found
+        layout, block = wire.compiled
         model = self.source.model
-        filled, n = len(values), model.n
+        filled, n = wire.block[0][0], model.n
         law, flags, qdd = self._law(n, filled > 1)
-        state, tau, out = np.empty((filled, n)), np.empty(n), np.empty(len(command.index))
-        if command_call.call(kernel_model(model).address, values, m.gather, law, flags, qdd,
-                             command.limits(), command.index, state, tau, out) != OK:
+        state, tau = np.empty((filled, n)), np.empty(n)
+        status, stamp = bytes_call.call(
+            kernel_model(model).address, data, layout, block, wire.map.gather, law, flags, qdd,
+            command.limits(), command.index, states.newest, now, states.stale_after * 1e9,
+            state, tau, command.buffer)
+        if status != OK:
             return False
         self.read += 1
-        try:
-            self.latest = latest = self.states.merge(
-                m, state[0], state[1] if filled > 1 else None, state[2] if filled > 2 else None,
-                stamp, now)
-        except BadMessage as e:
-            self.refused(e)
-            return True
+        self.latest = latest = states.take(state[0], state[1] if filled > 1 else None,
+                                           state[2] if filled > 2 else None, stamp)
         if command.may_send():
-            command.send(out)
+            command.send_buffer()
             self._record(received)
         if self.outputs:
             self._outputs(*latest, tau if law == GRAVITY else None)
@@ -309,7 +308,7 @@ class DynamicsNode(CommandingNode):
         return True
 
     def _law(self, n, has_qd):
-        """``(law, flags, qdd)`` of :func:`command_vector` for the mode (as :meth:`_publish`)."""
+        """``(law, flags, qdd)`` of ``command_from_bytes`` for the mode (as :meth:`_publish`)."""
         friction = self.params.friction_compensation
         if self.params.mode == 'gravity_compensation':
             return GRAVITY_FRICTION if friction and has_qd else GRAVITY, 0, zeros(n)

@@ -165,7 +165,7 @@ class JointStates:
         # What the arrays above say, kept as numbers: a driver's message names every joint, and
         # then these answer without a pass over the arrays (the 1 kHz path).
         self._complete = False              # every joint heard since the last forget()
-        self._newest = 0                    # stamp.max()
+        self.newest = 0                     # stamp.max(): the newest stamp merged (ns)
         self._oldest = 0                    # stamp.min()
         self._all_qd = self._all_effort = False   # has_qd.all(), has_effort.all()
 
@@ -239,27 +239,28 @@ class JointStates:
 
     def _layout(self, data):
         """Return the learnt layout of ``data`` and its stamp (ns), or ``(None, 0)``."""
-        for wire in self._wires:
+        for k, wire in enumerate(self._wires):
             if wire.pattern.match(data) is not None:
+                if k:                       # the last read first: it comes again (front())
+                    self._wires.insert(0, self._wires.pop(k))
                 sec, nanosec = _STAMP.unpack_from(data, 4)
                 return wire, sec * 1_000_000_000 + nanosec
         return None, 0
 
-    def block(self, data):
+    def front(self):
         """
-        ``(map, stamp, values)`` of a state that names every joint in one block, else None.
+        Return the layout last read, where a compiled call may read the next message, or None.
 
-        A learnt layout (:meth:`read_serialized`) whose message names every joint of the model
-        and fills its arrays as one block (:meth:`_Wire._block`): ``values (k, given)`` views
-        them in ``data``, unchecked, ``map.gather`` says which value is each joint's.  Nothing
-        is merged: the caller checks the values and hands them to :meth:`merge`, or reads
-        ``data`` with :meth:`read_serialized` (a 1 kHz driver's state read in one compiled call
-        with its command, :mod:`.dynamics_node`).
+        That of a message naming every joint of the model, its filled arrays one block
+        (:attr:`_Wire.compiled`): the driver at 1 kHz.  A message the call finds of another
+        layout, or refuses, is read by :meth:`read_serialized`, which then puts its layout
+        first.  What the call accepts (in order, fresh) goes to :meth:`take`.
         """
-        wire, stamp = self._layout(data)
-        if wire is None or wire.block is None or not wire.map.every:
-            return None
-        return wire.map, stamp, wire.values(data)
+        if self._wires:
+            wire = self._wires[0]
+            if wire.compiled is not None and wire.map.every:
+                return wire
+        return None
 
     def _learn(self, data, msg):
         names = tuple(msg.name)
@@ -295,7 +296,7 @@ class JointStates:
             return None
         joints = m.joints
         # a joint never heard of has stamp 0, so the newest stamp of the joints is their check
-        if stamp and stamp < self._newest:
+        if stamp and stamp < self.newest:
             self._settle()
             last = int(self.stamp[joints].max())
             if last > stamp:
@@ -307,12 +308,7 @@ class JointStates:
         # them): a message naming every joint replaces them by its own, fresh from _field;
         # any other writes into copies.
         if m.every:
-            self.q = q
-            if qd is not None:
-                self.qd = qd
-            if effort is not None:
-                self.effort = effort
-            self._uniform = (at, qd is not None, effort is not None)
+            self.take(q, qd, effort, at)
         else:
             self._settle()
             self.q = self.q.copy()
@@ -326,14 +322,7 @@ class JointStates:
             self.has_qd[joints] = qd is not None
             self.has_effort[joints] = effort is not None
             self.stamp[joints] = at
-        self._newest = max(self._newest, at)
-        if m.every:                         # every joint, all at once: no pass over the arrays
-            self._oldest = at
-            self._all_qd, self._all_effort = qd is not None, effort is not None
-            if not self._complete:
-                self.heard[:] = True
-                self._complete = True
-        else:
+            self.newest = max(self.newest, at)
             self._oldest = int(self.stamp.min())
             self._all_qd, self._all_effort = bool(self.has_qd.all()), bool(self.has_effort.all())
             if not self._complete:
@@ -353,6 +342,30 @@ class JointStates:
                              f'({self.stale_after} s)')
         return (self.q, self.qd if self._all_qd else None,
                 self.effort if self._all_effort else None, stamp)
+
+    def take(self, q, qd, effort, stamp):
+        """
+        Merge a message naming every joint, checked in order and fresh: what :meth:`read` returns.
+
+        :meth:`merge`'s own step for such a message, and what a compiled call that made its
+        checks (:func:`~manipulator_dynamics.control.command_from_bytes`) hands on: ``q, qd,
+        effort`` as :meth:`merge` takes them, ``stamp`` (ns) its time.  No pass over the
+        arrays: the joints' stamps and flags are left as one value (:meth:`_settle`).
+        """
+        self.q = q
+        if qd is not None:
+            self.qd = qd
+        if effort is not None:
+            self.effort = effort
+        self._uniform = (stamp, qd is not None, effort is not None)
+        self.newest = max(self.newest, stamp)
+        self._oldest = stamp
+        self._all_qd, self._all_effort = qd is not None, effort is not None
+        if not self._complete:
+            self.heard[:] = True
+            self._complete = True
+        return q, self.qd if self._all_qd else None, \
+            self.effort if self._all_effort else None, stamp
 
     def _field(self, values, what, names, m, required=False):
         if len(values) == 0 and not required:
@@ -411,10 +424,12 @@ class _Wire:
     left unset by the serialiser (any value).  ``pattern`` matches a message of this layout: its
     names exactly, its frame's and arrays' lengths, any stamp, frame text and values.  A layout
     is learnt from a message rclpy deserialised, and only when it finds that message's stamp,
-    names and values where the message has them.
+    names and values where the message has them.  Where its filled arrays are one ``block``,
+    ``compiled`` is the same layout as :func:`~manipulator_dynamics.control.command_from_bytes`
+    takes it: each byte the pattern fixes (-1 for any), and ``(offset, stride, filled, given)``.
     """
 
-    __slots__ = ('pattern', 'names', 'map', 'slices', 'block')
+    __slots__ = ('pattern', 'names', 'map', 'slices', 'block', 'compiled')
 
     def values(self, data):
         """Return the filled arrays of ``data`` (of this layout, a block) as rows of one view."""
@@ -451,16 +466,19 @@ class _Wire:
         wire = cls()
         wire.names, wire.map = tuple(msg.name), m
         parts, at = [re.escape(data[:4]), b'.{8}'], 12
+        template = list(data[:4]) + [-1] * 8        # the same, byte by byte (-1: any)
 
         def literal(raw):
             nonlocal at
             parts.append(re.escape(raw))
+            template.extend(raw)
             at += len(raw)
 
         def skip(count):
             nonlocal at
             if count:
                 parts.append(b'.{%d}' % count)
+                template.extend([-1] * count)
                 at += count
 
         def align(size):
@@ -494,6 +512,11 @@ class _Wire:
                                                            msg.effort))
         wire.block = cls._block(wire.slices, len(msg.name))
         wire.pattern = re.compile(b''.join(parts), re.DOTALL)
+        wire.compiled = None
+        if wire.block is not None:
+            (rows, given), offset, (stride, _) = wire.block
+            wire.compiled = (np.array(template, dtype=np.int16),
+                             np.array([offset, stride, rows, given], dtype=np.int64))
         # the bytes found where this layout puts them against the message's (bytes: NaN too)
         view = memoryview(data)
         found = [_STAMP.unpack_from(data, 4)] + [bytes(view[at]) for at in wire.slices]

@@ -53,7 +53,7 @@ def float64_array(values):
 
 def float64_serialiser(n):
     """
-    Return a function: ``n`` float64 values -> bytes of a data-only Float64MultiArray, or None.
+    Return a :class:`Float64Bytes` for ``n`` values (a data-only Float64MultiArray), or None.
 
     rclpy publishes bytes as they are (``publish_raw``): no conversion of a Python message to C
     and no serialisation by the middleware, about half of what the publication of a 7-joint
@@ -67,21 +67,47 @@ def float64_serialiser(n):
 
     if sys.byteorder != 'little':
         return None
-    prefix = b'\x00\x01\x00\x00' + struct.pack('<III', 0, 0, n) + bytes(4)
+    serialiser = Float64Bytes(n)
     probe = np.pi * np.arange(1, n + 1, dtype=np.float64)
-    wire = prefix + probe.tobytes()
+    wire = serialiser(probe)
     reference = serialize_message(Float64MultiArray(data=float64_array(probe)))
     if n and (len(reference) != len(wire) or reference[:16] != wire[:16]
               or reference[20:] != wire[20:]):
         return None
     if list(deserialize_message(wire, Float64MultiArray).data) != probe.tolist():
         return None
+    return serialiser
 
-    def serialise(values):
-        if values.dtype != _F64 or values.shape != (n,):
-            values = np.asarray(values, dtype=_F64).reshape(n)
-        return prefix + values.tobytes()
-    return serialise
+
+class Float64Bytes:
+    """
+    ``n`` float64 values -> a data-only Float64MultiArray's bytes (:func:`float64_serialiser`).
+
+    Called with the values, it returns their message's bytes.  ``values`` is where they lie in
+    those bytes, an aligned float64 array: a compiled call writes a command there and
+    :meth:`written` is then its message, with no copy of the values in Python.
+    """
+
+    __slots__ = ('values', '_wire')
+    _PREFIX = 20        # the encapsulation, the layout (no dimensions, offset 0), the length, 0s
+
+    def __init__(self, n):
+        # the message starts 4 bytes into an array of float64, so that its values (20 bytes
+        # in) are aligned where numpy and numba read them
+        memory = np.zeros(n + 3)
+        self._wire = memory.view(np.uint8)[4:]
+        self._wire[:self._PREFIX] = np.frombuffer(
+            b'\x00\x01\x00\x00' + struct.pack('<III', 0, 0, n) + bytes(4), np.uint8)
+        self.values = memory[3:]
+
+    def __call__(self, values):
+        """Return the bytes of the message of ``values`` (any array-like of ``n`` numbers)."""
+        self.values[:] = values
+        return self._wire.tobytes()
+
+    def written(self):
+        """Return the bytes of the message of the values written into :attr:`values`."""
+        return self._wire.tobytes()
 
 
 def stamped_serialiser(prototype, values, set_values):

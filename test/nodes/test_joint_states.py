@@ -100,6 +100,38 @@ def read_bytes(states, msg, now):
         return e.kind
 
 
+def read_compiled(states, msg, now):
+    """
+    :func:`read_bytes` as dynamics_node reads a driver's state: first by one compiled call.
+
+    The layout last read (:meth:`JointStates.front`) checked and read by
+    ``control.command_from_bytes`` (with ``g(q)`` as its law), and what it accepts merged by
+    :meth:`JointStates.take`; whatever it declines read by ``read_serialized``.
+    """
+    from manipulator_dynamics.control import bytes_call, GRAVITY
+    from manipulator_dynamics.rigid.kinematics import kernel_model
+    from manipulator_dynamics.rigid.status import OK
+    data = serialize_message(msg)
+    wire = states.front()
+    if wire is not None:
+        model = states.model
+        layout, block = wire.compiled
+        filled, n = wire.block[0][0], model.n
+        state, tau, command = np.empty((filled, n)), np.empty(n), np.empty(n)
+        status, stamp = bytes_call.call(
+            kernel_model(model).address, data, layout, block, wire.map.gather, GRAVITY, 0,
+            np.zeros(n), np.full(n, np.inf), np.arange(n), states.newest, now,
+            states.stale_after * 1e9, state, tau, command)
+        if status == OK:
+            read_compiled.taken += 1
+            np.testing.assert_array_equal(command, md.gravity_torques(model, state[0]))
+            return states.take(*(state[k] if k < filled else None for k in range(3)), stamp)
+    return read_bytes(states, msg, now)
+
+
+read_compiled.taken = 0
+
+
 @pytest.fixture
 def deserialised(monkeypatch):
     """Record the messages read_serialized has rclpy deserialise (the rest it reads as bytes)."""
@@ -156,7 +188,7 @@ def test_each_refusal_names_its_reason(model):
         states.read(message(names[:1], [0], stamp=1), 1)
 
 
-@pytest.mark.parametrize('how', [read, read_bytes])
+@pytest.mark.parametrize('how', [read, read_bytes, read_compiled])
 def test_any_sequence_of_messages_reads_as_the_reference_does(model, how, deserialised):
     rng = np.random.default_rng(5)
     names = list(model.joint_names) + ['gripper', 'other']
@@ -194,8 +226,10 @@ def test_any_sequence_of_messages_reads_as_the_reference_does(model, how, deseri
                     assert (a is None and b is None) or np.array_equal(a, b)
             else:
                 assert got == want, (trial, step)
-    if how is read_bytes:                   # and most of them were read from their bytes
+    if how is not read:                     # and most of them were read from their bytes
         assert len(deserialised) < 0.6 * sent, (len(deserialised), sent)
+    if how is read_compiled:                # a driver's, many by the compiled call
+        assert read_compiled.taken > 0.04 * sent, (read_compiled.taken, sent)
 
 
 def test_a_drivers_arrays_are_read_at_once_and_checked_as_any(model, monkeypatch):
