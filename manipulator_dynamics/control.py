@@ -265,7 +265,8 @@ def command_from_bytes(address, data, layout, block, rows, law, flags, qdd, limi
     (the stamp, the frame's text, padding, the values): one driver's names and lengths, as a
     joint-state reader learnt them.  ``block = (offset, stride, filled, given)``: its first
     ``filled`` float64 arrays (position; velocity; effort) of ``given`` values each start at
-    ``offset`` in ``data``, ``stride`` bytes apart.  The rest is :func:`command_vector`'s.
+    ``offset`` in ``data``, ``stride`` bytes apart, within the bytes ``layout`` covers; ``rows``
+    must name one of them for each model joint.  The rest is :func:`command_vector`'s.
 
     The state is taken only where ``data`` is of that layout (else :data:`NOT_THIS_LAYOUT`) and
     its stamp (ns) is not 0, not older than ``newest`` and not older than ``stale`` ns before
@@ -274,6 +275,19 @@ def command_from_bytes(address, data, layout, block, rows, law, flags, qdd, limi
     once those hold.  Anything but OK: the caller reads the bytes on its general path, which
     says what is wrong.
     """
+    offset, stride, filled, given = block[0], block[1], block[2], block[3]
+    n = state.shape[1]
+    # the arguments agree (no read or write beyond an array, nor beyond the bytes checked)
+    if rows.shape[0] != n or not 1 <= filled <= state.shape[0] or layout.shape[0] < 12 or \
+            offset + (filled - 1) * stride + 8 * given > layout.shape[0] or \
+            order.shape[0] > command.shape[0]:
+        return NOT_THIS_LAYOUT, 0
+    for j in range(n):
+        if not 0 <= rows[j] < given:
+            return NOT_THIS_LAYOUT, 0
+    for k in range(order.shape[0]):
+        if not 0 <= order[k] < n:
+            return NOT_THIS_LAYOUT, 0
     raw = np.frombuffer(data, np.uint8)
     if raw.shape[0] < layout.shape[0]:
         return NOT_THIS_LAYOUT, 0
@@ -284,7 +298,6 @@ def command_from_bytes(address, data, layout, block, rows, law, flags, qdd, limi
         np.int64(raw[8:12].view(np.uint32)[0])
     if stamp <= 0 or stamp < newest or (stale > 0 and now - stamp > stale):
         return NOT_FRESH, stamp
-    offset, stride, filled, given = block[0], block[1], block[2], block[3]
     values = np.empty((filled, given))
     for r in range(filled):
         at = offset + r * stride

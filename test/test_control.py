@@ -195,7 +195,8 @@ def test_command_from_bytes_takes_a_state_only_of_its_layout_in_order_and_fresh(
     # then two arrays of `given` values with 8 bytes (a length and padding) between them
     fixed = bytes(range(100, 120))
     offset, stride = 4 + 8 + 20 + 4, 8 * given + 8
-    layout = np.array([0, 1, 0, 0] + [-1] * 8 + list(fixed) + [-1] * 4, dtype=np.int16)
+    layout = np.array([0, 1, 0, 0] + [-1] * 8 + list(fixed) + [-1] * (4 + stride + 8 * given),
+                      dtype=np.int16)                 # any stamp, padding and values
     block = np.array([offset, stride, 2, given])
 
     def message(stamp, values, header=b'\x00\x01\x00\x00', middle=fixed):
@@ -227,6 +228,19 @@ def test_command_from_bytes_takes_a_state_only_of_its_layout_in_order_and_fresh(
                  message(stamp, values, header=b'\x00\x00\x00\x00'),
                  message(stamp, values)[:len(layout) - 1]):
         assert call(data)[0] == control.NOT_THIS_LAYOUT
+    # arguments that disagree: declined before any byte is read
+    data = message(stamp, values)
+    state, tau, command = np.empty((2, n)), np.empty(n), np.empty(n)
+    for changed in ({'rows': rows[:-1]}, {'rows': np.where(rows == 3, given, rows)},
+                    {'block': np.array([offset, stride, 3, given])},
+                    {'block': np.array([offset + 8, stride, 2, given])},
+                    {'order': np.r_[order, 0]}, {'order': np.where(order == 2, n, order)}):
+        arguments = {'rows': rows, 'block': block, 'order': order, **changed}
+        status, _ = control.bytes_call.call(
+            kernel_model(model).address, data, layout, arguments['block'], arguments['rows'],
+            control.GRAVITY, 0, np.zeros(n), np.full(n, np.inf), arguments['order'], 0, now,
+            0.0, state, tau, command)
+        assert status == control.NOT_THIS_LAYOUT, changed
     # unstamped, older than the newest taken, older than stale before now: not fresh
     assert call(message(0, values))[0] == control.NOT_FRESH
     assert call(message(stamp, values), newest=stamp + 1)[0] == control.NOT_FRESH

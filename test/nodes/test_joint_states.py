@@ -212,7 +212,7 @@ def test_any_sequence_of_messages_reads_as_the_reference_does(model, how, deseri
             values = rng.normal(size=(3, len(chosen)))
             values[rng.random(values.shape) < 0.02] = rng.choice([math.nan, math.inf])
             fields = [v[:k] for v, k in zip(values, lengths)]
-            stamp = 0 if rng.random() < 0.2 else now - int(rng.integers(0, 40_000_000))
+            stamp = 0 if rng.random() < 0.2 else now - int(rng.integers(0, 70_000_000))
             msg = message(chosen, *fields, stamp=stamp)
             msg.header.frame_id = frame
             sent += 1
