@@ -49,8 +49,8 @@ from std_msgs.msg import Float64, Float64MultiArray
 class EchoNode(Node):
     """Publish the positions of every joint state: no model, no names, no checks."""
 
-    def __init__(self):
-        super().__init__('echo_node')
+    def __init__(self, **options):
+        super().__init__('echo_node', **options)
         self.report = self.declare_parameter('report_latency', False).value
         raw = self.declare_parameter('raw', False).value
         depth = self.declare_parameter('depth', 1).value

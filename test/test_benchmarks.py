@@ -22,6 +22,7 @@ run, unseen.  Each runs in its own process, those over ROS 2 on a ROS domain of 
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -97,6 +98,42 @@ def test_bench_state_path_splits_one_state_into_its_steps():
     assert whole > 0 and general > 0 and all(us > 0 for us in steps.values()), out
     # seven figures printed to 0.01 us, each off by up to 0.005 from the one it was made of
     assert rest == pytest.approx(general - sum(steps.values()), abs=0.04), out
+
+
+def test_bench_state_cost_runs_its_counted_run_and_reads_callgrinds_totals(tmp_path, capsys):
+    """
+    The counted run natively (callgrind's requests do nothing outside valgrind), the report.
+
+    Under valgrind the run takes minutes (the kernels compile for its simulated CPU first), so
+    the suite walks the run itself, its three callbacks commanding, and reads counts in
+    callgrind_annotate's own format.
+    """
+    needs_ros()
+    if shutil.which('cc') is None or not os.path.exists('/usr/include/valgrind/callgrind.h'):
+        pytest.skip('bench_state_cost builds its shim with cc and valgrind/callgrind.h, which '
+                    'this machine lacks')
+    sys.path.insert(0, BENCHMARKS)
+    try:
+        import bench_state_cost
+    finally:
+        sys.path.remove(BENCHMARKS)
+    bench_state_cost.build_shim(str(tmp_path))
+    run('bench_state_cost.py', '--child', str(tmp_path), '--states', '5')
+    line = ('{:>10s} (100.0%) {:>8s} (100.0%) {:>8s} (100.0%) {:>6s} (100.0%)  PROGRAM TOTALS\n')
+    function = ' 1,631,093 (13.31%) 52,913 (10.61%) 36,658 (16.51%)   954 ( 1.72%)  ceval.c:_Py\n'
+    counts = {name: bench_state_cost.totals('Events shown:     Ir I1mr D1mr D1mw\n' + function
+                                            + line.format(*cells)) for name, cells in (
+        ('echo', ('8,877,200', '367,200', '150,000', '36,800')),
+        ('ours', ('12,253,830', '498,512', '222,023', '55,592')),
+        ('unchecked', ('11,147,500', '470,000', '200,000', '.')))}
+    assert counts['unchecked'] == (11147500, 470000, 200000)
+    bench_state_cost.report(counts, 100)
+    out = capsys.readouterr().out
+    rows = re.findall(r'^  (\S.*?) +(\d+) +(\d+) +(\d+) +(\d+)(?:   ([\d.]+), ([\d.]+))?$', out,
+                      re.MULTILINE)
+    assert [row[0] for row in rows] == ['raw echo', 'dynamics_node',
+                                        "dynamics_node, no controller's check"], out
+    assert rows[1][1:] == ('122538', '4985', '2776', '7761', '1.38', '1.40'), out
 
 
 def test_bench_plant_paces_the_plant_in_real_time():
