@@ -135,6 +135,7 @@ class DynamicsNode(CommandingNode):
         self.latency_pub = self.create_publisher(Float64, '~/command_latency', 100)
         self.latest = None
         self.desired = None            # (qdd (n,), receipt time ns)
+        self._tau = None               # the compiled step's law, model order (n,): reused
         self.contact = ContactOutput(self, self.params, self.now_ns)
         self.state_sub = self.desired_sub = None
         self.superseded = 0                     # states read but not commanded (a newer one was)
@@ -206,6 +207,7 @@ class DynamicsNode(CommandingNode):
         self.payload.set_model(model)
         self.latest = None
         self.desired = None
+        self._tau = np.empty(model.n)
         self.names_pub.publish(names_message(model.joint_names))
 
     def kernels_loaded(self, model):
@@ -288,7 +290,7 @@ class DynamicsNode(CommandingNode):
         model = self.source.model
         filled, n = wire.block[0][0], model.n
         law, flags, qdd = self._law(n, filled > 1)
-        state, tau = np.empty((filled, n)), np.empty(n)
+        state, tau = np.empty((filled, n)), self._tau   # the state's arrays fresh (its own)
         status, stamp = bytes_call.call(
             kernel_model(model).address, data, layout, block, wire.map.gather, law, flags, qdd,
             command.limits(), command.index, states.newest, now, states.stale_after * 1e9,
