@@ -101,7 +101,9 @@ class Float64Bytes:
         self.values = memory[3:]
 
     def __call__(self, values):
-        """Return the bytes of the message of ``values`` (any array-like of ``n`` numbers)."""
+        """Return the bytes of the message of ``values`` (``n`` numbers; else ValueError)."""
+        if values.dtype != _F64 or values.shape != self.values.shape:
+            values = np.asarray(values, dtype=_F64).reshape(self.values.shape)   # no broadcast
         self.values[:] = values
         return self._wire.tobytes()
 

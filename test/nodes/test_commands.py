@@ -69,6 +69,10 @@ def test_a_command_published_as_bytes_is_rclpys_serialisation_of_the_message(n):
         expected = np.asarray(values, dtype=float)
         assert same_but_padding(serialise(values),
                                 serialize_message(Float64MultiArray(data=expected.tolist())))
+    # one value too few or too many is refused, never spread over the command
+    for wrong in (np.ones(n + 1), np.ones(max(n - 1, 1)) if n != 1 else np.ones(2)):
+        with pytest.raises(ValueError):
+            serialise(wrong)
 
 
 def same_but_padding(ours, rclpys):
