@@ -337,8 +337,14 @@ def matched_subscriptions(publisher):
     Return a function: how many subscriptions ``publisher`` has matched so far, ever.
 
     DDS counts every match (a subscriber that left and one that came in its place are two),
-    read synchronously from the publisher's matched status in about 3 us.  Where this rclpy
-    lacks that entry point, the current count stands in (a swap between two reads goes unseen).
+    read synchronously from the publisher's matched status before every command.  Where this
+    rclpy lacks that entry point, the current count stands in (a swap between two reads goes
+    unseen).
+
+    The event's handle is this function's alone: nothing else holds it, so nothing can destroy
+    it while it is read, and it keeps the publisher it watches alive (rclpy's handle holds its
+    parent).  The read therefore skips rclpy's use count (``with handle:``), a third of its
+    cost (0.28 of 0.79 us, warm).
     """
     try:
         from rclpy.event_handler import QoSPublisherEventType
@@ -349,10 +355,11 @@ def matched_subscriptions(publisher):
     except (ImportError, AttributeError, RuntimeError):
         return publisher.get_subscription_count
 
+    take = event.take_event
+
     def total():
-        with event:
-            return event.take_event().total_count
-    total.event = event                  # kept alive with the function
+        return take().total_count
+    total.event = event                  # kept alive with the function, and only by it
     return total
 
 
