@@ -62,7 +62,8 @@ from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
 from .process import spin, with_receipt_time
 from .qos import LATCHED
 from .._inputs import zeros
-from ..control import bytes_call, friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE
+from ..control import bytes_call, friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE, \
+    NOT_THIS_LAYOUT
 from ..precompile import warm_up
 from ..rigid.crba import inertia_matrix
 from ..rigid.forward import forward_dynamics
@@ -136,6 +137,7 @@ class DynamicsNode(CommandingNode):
         self.latest = None
         self.desired = None            # (qdd (n,), receipt time ns)
         self._tau = None               # the compiled step's law, model order (n,): reused
+        self._step = None              # what the compiled step passes unchanged (_plan)
         self.contact = ContactOutput(self, self.params, self.now_ns)
         self.state_sub = self.desired_sub = None
         self.superseded = 0                     # states read but not commanded (a newer one was)
@@ -182,6 +184,7 @@ class DynamicsNode(CommandingNode):
 
     # --- parameters (applied once accepted; the shared ones by .commanding) -------------------
     def parameters_changed(self, changed):
+        self._step = None                       # made again from the parameters as they are
         if 'outputs' in changed:
             self.outputs = set(self.params.outputs) - {''}
         if 'rate' in changed and self.state_sub is not None:
@@ -208,6 +211,7 @@ class DynamicsNode(CommandingNode):
         self.latest = None
         self.desired = None
         self._tau = np.empty(model.n)
+        self._step = None
         self.names_pub.publish(names_message(model.joint_names))
 
     def kernels_loaded(self, model):
@@ -236,7 +240,7 @@ class DynamicsNode(CommandingNode):
             return
         received = info['received_timestamp']
         behind = queued(subscription, self.params.state_queue) \
-            if not received or time.time_ns() - received > WAITED_NS else []
+            if not received or time.time_ns() - received > WAITED_NS else ()
         now = self.now_ns()
         if not behind:                          # the 1 kHz path: nobody waiting
             if self._compiled_step(data, received, now):
@@ -275,39 +279,67 @@ class DynamicsNode(CommandingNode):
         the bytes it is published as, come from one call of
         :func:`~manipulator_dynamics.control.command_from_bytes`.  The merge
         (:meth:`JointStates.take`), the controller's check, the counts and the outputs are the
-        general path's own.  Whatever that call does not accept (another layout, a value not
+        general path's own; the merge comes after the command is sent (nothing before the send
+        reads it).  Whatever that call does not accept (another layout, a value not
         finite, a stamp out of order or stale, an effort beyond its limit: the general path
         says which and clamps) takes the general path.
         """
-        params, command, states = self.params, self.command, self.states
-        if params.rate or params.mode == 'none' or command.buffer is None or \
-                command.mismatch is not None or not self.kernels.dynamics.ready:
+        command, states = self.command, self.states
+        # what the call takes that does not change from state to state (_plan): made again for
+        # a new model or parameters, and for the layout read after one the call refused
+        step = self._step
+        if step is None:
+            step = self._step = self._plan(states.front())
+            if step is None:
+                return False
+        address, layout, block, gather, law, flags, qdd, limits, stale, tau, buffer, shape = step
+        if command.mismatch is not None:
             return False
-        wire = states.front()
-        if wire is None:
-            return False
-        layout, block = wire.compiled
-        model = self.source.model
-        filled, n = wire.block[0][0], model.n
-        law, flags, qdd = self._law(n, filled > 1)
-        state, tau = np.empty((filled, n)), self._tau   # the state's arrays fresh (its own)
+        if qdd is None:                         # the inverse dynamics: the desired, now
+            qdd = self._desired_accelerations(shape[1])
+        state = np.empty(shape)                 # the state's arrays fresh (its own)
         status, stamp = bytes_call.call(
-            kernel_model(model).address, data, layout, block, wire.map.gather, law, flags, qdd,
-            command.limits(), command.index, states.newest, now, states.stale_after * 1e9,
-            state, tau, command.buffer)
+            address, data, layout, block, gather, law, flags, qdd, limits, command.index,
+            states.newest, now, stale, state, tau, buffer)
         if status != OK:
+            if status == NOT_THIS_LAYOUT:       # the general path reads it, and puts it first
+                self._step = None
             return False
-        self.read += 1
-        self.latest = latest = states.take(state[0], state[1] if filled > 1 else None,
-                                           state[2] if filled > 2 else None, stamp)
-        if command.may_send():
+        if command.may_send():                  # the command first: the merge never delays it
             command.send_buffer()
             self._record(received)
+        self.read += 1
+        filled = shape[0]
+        self.latest = latest = states.take(state[0], state[1] if filled > 1 else None,
+                                           state[2] if filled > 2 else None, stamp)
         if self.outputs:
             self._outputs(*latest, tau if law == GRAVITY else None)
         self.contact.on_state(*latest)
         self.payload.on_state(*latest)
         return True
+
+    def _plan(self, wire):
+        """
+        Return what :meth:`_compiled_step` passes unchanged at each state, or None: not its.
+
+        For the layout ``wire`` (:meth:`JointStates.front`), the model, the command's order and
+        buffer, and the parameters as they are: kept until one of them changes (a new model,
+        any parameter: :meth:`model_changed`, :meth:`parameters_changed`; a state of another
+        layout).  ``qdd`` is None where it is the desired state's, read at each state.  None
+        where the step does not command (a timer's rate, ``mode: none``, a command not
+        published as bytes, kernels not ready) or reads no layout yet.
+        """
+        params, command = self.params, self.command
+        if wire is None or params.rate or params.mode == 'none' or command.buffer is None or \
+                not self.kernels.dynamics.ready:
+            return None
+        model = self.source.model
+        layout, block = wire.compiled
+        filled, n = wire.block[0][0], model.n
+        law, flags, qdd = self._law(n, filled > 1)
+        return (kernel_model(model).address, layout, block, wire.map.gather, law, flags,
+                None if law == INVERSE else qdd, command.limits(),
+                self.states.stale_after * 1e9, self._tau, command.buffer, (filled, n))
 
     def _law(self, n, has_qd):
         """``(law, flags, qdd)`` of ``command_from_bytes`` for the mode (as :meth:`_publish`)."""

@@ -158,3 +158,68 @@ def test_the_compiled_step_sends_what_the_general_path_sends(context, mode, fric
     finally:
         for node in nodes:
             node.destroy_node()
+
+
+def heavier(urdf_path):
+    """Return the URDF's text with its last link's mass doubled."""
+    with open(urdf_path, encoding='utf-8') as f:
+        text = f.read()
+    at = text.rindex('<mass value="') + len('<mass value="')
+    end = text.index('"', at)
+    return text[:at] + repr(2 * float(text[at:end])) + text[end:]
+
+
+def test_the_compiled_step_follows_what_changes_between_states(context):
+    """
+    What changes while states flow reaches the compiled step at the next state it may take.
+
+    Its call's fixed arguments are made once and kept (``DynamicsNode._plan``): a parameter
+    changed (friction, the mode, the clamp, the command joints, the staleness bound), a new
+    model, a driver of another layout once and then for good must each be followed, as the
+    general path follows them, and the compiled step must take the new layout's states.
+    """
+    params = {'mode': 'gravity_compensation', 'friction_compensation': False}
+    nodes = [make_node(context, 'compiled_step', True, params),
+             make_node(context, 'general_path', False, params)]
+    try:
+        model = nodes[0].source.model
+        now = nodes[0].now_ns()
+        run = states(model, now, 3, np.random.default_rng(7))
+        positions_only = states(model, now, 1, np.random.default_rng(8))
+        run[40] = positions_only[40]            # another driver's layout, once, in order
+        run[46:] = positions_only[46:]          # and from here on, for good
+        desired = JointTrajectory(joint_names=list(model.joint_names), points=[
+            JointTrajectoryPoint(accelerations=np.linspace(-400, 400, model.n).tolist())])
+        changes = {12: [Parameter('friction_compensation', value=True)],
+                   24: [Parameter('mode', value='inverse_dynamics')],
+                   36: [Parameter('clamp_efforts', value=False)],
+                   44: [Parameter('command_joints', value=['joint3', 'joint1', 'joint7'])],
+                   56: [Parameter('stale_after', value=0.003)]}
+        for k, (data, _) in enumerate(run):
+            for node in nodes:
+                if k in changes:
+                    assert all(r.successful for r in node.set_parameters(changes[k]))
+                if k == 24:
+                    node._on_desired(desired)
+                if k == 50:
+                    assert node.source.load(heavier(URDF), 'a heavier arm') is None
+                node._on_state(data, {'received_timestamp': now})
+        compiled, general = nodes
+        assert len(compiled.command.pub.sent) == len(general.command.pub.sent) > 40
+        for ours, theirs in zip(compiled.command.pub.sent, general.command.pub.sent):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+        assert {len(c) for c in compiled.command.pub.sent} == {model.n, 3}
+        for count in ('read', 'stale'):
+            assert getattr(compiled, count) == getattr(general, count), count
+        assert compiled.stale > 1                   # the last states, past the new bound
+        assert (compiled.command.sent, compiled.command.clamped) == \
+            (general.command.sent, general.command.clamped)
+        assert 0 < general.command.clamped          # clamped before clamp_efforts went off
+        # the compiled step took the new layout after one refusal, and the new model's states
+        # after the first (its layout learnt afresh), until they were stale
+        taken = dict(enumerate(compiled.taken))
+        assert [taken[k] for k in range(45, 56)] == \
+            [True, False] + [True] * 3 + [False] + [True] * 5, taken
+    finally:
+        for node in nodes:
+            node.destroy_node()
