@@ -26,7 +26,10 @@ Before each state, 4 MB of other data is written (not counted), so each callback
 cold first-level caches, as at 1 kHz.  Printed per state: instructions and first-level cache
 misses (instructions, data), and ours over the echo; then ours again without the controller's
 check before each command (its read of the command topic's matched subscriptions, an
-experiment only: the node never runs so), to show what that check costs::
+experiment only: the node never runs so), to show what that check costs.  Each is counted
+twice: the whole callback, and up to the command's send, which is what bench_latency's figure
+"in node" times (the latency is taken just after the send; what follows it, the merge, the
+observer, the latency report, delays the next state only)::
 
     python3 benchmarks/bench_state_cost.py [--states 100]
 
@@ -56,6 +59,8 @@ void dump(const char *name) { CALLGRIND_DUMP_STATS_AT(name); }
 #: The counted runs: the raw echo's callback, dynamics_node's, dynamics_node's without the
 #: controller's check (``CommandOutput._matched`` answering as when last asked).
 PHASES = ('echo', 'ours', 'unchecked')
+#: Each counted whole, and up to its command's send (``_sent``): callgrind's dumps, by name.
+DUMPS = PHASES + tuple(name + '_sent' for name in PHASES)
 LABELS = {'echo': 'raw echo', 'ours': 'dynamics_node',
           'unchecked': "dynamics_node, no controller's check"}
 
@@ -86,7 +91,7 @@ def main(argv=None):
                 found = re.search(r'^desc: Trigger: Client Request: (\w+)$', head, re.M)
                 if found:
                     dumps[found.group(1)] = os.path.join(folder, name)
-        if set(dumps) != set(PHASES):
+        if set(dumps) != set(DUMPS):
             sys.exit(f'callgrind wrote no counts (exit status {run.returncode}):\n'
                      f'{run.stderr[-3000:]}')
         report({name: annotate(path) for name, path in dumps.items()}, args.states)
@@ -121,17 +126,21 @@ def totals(annotation):
 
 
 def report(costs, states):
-    """Print each run's counts per state and its ratios to the raw echo's."""
-    echo = costs['echo']
+    """Print each run's counts per state and its ratios to the raw echo's, whole and to the send."""
     print(f'one state through each callback, cold first-level caches (callgrind), the mean of '
           f'{states} states')
-    print(f'  {"":38s} {"instructions":>12s} {"I1 misses":>10s} {"D1 misses":>10s} '
-          f'{"misses":>8s}   over the raw echo: instructions, misses')
-    for name in PHASES:
-        ir, i1, d1 = (x / states for x in costs[name])
-        ratios = '' if name == 'echo' else \
-            f'   {costs[name][0] / echo[0]:.2f}, {sum(costs[name][1:]) / sum(echo[1:]):.2f}'
-        print(f'  {LABELS[name]:38s} {ir:12.0f} {i1:10.0f} {d1:10.0f} {i1 + d1:8.0f}{ratios}')
+    for suffix, title in (('', 'the whole callback'),
+                          ('_sent', "up to the command's send (bench_latency's in node)")):
+        echo = costs['echo' + suffix]
+        print(f'{title}:')
+        print(f'  {"":38s} {"instructions":>12s} {"I1 misses":>10s} {"D1 misses":>10s} '
+              f'{"misses":>8s}   over the raw echo: instructions, misses')
+        for name in PHASES:
+            cost = costs[name + suffix]
+            ir, i1, d1 = (x / states for x in cost)
+            ratios = '' if name == 'echo' else \
+                f'   {cost[0] / echo[0]:.2f}, {sum(cost[1:]) / sum(echo[1:]):.2f}'
+            print(f'  {LABELS[name]:38s} {ir:12.0f} {i1:10.0f} {d1:10.0f} {i1 + d1:8.0f}{ratios}')
 
 
 def count(folder, states):
@@ -190,6 +199,20 @@ def count(folder, states):
         node._on_state(fresh(1)[0], {'received_timestamp': time.time_ns()})
         executor.spin_once(timeout_sec=0.1)
     other = np.zeros(500_000)                                  # 4 MB
+    counting = {'on': False, 'to_the_send': False}
+
+    def stopping_at_the_send(publisher):
+        """Stop counting right after ``publisher`` sends, in a run counted to the send."""
+        publish = publisher.publish
+
+        def published(message):
+            publish(message)
+            if counting['on'] and counting['to_the_send']:
+                shim.toggle()
+                counting['on'] = False
+        publisher.publish = published       # both callbacks' publishers, in every run
+    stopping_at_the_send(echo.pub)
+    stopping_at_the_send(node.command.pub)
     shim.counting()
     checked = node.command._matched
     for name in PHASES:
@@ -200,22 +223,27 @@ def count(folder, states):
         for data in fresh(20):                                 # warm, not counted
             callback(data, {'received_timestamp': time.time_ns()})
         executor.spin_once(timeout_sec=0)
-        shim.zero()
-        for data in fresh(states):
-            np.add(other, 1.0, out=other)
-            info = {'received_timestamp': time.time_ns()}
-            shim.toggle()
-            callback(data, info)
-            shim.toggle()
-        shim.dump(name.encode())
-        executor.spin_once(timeout_sec=0)
+        for suffix in ('', '_sent'):
+            counting['to_the_send'] = bool(suffix)
+            shim.zero()
+            for data in fresh(states):
+                np.add(other, 1.0, out=other)
+                info = {'received_timestamp': time.time_ns()}
+                shim.toggle()
+                counting['on'] = True
+                callback(data, info)
+                if counting['on']:
+                    shim.toggle()
+                    counting['on'] = False
+            shim.dump((name + suffix).encode())
+            executor.spin_once(timeout_sec=0)
     node.command._matched = checked
     taken = node.command.sent
     for each in (node, echo, listener):
         each.destroy_node()
     rclpy.try_shutdown()
-    if taken < 2 * states:
-        sys.exit(f'dynamics_node sent {taken} commands for {2 * states} states')
+    if taken < 4 * states:
+        sys.exit(f'dynamics_node sent {taken} commands for {4 * states} states')
 
 
 if __name__ == '__main__':

@@ -125,15 +125,19 @@ def test_bench_state_cost_runs_its_counted_run_and_reads_callgrinds_totals(tmp_p
                                             + line.format(*cells)) for name, cells in (
         ('echo', ('8,877,200', '367,200', '150,000', '36,800')),
         ('ours', ('12,253,830', '498,512', '222,023', '55,592')),
-        ('unchecked', ('11,147,500', '470,000', '200,000', '.')))}
+        ('unchecked', ('11,147,500', '470,000', '200,000', '.')),
+        ('echo_sent', ('5,045,600', '200,000', '80,000', '10,400')),
+        ('ours_sent', ('5,770,800', '250,000', '120,000', '28,400')),
+        ('unchecked_sent', ('5,184,000', '230,000', '100,000', '16,200')))}
     assert counts['unchecked'] == (11147500, 470000, 200000)
     bench_state_cost.report(counts, 100)
     out = capsys.readouterr().out
     rows = re.findall(r'^  (\S.*?) +(\d+) +(\d+) +(\d+) +(\d+)(?:   ([\d.]+), ([\d.]+))?$', out,
                       re.MULTILINE)
-    assert [row[0] for row in rows] == ['raw echo', 'dynamics_node',
-                                        "dynamics_node, no controller's check"], out
+    labels = ['raw echo', 'dynamics_node', "dynamics_node, no controller's check"]
+    assert [row[0] for row in rows] == labels * 2, out
     assert rows[1][1:] == ('122538', '4985', '2776', '7761', '1.38', '1.40'), out
+    assert rows[4][1:] == ('57708', '2500', '1484', '3984', '1.14', '1.37'), out
 
 
 def test_bench_plant_paces_the_plant_in_real_time():
