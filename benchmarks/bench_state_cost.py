@@ -126,7 +126,7 @@ def totals(annotation):
 
 
 def report(costs, states):
-    """Print each run's counts per state and its ratios to the raw echo's, whole and to the send."""
+    """Print each run's counts per state, and over the raw echo's: whole, then to the send."""
     print(f'one state through each callback, cold first-level caches (callgrind), the mean of '
           f'{states} states')
     for suffix, title in (('', 'the whole callback'),
