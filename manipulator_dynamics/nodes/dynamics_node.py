@@ -138,6 +138,7 @@ class DynamicsNode(CommandingNode):
         self.desired = None            # (qdd (n,), receipt time ns)
         self._tau = None               # the compiled step's law, model order (n,): reused
         self._step = None              # what the compiled step passes unchanged (_plan)
+        self._fresh = None             # the arrays the compiled step's next state is read into
         self.contact = ContactOutput(self, self.params, self.now_ns)
         self.state_sub = self.desired_sub = None
         self.superseded = 0                     # states read but not commanded (a newer one was)
@@ -289,7 +290,8 @@ class DynamicsNode(CommandingNode):
         # a new model or parameters, and for the layout read after one the call refused
         step = self._step
         if step is None:
-            step = self._step = self._plan(states.front())
+            step, self._fresh = self._plan(states.front()), None
+            self._step = step
             if step is None:
                 return False
         address, layout, block, gather, law, flags, qdd, limits, stale, tau, buffer, shape = step
@@ -297,11 +299,12 @@ class DynamicsNode(CommandingNode):
             return False
         if qdd is None:                         # the inverse dynamics: the desired, now
             qdd = self._desired_accelerations(shape[1])
-        state = np.empty(shape)                 # the state's arrays fresh (its own)
+        # the state's arrays: fresh, its own, made after the last state's command was sent
+        state = self._fresh if self._fresh is not None else np.empty(shape)
         status, stamp = bytes_call.call(
             address, data, layout, block, gather, law, flags, qdd, limits, command.index,
             states.newest, now, stale, state, tau, buffer)
-        if status != OK:
+        if status != OK:                        # (its arrays unused: they stay for the next)
             if status == NOT_THIS_LAYOUT:       # the general path reads it, and puts it first
                 self._step = None
             return False
@@ -312,6 +315,7 @@ class DynamicsNode(CommandingNode):
         filled = shape[0]
         self.latest = latest = states.take(state[0], state[1] if filled > 1 else None,
                                            state[2] if filled > 2 else None, stamp)
+        self._fresh = np.empty(shape)           # the next state's
         if self.outputs:
             self._outputs(*latest, tau if law == GRAVITY else None)
         self.contact.on_state(*latest)
