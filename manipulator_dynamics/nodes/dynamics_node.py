@@ -290,8 +290,8 @@ class DynamicsNode(CommandingNode):
         # a new model or parameters, and for the layout read after one the call refused
         step = self._step
         if step is None:
-            step, self._fresh = self._plan(states.front()), None
-            self._step = step
+            step = self._step = self._plan(states.front())
+            self._fresh = None                  # of the last plan's shape
             if step is None:
                 return False
         address, layout, block, gather, law, flags, qdd, limits, stale, tau, buffer, shape = step
@@ -326,9 +326,9 @@ class DynamicsNode(CommandingNode):
         """
         Return what :meth:`_compiled_step` passes unchanged at each state, or None: not its.
 
-        For the layout ``wire`` (:meth:`JointStates.front`), the model, the command's order and
-        buffer, and the parameters as they are: kept until one of them changes (a new model,
-        any parameter: :meth:`model_changed`, :meth:`parameters_changed`; a state of another
+        For the layout ``wire`` (:meth:`JointStates.front`), the model, the command's buffer
+        and the parameters as they are: kept until one of them changes (a new model, any
+        parameter: :meth:`model_changed`, :meth:`parameters_changed`; a state of another
         layout).  ``qdd`` is None where it is the desired state's, read at each state.  None
         where the step does not command (a timer's rate, ``mode: none``, a command not
         published as bytes, kernels not ready) or reads no layout yet.
