@@ -340,17 +340,17 @@ class DynamicsNode(CommandingNode):
         model = self.source.model
         layout, block = wire.compiled
         filled, n = wire.block[0][0], model.n
-        law, flags, qdd = self._law(n, filled > 1)
+        law, flags = self._law(filled > 1)
         return (kernel_model(model).address, layout, block, wire.map.gather, law, flags,
-                None if law == INVERSE else qdd, command.limits(),
+                None if law == INVERSE else zeros(n), command.limits(),
                 self.states.stale_after * 1e9, self._tau, command.buffer, (filled, n))
 
-    def _law(self, n, has_qd):
-        """``(law, flags, qdd)`` of ``command_from_bytes`` for the mode (as :meth:`_publish`)."""
+    def _law(self, has_qd):
+        """``(law, flags)`` of ``command_from_bytes`` for the mode (as :meth:`_publish`)."""
         friction = self.params.friction_compensation
         if self.params.mode == 'gravity_compensation':
-            return GRAVITY_FRICTION if friction and has_qd else GRAVITY, 0, zeros(n)
-        return INVERSE, ARMATURE | (FRICTION if friction else 0), self._desired_accelerations(n)
+            return GRAVITY_FRICTION if friction and has_qd else GRAVITY, 0
+        return INVERSE, ARMATURE | (FRICTION if friction else 0)
 
     def _desired_accelerations(self, n):
         """Return the desired accelerations (model order): the last desired_state's, or 0."""
