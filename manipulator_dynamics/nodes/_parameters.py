@@ -25,6 +25,7 @@ behaviour.  (rclpy calls on-set callbacks newest first: applying a change in one
 this package once did, applies it before the validator has had its say.)
 """
 
+import difflib
 import math
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -124,6 +125,34 @@ class Parameters:
                 changed.add(param.name)
         if changed and self._on_change is not None:
             self._on_change(changed)
+
+
+def refuse_unknown(nodes):
+    """
+    Raise :class:`ConfigurationError` for a parameter given to one of ``nodes`` that none has.
+
+    rclpy keeps every override a node is started with (``-p``, ``--params-file``) and ignores
+    those it never declares: ``-p external_torque:=true`` would start a node that does not do
+    what was asked.  Called once the nodes are made (their parameters declared): each name
+    given to a node must be declared by it, or, in one process hosting several (``-p`` reaches
+    them all), by one of the others.  The error names the node, the parameter and the nearest
+    name the node has.
+    """
+    declared = {node: set(node.list_parameters([], 0).names) for node in nodes}
+    known = set().union(*declared.values())
+    for node in nodes:
+        given = getattr(node, '_parameter_overrides', {})
+        unknown = sorted(name for name in given if name not in known)
+        if not unknown:
+            continue
+        names = sorted(declared[node])
+        said = []
+        for name in unknown:
+            near = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+            said.append(f"'{name}'" + (f" (did you mean '{near[0]}'?)" if near else ''))
+        raise ConfigurationError(
+            f'{node.get_name()} has no parameter {", ".join(said)}: it is not started, since '
+            'it would ignore what was asked (ros2 param list names its parameters)')
 
 
 def finite_positive(value):

@@ -23,7 +23,8 @@ node: the interpreter, numpy, scipy, rclpy and the compiled kernels are loaded o
 per node (docs/speed.md has the figures).  Each node keeps its own name, parameters and
 remappings, as ROS 2 gives them per node: ``executable=name`` renames one; a parameter file's
 ``/**/<name>:`` section and a remap prefixed ``<name>:`` reach that node only, while ``-p`` and
-un-prefixed remaps reach every node (a parameter a node does not have is ignored).  A node that
+un-prefixed remaps reach every node (a parameter that none of the nodes has stops the
+container, naming it: :func:`._parameters.refuse_unknown`).  A node that
 cannot start ends the process with exit code 2, saying which and why; a managed node that is
 shut down leaves, and the process ends with its last node.
 """

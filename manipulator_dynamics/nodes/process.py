@@ -25,7 +25,7 @@ from time import time_ns
 import rclpy
 import rclpy.logging
 
-from ._parameters import ConfigurationError
+from ._parameters import ConfigurationError, refuse_unknown
 
 
 def quiet_unraisable(unraisable, default=sys.unraisablehook, stopping=lambda: True):
@@ -326,8 +326,9 @@ def spin_nodes(factories, args=None):
 
     Each is made in turn (a factory is a node class, or a function of no arguments); a managed
     node that is finalized leaves, and the process ends with the last one.  A node that cannot
-    start (a ConfigurationError) ends the process with exit code 2, saying why: the others do
-    not run without it.
+    start (a ConfigurationError: a bad value, or a parameter that none of them has,
+    :func:`._parameters.refuse_unknown`) ends the process with exit code 2, saying why: the
+    others do not run without it.
     """
     from rclpy.executors import ExternalShutdownException
     handler = ros_init(args)
@@ -342,6 +343,7 @@ def spin_nodes(factories, args=None):
             executor.add_node(node)
             for companion in getattr(node, 'companions', ()):     # nodes it shows beside it
                 executor.add_node(companion)
+        refuse_unknown(nodes)                   # a parameter none of them has: not started
         settle_garbage()
         handler.interruptible = False
         # a stop signal only sets handler.requested (rclpy's own handler, which would wake a
