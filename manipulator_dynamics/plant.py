@@ -43,6 +43,14 @@ Two engines behind one interface (``q``, ``qd``, ``step(tau)``, ``dt``, ``descri
   Runge-Kutta scheme (:func:`~manipulator_dynamics.control.rk4_step`): no limits, a free
   multibody.  It agrees with any controller built on the same model, by construction.
 
+MuJoCo's plant can also stand in a cell (:class:`Cell`): the links made solid as capsules
+(primitive shapes derived from the URDF's joint origins: each link's capsule runs from its
+origin to each child's, a sphere where it has none; meshes never loaded) and a fixed box,
+which they collide with (only with it: the links pass through each other, as the model has no
+self-collision either).  :meth:`MujocoPlant.contact` gives the contact force MuJoCo computes
+(``mj_contactForce``, summed over the robot-box contacts) and the deepest penetration: the
+ground truth of a collision's detection and reaction.
+
 Both hold the effort over a step of ``dt`` seconds, integrated in ``substeps`` equal substeps.
 Both can push a link with a wrench (:meth:`MujocoPlant.push`): a real external force, which the
 efforts they are given know nothing of, fixed in the link's frame or in the base's axes;
@@ -52,6 +60,7 @@ its own way (MuJoCo from its body Jacobians): the ground truth of a contact esti
 
 import importlib.util
 import math
+from typing import NamedTuple
 import warnings
 
 import numpy as np
@@ -88,6 +97,38 @@ _INERTIA = ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')
 #: What MuJoCo's compiler must not do to a URDF's inertials (see the module).
 COMPILER = {'fusestatic': 'false', 'inertiafromgeom': 'false', 'balanceinertia': 'false',
             'boundmass': '0', 'boundinertia': '0', 'autolimits': 'true', 'discardvisual': 'true'}
+
+
+class Cell(NamedTuple):
+    """
+    A simulated cell: the robot's links as capsules of ``link_radius`` (m), and a fixed box.
+
+    ``box_size``: the box's edges (m, > 0), ``box_position`` its centre and ``box_rpy`` its
+    orientation (roll, pitch, yaw, rad) in the robot's base (MuJoCo's world) frame.
+    """
+
+    link_radius: float
+    box_size: tuple
+    box_position: tuple
+    box_rpy: tuple = (0.0, 0.0, 0.0)
+
+    def checked(self):
+        """Return the cell with float arrays; ValueError names a field that cannot be."""
+        radius = float(self.link_radius)
+        if not (math.isfinite(radius) and radius > 0):
+            raise ValueError(f'link_radius must be a finite number of metres > 0, got '
+                             f'{self.link_radius!r}')
+        fields = {}
+        for name in ('box_size', 'box_position', 'box_rpy'):
+            value = np.asarray(getattr(self, name), dtype=float)
+            if value.shape != (3,) or not np.all(np.isfinite(value)):
+                raise ValueError(f'{name} needs 3 finite numbers, got '
+                                 f'{np.ravel(value).tolist()}')
+            fields[name] = value
+        if np.any(fields['box_size'] <= 0):
+            raise ValueError(f'box_size must be > 0 on each edge (m), got '
+                             f'{fields["box_size"].tolist()}')
+        return Cell(radius, **fields)
 
 
 def mujoco_available():
@@ -203,7 +244,7 @@ def _refusal(message):
     return PlantError(f'MuJoCo cannot take {where}: {text}; {advice}')
 
 
-def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
+def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4', cell=None):
     """
     Build the MuJoCo model of ``model``'s URDF (``model.urdf``), joints mapped by name.
 
@@ -212,7 +253,8 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
 
     Returns ``(mj_model, qpos, dof)``: MuJoCo's model and, per joint of ``model`` (its order),
     the index of its coordinate in ``qpos`` and of its velocity in ``qvel``.  :class:`PlantError`
-    names the link MuJoCo refuses, or the joint it lacks.
+    names the link MuJoCo refuses, or the joint it lacks.  ``cell`` (a :class:`Cell`): the
+    links made solid and the box beside them (:func:`_add_cell`).
 
     MuJoCo refuses a moving link without mass or with a zero principal moment, which this
     package takes (a massless link between two joints of a humanoid's hip, a point mass): such
@@ -252,8 +294,18 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
                 floors[link] = floor
     finally:
         mujoco.set_mju_user_warning(previous)
-    if len(model.coupled_motors().joints):
-        mj = _with_coupled_motors(mujoco, xml, model, friction, timestep)
+    coupled = len(model.coupled_motors().joints) > 0
+    if coupled or cell is not None:
+        spec = mujoco.MjSpec.from_string(xml)
+        if coupled:
+            _add_coupled_motors(spec, model, friction)
+        if cell is not None:
+            _add_cell(mujoco, spec, mj, cell)
+        mj = spec.compile()
+        if coupled:
+            _set_tendon_friction(mj, model, friction)
+            mj.tendon_solref_fri[:] = (2 * timestep, 1.0)
+            mj.tendon_solimp_fri[:, :2] = FRICTION_IMPEDANCE
     if floors:
         warnings.warn(f'MuJoCo: links {", ".join(floors)} move but lack a mass or a principal '
                       f'moment, which MuJoCo refuses: given at least {floor:.3g} more (kg, '
@@ -292,9 +344,48 @@ def mujoco_model(model, *, friction=True, timestep=0.001, integrator='rk4'):
     return mj, np.array(qpos, dtype=np.int64), dof
 
 
-def _with_coupled_motors(mujoco, xml, model, friction, timestep):
+#: The box's name in MuJoCo's model, and the collision classes: the links collide with the box
+#: only (contype 1, conaffinity 2 against the box's 2 and 1), never with each other.
+BOX = 'cell_box'
+LINK_CLASS, BOX_CLASS = (1, 2), (2, 1)
+
+
+def _add_cell(mujoco, spec, mj, cell):
     """
-    Compile ``xml`` with a fixed tendon per coupled motor (:meth:`Model.coupled_motors`).
+    Add ``cell``'s geometry to ``spec``: a capsule per link and child, and the box.
+
+    ``mj``: the model compiled without it, whose bodies' positions in their parents
+    (``body_pos``, the URDF's joint origins) shape the capsules.  Only the bodies that move
+    (not welded to the world) are made solid.
+    """
+    cell = cell.checked()
+    children = {}
+    for b in range(1, mj.nbody):
+        children.setdefault(int(mj.body_parentid[b]), []).append(b)
+    for b in range(1, mj.nbody):
+        if mj.body_weldid[b] == 0:                  # welded to the world: never moves
+            continue
+        body = spec.body(mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_BODY, b))
+        ends = [np.array(mj.body_pos[c]) for c in children.get(b, ())]
+        ends = [end for end in ends if np.linalg.norm(end) > cell.link_radius * 1e-3]
+        shapes = [(mujoco.mjtGeom.mjGEOM_CAPSULE, end) for end in ends] or \
+            [(mujoco.mjtGeom.mjGEOM_SPHERE, None)]
+        for kind, end in shapes:
+            geom = body.add_geom(type=kind, size=[cell.link_radius, 0.0, 0.0],
+                                 contype=LINK_CLASS[0], conaffinity=LINK_CLASS[1])
+            if end is not None:
+                geom.fromto = [0.0, 0.0, 0.0, *end]
+    quat = np.zeros(4)
+    mujoco.mju_euler2Quat(quat, cell.box_rpy, 'XYZ')
+    spec.worldbody.add_geom(name=BOX, type=mujoco.mjtGeom.mjGEOM_BOX,
+                            size=(cell.box_size / 2).tolist(), pos=cell.box_position.tolist(),
+                            quat=quat.tolist(), contype=BOX_CLASS[0],
+                            conaffinity=BOX_CLASS[1])
+
+
+def _add_coupled_motors(spec, model, friction):
+    """
+    Add to ``spec`` a fixed tendon per coupled motor (:meth:`Model.coupled_motors`).
 
     The tendon's length is ``c . q``: its ``armature`` is the motor's rotor inertia (``Ia c
     c^T`` in M), its ``damping`` and ``frictionloss`` the motor's viscous and dry friction, so
@@ -302,7 +393,6 @@ def _with_coupled_motors(mujoco, xml, model, friction, timestep):
     has no MuJoCo counterpart: :class:`PlantError` names it.
     """
     motors = model.coupled_motors()
-    spec = mujoco.MjSpec.from_string(xml)
     for k, (j, row) in enumerate(zip(motors.joints, motors.rows)):
         if friction and motors.coulomb[k] and motors.velocity[k] > 0:
             raise PlantError(f'the coupled motor of joint {model.joint_names[j]!r} has a smooth '
@@ -313,11 +403,6 @@ def _with_coupled_motors(mujoco, xml, model, friction, timestep):
         for i in np.flatnonzero(row):
             tendon.wrap_joint(model.joint_names[i], float(row[i]))
         tendon.armature = float(motors.armature[k])
-    mj = spec.compile()
-    _set_tendon_friction(mj, model, friction)
-    mj.tendon_solref_fri[:] = (2 * timestep, 1.0)
-    mj.tendon_solimp_fri[:, :2] = FRICTION_IMPEDANCE
-    return mj
 
 
 def _set_tendon_friction(mj, model, on):
@@ -368,7 +453,8 @@ class MujocoPlant:
 
     engine = 'mujoco'
 
-    def __init__(self, model, q0, dt, *, substeps=1, friction=True, integrator='auto'):
+    def __init__(self, model, q0, dt, *, substeps=1, friction=True, integrator='auto',
+                 cell=None):
         import mujoco
 
         self._mujoco = mujoco
@@ -387,7 +473,9 @@ class MujocoPlant:
             integrator, why = choose_integrator(model, q0, h, friction=friction)
         self.integrator = integrator
         self.mj, self._qpos, self._dof = mujoco_model(model, friction=friction, timestep=h,
-                                                      integrator=integrator)
+                                                      integrator=integrator, cell=cell)
+        self.cell = cell
+        self._box = mujoco.mj_name2id(self.mj, mujoco.mjtObj.mjOBJ_GEOM, BOX) if cell else -1
         self.data = mujoco.MjData(self.mj)
         self.said = []                  # MuJoCo's warnings, else written to ./MUJOCO_LOG.TXT
         mujoco.set_mju_user_warning(self.said.append)
@@ -446,6 +534,31 @@ class MujocoPlant:
         moment = x[3:] - np.cross(d.xpos[b] - d.xipos[b], x[:3])    # about the link's origin
         local = np.concatenate([R.T @ x[:3], R.T @ moment])
         return self.wrench[0], local, (jacp.T @ x[:3] + jacr.T @ x[3:])[self._dof]
+
+    def contact(self):
+        """
+        Return ``(force, depth)``: the box's push on the robot now, and the deepest penetration.
+
+        ``force`` (3,), N, in the base frame's axes: MuJoCo's contact forces
+        (``mj_contactForce``, normal and friction) of every robot-box contact, summed; ``depth``
+        (m, >= 0): how far the deepest of them reaches into the box.  Zeros without a cell, or
+        without contact.
+        """
+        mujoco, d = self._mujoco, self.data
+        force, depth, f6 = np.zeros(3), 0.0, np.zeros(6)
+        if self._box < 0:
+            return force, depth
+        for i in range(d.ncon):
+            c = d.contact[i]
+            if self._box not in (c.geom1, c.geom2):
+                continue
+            mujoco.mj_contactForce(self.mj, d, i, f6)
+            # in the contact's frame (rows: the normal, from geom1 to geom2, then the tangents):
+            # the force geom1 exerts on geom2
+            on_second = c.frame.reshape(3, 3).T @ f6[:3]
+            force += on_second if c.geom2 != self._box else -on_second
+            depth = max(depth, -float(c.dist))
+        return force, depth
 
     def carry(self, link, mass, com=(0.0, 0.0, 0.0), inertia=None):
         """
@@ -653,12 +766,13 @@ def _applied_friction(model, qd):
         smooth, model.coulomb * coulomb_shape(model, qd) - _coulomb_slope(model) * qd, 0.0)
 
 
-def make_plant(engine, model, q0, dt, *, substeps=1, friction=True, integrator='auto'):
+def make_plant(engine, model, q0, dt, *, substeps=1, friction=True, integrator='auto',
+               cell=None):
     """
-    Return the plant of ``engine`` (:data:`ENGINES`); ``integrator`` is MuJoCo's only.
+    Return the plant of ``engine`` (:data:`ENGINES`); ``integrator`` and ``cell`` are MuJoCo's.
 
     :class:`PlantError` names a joint that moves no inertia (``M`` singular), which neither
-    engine can simulate.
+    engine can simulate, and a cell the internal engine cannot have.
     """
     _regular_scale(model)
     if engine == 'mujoco':
@@ -666,9 +780,12 @@ def make_plant(engine, model, q0, dt, *, substeps=1, friction=True, integrator='
             raise PlantError("engine 'mujoco' needs the mujoco package (pip install mujoco), "
                              'or use engine:=internal')
         return MujocoPlant(model, q0, dt, substeps=substeps, friction=friction,
-                           integrator=integrator)
+                           integrator=integrator, cell=cell)
     if engine == 'internal':
         if integrator not in ('auto', 'rk4'):
             raise PlantError(f"engine 'internal' integrates with rk4 only, not {integrator}")
+        if cell is not None:
+            raise PlantError("engine 'internal' has no contacts: a cell (an obstacle) needs "
+                             'engine mujoco')
         return InternalPlant(model, q0, dt, substeps=substeps, friction=friction)
     raise PlantError(f'engine must be one of {", ".join(ENGINES)}, got {engine!r}')

@@ -521,3 +521,55 @@ def test_identification_recovers_a_mujoco_arm():
     mujoco_, internal = estimates
     d = (mujoco_.values - internal.values) / mujoco_.std
     assert np.abs(d).max() < 1, (mujoco_.names[np.argmax(np.abs(d))], np.abs(d).max())
+
+
+def test_a_cell_adds_the_links_as_capsules_and_a_box_they_alone_touch():
+    """Solid links change no dynamics; they collide with the box only, never with each other."""
+    model = md.load_model(robots.path('demo_arm'))
+    box = plants.Cell(0.04, (0.1, 0.2, 0.3), (0.6, -0.1, 0.4), (0.0, 0.0, 0.3))
+    mj, qpos, dof = plants.mujoco_model(model, cell=box)
+    bare, _, _ = plants.mujoco_model(model)
+    assert bare.ngeom == 0
+    moving = [b for b in range(1, mj.nbody) if mj.body_weldid[b] != 0]
+    links = [g for g in range(mj.ngeom) if mj.geom_bodyid[g] in moving]
+    assert len(links) >= len(moving) and len(links) == mj.ngeom - 1
+    assert all(mj.geom_size[g][0] == 0.04 for g in links)
+    b = mujoco.mj_name2id(mj, mujoco.mjtObj.mjOBJ_GEOM, plants.BOX)
+    np.testing.assert_allclose(mj.geom_size[b], (0.05, 0.1, 0.15))
+    np.testing.assert_allclose(mj.geom_pos[b], (0.6, -0.1, 0.4))
+    for g in links:                             # a link and the box: yes; two links: never
+        assert mj.geom_contype[g] & mj.geom_conaffinity[b]
+        assert not any(mj.geom_contype[g] & mj.geom_conaffinity[h] for h in links)
+    d, d0 = mujoco.MjData(mj), mujoco.MjData(bare)
+    q = np.linspace(-0.5, 0.5, model.n)
+    for data, m in ((d, mj), (d0, bare)):
+        data.qpos[qpos] = q
+        mujoco.mj_forward(m, data)
+    np.testing.assert_allclose(d.qfrc_bias, d0.qfrc_bias, atol=1e-12)
+
+
+def test_the_contact_force_is_the_box_pushing_the_arm_away():
+    """An arm pushed down onto a box under it: the box holds it up, with a force pointing up."""
+    model = md.load_model(robots.path('demo_arm'))
+    q0 = np.array([0.0, 0.9, 0.0, -0.8, 0.0, 0.9, 0.0])
+    free = plants.MujocoPlant(model, q0, 1e-3)
+    tip = free.data.xpos[-1]                    # the chain's last body: tool0, facing down
+    # the box's top face 3 cm under the sphere there
+    box = plants.Cell(0.04, (0.4, 0.4, 0.2), (tip[0], tip[1], tip[2] - 0.04 - 0.03 - 0.1))
+    plant = plants.MujocoPlant(model, q0, 1e-3, cell=box)
+    assert plant.contact() == (pytest.approx(np.zeros(3)), 0.0)
+    plant.push('link7', [0.0, 0.0, -40.0, 0.0, 0.0, 0.0], world=True)
+    for _ in range(1500):                       # held up by gravity compensation, pushed down
+        plant.step(md.gravity_torques(model, plant.q))
+    plant.push(None, None)
+    force, depth = plant.contact()
+    assert force[2] > 5.0 and abs(force[2]) > 3 * np.hypot(force[0], force[1]), force
+    assert 0.0 < depth < 0.01, depth
+    assert free.contact()[0].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_the_internal_engine_refuses_a_cell():
+    model = md.load_model(robots.path('demo_arm'))
+    with pytest.raises(plants.PlantError, match="engine 'internal' has no contacts"):
+        plants.make_plant('internal', model, np.zeros(model.n), 1e-3,
+                          cell=plants.Cell(0.04, (0.1, 0.1, 0.1), (0.5, 0.0, 0.5)))

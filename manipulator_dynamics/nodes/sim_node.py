@@ -62,6 +62,13 @@ origin) and ``~/true_external_torques`` (sensor_msgs/JointState, ``J^T F`` in ``
 engine's own Jacobian) give the truth at every published state: the ground truth of a contact
 estimate, which no node reads but a test or a demo.
 
+An obstacle (``obstacle_size``, ``obstacle_position``, ``obstacle_rpy``: a fixed box in the base
+frame; MuJoCo only) makes the cell physical: the links become capsules of ``link_radius``
+(from the URDF's joint origins: :class:`~manipulator_dynamics.plant.Cell`) that collide with
+the box, and ``~/contact_force`` (geometry_msgs/WrenchStamped in the base frame's axes, the
+force only) gives, at every published state, the force the box exerts on the robot (MuJoCo's
+contact forces, summed): the ground truth of a collision's detection and of the reaction.
+
 A load (``load_link``, ``load``: mass[, centre of mass[, inertia]], ``load_at``) is picked up at
 a physics time: from then on the simulated robot carries it, unknown to the other nodes (a
 gripper closing on an object).  ``position_noise`` and ``effort_noise`` add an encoder's and a
@@ -95,7 +102,7 @@ from .model_source import existing_file, payload_check
 from .process import clock_ns, spin
 from .qos import LATCHED
 from .. import robots
-from ..plant import default_engine, ENGINES, INTEGRATORS, make_plant, PlantError
+from ..plant import Cell, default_engine, ENGINES, INTEGRATORS, make_plant, PlantError
 from ..precompile import warm_up
 from ..urdf import load_model
 
@@ -168,6 +175,15 @@ PARAMS = (
     Param('effort_noise', 0.0, 'white noise on the published efforts (N m or N, one standard '
           "deviation): a drive's torque or current reading", low=0.0, high=1e6,
           read_only=True),
+    Param('obstacle_size', [0.0], 'a fixed box the robot can run into (MuJoCo): its edges x y z '
+          '(m; [0.0]: no obstacle); the links collide with it as capsules of link_radius',
+          read_only=True),
+    Param('obstacle_position', [0.0, 0.0, 0.0], "the box's centre x y z (m) in the base frame",
+          read_only=True),
+    Param('obstacle_rpy', [0.0, 0.0, 0.0], "the box's roll, pitch, yaw (rad) in the base frame",
+          read_only=True),
+    Param('link_radius', 0.04, "with an obstacle: the links' capsules' radius (m)",
+          finite_positive, read_only=True, low=0.001, high=10.0),
     Param('load_link', '', 'link that picks up a load at load_at (empty: none): the simulated '
           'robot carries it from then on, unknown to the other nodes'),
     Param('load', [0.0], 'the load picked up: mass (kg)[, centre of mass x y z (m) in '
@@ -219,16 +235,20 @@ class SimNode(Node):
         engine = default_engine() if params.engine == 'auto' else params.engine
         if engine == 'internal':
             warm_up(self.model, pushes=True)          # push_link may be set at any time
+        cell = self._cell()
         try:
             with warnings_logged(self.get_logger()):
                 self.plant = make_plant(engine, self.model, np.asarray(initial, dtype=float),
                                         self.dt, substeps=substeps, friction=params.friction,
-                                        integrator=params.integrator)
+                                        integrator=params.integrator, cell=cell)
         except PlantError as e:
             raise ConfigurationError(f'parameter engine: {e}') from None
         self.get_logger().info(f'simulating {self.model.name} ({n} joints) with '
                                f'{self.plant.description}, '
-                               f'{"lockstep" if params.lockstep else "real time"}')
+                               f'{"lockstep" if params.lockstep else "real time"}' + (
+                                   f', a box of {list(cell.box_size)} m at '
+                                   f'{list(cell.box_position)} m, links as capsules of '
+                                   f'{cell.link_radius:g} m' if cell else ''))
         self.tau = np.zeros(n)
         self.command_at = None          # physics time of the latest command, ns
         self.throttle = Throttled(self)
@@ -247,6 +267,8 @@ class SimNode(Node):
         self.state_msg = JointState(name=list(self.model.joint_names))
         self.true_wrench_pub = self.create_publisher(WrenchStamped, '~/true_wrench', 100)
         self.true_torques_pub = self.create_publisher(JointState, '~/true_external_torques', 100)
+        self.contact_force_pub = self.create_publisher(WrenchStamped, '~/contact_force', 100) \
+            if cell else None
         self.pushing = False
         self.clock_pub = self.create_publisher(ClockMessage, '/clock', 10) \
             if params.lockstep or params.publish_clock else None
@@ -272,6 +294,18 @@ class SimNode(Node):
             # wake once per published state: the steps in between are integrated on the tick,
             # and a controller only sees the states anyway (rclpy costs ~0.3 ms a wake-up)
             self.create_timer(self.dt * params.publish_every, self._tick)
+
+    def _cell(self):
+        """Return the :class:`Cell` of the obstacle's parameters, or None (no obstacle)."""
+        p = self.params
+        if list(p.obstacle_size) == [0.0]:
+            return None
+        try:
+            return Cell(p.link_radius, tuple(p.obstacle_size), tuple(p.obstacle_position),
+                        tuple(p.obstacle_rpy)).checked()
+        except ValueError as e:              # 'box_size needs ...': the parameter's name
+            name, reason = str(e).replace('box_', 'obstacle_').split(' ', 1)
+            raise ConfigurationError(f'parameter {name}: {reason}') from None
 
     def _diagnose(self, report):
         steps, commands, since = self.seen
@@ -521,6 +555,12 @@ class SimNode(Node):
         self.state_pub.publish(msg)
         if self.params.push_link:
             self._publish_truth(msg.header.stamp)
+        if self.contact_force_pub is not None:
+            force, _ = self.plant.contact()
+            w = WrenchStamped()
+            w.header.stamp, w.header.frame_id = msg.header.stamp, self.model.base_link
+            w.wrench.force = Vector3(x=float(force[0]), y=float(force[1]), z=float(force[2]))
+            self.contact_force_pub.publish(w)
 
     def _publish_truth(self, stamp):
         pushed = self.plant.pushed()

@@ -1019,6 +1019,12 @@ def test_invalid_start_parameter_stops_the_node_with_a_reason(processes):
     (['integrator:=rk45'], 'parameter integrator: must be one of auto, rk4, implicitfast'),
     (['engine:=internal', 'integrator:=euler'],
      "parameter engine: engine 'internal' integrates with rk4 only, not euler"),
+    # the obstacle: a box of three edges, and only where there are contacts
+    (['obstacle_size:=[0.1, 0.1]'], 'parameter obstacle_size: needs 3 finite numbers, got '
+     '[0.1, 0.1]'),
+    (['engine:=internal', 'obstacle_size:=[0.1, 0.1, 0.1]'],
+     "parameter engine: engine 'internal' has no contacts: a cell (an obstacle) needs engine "
+     'mujoco'),
     # the nodes' one check of a command order: unknown joints, and a joint named twice
     (['command_joints:=[joint1, elbow]'], 'parameter command_joints: the command order names '
      'elbow: not joints of the model'),
