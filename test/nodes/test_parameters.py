@@ -54,7 +54,7 @@ def test_nodes_in_one_process_take_what_one_of_them_has():
         base = stack.enter_context(in_process(BaseParamsNode, urdf_path=DEMO,
                                               external_torques=True))
         refuse_unknown([dynamics, base])                # base_params_node has none: dynamics has
-        with pytest.raises(ConfigurationError, match="base_params_node has no parameter "):
+        with pytest.raises(ConfigurationError, match='base_params_node has no parameter '):
             refuse_unknown([base])
 
 
