@@ -52,6 +52,8 @@ ARGUMENTS = (
                           "the URDF's <transmission>"),
     ('external_torques', '', 'true: the momentum observer, ~/external_torques, ~/contact_wrench, '
                              '~/contact (default false; thresholds etc. in params_file)'),
+    ('collision_reaction', '', 'with external_torques, what the commands become on a collision '
+                               'until ~/rearm: stop | float | reflex | none (default stop)'),
     ('contact_link', '', 'the link whose wrench ~/contact_wrench estimates (default: the '
                          'deepest)'),
     ('payload_link', '', 'the link that holds a load: ~/estimate_payload estimates what it '
@@ -68,7 +70,8 @@ PARAMETERS = {
                       'transmissions': 'transmissions', 'use_sim_time': 'use_sim_time',
                       'mode': 'mode',
                       'command_topic': 'command_topic', 'command_joints': 'command_joints',
-                      'external_torques': 'external_torques', 'contact_link': 'contact_link',
+                      'external_torques': 'external_torques',
+                      'collision_reaction': 'collision_reaction', 'contact_link': 'contact_link',
                       'payload_link': 'payload_link', 'managed': 'managed'},
     'base_params_node': {'urdf_path': 'urdf', 'joint_dynamics': 'joint_dynamics',
                          'identified_parameters': 'identified_parameters',

@@ -29,16 +29,25 @@ What both do is written here once:
 * the kernels (:mod:`.kernels`): loaded at configure where they are compiled, else compiled in
   the background from the node's start while it commands from the interpreted dynamics
   (``self.kernels.dynamics``, the one the node calls), and said in ``/diagnostics`` until
-  they are ready (:meth:`.kernels.Kernels.say`).
+  they are ready (:meth:`.kernels.Kernels.say`);
+* with ``external_torques``, the momentum observer and its levels (:mod:`.contact`) on every
+  state the node reads, and the reaction to a collision (``collision_reaction``:
+  :mod:`..contact.reaction`): latched on the state that raised the collision level, said on
+  ``~/reaction`` (std_msgs/String, transient local) and at ERROR in ``/diagnostics``, the
+  commands the reaction's (:meth:`reacting`, :meth:`reaction_torques`) until ``~/rearm``.
 
 A subclass makes its inputs in :meth:`activate` (into ``self.inputs``), computes and sends its
-commands (:meth:`.commands.CommandOutput.publish`), and adds to each step through the hooks
+commands (:meth:`.commands.CommandOutput.publish`), hands each state it reads to the observer
+(``self.contact.on_state``) before it commands from it, and adds to each step through the hooks
 (:meth:`stopped`, :meth:`dropped`, :meth:`clock_jumped`, :meth:`model_changed`,
-:meth:`parameters_changed`, :meth:`kernels_loaded`).
+:meth:`parameters_changed`, :meth:`kernels_loaded`, :meth:`collided`, :meth:`rearmed`).
 """
+
+from std_msgs.msg import String
 
 from ._parameters import Parameters
 from .commands import command_joints_check, CommandOutput
+from .contact import ContactOutput, gain_check
 from .diagnostics import Diagnostics, Window
 from .joint_states import JointStates, on_time_jump_back
 from .kernels import Kernels, WithKernels
@@ -47,6 +56,8 @@ from .logs import QuickLogger, Throttled
 from .messages import BadMessage
 from .model_source import ModelSource, payload_check
 from .process import clock_ns
+from .qos import LATCHED
+from ..contact.reaction import NONE, Reaction
 from ..precompile import warm_up
 
 
@@ -66,10 +77,15 @@ class CommandingNode(WithKernels, ManagedNode):
     def __init__(self, node_name, table, checks=None, **kwargs):
         super().__init__(node_name, **kwargs)
         self.now_ns = clock_ns(self)
+        self.contact = self.reaction = None
         self.params = Parameters(self, table, self._on_parameters, checks={
             'command_joints': command_joints_check(self),
             'payload': payload_check(self, 'payload'),
-            'payload_link': payload_check(self, 'payload_link'), **(checks or {})})
+            'payload_link': payload_check(self, 'payload_link'),
+            'observer_gain': self._contact_check('check_gain', gain_check),
+            'contact_link': self._contact_check('check_link'),
+            'collision_reaction': self._unless_reacting('collision_reaction'),
+            'stop_time': self._unless_reacting('stop_time'), **(checks or {})})
         self.throttle = Throttled(self)
         self.log = QuickLogger(self)
         self.command = CommandOutput(self, self.params)
@@ -79,6 +95,9 @@ class CommandingNode(WithKernels, ManagedNode):
         self.read = self.stale = 0              # states read, refused as stale
         self.window = Window()                  # the current /diagnostics window
         self.jumps = on_time_jump_back(self, self._on_time_jump)
+        self.contact = ContactOutput(self, self.params, self.now_ns, self._on_collision,
+                                     self._on_rearm)
+        self.reaction_pub = self.create_publisher(String, '~/reaction', LATCHED)
         # before anyone asks: compiling, where they are not, starts with the node
         self.kernels = Kernels(self, self.kernel_groups(), self._load_kernels,
                                self._on_kernels)
@@ -89,13 +108,16 @@ class CommandingNode(WithKernels, ManagedNode):
         self.start()
 
     # --- the hooks a subclass writes ------------------------------------------------------------
+    #: Whether the node calls the forward dynamics (the ``forward`` group).
+    FORWARD = False
+
     def warm(self, model):
-        """Compile (or load) the kernels ``model`` needs before it serves (:data:`GROUPS`)."""
-        warm_up(model, forward=False)
+        """Compile (or load) the kernels ``model`` needs before it serves (its groups)."""
+        warm_up(model, contact=self.params.external_torques, forward=self.FORWARD)
 
     def kernel_groups(self):
         """Return the kernel groups the node needs, as its parameters stand at its start."""
-        return self.GROUPS
+        return self.GROUPS + (('contact',) if self.params.external_torques else ())
 
     def model_changed(self, model, previous):
         """Take a new model (``previous``: the one before, or None)."""
@@ -115,6 +137,16 @@ class CommandingNode(WithKernels, ManagedNode):
     def clock_jumped(self, delta_ns):
         """Follow the clock jumping back by ``delta_ns`` (< 0): the states are forgotten."""
 
+    def collided(self, why):
+        """Follow the reaction's start (``why``: the collision, said): it commands from now."""
+
+    def rearmed(self):
+        """Follow the end of a reaction (``~/rearm``): the node's own commands from now."""
+
+    def reaction_note(self):
+        """Return what ``~/reaction`` adds to the reaction's state (``'; ...'``), or ''."""
+        return ''
+
     def _diagnose(self, report):
         """Say the node's state in ``report`` (once a second)."""
 
@@ -130,17 +162,20 @@ class CommandingNode(WithKernels, ManagedNode):
         self.set_timer(0.0, None)
         if self.states is not None:
             self.states.forget()
+        self.contact.reset('the node was deactivated')      # a latched reaction stays
         self.stopped()
 
     def cleanup(self):
         self.source.cleanup()
         self.states = None
         self.command.set_model(None)
+        self.contact.set_model(None)
         self.dropped()
 
     def _on_time_jump(self, delta_ns):
         if self.states is not None:
             self.states.forget()
+        self.contact.reset('the clock jumped back')
         self.clock_jumped(delta_ns)
 
     def set_timer(self, rate, callback):
@@ -158,6 +193,9 @@ class CommandingNode(WithKernels, ManagedNode):
         previous = self.states.model if self.states is not None else None
         self.states = JointStates(model, self.params.stale_after)
         self.command.set_model(model)
+        self._set_reaction(model)
+        if self.kernels.dynamics.ready:         # else once they are (_on_kernels)
+            self.contact.set_model(model)
         self.model_changed(model, previous)
 
     def _load_kernels(self):
@@ -170,6 +208,8 @@ class CommandingNode(WithKernels, ManagedNode):
         model = self.source.model
         if model is not None:
             self.warm(model)                    # loaded in the thread: this takes no time
+            self._set_reaction(model)           # the compiled dynamics from now on
+        self.contact.set_model(model, 'the kernels are ready')
         self.kernels_loaded(model)
 
     def _on_parameters(self, changed):
@@ -179,7 +219,86 @@ class CommandingNode(WithKernels, ManagedNode):
             self.command.set_model(self.source.model)
         if changed & {'payload', 'payload_link'} and self.source.loaded is not None:
             self.source.apply_payload()         # a new model: _on_model takes it
+        if changed & {'collision_reaction', 'stop_time'} and self.source.model is not None:
+            self._set_reaction(self.source.model)
         self.parameters_changed(changed)
+        self.contact.on_parameters(changed)
+
+    def _contact_check(self, method, before=None):
+        """Check a parameter as the contact output does, once it exists (``before`` until then)."""
+        def check(value):
+            if self.contact is None:
+                return before(value) if before else None
+            return getattr(self.contact, method)(value)
+        return check
+
+    def _unless_reacting(self, name):
+        """Refuse a change of ``name`` while a reaction is latched: ~/rearm first."""
+        def check(value):
+            if self.reaction is not None and self.reaction.latched:
+                return (f'a collision reaction is in force ({self.reaction.describe()}): '
+                        f'call ~/rearm before changing {name}')
+            return None
+        return check
+
+    # --- the reaction to a collision (..contact.reaction) ---------------------------------------
+    def _set_reaction(self, model):
+        """Make the reaction for ``model`` and the parameters; one in force stays in force."""
+        previous = self.reaction
+        self.reaction = Reaction(model, self.params.collision_reaction, self.params.stop_time,
+                                 self.kernels.dynamics)
+        if previous is not None and previous.latched:
+            self.reaction.trigger(previous.since, previous.direction, previous.why)
+        self._say_reaction()
+
+    def guarded(self):
+        """Whether a collision would be reacted to: each state is observed before its command."""
+        return self.contact.observer is not None and self.reaction is not None and \
+            self.reaction.kind != NONE
+
+    def reacting(self):
+        """Whether a reaction is in force: the commands are :meth:`reaction_torques`."""
+        return self.reaction is not None and self.reaction.latched
+
+    def reaction_torques(self, q, qd, stamp_ns):
+        """Return the reaction's efforts at a state (model order; its stamp, ns, or 0: now)."""
+        return self.reaction.torques(q, qd, (stamp_ns or self.now_ns()) * 1e-9)
+
+    def _on_collision(self, t, residual, why):
+        """React to the collision the observer latched (at ``t`` s, on ``residual``)."""
+        if self.reaction is None or not self.reaction.trigger(t, residual, why):
+            return
+        self.log.error(f'collision reaction: {self.reaction.kind}, from the state at {t:.3f} s '
+                       f'({why}), until ~/rearm')
+        self.collided(why)
+        self._say_reaction()
+
+    def _on_rearm(self):
+        """``~/rearm``: end the reaction in force; return what it says of it (or None)."""
+        ended = self.reaction.rearm() if self.reaction is not None else None
+        if ended is None:
+            return None
+        self.rearmed()
+        self._say_reaction()
+        return f'the {self.reaction.kind} reaction ended'
+
+    def _say_reaction(self):
+        """Publish the reaction's state on ``~/reaction`` (with :meth:`reaction_note`)."""
+        if self.reaction is None:
+            return
+        said = self.reaction.describe() if self.params.external_torques else \
+            f'off: external_torques is false ({self.reaction.kind} once it is on)'
+        self.reaction_pub.publish(String(data=said + self.reaction_note()))
+
+    def say_reaction(self, report):
+        """Say the reaction in ``report``: ERROR while one is in force."""
+        if self.reaction is None or not self.params.external_torques:
+            report.add('collision reaction', 'off' if self.reaction is None or
+                       self.params.collision_reaction == NONE else 'off (external_torques false)')
+            return
+        report.add('collision reaction', self.reaction.describe())
+        if self.reaction.latched:
+            report.say(2, f'collision reaction {self.reaction.describe()}')
 
     def read_state(self, data, now_ns):
         """

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-dynamics_node's contact output: the momentum observer on the joint states it reads.
+A commanding node's contact output: the momentum observer on the joint states it reads.
 
 With ``external_torques: true``, every accepted joint state (positions, velocities and the
 efforts the joints apply) goes through :class:`~manipulator_dynamics.contact.observer.
@@ -23,7 +23,8 @@ MomentumObserver`.  Published, each message stamped with the joint state's own s
 * ``~/contact_wrench`` (geometry_msgs/WrenchStamped): the wrench at ``contact_link`` in its
   frame, NaN in the components its joints cannot observe;
 * ``~/contact`` (std_msgs/UInt8): 0 free, 1 contact, 2 collision (latched until ``~/rearm``,
-  std_srvs/Trigger, releases it), 3 not watching (:data:`~..contact.detection.NOT_WATCHING`:
+  std_srvs/Trigger, releases it and the node's reaction to it: :mod:`..contact.reaction`,
+  ``collision_reaction``), 3 not watching (:data:`~..contact.detection.NOT_WATCHING`:
   it cannot tell, so it does not say free).  A level, not a stream: written when it changes
   (nothing before the first thresholds are known, 0 then), transient local, so that a listener
   joining late hears the present level at once (the last of the :data:`LEVELS_KEPT` it is
@@ -60,7 +61,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import UInt8
 from std_srvs.srv import Trigger
 
-from ._parameters import Param
+from ._parameters import finite_positive, one_of, Param
 from .kernels import compiling
 from .logs import QuickLogger, Throttled
 from .messages import stamped_serialiser
@@ -69,6 +70,7 @@ from ..contact.calibration import Calibration, levels_from_spread, numbers, pars
 from ..contact.detection import CONTACT, ContactDetector, FREE, MOMENT_MULTIPLE, \
     NOT_WATCHING, ride_bound
 from ..contact.observer import beyond, MomentumObserver, observer_gains, SETTLING, STILL
+from ..contact.reaction import REACTIONS, STOP_TIME
 from ..contact.wrench import contact_wrench
 from ..rigid.jacobian import ancestors
 
@@ -108,10 +110,18 @@ def gain_check(value):
     return None
 
 
-#: dynamics_node's parameters of the contact output.
+#: The commanding nodes' parameters of the contact output and the reaction to a collision.
 CONTACT_PARAMS = (
     Param('external_torques', False, 'run the momentum observer on joint_states: '
-          '~/external_torques, ~/contact_wrench, ~/contact, ~/rearm'),
+          '~/external_torques, ~/contact_wrench, ~/contact, ~/rearm, and react to a collision '
+          '(collision_reaction)'),
+    Param('collision_reaction', REACTIONS[0], 'what the commands become on a collision, until '
+          '~/rearm (external_torques): stop (a damped stop around gravity compensation), float '
+          '(gravity compensation only), reflex (a brief retreat along the external torque, then '
+          'the stop), none (the commands go on)', one_of(*REACTIONS)),
+    Param('stop_time', STOP_TIME, "s: the stop's time constant (each joint's speed falls by e "
+          'in it), of collision_reaction stop and reflex', finite_positive, low=0.001,
+          high=10.0),
     Param('observer_friction', True, "count the model's friction law Fv qd + Fc s(qd) + Fo as the "
           "joints' own, not external (false: a robot whose joints have none)"),
     Param('observer_gain', [50.0], 'observer gain K (1/s), one value or one per joint: the '
@@ -141,8 +151,11 @@ CONTACT_PARAMS = (
 class ContactOutput:
     """The observer, the levels and their topics for one node (see the module)."""
 
-    def __init__(self, node, params, now_ns):
+    def __init__(self, node, params, now_ns, on_collision=None, on_rearm=None):
         self.node, self.params, self.now_ns = node, params, now_ns
+        # the node's reaction: on_collision(t s, residual, what) on the state that latched a
+        # collision; on_rearm() at ~/rearm (what it ended, said, or None)
+        self.on_collision, self.on_rearm = on_collision, on_rearm
         self.log = QuickLogger(node)
         self.throttle = Throttled(node)       # a contact's start: at most one line a second
         # a state's worth each at 1 kHz: a recorder a tenth of a second late loses none
@@ -341,8 +354,18 @@ class ContactOutput:
 
     def on_state(self, q, qd, effort, stamp_ns):
         """Take one accepted joint state (model order); publish what it gives."""
+        self.publish(self.observe(q, qd, effort, stamp_ns))
+
+    def observe(self, q, qd, effort, stamp_ns):
+        """
+        Take one accepted joint state (model order) into the observer and the levels.
+
+        What a collision's reaction needs, and nothing more: a commanding node calls it before
+        the state's command, and :meth:`publish` with what it returns after the send.  Returns
+        ``(stamp_ns, q, r)`` for :meth:`publish`, or None where there is nothing to publish.
+        """
         if self.observer is None:
-            return
+            return None
         if qd is None or effort is None:
             missing = 'velocities' if qd is None else 'efforts'
             if missing not in self.warned:
@@ -350,7 +373,7 @@ class ContactOutput:
                 self.log.warning(f'external torques: joint_states carry no {missing}: no '
                                  'contact output (the momentum observer needs the measured '
                                  'velocities and the efforts the joints apply)')
-            return
+            return None
         stamp_ns = stamp_ns or self.now_ns()           # unstamped states: their receipt
         if self.origin is None:
             self.origin = stamp_ns
@@ -358,13 +381,13 @@ class ContactOutput:
         if self.last is not None:
             dt = t - self.last
             if dt < 0:      # older than the last state taken (out of order after a reset):
-                return      # dropped; the observer never integrates back, nor stops the node
+                return None  # dropped; the observer never integrates back, nor stops the node
             if dt > 0:
                 bound = ride_bound(self.observer.time_constant, self.period)
                 if dt > bound:
                     self.reset(f'a gap of {dt:.3g} s in the joint states, past the '
                                f'{bound:.3g} s it rides through')
-                    return self.on_state(q, qd, effort, stamp_ns)
+                    return self.observe(q, qd, effort, stamp_ns)
                 self.intervals.append(dt)
                 count = len(self.intervals)
                 if count == RATE_WINDOW or (count == 5 and self.period is None):
@@ -379,25 +402,11 @@ class ContactOutput:
                     if moved:
                         self._check_rate()
                         if self.observer is None:
-                            return
+                            return None
         self.last = t
         r = self.observer.update(t, q, qd, effort, self.period)
         if self.observer.since == t:                # the first state: nothing to say yet
-            return
-        self._countdown -= 1
-        if self._countdown < 0:
-            self._countdown = LISTENERS_EVERY
-            self._listening = (self.torques_pub.get_subscription_count() > 0,
-                               self.wrench_pub.get_subscription_count() > 0)
-        torques, wrench = self._listening
-        if (torques or wrench) and self._every:     # external_torques_rate: this state?
-            if stamp_ns < self._next:
-                torques = wrench = False
-            else:                                   # on the rate's grid, unless far off it
-                self._next = self._next + self._every if stamp_ns - self._next < self._every \
-                    else stamp_ns + self._every
-        if torques:
-            self.torques_pub.publish(self._publishable_torques(stamp_ns, r))
+            return None
         if self.calibration is not None:
             self._calibrate(t, r, qd, effort)
         if self.detector is not None:
@@ -414,8 +423,32 @@ class ContactOutput:
                 self.throttle.warn('contact', f'external torques: contact at '
                                    f'{stamp_ns * 1e-9:.3f} s: {self._over(r)}')
             if self.detector.new:
-                self.log.error(f'external torques: {self.detector.collision.describe(self.model)}'
-                               ' (above the collision thresholds: latched until ~/rearm)')
+                said = self.detector.collision.describe(self.model)
+                self.log.error(f'external torques: {said} (above the collision thresholds: '
+                               'latched until ~/rearm)')
+                if self.on_collision is not None:
+                    self.on_collision(stamp_ns * 1e-9, r.copy(), said)
+        return stamp_ns, q, r
+
+    def publish(self, observed):
+        """Publish ``~/external_torques`` and ``~/contact_wrench`` of :meth:`observe`'s result."""
+        if observed is None:
+            return
+        stamp_ns, q, r = observed
+        self._countdown -= 1
+        if self._countdown < 0:
+            self._countdown = LISTENERS_EVERY
+            self._listening = (self.torques_pub.get_subscription_count() > 0,
+                               self.wrench_pub.get_subscription_count() > 0)
+        torques, wrench = self._listening
+        if (torques or wrench) and self._every:     # external_torques_rate: this state?
+            if stamp_ns < self._next:
+                torques = wrench = False
+            else:                                   # on the rate's grid, unless far off it
+                self._next = self._next + self._every if stamp_ns - self._next < self._every \
+                    else stamp_ns + self._every
+        if torques:
+            self.torques_pub.publish(self._publishable_torques(stamp_ns, r))
         if wrench:
             self._publish_wrench(stamp_ns, q, r)
 
@@ -531,15 +564,18 @@ class ContactOutput:
 
     def _rearm(self, request, response):
         response.success = True
-        if self.detector is None:
-            response.message = 'nothing to re-arm: no contact levels yet'
-            return response
-        released = self.detector.rearm()
-        if released is None:
-            response.message = 'nothing latched'
-        else:
+        ended = self.on_rearm() if self.on_rearm is not None else None
+        released = self.detector.rearm() if self.detector is not None else None
+        if released is not None:
             self._say(FREE)                     # until the next state says otherwise
             response.message = f're-armed after the {released.describe(self.model)} (peak)'
+        elif self.detector is None:
+            response.message = 'nothing to re-arm: no contact levels yet'
+        else:
+            response.message = 'nothing latched'
+        if ended:
+            response.message += f'; {ended}'
+        if released is not None or ended:
             self.log.info(f'external torques: {response.message}')
         return response
 

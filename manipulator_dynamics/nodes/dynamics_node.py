@@ -35,7 +35,10 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
   the measured efforts produce, in ``accelerations``, with the state they were computed at
   (``positions``, ``velocities``, ``effort``) and the joint names;
 * with ``external_torques``, the momentum observer's ``~/external_torques``, ``~/contact_wrench``
-  and ``~/contact``, and the service ``~/rearm`` (:mod:`.contact`);
+  and ``~/contact``, and the service ``~/rearm`` (:mod:`.contact`); on a collision the
+  commands become ``collision_reaction``'s (:mod:`..contact.reaction`: a damped stop by
+  default) from the state that raised it until ``~/rearm``, a desired_state refused meanwhile,
+  and ``~/reaction`` (std_msgs/String, transient local) says which and why;
 * ``~/payload`` (the load in use) and the services ``~/estimate_payload`` (a load picked up,
   estimated from the last ``payload_window`` seconds of states and applied) and
   ``~/clear_payload`` (:mod:`.payload`).
@@ -51,7 +54,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ._parameters import finite_positive, one_of, Param, zero_or_positive
 from .commanding import CommandingNode
 from .commands import COMMAND_PARAMS
-from .contact import CONTACT_PARAMS, ContactOutput, gain_check
+from .contact import CONTACT_PARAMS
 from .diagnostics import stream_values, stream_warnings, WARN
 from .joint_states import joint_state_params, joint_states_qos, queued
 from .lifecycle import MANAGED_PARAM
@@ -64,7 +67,6 @@ from .qos import LATCHED
 from .._inputs import zeros
 from ..control import bytes_call, friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE, \
     NOT_THIS_LAYOUT
-from ..precompile import warm_up
 from ..rigid.crba import inertia_matrix
 from ..rigid.forward import forward_dynamics
 from ..rigid.kinematics import ARMATURE, FRICTION, kernel_model
@@ -121,10 +123,7 @@ class DynamicsNode(CommandingNode):
     """
 
     def __init__(self, node_name='dynamics_node', **kwargs):
-        self.contact = None
-        super().__init__(node_name, PARAMS, {
-            'observer_gain': self._contact_check('check_gain', gain_check),
-            'contact_link': self._contact_check('check_link')}, **kwargs)
+        super().__init__(node_name, PARAMS, **kwargs)
         self.outputs = set(self.params.outputs) - {''}
         self.pubs = {
             'inertia_matrix': self.create_publisher(Float64MultiArray, '~/inertia_matrix', 10),
@@ -139,7 +138,6 @@ class DynamicsNode(CommandingNode):
         self._tau = None               # the compiled step's law, model order (n,): reused
         self._step = None              # what the compiled step passes unchanged (_plan)
         self._fresh = None             # the arrays the compiled step's next state is read into
-        self.contact = ContactOutput(self, self.params, self.now_ns)
         self.state_sub = self.desired_sub = None
         self.superseded = 0                     # states read but not commanded (a newer one was)
         self.payload = PayloadOutput(self, self.params, self.source)
@@ -163,25 +161,14 @@ class DynamicsNode(CommandingNode):
     def stopped(self):
         self.state_sub = self.desired_sub = None
         self.latest = self.desired = None
-        self.contact.reset('the node was deactivated')
         self.payload.reset()
 
     def dropped(self):
         self.latest = self.desired = None
-        self.contact.set_model(None)
 
     def clock_jumped(self, delta_ns):
         self.latest = self.desired = None
-        self.contact.reset('the clock jumped back')
         self.payload.reset()
-
-    def _contact_check(self, method, before=None):
-        """Check a parameter as the contact output does, once it exists (``before`` until then)."""
-        def check(value):
-            if self.contact is None:
-                return before(value) if before else None
-            return getattr(self.contact, method)(value)
-        return check
 
     # --- parameters (applied once accepted; the shared ones by .commanding) -------------------
     def parameters_changed(self, changed):
@@ -192,31 +179,20 @@ class DynamicsNode(CommandingNode):
             self.set_timer(self.params.rate, self._on_timer)
         if changed & {'payload', 'payload_link'} and self.source.loaded is None:
             self.payload.publish()
-        self.contact.on_parameters(changed)
 
     # --- model --------------------------------------------------------------------------------
     #: ~/forward_dynamics runs the forward group's kernels, ~/estimate_payload the
     #: base-parameters group's (the regressor, the identification's filter).
     GROUPS = CommandingNode.GROUPS + ('forward', 'base-parameters')
-
-    def kernel_groups(self):
-        return self.GROUPS + (('contact',) if self.params.external_torques else ())
-
-    def warm(self, model):
-        warm_up(model, contact=self.params.external_torques)
+    FORWARD = True
 
     def model_changed(self, model, previous):
-        if self.kernels.dynamics.ready:         # else once they are (kernels_loaded)
-            self.contact.set_model(model)
         self.payload.set_model(model)
         self.latest = None
         self.desired = None
         self._tau = np.empty(model.n)
         self._step = None
         self.names_pub.publish(names_message(model.joint_names))
-
-    def kernels_loaded(self, model):
-        self.contact.set_model(model, 'the kernels are ready')
 
     # --- inputs -------------------------------------------------------------------------------
     def _warn(self, text, kind=None):
@@ -262,10 +238,15 @@ class DynamicsNode(CommandingNode):
             return
         self.superseded += len(read) - 1
         self.latest, info = read[-1]            # q, qd, effort, stamp (ns)
+        guarded = self.guarded()    # a collision's reaction starts on the state that raised
+        observed = [self.contact.observe(*state) for state, _ in read] if guarded else ()
         if self.params.rate == 0:
             self._publish(*self.latest, received=info['received_timestamp'])
-        for state, _ in read:                   # after the command: it never waits for these
-            self.contact.on_state(*state)
+        for observation in observed:            # after the command: it never waits for these
+            self.contact.publish(observation)
+        for state, _ in read:
+            if not guarded:
+                self.contact.on_state(*state)
             self.payload.on_state(*state)
 
     def _compiled_step(self, data, received, now):
@@ -295,8 +276,8 @@ class DynamicsNode(CommandingNode):
             if step is None:
                 return False
         address, layout, block, gather, law, flags, qdd, limits, stale, tau, buffer, shape = step
-        if command.mismatch is not None:
-            return False
+        if command.mismatch is not None or self.reacting():     # the reaction's: the general
+            return False                                         # path's commands
         if qdd is None:                         # the inverse dynamics: the desired, now
             qdd = self._desired_accelerations(shape[1])
         # the state's arrays: fresh, its own, made after the last state's command was sent
@@ -308,17 +289,29 @@ class DynamicsNode(CommandingNode):
             if status == NOT_THIS_LAYOUT:       # the general path reads it, and puts it first
                 self._step = None
             return False
-        if command.may_send():                  # the command first: the merge never delays it
+        filled = shape[0]
+        guarded = self.guarded()
+        if guarded:         # observed before its command: a collision's reaction starts on it
+            self.latest = latest = states.take(state[0], state[1] if filled > 1 else None,
+                                               state[2] if filled > 2 else None, stamp)
+            observed = self.contact.observe(*latest)
+        if self.reacting():                     # it raised the collision level: the reaction
+            if command.publish(self.reaction_torques(latest[0], latest[1], stamp)):
+                self._record(received)
+        elif command.may_send():                # the command first: the merge never delays it
             command.send_buffer()
             self._record(received)
         self.read += 1
-        filled = shape[0]
-        self.latest = latest = states.take(state[0], state[1] if filled > 1 else None,
-                                           state[2] if filled > 2 else None, stamp)
+        if not guarded:
+            self.latest = latest = states.take(state[0], state[1] if filled > 1 else None,
+                                               state[2] if filled > 2 else None, stamp)
         self._fresh = np.empty(shape)           # the next state's
         if self.outputs:
             self._outputs(*latest, tau if law == GRAVITY else None)
-        self.contact.on_state(*latest)
+        if guarded:
+            self.contact.publish(observed)
+        else:
+            self.contact.on_state(*latest)
         self.payload.on_state(*latest)
         return True
 
@@ -365,6 +358,9 @@ class DynamicsNode(CommandingNode):
         if model is None or self.desired_sub is None:      # no model, or deactivated
             return
         try:
+            if self.reacting():
+                raise BadMessage('reacting', 'a collision reaction is in force '
+                                 f'({self.reaction.describe()}); call ~/rearm first')
             if len(msg.points) != 1:
                 raise BadMessage('points', 'desired_state needs exactly one point, got '
                                  f'{len(msg.points)}')
@@ -401,6 +397,7 @@ class DynamicsNode(CommandingNode):
             return
         if observer:
             report.say(observer, f'external torques: {said}')
+        self.say_reaction(report)
         if self.source.model is None:
             report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
             return
@@ -420,7 +417,9 @@ class DynamicsNode(CommandingNode):
         if mode == 'gravity_compensation' or 'gravity_torques' in self.outputs:
             g = dynamics.gravity_torques(model, q)     # once, for the command and the topic
         if mode != 'none' and self.command.index is not None and self.command.mismatch is None:
-            if mode == 'gravity_compensation':
+            if self.reacting():
+                tau = self.reaction_torques(q, qd, stamp)
+            elif mode == 'gravity_compensation':
                 tau = g
                 if params.friction_compensation and qd is not None:
                     tau = tau + friction_torque(model, qd)

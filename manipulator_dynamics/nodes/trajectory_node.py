@@ -45,6 +45,15 @@ rest at both ends).  Then:
 A trajectory starts at its header stamp (now if zero); one that arrives after its stamp starts
 now, from its first point, with a warning (the points already due would jump the robot).  A new
 trajectory replaces the running one; an empty one (no points) stops the commands.
+
+With ``external_torques``, the momentum observer reads every joint state before the command is
+computed from it (``~/external_torques``, ``~/contact_wrench``, ``~/contact``, as dynamics_node:
+:mod:`.contact`).  On a collision, from the state that raised its level, the running trajectory
+is abandoned (said in the log, on ``~/reaction`` and at ERROR in ``/diagnostics``) and the
+commands are ``collision_reaction``'s (:mod:`..contact.reaction`: a damped stop by default) on
+every state; a trajectory that arrives meanwhile is refused, saying why.  ``~/rearm`` ends the
+reaction: the node then holds the arm where it is (computed torque on that one point) until a
+new trajectory.
 """
 
 import time
@@ -57,16 +66,18 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ._parameters import finite_positive, Param
 from .commanding import CommandingNode
 from .commands import COMMAND_PARAMS
+from .contact import CONTACT_PARAMS
 from .diagnostics import stream_values, stream_warnings, WARN
 from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, Plan
 from .lifecycle import MANAGED_PARAM
 from .messages import BadMessage
 from .model_source import MODEL_PARAMS, PAYLOAD_PARAMS
 from .process import spin
+from ..control import SplineTrajectory
 
 
 PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + \
-    COMMAND_PARAMS + (
+    COMMAND_PARAMS + CONTACT_PARAMS + (
     Param('trajectory_topic', 'joint_trajectory', 'trajectory_msgs/JointTrajectory to follow',
           read_only=True),
     Param('rate', 500.0, 'command rate in Hz (feed-forward) and of desired_state',
@@ -99,6 +110,8 @@ class TrajectoryNode(CommandingNode):
         self.plan = None
         self.start_ns = None
         self.measured = None
+        self.measured_at = 0                    # the measured state's stamp (ns; 0: none)
+        self.abandoned = ''                     # what ~/reaction adds: the trajectory left
         self.serve('trajectory streaming')
 
     # --- lifecycle (see .lifecycle and .commanding) -------------------------------------------
@@ -155,16 +168,20 @@ class TrajectoryNode(CommandingNode):
         state = self.read_state(data, self.now_ns())
         if state is None:                       # another robot's joints, or refused (said)
             return
-        q, qd, _, stamp = state
+        q, qd, effort, stamp = state
+        # observed before its command: a collision's reaction starts on the state that raised it
+        observed = self.contact.observe(q, qd, effort, stamp)
         feedback = self.params.feedback
         if self.measured is None and feedback:
             self.log.info('joint_states received: the loop is closed (computed torque on the '
                           'measured state)')
         self.measured = (q, qd if qd is not None else np.zeros_like(q))
-        if feedback:
+        self.measured_at = stamp
+        if feedback or self.reacting():
             # the desired state at the time of the measurement, not of the computation
             if self._command(stamp or None):
                 self.window.record(time.perf_counter_ns() - began)
+        self.contact.publish(observed)
 
     def _on_trajectory(self, msg):
         if not self.inputs:                 # deactivated: a message taken before it
@@ -172,6 +189,10 @@ class TrajectoryNode(CommandingNode):
         model = self.source.model
         if model is None:
             self.throttle.warn('no model', 'trajectory dropped: no robot model yet')
+            return
+        if self.reacting():
+            self.throttle.warn('trajectory reacting', 'trajectory refused: a collision reaction '
+                               f'is in force ({self.reaction.describe()}); call ~/rearm first')
             return
         if not msg.points:
             self.plan = None
@@ -208,6 +229,8 @@ class TrajectoryNode(CommandingNode):
     # --- output -------------------------------------------------------------------------------
     def _on_timer(self):
         feedback = self.params.feedback
+        if self.reacting():                 # the reaction's commands come with each state
+            return
         if not feedback or self.measured is None:
             if feedback and self.plan is not None:
                 self.throttle.warn('no state', 'feedback on but no joint_states yet: '
@@ -215,9 +238,32 @@ class TrajectoryNode(CommandingNode):
             self._command()
         self._publish_desired()
 
+    def collided(self, why):
+        plan = self.plan
+        if plan is not None:                # where the plan was at the state that raised it
+            at = self.reaction.since - self.start_ns * 1e-9
+            self.log.error(f'trajectory abandoned at {at:.3f} s of {plan.t[-1]:.3f} s: {why}')
+            self.abandoned = f'; trajectory abandoned at {at:.3f} s of {plan.t[-1]:.3f} s'
+        self.plan = None
+
+    def rearmed(self):
+        self.abandoned = ''
+        if self.measured is None:
+            return
+        q = self.measured[0].copy()         # held where the reaction left the arm
+        self.plan, self.start_ns = SplineTrajectory([0.0], q[None]), self.now_ns()
+        self.log.info('re-armed: holding the arm where it is until a new trajectory')
+
+    def reaction_note(self):
+        return self.abandoned
+
     def _command(self, at_ns=None):
         """Command the plan at ``at_ns`` (now); return whether a command left."""
         plan, model, params = self.plan, self.source.model, self.params
+        if self.reacting():
+            if self.measured is None or model is None or self.command.index is None:
+                return False
+            return self.command.publish(self.reaction_torques(*self.measured, self.measured_at))
         if plan is None or model is None or self.command.index is None:
             return False
         t = ((at_ns or self.now_ns()) - self.start_ns) * 1e-9
@@ -242,8 +288,13 @@ class TrajectoryNode(CommandingNode):
         stream_values(report, seconds, new, latencies, 'state callback to command')
         level, text = self.command.state()
         report.add('controller', text)
+        observer, said = self.contact.summary()
+        report.add('external torques', said)
         if not self.say_state(report):
             return
+        if observer:
+            report.say(observer, f'external torques: {said}')
+        self.say_reaction(report)
         if self.source.model is None:
             report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
             return
