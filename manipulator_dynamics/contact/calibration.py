@@ -34,6 +34,17 @@ from .observer import STILL
 #: States of a calibration kept whole; past them, every other one (the stride doubles): 10
 #: minutes at 1 kHz, a few tens of MB.
 CALIBRATION_KEPT = 600_000
+#: A calibration is not used where gaps (intervals over :data:`GAP_PERIODS` of its median one)
+#: hide more than this share of its time: a starved publisher's 10-100 ms every 0.2-1 s hides
+#: about a tenth, which the observer rides through (the levels it learns are good); past a
+#: quarter, most of what set the levels is what the states did not show.
+GAP_SHARE = 0.25
+GAP_PERIODS = 3.0
+#: ... nor where a joint's spread exceeds this share of the largest torque the model says it
+#: needed (``effort - r``) in the calibration: an error larger than all the model accounts for
+#: is no model's error (friction and inertia off by 10-20 %, the realistic range, leave a
+#: spread of a fifth of it at most), but the arm held or pushed, hitting something, a limit.
+SPREAD_SHARE = 1.0
 
 
 def parse_thresholds(value):
@@ -117,6 +128,7 @@ class Calibration:
         self.residuals, self.stamps = [], []
         self.count, self.stride = 0, 1
         self.effort, self.motion = 0.0, np.zeros(model.n)
+        self.needed = np.zeros(model.n)         # each joint's largest |effort - r| seen
         self.moved, self.at = 0.0, None
 
     def add(self, t, stamp, r, qd, effort):
@@ -137,14 +149,11 @@ class Calibration:
         speed = np.abs(qd)
         np.maximum(self.motion, speed, out=self.motion)
         self.effort = max(self.effort, float(np.abs(effort).max()))
+        np.maximum(self.needed, np.abs(np.subtract(effort, r)), out=self.needed)
         if self.at is not None and speed.max() >= STILL:
             self.moved += t - self.at
         self.at = t
         return self.done
-
-    def restart(self):
-        """Count no motion until the next state: the observer restarted, the time is not."""
-        self.at = None
 
     @property
     def done(self):
@@ -160,6 +169,33 @@ class Calibration:
         spread, moments = free_motion_spread(self.model, np.array(self.residuals),
                                              np.array(self.stamps))
         return np.maximum(spread, FLOOR * self.effort), moments
+
+    def flaws(self, spread):
+        """
+        Return why levels from ``spread`` (:meth:`result`'s) must not be used: [] if none.
+
+        Gaps that hid more than :data:`GAP_SHARE` of the calibration's time, and joints whose
+        spread exceeds :data:`SPREAD_SHARE` of the largest torque the model says they needed
+        in it (above the floor every joint has), each named with its figures.
+        """
+        said = []
+        stamps = np.array(self.stamps)
+        if len(stamps) > 2:
+            dt = np.diff(stamps)
+            span = stamps[-1] - stamps[0]
+            hidden = dt[dt > GAP_PERIODS * np.median(dt)].sum()
+            if span > 0 and hidden > GAP_SHARE * span:
+                said.append(f'gaps in the joint states hid {hidden:.3g} s of its {span:.3g} s '
+                            f'(more than {GAP_SHARE:.0%})')
+        floor = FLOOR * self.effort
+        wild = [j for j in range(self.model.n)
+                if spread[j] > SPREAD_SHARE * self.needed[j] and spread[j] > floor]
+        if wild:
+            said.append("a spread beyond all the model says the joint needed, no model's error "
+                        '(the arm held or pushed, hitting something, a limit): '
+                        + ', '.join(f'{self.model.joint_names[j]} {spread[j]:.3g} N m against '
+                                    f'{self.needed[j]:.3g}' for j in wild))
+        return said
 
 
 def thresholds_yaml(model, levels, gain, how, path=None):

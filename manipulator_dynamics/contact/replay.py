@@ -156,17 +156,22 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
     settled = np.concatenate(settled)
     watch_from, learnt, moments = 0, None, []
     if levels is None:
-        learner = Calibration(model, calibration)
+        learner, began = Calibration(model, calibration), 0
         for k, i in enumerate(settled):
-            if i in firsts:
-                learner.restart()               # the time since the last is not motion
+            if i in firsts and k > began:       # a restart cut it (the node's policy): again
+                learner, began = Calibration(model, calibration), k
             if learner.add(t[i], t[i], r[i], qd[i], tau[i]):
-                break
+                spread, moments = learner.result()
+                flaws = learner.flaws(spread)
+                if not flaws:
+                    break
+                warnings.append(f'levels learnt from {t[settled[began]]:.3f}-{t[i]:.3f} s not '
+                                'used, ' + '; '.join(flaws) + ': learnt again from there')
+                learner, began = Calibration(model, calibration), k + 1
         if not learner.done:
             return Replay(None, f'a calibration needs {calibration:g} s of free motion once the '
                           f'observer has settled; the log has {learner.moved:.3g} s', [],
                           warnings=warnings, restarts=len(parts) - 1)
-        spread, moments = learner.result()
         still = learner.still_joints()
         if still:
             warnings.append(f'joints {", ".join(still)} did not move during the calibration '
@@ -174,7 +179,7 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
                             'may cross them')
         levels = levels_from_spread(model, spread, contact, collision)
         how = f'learnt from {learner.moved:.3g} s of free motion, spread {numbers(spread)} N m'
-        learnt = (float(t[settled[0]]), float(t[settled[k]]))
+        learnt = (float(t[settled[began]]), float(t[settled[k]]))
         watch_from = k + 1
     watched = settled[watch_from:]
     episodes = _episodes(model, t[watched], r[watched], band[watched], levels,

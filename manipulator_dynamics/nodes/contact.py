@@ -40,7 +40,7 @@ identified model's residual over its validation logs, at the same gain), or else
 ``contact_calibration`` seconds of free motion once the observer has settled, and said in the
 log: the policy of :mod:`~..contact.calibration`, which ``manipulator-dynamics contact`` runs
 over a log too (:mod:`~..contact.replay`).  Learnt thresholds belong to the model: a restart
-of the observer keeps them (and a calibration under way keeps what it has seen); they are
+of the observer keeps them (a calibration under way starts again: a stall cut it); they are
 learnt again for a new model, or on request (``~/relearn_thresholds``, std_srvs/Trigger, the
 old levels watching until the new ones are learnt).
 
@@ -295,16 +295,18 @@ class ContactOutput:
         """
         Start the observer again (a clock jump, a gap past :func:`ride_bound`), saying why.
 
-        The levels are kept (they belong to the model), and so is what a calibration under way
-        has seen; until the observer has settled, ~/contact says :data:`NOT_WATCHING` where it
-        would say free.
+        The levels are kept (they belong to the model); a calibration under way starts again
+        (:meth:`_calibrate` refuses levels a stall or gaps made); until the observer has
+        settled, ~/contact says :data:`NOT_WATCHING` where it would say free.
         """
         if self.observer is None or self.observer.since is None:
             return
         self.observer.reset()
         self.intervals, self.last, self.origin = [], None, None
-        if self.calibration is not None:
-            self.calibration.restart()          # the time across the restart is not motion
+        if self.calibration is not None:        # a stall: what it saw is cut in two, and the
+            self.log.warning('contact thresholds: the calibration starts again: the observer '
+                             f'restarted ({why}) while they were being learnt')
+            self._calibrate_anew()              # motion across it unseen
         self._blind(f'the observer restarted: {why}')
         self.log.warning(f'external torques: observer reset ({why}); it settles again in '
                          f'{SETTLING * self.observer.time_constant:.3g} s, its contact levels '
@@ -356,13 +358,15 @@ class ContactOutput:
         """Take one accepted joint state (model order); publish what it gives."""
         self.publish(self.observe(q, qd, effort, stamp_ns))
 
-    def observe(self, q, qd, effort, stamp_ns):
+    def observe(self, q, qd, effort, stamp_ns, keep=False):
         """
         Take one accepted joint state (model order) into the observer and the levels.
 
         What a collision's reaction needs, and nothing more: a commanding node calls it before
         the state's command, and :meth:`publish` with what it returns after the send.  Returns
         ``(stamp_ns, q, r)`` for :meth:`publish`, or None where there is nothing to publish.
+        ``r`` is the observer's own array, which the next state overwrites: ``keep`` returns a
+        copy, for states observed one after another before any is published.
         """
         if self.observer is None:
             return None
@@ -387,7 +391,7 @@ class ContactOutput:
                 if dt > bound:
                     self.reset(f'a gap of {dt:.3g} s in the joint states, past the '
                                f'{bound:.3g} s it rides through')
-                    return self.observe(q, qd, effort, stamp_ns)
+                    return self.observe(q, qd, effort, stamp_ns, keep)
                 self.intervals.append(dt)
                 count = len(self.intervals)
                 if count == RATE_WINDOW or (count == 5 and self.period is None):
@@ -428,7 +432,7 @@ class ContactOutput:
                                'latched until ~/rearm)')
                 if self.on_collision is not None:
                     self.on_collision(stamp_ns * 1e-9, r.copy(), said)
-        return stamp_ns, q, r
+        return stamp_ns, q, r.copy() if keep else r
 
     def publish(self, observed):
         """Publish ``~/external_torques`` and ``~/contact_wrench`` of :meth:`observe`'s result."""
@@ -489,6 +493,14 @@ class ContactOutput:
                                 else ''))
         self.calibration = None
         where = f'{learner.moved:.3g} s of free motion'
+        flaws = learner.flaws(spread)
+        if flaws:                               # not used: learnt again, nothing watching
+            self.log.warning(f'contact thresholds not used, learnt from {where} with '
+                             + '; '.join(flaws) + ': learning them again')
+            self._calibrate_anew()
+            if self.detector is None:           # (relearning: the present levels watch)
+                self._blind('its thresholds are being learnt again')
+            return
         try:
             levels = levels_from_spread(self.model, spread, *self._given())
         except ValueError as e:

@@ -239,7 +239,8 @@ class DynamicsNode(CommandingNode):
         self.superseded += len(read) - 1
         self.latest, info = read[-1]            # q, qd, effort, stamp (ns)
         guarded = self.guarded()    # a collision's reaction starts on the state that raised
-        observed = [self.contact.observe(*state) for state, _ in read] if guarded else ()
+        observed = [self.contact.observe(*state, keep=True) for state, _ in read] \
+            if guarded else ()
         if self.params.rate == 0:
             self._publish(*self.latest, received=info['received_timestamp'])
         for observation in observed:            # after the command: it never waits for these

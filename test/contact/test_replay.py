@@ -199,3 +199,19 @@ def test_the_levels_written_are_read_back_to_the_last_digit(arm, tmp_path, capsy
     assert main(['contact', robots.path('demo_arm'), str(path), '--calibration', '60',
                  '--thresholds-out', str(out)]) == 2
     assert 'no levels to write (a calibration needs 60 s' in capsys.readouterr().err
+
+
+def test_levels_a_calibration_may_not_use_are_learnt_again_from_what_follows(arm):
+    """
+    The node's policy over a log: half of every 120 ms dropped for the first 4 s, then whole.
+
+    The first calibration's gaps hid half its time: refused, said in the warnings, and learnt
+    again from the states after it; every push is still found, and nothing else.
+    """
+    t, q, qd, tau = a_log(arm)
+    keep = ~((t < 4.0) & (t % 0.12 >= 0.06))
+    found = replay(arm, t[keep], q[keep], qd[keep], tau[keep])
+    refused = [w for w in found.warnings if 'not used' in w]
+    assert len(refused) == 1 and 'gaps in the joint states hid' in refused[0], found.warnings
+    assert found.calibration[0] > 3.0, found.calibration
+    assert len(found.episodes) == len(PUSHES), found.table(arm)
