@@ -164,15 +164,17 @@ def test_command_vector_accepts_only_what_the_general_path_would_send_as_it_is()
     rows, order = np.arange(n), np.arange(n)
     q = np.full(n, 0.3)
     g = md.gravity_torques(model, q)
-    values = np.stack([q, np.zeros(n), g])
+    # a strided view, as a message's bytes (and as the test above: the same compiled call)
+    values = np.asfortranarray(np.stack([q, np.zeros(n), g]))
     zero = np.zeros(n)
     assert _command(model, values, rows, control.GRAVITY, zero, np.abs(g), order)[0] == OK
     for row, joint in ((0, 2), (1, 5), (2, 0)):      # any field, any joint read
-        bad = values.copy()
+        bad = values.copy(order='F')
         bad[row, joint] = np.nan
         assert _command(model, bad, rows, control.GRAVITY, zero, np.abs(g), order)[0] \
             == NON_FINITE
-    unread = np.hstack([values, np.full((3, 1), np.inf)])   # another robot's joint: not read
+    # another robot's joint: not read
+    unread = np.asfortranarray(np.hstack([values, np.full((3, 1), np.inf)]))
     assert _command(model, unread, rows, control.GRAVITY, zero, np.abs(g), order)[0] == OK
     tight = np.abs(g).copy()
     tight[np.argmax(np.abs(g))] *= 0.99
