@@ -415,17 +415,58 @@ def test_the_plant_cell_refuses_a_box_it_cannot_make():
         Cell(0.04, (0.1, 0.1, 0.1), (0.5, 0.0)).checked()
 
 
-def test_sim_node_publishes_the_boxs_push_on_its_contact_force_topic(client, processes):
-    """Over DDS, as a user's tool hears it: a box the held arm's tool rests in pushes it out."""
+def test_over_dds_the_stop_takes_the_push_off_sim_nodes_box_until_rearmed(
+        client, processes, levels):
+    """
+    The user's path: sim_node's box, trajectory_node stopping on it, ~/reaction and ~/rearm.
+
+    sim_node in lockstep with its box (``obstacle_*``), trajectory_node on simulated time with
+    the levels it learnt on the free sweep back given as parameters; the sweep sent on
+    ``joint_trajectory``.  ``~/reaction`` says the stop and the trajectory abandoned,
+    ``~/contact_force`` falls to nothing within 0.3 s and stays there, ``~/rearm`` answers
+    what it ended and ``~/reaction`` says armed again.
+    """
     from geometry_msgs.msg import WrenchStamped
-    from manipulator_dynamics.plant import MujocoPlant
+    from manipulator_dynamics.nodes.qos import LATCHED
+    from std_msgs.msg import String
     model = md.load_model(DEMO)
-    q0 = path(0.0)[0]
-    tool = MujocoPlant(model, q0, DT).data.xpos[-1]     # the chain's last body
-    force = client.listen(WrenchStamped, '/sim_node/contact_force', 10)
-    processes('sim_node', 'lockstep:=true', f'initial_positions:={q0.tolist()}',
-              f'obstacle_size:={list(BOX)}', f'obstacle_position:={tool.tolist()}')
+    box = cell(model)
+    force = client.listen(WrenchStamped, '/sim_node/contact_force', 100000)
+    said = client.listen(String, '/trajectory_node/reaction', LATCHED)
+    contact, collision = levels[TrajectoryNode]
+    processes('sim_node', 'lockstep:=true', f'initial_positions:={path(0.0)[0].tolist()}',
+              *(f'obstacle_{name}:={[float(x) for x in value]}' for name, value in (
+                  ('size', box.box_size), ('position', box.box_position), ('rpy', box.box_rpy))),
+              f'link_radius:={RADIUS}')
     client.wait(lambda: force, 60.0, "the held state's contact force")
-    f = force[-1].wrench.force
     assert force[-1].header.frame_id == model.base_link
-    assert np.linalg.norm([f.x, f.y, f.z]) > 1.0, f
+    assert np.linalg.norm([force[-1].wrench.force.x, force[-1].wrench.force.y,
+                           force[-1].wrench.force.z]) == 0.0, 'not touching yet'
+    processes('trajectory_node', 'use_sim_time:=true', 'external_torques:=true',
+              f"contact_thresholds:='{contact}'", f"collision_thresholds:='{collision}'")
+    client.wait(lambda: said and said[-1].data.startswith('armed: stop'), 60.0,
+                "trajectory_node's reaction armed")
+    pub = client.publisher(JointTrajectory, '/joint_trajectory')
+    client.wait_for_subscriber(pub)
+    msg = trajectory()
+    msg.header.stamp.sec = msg.header.stamp.nanosec = 0            # now
+    pub.publish(msg)
+    client.wait(lambda: said[-1].data.startswith('stop since'), 120.0, 'the stop on the box')
+    assert '; trajectory abandoned at' in said[-1].data, said[-1].data
+
+    def norms():
+        return np.array([np.linalg.norm([m.wrench.force.x, m.wrench.force.y, m.wrench.force.z])
+                         for m in force])
+
+    def stamps():
+        return np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in force])
+
+    client.wait(lambda: len(force) and stamps()[-1] > stamps()[np.argmax(norms() > 0)] + 1.0,
+                120.0, 'a second of the stop')
+    touched = stamps()[np.argmax(norms() > 0)]
+    later = norms()[stamps() >= touched + LATER]
+    assert later.max() < 1.0, later.max()        # the push taken off the box, and kept off
+    answer = client.call(client.node.create_client(Trigger, '/trajectory_node/rearm'),
+                         Trigger.Request())
+    assert answer.success and 'the stop reaction ended' in answer.message, answer.message
+    client.wait(lambda: said[-1].data.startswith('armed: stop'), 30.0, 'armed again')
