@@ -38,7 +38,9 @@ What both do is written here once:
 
 A subclass makes its inputs in :meth:`activate` (into ``self.inputs``), computes and sends its
 commands (:meth:`.commands.CommandOutput.publish`), hands each state it reads to the observer
-(``self.contact.on_state``) before it commands from it, and adds to each step through the hooks
+before it commands from it (``self.contact.observe``, then ``self.contact.publish`` after the
+send, where :meth:`guarded`; else ``self.contact.on_state`` after), and adds to each step
+through the hooks
 (:meth:`stopped`, :meth:`dropped`, :meth:`clock_jumped`, :meth:`model_changed`,
 :meth:`parameters_changed`, :meth:`kernels_loaded`, :meth:`collided`, :meth:`rearmed`).
 """
@@ -48,7 +50,7 @@ from std_msgs.msg import String
 from ._parameters import Parameters
 from .commands import command_joints_check, CommandOutput
 from .contact import ContactOutput, gain_check
-from .diagnostics import Diagnostics, Window
+from .diagnostics import Diagnostics, ERROR, Window
 from .joint_states import JointStates, on_time_jump_back
 from .kernels import Kernels, WithKernels
 from .lifecycle import ManagedNode
@@ -219,7 +221,8 @@ class CommandingNode(WithKernels, ManagedNode):
             self.command.set_model(self.source.model)
         if changed & {'payload', 'payload_link'} and self.source.loaded is not None:
             self.source.apply_payload()         # a new model: _on_model takes it
-        if changed & {'collision_reaction', 'stop_time'} and self.source.model is not None:
+        if changed & {'collision_reaction', 'stop_time', 'external_torques'} and \
+                self.source.model is not None:      # (external_torques: ~/reaction says so)
             self._set_reaction(self.source.model)
         self.parameters_changed(changed)
         self.contact.on_parameters(changed)
@@ -298,7 +301,7 @@ class CommandingNode(WithKernels, ManagedNode):
             return
         report.add('collision reaction', self.reaction.describe())
         if self.reaction.latched:
-            report.say(2, f'collision reaction {self.reaction.describe()}')
+            report.say(ERROR, f'collision reaction {self.reaction.describe()}')
 
     def read_state(self, data, now_ns):
         """
