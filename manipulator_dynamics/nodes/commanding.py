@@ -293,15 +293,31 @@ class CommandingNode(WithKernels, ManagedNode):
             f'off: external_torques is false ({self.reaction.kind} once it is on)'
         self.reaction_pub.publish(String(data=said + self.reaction_note()))
 
-    def say_reaction(self, report):
-        """Say the reaction in ``report``: ERROR while one is in force."""
-        if self.reaction is None or not self.params.external_torques:
-            report.add('collision reaction', 'off' if self.reaction is None or
+    def contact_values(self, report):
+        """
+        Add the observer's and the reaction's key-values to ``report``; return its problems.
+
+        ``[(level, text)]``: what :meth:`say_contact` says once the node serves (the observer
+        not watching, a contact, a latched collision; ERROR while a reaction is in force).
+        """
+        observer, said = self.contact.summary()
+        report.add('external torques', said)
+        problems = [(observer, f'external torques: {said}')] if observer else []
+        reaction = self.reaction
+        if reaction is None or not self.params.external_torques:
+            report.add('collision reaction', 'off' if reaction is None or
                        self.params.collision_reaction == NONE else 'off (external_torques false)')
-            return
-        report.add('collision reaction', self.reaction.describe())
-        if self.reaction.latched:
-            report.say(ERROR, f'collision reaction {self.reaction.describe()}')
+            return problems
+        report.add('collision reaction', reaction.describe())
+        if reaction.latched:
+            problems.append((ERROR, f'collision reaction {reaction.describe()}'))
+        return problems
+
+    @staticmethod
+    def say_contact(report, problems):
+        """Say :meth:`contact_values`' ``problems`` in ``report``."""
+        for level, text in problems:
+            report.say(level, text)
 
     def read_state(self, data, now_ns):
         """

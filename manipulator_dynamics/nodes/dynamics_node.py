@@ -392,13 +392,10 @@ class DynamicsNode(CommandingNode):
         stream_values(report, seconds, new, latencies, 'DDS receipt to command')
         level, text = self.command.state()
         report.add('controller', text)
-        observer, said = self.contact.summary()
-        report.add('external torques', said)
+        contact = self.contact_values(report)
         if not self.say_state(report):
             return
-        if observer:
-            report.say(observer, f'external torques: {said}')
-        self.say_reaction(report)
+        self.say_contact(report, contact)
         if self.source.model is None:
             report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
             return

@@ -260,11 +260,12 @@ class TrajectoryNode(CommandingNode):
     def _command(self, at_ns=None):
         """Command the plan at ``at_ns`` (now); return whether a command left."""
         plan, model, params = self.plan, self.source.model, self.params
-        if self.reacting():
-            if self.measured is None or model is None or self.command.index is None:
-                return False
-            return self.command.publish(self.reaction_torques(*self.measured, self.measured_at))
-        if plan is None or model is None or self.command.index is None:
+        if model is None or self.command.index is None:
+            return False
+        if self.reacting():                 # from the measured state; none yet: nothing
+            return self.measured is not None and self.command.publish(
+                self.reaction_torques(*self.measured, self.measured_at))
+        if plan is None:
             return False
         t = ((at_ns or self.now_ns()) - self.start_ns) * 1e-9
         q_d, qd_d, qdd_d = plan.at(t)
@@ -288,13 +289,10 @@ class TrajectoryNode(CommandingNode):
         stream_values(report, seconds, new, latencies, 'state callback to command')
         level, text = self.command.state()
         report.add('controller', text)
-        observer, said = self.contact.summary()
-        report.add('external torques', said)
+        contact = self.contact_values(report)
         if not self.say_state(report):
             return
-        if observer:
-            report.say(observer, f'external torques: {said}')
-        self.say_reaction(report)
+        self.say_contact(report, contact)
         if self.source.model is None:
             report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
             return
