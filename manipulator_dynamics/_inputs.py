@@ -54,11 +54,12 @@ def states(model, names, *arrays):
     return [x[None] for x in arrays], 1, True
 
 
-def per_joint(model, value, what, unit):
+def per_joint(model, value, what, unit, positive=True):
     """
     Return ``value`` as ``(n,)``: one number for every joint, or one per joint, each finite > 0.
 
     ``ValueError`` says ``what`` is wrong, naming the joint (a gain, a threshold, ...).
+    ``positive=False``: each finite >= 0 (a growth, which may be none).
     """
     x = np.asarray(value, dtype=float).reshape(-1)
     if x.size == 1:
@@ -66,9 +67,9 @@ def per_joint(model, value, what, unit):
     if x.shape != (model.n,):
         raise ValueError(f"{what}: one value or one per joint ({model.n} for '{model.name}'), "
                          f'got {x.size}')
-    for i in np.flatnonzero(~(np.isfinite(x) & (x > 0))):
+    for i in np.flatnonzero(~(np.isfinite(x) & ((x > 0) if positive else (x >= 0)))):
         raise ValueError(f"{what} of joint '{model.joint_names[i]}' is {x[i]:g}: it must be a "
-                         f'finite number > 0 ({unit})')
+                         f'finite number {">" if positive else ">="} 0 ({unit})')
     return x
 
 

@@ -508,26 +508,26 @@ def _contact_spread(estimate, check, topic):
     Return the identified model's residual spread over the validation logs, and what to say.
 
     A YAML entry for the parameters file (None where it cannot be had): the momentum
-    observer's residual spread (its 99.9th percentile, moments left out) on data the fit did
-    not see, at the default gain, which dynamics_node's ``contact_thresholds: auto`` stands on
-    (:mod:`.contact.detection`).
+    observer's residual spread (its 99.9th percentile, moments left out, growing with each
+    joint's speed and the model's torque) on data the fit did not see, at the default gain,
+    which dynamics_node's ``contact_thresholds: auto`` stands on (:mod:`.contact.detection`).
     """
-    from .contact.detection import spread_yaml
-    from .contact.detection import residual_spread
+    from .contact.calibration import said_spread
+    from .contact.detection import residual_spread, spread_yaml
     if check is None:
         return None, ' (no contact_spread: it needs --validate LOG)'
     model = estimate.identified_model()
     try:
         spread, moments = residual_spread(model, check, DEFAULT_GAIN, topic=topic, report=True)
-    except IdentificationError as e:
+    except (IdentificationError, ValueError) as e:
         return None, f' (no contact_spread: {e})'
     source = ', '.join(getattr(log, 'source', str(log))       # a Log read once, or a path
                        for log in (check if isinstance(check, list) else [check]))
     left_out = ('; moments left out of it (a stop, a spike): '
                 + ', '.join(m.describe() for m in moments)) if moments else ''
     return ({'contact_spread': spread_yaml(model, spread, DEFAULT_GAIN, source)},
-            f' (with contact_spread {", ".join(f"{v:.3g}" for v in spread)} N m: the momentum '
-            f"observer's residual spread (99.9th percentile) on {source}{left_out})")
+            f" (with contact_spread: {said_spread(spread)}, the momentum observer's residual "
+            f'spread (99.9th percentile) on {source}{left_out})')
 
 
 def cmd_excitation(args):

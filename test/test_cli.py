@@ -284,13 +284,15 @@ def test_identify_writes_the_contact_spread_of_its_validation_log(capsys, tmp_pa
     assert 'with contact_spread' in capsys.readouterr().out
     document = yaml.safe_load((tmp_path / 'p.yaml').read_text())
     spread = spread_of_parameters(model, document, 50.0)
-    assert spread.shape == (model.n,) and np.all(spread > 0)
+    assert spread.rest.shape == (model.n,) and np.all(spread.rest > 0)
+    assert all(key in document['contact_spread'] for key in ('speed', 'torque', 'speed_from',
+                                                             'torque_from'))
     # the documented way to levels (docs/contact.md), from the file, by the top-level API
     np.testing.assert_array_equal(md.spread_of_parameters(model, str(tmp_path / 'p.yaml'),
                                                           50.0), spread)
     levels = md.thresholds_from_spread(model, spread)
-    np.testing.assert_allclose(levels.contact, 2.0 * spread)
-    np.testing.assert_allclose(levels.collision, 4.0 * spread)
+    np.testing.assert_allclose(levels.contact, 2.0 * spread.rest)
+    np.testing.assert_allclose(levels.collision, 4.0 * spread.rest)
     with pytest.raises(ValueError, match='measured at observer gain 50.0 1/s, not'):
         md.spread_of_parameters(model, str(tmp_path / 'p.yaml'), 80.0)
     assert document['contact_spread']['source'].endswith('run2.csv')

@@ -20,20 +20,22 @@ given in N m is used as given.  Where one is ``auto``, an identification's ``con
 (the identified model's residual over logs the fit did not see:
 :func:`.detection.spread_of_parameters`) sets it; without one, it is learnt from the first
 seconds of free motion the observer sees once settled (:class:`Calibration`, by
-:func:`.detection.free_motion_spread`'s rule, at least :data:`.detection.FLOOR` of the largest
-effort).  :func:`resolve_thresholds` says which, and why.
+:func:`.detection.motion_spread`'s rule: levels that follow the motion, at rest at least
+:data:`.detection.FLOOR` of the largest effort).  :func:`resolve_thresholds` says which, and
+why.
 """
 
 import numpy as np
 import yaml
 
-from .detection import FLOOR, free_motion_spread, spread_of_parameters, thresholds, \
-    thresholds_from_spread
+from .detection import as_spread, FLOOR, motion_spread, spread_of_parameters, Thresholds, \
+    thresholds, thresholds_from_spread
 from .observer import STILL
+from .._inputs import per_joint
 
-#: States of a calibration kept whole; past them, every other one (the stride doubles): 10
-#: minutes at 1 kHz, a few tens of MB.
-CALIBRATION_KEPT = 600_000
+#: States of a calibration kept whole; past them, every other one (the stride doubles): over
+#: three minutes at 1 kHz, four arrays of them a few tens of MB.
+CALIBRATION_KEPT = 200_000
 #: A calibration is not used where gaps (intervals over :data:`GAP_PERIODS` of its median one)
 #: hide more than this share of its time: a starved publisher's 10-100 ms every 0.2-1 s hides
 #: about a tenth, which the observer rides through (the levels it learns are good); past a
@@ -45,6 +47,10 @@ GAP_PERIODS = 3.0
 #: is no model's error (friction and inertia off by 10-20 %, the realistic range, leave a
 #: spread of a fifth of it at most), but the arm held or pushed, hitting something, a limit.
 SPREAD_SHARE = 1.0
+#: The growth of levels given in N m, the nodes' ``thresholds_<name>`` parameters and a
+#: thresholds file's, in :class:`.detection.Thresholds`' order, and their units.
+GROWTH = ('speed_growth', 'torque_growth', 'speed_from', 'torque_from')
+GROWTH_UNITS = ('s/rad', '1/(N m)', 'rad/s', 'N m')
 
 
 def parse_thresholds(value):
@@ -71,33 +77,57 @@ def numbers(x):
     return f'{x[0]:.4g}' if np.all(x == x[0]) else '[' + ', '.join(f'{v:.4g}' for v in x) + ']'
 
 
+def said_spread(spread):
+    """Return a :class:`.detection.Spread` in words: its rest and what it grows with."""
+    spread = as_spread(spread)
+    text = f'spread {numbers(spread.rest)} N m'
+    if spread.growing():
+        text += (f' within the motion seen, + {numbers(spread.speed)} N m per rad/s beyond '
+                 f'{numbers(spread.speed_from)} rad/s and {numbers(spread.torque)} of the '
+                 f"model's torque beyond {numbers(spread.torque_from)} N m")
+    return text
+
+
 def levels_from_spread(model, spread, contact=None, collision=None):
     """
     Return the :class:`.detection.Thresholds` a spread sets, those given (N m) kept.
 
     ``contact``, ``collision``: None (``auto``: from the spread) or N m, one or per joint.
+    Both ``auto``: levels that follow the motion as the spread does; one given in N m: both
+    constant (a level given holds at every state, and the other must stay above or below it).
     ``ValueError`` naming the joint whose spread or level cannot give one.
     """
     learnt = thresholds_from_spread(model, spread)
+    if contact is None and collision is None:
+        return learnt
     return thresholds(model, learnt.contact if contact is None else contact,
                       learnt.collision if collision is None else collision)
 
 
-def resolve_thresholds(model, contact, collision, gain, identified=None):
+def resolve_thresholds(model, contact, collision, gain, identified=None, growth=None):
     """
     Return ``(levels, how, warning)``: the contact levels to start with, or None to learn them.
 
     ``contact``, ``collision``: None (``auto``) or N m, as :func:`parse_thresholds` gives them;
     ``gain``: the observer's, which an identification's spread must have been measured at;
     ``identified``: identified parameters (a YAML path, text or mapping) whose
-    ``contact_spread`` sets the ``auto`` levels, or None.  ``levels``: :class:`Thresholds`,
-    or None where they are to be learnt from free motion (:class:`Calibration`); ``how``: where
+    ``contact_spread`` sets the ``auto`` levels, or None; ``growth``: ``(speed, torque,
+    speed_from, torque_from)``, what levels given in N m grow by and from where
+    (:class:`.detection.Thresholds`: one value or one per joint each), or None (constant).
+    ``levels``: :class:`Thresholds`, or None where they are to be learnt from free motion
+    (:class:`Calibration`); ``how``: where
     they come from, in words; ``warning``: why the identification's spread was not used, or
     None.  ``ValueError`` where the levels given, or those the spread sets, are not levels (a
     joint named).
     """
     if contact is not None and collision is not None:
-        return thresholds(model, contact, collision), 'as given', None
+        levels = thresholds(model, contact, collision)
+        if growth is None or not np.any(growth[0]) and not np.any(growth[1]):
+            return levels, 'as given', None
+        growth = [per_joint(model, x, f'thresholds_{what}', unit, positive=False)
+                  for x, what, unit in zip(growth, GROWTH, GROWTH_UNITS)]
+        return levels._replace(**dict(zip(Thresholds._fields[2:], growth))), \
+            'as given, growing with the motion', None
     if identified:
         try:
             spread = spread_of_parameters(model, identified, gain)
@@ -107,7 +137,7 @@ def resolve_thresholds(model, contact, collision, gain, identified=None):
             where = f'the identification ({identified})' if isinstance(identified, str) and \
                 '\n' not in identified else 'the identification'
             return (levels_from_spread(model, spread, contact, collision),
-                    f'learnt from {where}, spread {numbers(spread)} N m', None)
+                    f'learnt from {where}, {said_spread(spread)}', None)
     return None, 'learnt from free motion', None
 
 
@@ -116,35 +146,42 @@ class Calibration:
     The spread of free motion learnt state by state, as the observer settles and the robot moves.
 
     :meth:`add` takes each settled state in turn and says when ``seconds`` of them had some
-    joint moving (at :data:`.observer.STILL` or faster); :meth:`result` then gives the spread by
-    :func:`.detection.free_motion_spread` (the moments left out, with the states' stamps), at
-    least :data:`.detection.FLOOR` of the largest effort seen.  Past :data:`CALIBRATION_KEPT`
-    states, every other one is kept (the stride doubles): a long calibration stays a few tens
-    of MB.
+    joint moving (at :data:`.observer.STILL` or faster); :meth:`result` then gives the
+    :class:`.detection.Spread` by :func:`.detection.motion_spread` (the moments left out, with
+    the states' stamps), at rest at least :data:`.detection.FLOOR` of the largest effort seen.
+    Past :data:`CALIBRATION_KEPT` states, every other one is kept (the stride doubles): a long
+    calibration stays a few tens of MB.
     """
 
     def __init__(self, model, seconds):
         self.model, self.seconds = model, float(seconds)
-        self.residuals, self.stamps = [], []
+        self.kept = {'r': [], 'band': [], 'qd': [], 'effort': []}
+        self.stamps = []
         self.count, self.stride = 0, 1
         self.effort, self.motion = 0.0, np.zeros(model.n)
         self.needed = np.zeros(model.n)         # each joint's largest |effort - r| seen
         self.moved, self.at = 0.0, None
 
-    def add(self, t, stamp, r, qd, effort):
+    def add(self, t, stamp, r, qd, effort, band=None):
         """
         Take one settled state; return whether the calibration has its seconds of motion.
 
         ``t``: the observer's time (s), which measures the motion; ``stamp``: the state's own
-        (s), which the moments are told by; ``r``: the residual, ``qd`` the velocities,
-        ``effort`` what the joints applied.
+        (s), which the moments are told by; ``r``: the residual, ``band`` its dry-friction
+        band (None: none), ``qd`` the velocities, ``effort`` what the joints applied.
         """
         self.count += 1
         if self.count % self.stride == 0:
-            self.residuals.append(np.array(r, dtype=float))
+            kept = self.kept
+            kept['r'].append(np.array(r, dtype=float))
+            kept['band'].append(np.zeros(self.model.n) if band is None
+                                else np.array(band, dtype=float))
+            kept['qd'].append(np.array(qd, dtype=float))
+            kept['effort'].append(np.array(effort, dtype=float))
             self.stamps.append(float(stamp))
-            if len(self.residuals) >= CALIBRATION_KEPT:
-                self.residuals, self.stamps = self.residuals[1::2], self.stamps[1::2]
+            if len(self.stamps) >= CALIBRATION_KEPT:
+                self.kept = {key: x[1::2] for key, x in kept.items()}
+                self.stamps = self.stamps[1::2]
                 self.stride *= 2
         speed = np.abs(qd)
         np.maximum(self.motion, speed, out=self.motion)
@@ -165,18 +202,20 @@ class Calibration:
         return [j for j, v in zip(self.model.joint_names, self.motion) if v < STILL]
 
     def result(self):
-        """Return ``(spread (n,), moments)``: the free motion's spread, its moments left out."""
-        spread, moments = free_motion_spread(self.model, np.array(self.residuals),
-                                             np.array(self.stamps))
-        return np.maximum(spread, FLOOR * self.effort), moments
+        """Return ``(spread, moments)``: the :class:`.detection.Spread`, its moments left out."""
+        r, band, qd, effort = (np.array(self.kept[key]) for key in ('r', 'band', 'qd', 'effort'))
+        spread, moments = motion_spread(self.model, r, np.array(self.stamps), band=band, qd=qd,
+                                        tau=effort - r)
+        return spread.at_least(FLOOR * self.effort), moments
 
     def flaws(self, spread):
         """
         Return why levels from ``spread`` (:meth:`result`'s) must not be used: [] if none.
 
         Gaps that hid more than :data:`GAP_SHARE` of the calibration's time, and joints whose
-        spread exceeds :data:`SPREAD_SHARE` of the largest torque the model says they needed
-        in it (above the floor every joint has), each named with its figures.
+        spread at rest, or at their fastest, exceeds :data:`SPREAD_SHARE` of the largest torque
+        the model says they needed in it (above the floor every joint has), each named with its
+        figures.
         """
         said = []
         stamps = np.array(self.stamps)
@@ -187,13 +226,15 @@ class Calibration:
             if span > 0 and hidden > GAP_SHARE * span:
                 said.append(f'gaps in the joint states hid {hidden:.3g} s of its {span:.3g} s '
                             f'(more than {GAP_SHARE:.0%})')
+        spread = as_spread(spread)
         floor = FLOOR * self.effort
+        largest = spread.rest           # within the motion it saw: growth is beyond it
         wild = [j for j in range(self.model.n)
-                if spread[j] > SPREAD_SHARE * self.needed[j] and spread[j] > floor]
+                if largest[j] > SPREAD_SHARE * self.needed[j] and largest[j] > floor]
         if wild:
             said.append("a spread beyond all the model says the joint needed, no model's error "
                         '(the arm held or pushed, hitting something, a limit): '
-                        + ', '.join(f'{self.model.joint_names[j]} {spread[j]:.3g} N m against '
+                        + ', '.join(f'{self.model.joint_names[j]} {largest[j]:.3g} N m against '
                                     f'{self.needed[j]:.3g}' for j in wild))
         return said
 
@@ -203,7 +244,10 @@ def thresholds_yaml(model, levels, gain, how, path=None):
     Return (and write to ``path``) a ROS 2 parameters file that gives dynamics_node these levels.
 
     ``contact_thresholds`` and ``collision_thresholds`` per joint in N m, in ``model``'s joint
-    order, and the ``observer_gain`` they hold at, for ``--ros-args --params-file`` (every node:
+    order (within the motion seen), what they grow by beyond it (``thresholds_speed_growth``,
+    ``thresholds_torque_growth``, ``thresholds_speed_from``, ``thresholds_torque_from``:
+    :class:`.detection.Thresholds`), and the ``observer_gain``
+    they hold at, for ``--ros-args --params-file`` (every node:
     ``/**``) or ``ros2 param load``: the node then starts with them as given, nothing to learn.
     ``how``: where they came from, said in the header with the joints.  Numbers are written to
     the last digit: read back, they are the levels.
@@ -216,6 +260,9 @@ def thresholds_yaml(model, levels, gain, how, path=None):
     text = header + yaml.safe_dump({'/**': {'ros__parameters': {
         'contact_thresholds': listed(levels.contact),
         'collision_thresholds': listed(levels.collision),
+        **{f'thresholds_{name}': [float(x) for x in (np.zeros(model.n) if values is None
+                                                     else values)]
+           for name, values in zip(GROWTH, levels[2:])},
         'observer_gain': [float(g) for g in gains]}}}, sort_keys=False, width=1000)
     if path is not None:
         with open(path, 'w', encoding='utf-8') as f:

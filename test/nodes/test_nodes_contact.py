@@ -528,6 +528,7 @@ def test_learnt_levels_saved_are_the_levels_of_the_next_start(tmp_path):
     with in_process(DynamicsNode, urdf_path=DEMO, mode='none', outputs=['gravity_torques'],
                     external_torques=True, **saved) as node:
         levels = node.contact.detector.levels
-        assert node.contact.how == 'as given' and node.contact.calibration is None
-        assert np.array_equal(levels.contact, learnt.contact)
-        assert np.array_equal(levels.collision, learnt.collision)
+        assert node.contact.how.startswith('as given') and node.contact.calibration is None
+        for given, learned in zip(levels, learnt):      # the growth too, to the last digit
+            assert np.array_equal(given, learned)
+        assert learnt.growing() == (node.contact.how == 'as given, growing with the motion')
