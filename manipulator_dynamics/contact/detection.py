@@ -567,7 +567,8 @@ class ContactDetector:
     and :attr:`new` is True on the state that latched it (log it once).  The levels apply to
     ``|r| - band`` (the observer's dry-friction band; none: ``|r|``), at the state's own
     levels where they follow the motion (:class:`Thresholds`: the velocities ``qd`` and the
-    model's torque ``effort - r``; none given: the levels at rest, the lowest).
+    model's torque ``effort - r``; none given: the levels within the motion seen, the
+    lowest).
     """
 
     def __init__(self, model, levels):
@@ -592,19 +593,21 @@ class ContactDetector:
             raise ValueError(f'ContactDetector.update: residual, band, qd and effort must have '
                              f'shape ({self.model.n},), got {residual.shape}, {band.shape}, '
                              f'{qd.shape} and {effort.shape}')
-        return self.step(residual, t, band, qd, effort)
+        return self._judge(residual, t, band, qd, effort)
 
     def step(self, residual, t, band, qd, effort):
         """:meth:`update` of float64 ``(n,)`` arrays, unchecked: the control loop's path."""
+        try:
+            return self._judge(residual, t, band, qd, effort)
+        except TypeError:                       # not float64 arrays (a list): checked
+            return self.update(residual, t, band, qd, effort)
+
+    def _judge(self, residual, t, band, qd, effort):
         self.new = False
         collision = self.collision
         latched = collision is not None
-        try:
-            level = _level.call(residual, band, qd, effort, self._contact, self._collision,
-                                *self._growth,
-                                collision.peak if latched else self._no_band, latched)
-        except TypeError:                       # not float64 arrays (a list): checked
-            return self.update(residual, t, band, qd, effort)
+        level = _level.call(residual, band, qd, effort, self._contact, self._collision,
+                            *self._growth, collision.peak if latched else self._no_band, latched)
         if level == COLLISION and not latched:
             a = beyond(residual, band)
             names = tuple(self.model.joint_names[i] for i in np.flatnonzero(

@@ -86,7 +86,8 @@ class Replay:
         if self.levels is None:
             lines.append(f'no contact levels: {self.how}')
         else:
-            grows = ' at rest, growing with the motion' if self.levels.growing() else ''
+            grows = (' within the motion seen, growing beyond it' if self.levels.growing()
+                     else '')
             lines.append(f'contact levels {self.how}: contact {numbers(self.levels.contact)} '
                          f'N m, collision {numbers(self.levels.collision)} N m{grows}')
         if self.calibration is not None:

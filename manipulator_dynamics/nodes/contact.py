@@ -134,11 +134,11 @@ CONTACT_PARAMS = (
     Param('observer_gain', [50.0], 'observer gain K (1/s), one value or one per joint: the '
           'estimate follows a push with the time constant 1/K; at most half the state rate',
           gain_check),
-    Param('contact_thresholds', 'auto', "N m at rest, one value or one per joint ('[a, b, ...]'), "
-          'above which ~/contact says 1; auto: twice the spread of free motion, which grows '
-          "with each joint's speed and the model's torque (docs/contact.md)",
+    Param('contact_thresholds', 'auto', "N m, one value or one per joint ('[a, b, ...]'), above "
+          'which ~/contact says 1; auto: twice the spread of free motion, growing beyond the '
+          "speeds and model's torques the calibration saw (docs/contact.md)",
           thresholds_check),
-    Param('collision_thresholds', 'auto', 'N m at rest, as contact_thresholds, above which '
+    Param('collision_thresholds', 'auto', 'N m, as contact_thresholds, above which '
           '~/contact says 2 (latched until ~/rearm); auto: four times the spread of free motion',
           thresholds_check),
     Param('thresholds_speed_growth', [0.0], 's/rad, one value or one per joint: thresholds given '
