@@ -140,8 +140,7 @@ def measure(node, executor, q, rate, qd, effort):
                    '-p', f'depth:={ECHO_DEPTH}', '-p', f'entities:={ECHO_ENTITIES}']
         table = q[:, 1]
         latency_topic = '/echo_node/command_latency'
-    order = np.argsort(table)
-    assert np.all(np.diff(table[order]) != 0), 'states must be told apart'
+    assert np.all(np.diff(np.sort(table)) != 0), 'states must be told apart'
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, env=dict(os.environ, **{EXECUTOR_VARIABLE: executor}),
                             preexec_fn=PIN and (lambda: os.sched_setaffinity(0, PIN[1])))
@@ -211,15 +210,21 @@ def measure(node, executor, q, rate, qd, effort):
         raise RuntimeError(f'{node} answered none of the {count} states sent in the run '
                            f'({len(received)} commands, {len(internal)} latency reports)')
     got = np.array(received)
-    position = np.searchsorted(table[order], got[:, 1])
-    upper = order[np.clip(position, 0, count - 1)]
-    lower = order[np.clip(position - 1, 0, count - 1)]   # the nearer of the two neighbours
-    index = np.where(np.abs(table[lower] - got[:, 1]) < np.abs(table[upper] - got[:, 1]),
-                     lower, upper)
+    index = answered(table, got[:, 1])
     latency = (got[:, 0] - sent[index]) * 1e-6
     return {'inner': np.array(internal), 'end': latency, 'states': count,
             'answered': len(np.unique(index)), 'cpu': cpu, 'wall': wall,
             'windows': toggle.windows if toggle else []}
+
+
+def answered(table, values):
+    """Return the index of the state each command answers: ``values`` looked up in ``table``."""
+    order = np.argsort(table)
+    count = len(table)
+    position = np.searchsorted(table[order], values)
+    upper = order[np.clip(position, 0, count - 1)]
+    lower = order[np.clip(position - 1, 0, count - 1)]   # the nearer of the two neighbours
+    return np.where(np.abs(table[lower] - values) < np.abs(table[upper] - values), lower, upper)
 
 
 class Toggle:

@@ -185,6 +185,18 @@ def test_bench_soak_reports_memory_and_latency_over_the_run():
     assert re.search(r'p99 last minute / first minute: [\d.]+', out), out
 
 
+def test_bench_start_sets_the_first_seconds_against_the_rest():
+    """One round of two seconds, the first one apart: both windows' rows and the verdict line."""
+    needs_ros()
+    out = run('bench_start.py', '--rounds', '1', '--seconds', '2', '--first', '1')
+    for window in ('0-1 s', '1-2 s'):
+        row = re.search(rf'^ +1 +{window} +([\d.]+) +([\d.]+) +(\d+) +([\d.]+|nan)$', out,
+                        re.MULTILINE)
+        assert row and float(row.group(1)) >= float(row.group(2)) >= 0, out
+    assert re.search(r'^longest gap over the rounds: first 1 s [\d.]+ ms, the rest [\d.]+ ms$',
+                     out, re.MULTILINE), out
+
+
 def test_bench_identification_measures_long_logs_against_the_floor():
     """
     Six and twelve seconds of the synthetic 1 kHz log: identified by the CLI, time and memory.

@@ -54,6 +54,7 @@ import time
 import numpy as np
 
 from .logs import QuickLogger
+from .process import settle_what_loaded
 from .. import precompile
 from ..control import computed_torque, friction_torque
 from ..rigid import reference
@@ -172,6 +173,7 @@ class Kernels:
                 self.dynamics = Compiled
                 self.log.info(f'kernels ready after {time.monotonic() - self.started:.1f} s')
                 self._ready()
+                settle_what_loaded()
 
     def _load_in_thread(self):
         try:

@@ -20,6 +20,7 @@ from std_msgs.msg import String
 
 from ._parameters import one_of, Param
 from .logs import QuickLogger, warnings_logged
+from .process import settle_what_loaded
 from .qos import LATCHED
 from ..urdf import load_model
 
@@ -208,3 +209,4 @@ class ModelSource:
                                       f'inertia {list(values[4:])}'))
         self.model = model
         self.on_model(model)
+        settle_what_loaded()                  # not walked by a collection in the loop

@@ -66,6 +66,21 @@ def settle_garbage():
     gc.freeze()
 
 
+def settle_what_loaded():
+    """
+    Freeze what a load added once the process had settled (:func:`settle_garbage`); else nothing.
+
+    A model that comes on ``/robot_description`` arrives after the start-up was frozen, and its
+    load (the URDF parser's imports, the kernels' dispatch) leaves ~90,000 objects of its own.
+    The next full collection walks them: 20-75 ms here, with the GIL held, due at random once
+    the node commands (the start's 99 ms stall).  Called where a model or kernels were taken in
+    (:class:`.model_source.ModelSource`, :class:`.kernels.Kernels`); a process that never froze
+    (a test's, a tool's) is left as it is.
+    """
+    if gc.get_freeze_count():
+        settle_garbage()
+
+
 def _quiet_signals():
     """
     Make SIGINT and SIGTERM stop a node without a traceback, however many arrive.
