@@ -141,6 +141,15 @@ class Thresholds(NamedTuple):
                 factor = factor + growth * _beyond(x, start)
         return self.contact * factor, self.collision * factor
 
+    def spread(self):
+        """Return the :class:`Spread` these levels stand at :data:`CONTACT_MULTIPLE` times."""
+        rest = np.asarray(self.contact, dtype=float) / CONTACT_MULTIPLE
+        zero = np.zeros_like(rest)
+        return Spread(rest, *(rest * x if x is not None else zero
+                              for x in (self.speed, self.torque)),
+                      *(np.asarray(x, dtype=float) if x is not None else zero
+                        for x in (self.speed_from, self.torque_from)))
+
 
 def _beyond(x, start):
     """``(|x| - start)+``, ``start`` None: ``|x|``."""

@@ -281,6 +281,18 @@ class ContactOutput:
         self._calibrate_anew()
         self._blind('its thresholds are being learnt')
 
+    def spread(self):
+        """
+        Return the free-motion spread the levels in use stand for, or None.
+
+        Only levels learnt (``auto``: from a calibration or the identification's
+        ``contact_spread``) measured what the model errs by; levels given in N m say nothing of
+        it.  The payload estimate counts it in the load's deviations (:mod:`.payload`).
+        """
+        if self.detector is None or any(x is not None for x in self._given()):
+            return None
+        return self.detector.levels.spread()
+
     def _given(self):
         """Return the contact and collision levels given in N m, each None for ``auto``."""
         return (parse_thresholds(self.params.contact_thresholds),

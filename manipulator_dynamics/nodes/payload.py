@@ -149,10 +149,11 @@ class PayloadOutput:
                                 'carry no velocity or effort')
             return response
         stamp, q, qd, effort = (np.array(x) for x in zip(*states))
+        spread = self.node.contact.spread()
         try:
             found = identify_payload(model, {'t': (stamp - stamp[0]) * 1e-9, 'q': q, 'qd': qd,
                                              'tau': effort}, link,
-                                     combinations=self._basis(model, link))
+                                     combinations=self._basis(model, link), spread=spread)
         except (IdentificationError, ValueError) as e:
             response.message = f'not estimated: {e}; the payload in use is unchanged'
             self.log.warning(f'~/estimate_payload: {e}')
@@ -160,11 +161,13 @@ class PayloadOutput:
         ok, short = found.usable(self.params.payload_mass_tolerance,
                                  self.params.payload_com_tolerance)
         span = (stamp[-1] - stamp[0]) * 1e-9
+        counted = '' if spread is None else (
+            " (the deviations count the arm's own error, as the contact levels learnt it)")
         if not ok:
             turn = joints_to_move(model, link, q[-1])
             response.message = (
                 f'not applied (the payload in use is unchanged): {short}. From {span:.3g} s of '
-                f'states: {found.summary()}. Move '
+                f'states{counted}: {found.summary()}. Move '
                 + (', '.join(turn) if turn else 'the joints that carry it')
                 + f' (they turn {link} relative to gravity) through wide angles, with '
                 'accelerations, then ask again')
@@ -177,7 +180,7 @@ class PayloadOutput:
             response.message = f'not applied: {result.reason}'
             return response
         response.success = True
-        response.message = f'applied, from {span:.3g} s of states: {found.summary()}'
+        response.message = f'applied, from {span:.3g} s of states{counted}: {found.summary()}'
         self.log.info(f'~/estimate_payload: {response.message}')
         return response
 

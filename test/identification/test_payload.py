@@ -324,3 +324,56 @@ def test_deviations_count_an_error_correlated_in_time():
         ratio = np.sqrt(np.diag(correlated_covariance(fit, N)) / np.diag(fit.cov))
         assert np.all(ratio >= 1.0)
         assert (ratio.max() > 3.0) == grows, ratio
+
+
+@pytest.mark.parametrize('share', [0.85, 1.15])
+def test_a_load_on_an_arm_whose_inertia_is_off_counts_the_arm_s_spread(motion, share):
+    """
+    The arm's inertia 15 % off its model: the load's parameters absorb the error, which no
+    residual shows; given the arm's free-motion spread, the truth lies within 3 deviations.
+
+    Without the spread the deviations are the noise's and the error's left in the residual,
+    and the truth lies far outside them (the check below fails there).  The spread is the
+    observer's as its contact levels learn it: the residual of the arm's free motion, without
+    the load, against the model (:func:`..contact.detection.motion_spread`).
+    """
+    import dataclasses
+    from manipulator_dynamics.contact.detection import motion_spread
+    model, mo = motion
+    arm = dataclasses.replace(model, inertial=model.inertial * share)
+    expected = md.inverse_dynamics(model, mo.q, mo.qd, mo.qdd, friction=True)
+    free = md.inverse_dynamics(arm, mo.q, mo.qd, mo.qdd, friction=True)
+    spread, _ = motion_spread(model, free - expected, qd=mo.qd, tau=expected)
+    tau = md.inverse_dynamics(arm.with_payload('tool0', *BOX), mo.q, mo.qd, mo.qdd,
+                              friction=True)
+    rng = np.random.default_rng(0)
+    tau = tau + 0.01 * np.sqrt((tau ** 2).mean(axis=0)) * rng.normal(size=tau.shape)
+
+    def deviations(payload):
+        return np.r_[(payload.mass - BOX[0]) / payload.mass_std,
+                     (payload.com - BOX[1]) / payload.com_std]
+    alone = md.identify_payload(model, (mo.q, mo.qd, mo.qdd, tau), 'tool0')
+    assert np.abs(deviations(alone)).max() > 3.0, deviations(alone)
+    counted = md.identify_payload(model, (mo.q, mo.qd, mo.qdd, tau), 'tool0', spread=spread)
+    assert np.all(np.abs(deviations(counted)) < 3.0), deviations(counted)
+    assert counted.mass == alone.mass and np.all(counted.mass_std >= alone.mass_std)
+
+
+def test_the_error_bound_is_the_worst_an_error_within_it_does():
+    """Every error within the bound moves each parameter by at most the bound's; one reaches it."""
+    from manipulator_dynamics.identification.least_squares import weighted_least_squares
+    from manipulator_dynamics.identification.payload import error_bound
+    rng = np.random.default_rng(1)
+    N = 400
+    W = rng.normal(size=(N, 2, 3))
+    tau = W @ np.array([1.0, -2.0, 0.5]) + 0.01 * rng.normal(size=(N, 2))
+    fit = weighted_least_squares(W, tau)
+    bound = np.abs(rng.normal(size=(N, 2))) + 0.1
+    worst = error_bound(fit, bound)
+    effect = np.linalg.pinv(fit.G.T @ fit.G) @ fit.G.T
+    for _ in range(50):
+        e = bound * rng.uniform(-1.0, 1.0, size=bound.shape)
+        assert np.all(np.abs(effect @ (e / fit.sigma).reshape(-1)) <= worst + 1e-12)
+    for i in range(3):                          # each state's error of the worst sign
+        e = bound * np.sign(effect[i]).reshape(N, 2)
+        assert abs(effect[i] @ (e / fit.sigma).reshape(-1)) == pytest.approx(worst[i])
