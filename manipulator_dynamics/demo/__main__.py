@@ -16,7 +16,8 @@
 """
 ``python3 -m manipulator_dynamics.demo``: the tracking demo.
 
-``--identify``: the identification demo; ``--contact``: the contact demo.
+``--identify``: the identification demo; ``--contact``: the collision demo (the arm runs into a
+box and stops); ``--push``: the contact demo (the arm pushed, the push estimated).
 """
 
 import argparse
@@ -24,15 +25,18 @@ import sys
 
 
 def main(argv=None):
-    """Run the demo the arguments choose: tracking, ``--identify`` or ``--contact``."""
+    """Run the demo the arguments choose: tracking, ``--identify``, ``--contact``, ``--push``."""
     parser = argparse.ArgumentParser(description='The loop on the bundled demo arm, its nodes as '
                                      'processes over DDS (localhost only): computed-torque '
                                      'tracking, or with --identify identification')
     parser.add_argument('--plot', help='PNG to write ("" for none; default demo.png, '
-                        'identification.png with --identify, contact.png with --contact)')
+                        'identification.png with --identify, collision.png with --contact, '
+                        'contact.png with --push)')
     parser.add_argument('--identify', action='store_true', help='the identification demo: the '
                         'simulated arm identified from an excitation motion it runs')
-    parser.add_argument('--contact', action='store_true', help='the contact demo: the arm pushed '
+    parser.add_argument('--contact', action='store_true', help='the collision demo: the arm '
+                        "runs into a box in sim_node's MuJoCo cell, and trajectory_node stops it")
+    parser.add_argument('--push', action='store_true', help='the push demo: the arm pushed '
                         'half way through its motion, dynamics_node estimating the push')
     parser.add_argument('--duration', type=float, default=20.0, help='seconds of excitation '
                         '(--identify; default 20)')
@@ -45,10 +49,15 @@ def main(argv=None):
                         'wall second at most (default 1, real time; 0: as fast as the loop '
                         'turns, the same motion sooner)')
     args = parser.parse_args(argv)
-    if args.identify and args.contact:
-        parser.error('--identify and --contact are two demos: one at a time')
+    chosen = [f'--{name}' for name in ('identify', 'contact', 'push') if getattr(args, name)]
+    if len(chosen) > 1:
+        parser.error(f'{" and ".join(chosen)} are {len(chosen)} demos: one at a time')
     try:
         if args.contact:
+            from .collision import run as collision
+            return collision('collision.png' if args.plot is None else args.plot,
+                             not args.real_time, args.engine, args.pace)
+        if args.push:
             from .contact import run as contact
             return contact('contact.png' if args.plot is None else args.plot,
                            not args.real_time, args.engine, args.pace)

@@ -15,7 +15,7 @@
 """
 The contact demo: the simulated arm pushed in the middle of its trajectory, and found out.
 
-``python3 -m manipulator_dynamics.demo --contact`` (``python3 dev.py demo --contact``) runs the
+``python3 -m manipulator_dynamics.demo --push`` (``python3 dev.py demo --push``) runs the
 tracking demo's loop (sim_node, trajectory_node) with dynamics_node observing: its momentum
 observer reads the joint states as a driver gives them, learns its thresholds over the first
 seconds of the motion, and publishes the external torques, the wrench at the arm's last link

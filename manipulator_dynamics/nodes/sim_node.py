@@ -193,6 +193,11 @@ PARAMS = (
 )
 
 
+def _listed(values):
+    """Return numbers as a log line says them: ``[0.08, 0.08, 0.4]``."""
+    return '[' + ', '.join(f'{float(v):.4g}' for v in values) + ']'
+
+
 class SimNode(Node):
     """A simulated robot: efforts in, joint states out (see module)."""
 
@@ -246,8 +251,8 @@ class SimNode(Node):
         self.get_logger().info(f'simulating {self.model.name} ({n} joints) with '
                                f'{self.plant.description}, '
                                f'{"lockstep" if params.lockstep else "real time"}' + (
-                                   f', a box of {list(cell.box_size)} m at '
-                                   f'{list(cell.box_position)} m, links as capsules of '
+                                   f', a box of {_listed(cell.box_size)} m at '
+                                   f'{_listed(cell.box_position)} m, links as capsules of '
                                    f'{cell.link_radius:g} m' if cell else ''))
         self.tau = np.zeros(n)
         self.command_at = None          # physics time of the latest command, ns
