@@ -329,13 +329,13 @@ def test_deviations_count_an_error_correlated_in_time():
 @pytest.mark.parametrize('share', [0.85, 1.15])
 def test_a_load_on_an_arm_whose_inertia_is_off_counts_the_arm_s_spread(motion, share):
     """
-    The arm's inertia 15 % off its model: the load's parameters absorb the error, which no
-    residual shows; given the arm's free-motion spread, the truth lies within 3 deviations.
+    The arm's inertia 15 % off: given its free-motion spread, the load within 3 deviations.
 
-    Without the spread the deviations are the noise's and the error's left in the residual,
-    and the truth lies far outside them (the check below fails there).  The spread is the
-    observer's as its contact levels learn it: the residual of the arm's free motion, without
-    the load, against the model (:func:`..contact.detection.motion_spread`).
+    The load's parameters absorb the arm's error, which no residual shows.  Without the spread
+    the deviations are the noise's and the error's left in the residual, and the truth lies far
+    outside them (the check below fails there).  The spread is the observer's as its contact
+    levels learn it: the residual of the arm's free motion, without the load, against the
+    model (:func:`..contact.detection.motion_spread`).
     """
     import dataclasses
     from manipulator_dynamics.contact.detection import motion_spread

@@ -441,7 +441,9 @@ LOAD = (1.5, (0.03, -0.02, 0.05), (4e-3, 2e-4, -1e-4, 3e-3, 1e-4, 2e-3))
 
 def test_at_twice_the_speed_with_a_load_estimated_and_applied_still_no_level(levels):
     """
-    An arm with a load its model lacks: dynamics_node estimates it (``~/estimate_payload``,
+    A load estimated and applied: the sweep at twice the speed raises no level.
+
+    The arm carries a load its model lacks; dynamics_node estimates it (``~/estimate_payload``,
     every joint on its sines), and with the load it applied the sweep at twice the speed raises
     no level with the levels learnt slow without it; without it, the same run reacts.
     """
@@ -459,8 +461,8 @@ def test_at_twice_the_speed_with_a_load_estimated_and_applied_still_no_level(lev
     answer, applied = answers
     assert answer.success, answer.message
     assert abs(applied[0] - LOAD[0]) < 0.02 * LOAD[0], (applied, answer.message)
-    fast = dict(box=False, speed=2.0, levels=levels[DynamicsNode], truth=truth,
-                seconds=DURATION / 2 + 1.0)
+    fast = {'box': False, 'speed': 2.0, 'levels': levels[DynamicsNode], 'truth': truth,
+            'seconds': DURATION / 2 + 1.0}
     loaded = run(DynamicsNode, 'stop', payload_link=link, payload=applied, **fast)
     assert not np.isin(loaded.level, [1, 2]).any(), set(loaded.level)
     assert not loaded.reacting.any()
@@ -478,9 +480,11 @@ def there_and_back(t, speed=1.0):
 
 def test_a_load_on_an_arm_whose_model_is_off_is_not_applied_on_the_noise_s_deviations():
     """
-    On an arm 15-20 % off its model, dynamics_node learns its levels (auto), then the arm picks
-    a load up: the estimate's deviations count the arm's error as the levels learnt it, and
-    the load is not applied where its truth lies outside 3 of them.
+    On an arm 15-20 % off its model, a load picked up is not applied off its deviations.
+
+    dynamics_node learns its levels (auto), then the arm picks a load up: the estimate's
+    deviations count the arm's error as the levels learnt it, and the load is not applied
+    where its truth lies outside 3 of them.
 
     The same window fitted on the deviations of the noise and of the residual alone put the
     load far off them (checked here, from the node's own window): the service would have
