@@ -109,12 +109,24 @@ def test_spline_trajectory():
 
 
 def _command(model, values, rows, law, qdd, limit, order, flags=0):
-    """Call command_vector (as command_from_bytes does): ``(status, state, tau, command)``."""
+    """
+    Call command_vector through a message's bytes: ``(status, state, tau, command)``.
+
+    ``values (k, given)`` as the ``k`` arrays of a JointState's bytes, behind a header of 16
+    bytes of any value with a stamp of 1 s: the node's compiled call (``control.bytes_call``,
+    which the install compiles), not command_vector's own entry, which the suite would compile
+    for itself (47 s of a CI run).
+    """
     from manipulator_dynamics.rigid.kinematics import kernel_model
-    state, tau = np.empty((len(values), model.n)), np.empty(model.n)
+    filled, given = values.shape
+    data = bytes(4) + struct.pack('<iI', 1, 0) + bytes(4) + b''.join(
+        np.ascontiguousarray(values[r]).tobytes() for r in range(filled))
+    layout = np.full(len(data), -1, dtype=np.int16)
+    state, tau = np.empty((filled, model.n)), np.empty(model.n)
     command = np.empty(len(order))
-    status = control.command_vector(kernel_model(model).address, values, rows, law, flags, qdd,
-                                    limit, order, state, tau, command)
+    status, _ = control.bytes_call.call(
+        kernel_model(model).address, data, layout, np.array([16, 8 * given, filled, given]),
+        rows, law, flags, qdd, limit, order, 0, 0, 0.0, state, tau, command)
     return status, state, tau, command
 
 
@@ -134,7 +146,6 @@ def test_command_vector_is_the_general_path_s_law(rigid, make):
         q, qd, qdd = random_state(model, rng)
         values = rng.normal(size=(3, given))
         values[0, rows], values[1, rows] = q, qd
-        values = np.asfortranarray(values)           # a strided view, as a message's bytes
         g = md.gravity_torques(model, q)
         laws = {control.GRAVITY: (0, g),
                 control.GRAVITY_FRICTION: (0, g + control.friction_torque(model, qd)),
@@ -164,17 +175,16 @@ def test_command_vector_accepts_only_what_the_general_path_would_send_as_it_is()
     rows, order = np.arange(n), np.arange(n)
     q = np.full(n, 0.3)
     g = md.gravity_torques(model, q)
-    # a strided view, as a message's bytes (and as the test above: the same compiled call)
-    values = np.asfortranarray(np.stack([q, np.zeros(n), g]))
+    values = np.stack([q, np.zeros(n), g])
     zero = np.zeros(n)
     assert _command(model, values, rows, control.GRAVITY, zero, np.abs(g), order)[0] == OK
     for row, joint in ((0, 2), (1, 5), (2, 0)):      # any field, any joint read
-        bad = values.copy(order='F')
+        bad = values.copy()
         bad[row, joint] = np.nan
         assert _command(model, bad, rows, control.GRAVITY, zero, np.abs(g), order)[0] \
             == NON_FINITE
     # another robot's joint: not read
-    unread = np.asfortranarray(np.hstack([values, np.full((3, 1), np.inf)]))
+    unread = np.hstack([values, np.full((3, 1), np.inf)])
     assert _command(model, unread, rows, control.GRAVITY, zero, np.abs(g), order)[0] == OK
     tight = np.abs(g).copy()
     tight[np.argmax(np.abs(g))] *= 0.99
