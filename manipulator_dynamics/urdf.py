@@ -15,14 +15,14 @@
 """
 Loading a :class:`~manipulator_dynamics.Model` from URDF, step by step.
 
-:func:`load_model` reads the XML (lxml for precise syntax errors, yourdfpy for the elements;
-meshes are never touched), checks that the joints make a tree, picks the base and the joints kept
-(``root_link``, ``tip_links``), walks the tree into bodies (fixed joints and locked joints merge
-their links into the body above), sums each body's inertial parameters, and reads limits,
+:func:`load_model` reads the XML with lxml (a syntax error says its line; each element is read
+here, its error naming the link or joint and the attribute; meshes are never touched), checks
+that the joints make a tree, picks the base and the joints kept (``root_link``,
+``tip_links``), walks the tree into bodies (fixed joints and locked joints merge their links
+into the body above), sums each body's inertial parameters, and reads limits,
 friction and mimic relations.  Every error names the link, joint or field at fault.
 """
 
-import io
 import math
 import os
 from typing import NamedTuple, Sequence
@@ -54,13 +54,15 @@ def _read_urdf(urdf) -> bytes:
 
 def _parse(data: bytes, with_root=False):
     """
-    Parse with lxml for a precise syntax error, then with yourdfpy (meshes never loaded).
+    Read the URDF's ``<robot>``: its links and joints as :class:`_Robot` (meshes never loaded).
 
-    ``with_root``: return the lxml ``<robot>`` element too (what yourdfpy does not read: the
-    ros2_control transmissions).
+    lxml parses (a syntax error says its line); the elements are read here, each field's
+    error naming its link or joint and the attribute.  What urdfdom requires is required:
+    a name on every link and joint, a joint's type, parent and child, an inertial's mass value
+    and all six inertia attributes.  ``with_root``: return the lxml ``<robot>`` element too
+    (what the model reads beside: the ros2_control transmissions).
     """
     from lxml import etree
-    import yourdfpy
 
     try:
         root = etree.fromstring(data, parser=etree.XMLParser(remove_comments=True))
@@ -68,12 +70,148 @@ def _parse(data: bytes, with_root=False):
         raise URDFError(f'URDF is not well-formed XML: {e}') from None
     if root.tag != 'robot':
         raise URDFError(f'URDF root element must be <robot>, found <{root.tag}>')
+    robot = _Robot(root.get('name'), [_read_link(e) for e in root.findall('link')],
+                   [_read_joint(e) for e in root.findall('joint')])
+    return (robot, root) if with_root else robot
+
+
+class _Robot(NamedTuple):
+    name: str
+    links: list
+    joints: list
+
+
+class _Link(NamedTuple):
+    name: str
+    inertial: object            # _Inertial or None
+
+
+class _Inertial(NamedTuple):
+    origin: np.ndarray          # (4, 4) or None
+    mass: float
+    inertia: np.ndarray         # (3, 3)
+
+
+class _Joint(NamedTuple):
+    name: str
+    type: str                   # noqa: A003 - the URDF's attribute, as every reader names it
+    parent: str
+    child: str
+    origin: np.ndarray          # (4, 4) or None
+    axis: np.ndarray            # (3,)
+    limit: object               # _Limit or None
+    dynamics: object            # _Dynamics or None
+    mimic: object               # _Mimic or None
+
+
+class _Limit(NamedTuple):
+    effort: float
+    velocity: float
+    lower: float
+    upper: float
+
+
+class _Dynamics(NamedTuple):
+    damping: str                # as written, None where absent (read where used)
+    friction: str
+
+
+class _Mimic(NamedTuple):
+    joint: str
+    multiplier: float
+    offset: float
+
+
+def _named(element, kind):
+    """Return the ``name`` of a ``<link>`` or ``<joint>`` element, or raise saying where."""
+    name = element.get('name')
+    if not name:
+        raise URDFError(f'a <{kind}> without a name (line {element.sourceline})')
+    return name
+
+
+def _numbers(element, attribute, count, where, default=None):
+    """Return ``count`` numbers of ``element``'s ``attribute`` (``default`` text if absent)."""
+    text = element.get(attribute, default)
+    if text is None:
+        raise URDFError(f'{where}: <{element.tag}> has no {attribute}')
     try:
-        urdf = yourdfpy.URDF.load(io.BytesIO(data), load_meshes=False, build_scene_graph=False,
-                                  load_collision_meshes=False, build_collision_scene_graph=False)
-        return (urdf.robot, root) if with_root else urdf.robot
-    except Exception as e:  # noqa: B902 - yourdfpy raises bare ValueError, TypeError, ...
-        raise URDFError(f'URDF could not be read: {type(e).__name__}: {e}') from None
+        values = [float(x) for x in text.split()]
+    except ValueError:
+        values = []
+    if len(values) != count:
+        raise URDFError(f"{where}: <{element.tag}> {attribute}='{text}' is not {count} "
+                        f'number{"s" if count > 1 else ""}')
+    return values
+
+
+def _number_or_none(element, attribute, where):
+    """Return a number attribute, or None where the element or the attribute is absent."""
+    if element is None or element.get(attribute) is None:
+        return None
+    return _numbers(element, attribute, 1, where)[0]
+
+
+def _origin(element, where):
+    """Return an ``<origin>``'s 4x4 transform (``xyz``, then ``rpy`` fixed-axis x-y-z), or None."""
+    if element is None:
+        return None
+    xyz = np.array(_numbers(element, 'xyz', 3, where, '0 0 0'))
+    roll, pitch, yaw = np.array(_numbers(element, 'rpy', 3, where, '0 0 0'))
+    sr, sp, sy = np.sin(roll), np.sin(pitch), np.sin(yaw)
+    cr, cp, cy = np.cos(roll), np.cos(pitch), np.cos(yaw)
+    cc, cs, sc, ss = cr * cy, cr * sy, sr * cy, sr * sy
+    R = np.identity(4)                          # Rz(yaw) Ry(pitch) Rx(roll), in this order of
+    R[:3, :3] = [[cp * cy, sp * sc - cs, sp * cc + ss],     # products (yourdfpy's, to the bit)
+                 [cp * sy, sp * ss + cc, sp * cs - sc],
+                 [-sp, cp * sr, cp * cr]]
+    T = np.identity(4)
+    T[:3, 3] = xyz
+    return np.dot(np.dot(np.identity(4), T), R)     # the transform as yourdfpy composed it
+
+
+def _read_link(element):
+    name = _named(element, 'link')
+    inertial = element.find('inertial')
+    if inertial is None:
+        return _Link(name, None)
+    where = f"link '{name}': inertial"
+    mass, inertia = inertial.find('mass'), inertial.find('inertia')
+    if mass is None or inertia is None:
+        raise URDFError(f'{where} has no <{"mass" if mass is None else "inertia"}>')
+    i = {key: _numbers(inertia, key, 1, where)[0]
+         for key in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')}
+    return _Link(name, _Inertial(
+        _origin(inertial.find('origin'), where), _numbers(mass, 'value', 1, where)[0],
+        np.array([[i['ixx'], i['ixy'], i['ixz']], [i['ixy'], i['iyy'], i['iyz']],
+                  [i['ixz'], i['iyz'], i['izz']]], dtype=np.float64)))
+
+
+def _read_joint(element):
+    name = _named(element, 'joint')
+    where = f"joint '{name}'"
+    kind = element.get('type')
+    if not kind:
+        raise URDFError(f'{where} has no type')
+    ends = []
+    for role in ('parent', 'child'):
+        end = element.find(role)
+        if end is None or not end.get('link'):
+            raise URDFError(f'{where} has no <{role} link=...>')
+        ends.append(end.get('link'))
+    axis = element.find('axis')
+    limit, dynamics, mimic = (element.find(tag) for tag in ('limit', 'dynamics', 'mimic'))
+    return _Joint(
+        name, kind, *ends, _origin(element.find('origin'), where),
+        np.array([1.0, 0.0, 0.0]) if axis is None else
+        np.array(_numbers(axis, 'xyz', 3, where, '1 0 0')),
+        None if limit is None else _Limit(*(_number_or_none(limit, key, where) for key in (
+            'effort', 'velocity', 'lower', 'upper'))),
+        None if dynamics is None else _Dynamics(dynamics.get('damping'),
+                                                dynamics.get('friction')),
+        None if mimic is None else _Mimic(
+            mimic.get('joint'), _numbers(mimic, 'multiplier', 1, where, '1')[0],
+            _numbers(mimic, 'offset', 1, where, '0')[0]))
 
 
 def _float_attr(value, what):

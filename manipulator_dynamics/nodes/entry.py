@@ -50,11 +50,11 @@ def quiet_until_ready():
 
 
 #: What every node imports on its way to its first model, loaded while a signal still ends the
-#: process at once: the URDF parser (yourdfpy, which imports trimesh and its C extensions).
-#: Loaded later, inside the node's own signal handling, a Ctrl-C that landed in one of those
-#: extensions' initialisation crashed the process (a segmentation fault, exit -11, seen once in
-#: test_interrupts_while_a_node_starts_end_it_cleanly).
-PRELOADED = ('lxml.etree', 'yourdfpy')
+#: process at once: the URDF parser's C extension (lxml).  Loaded later, inside the node's own
+#: signal handling, a Ctrl-C that landed in an extension's initialisation crashed the process
+#: (a segmentation fault, exit -11, seen once in
+#: test_interrupts_while_a_node_starts_end_it_cleanly, when the parser was yourdfpy with trimesh).
+PRELOADED = ('lxml.etree',)
 
 
 def _run(module, function='main'):
