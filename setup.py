@@ -71,15 +71,18 @@ setup(
     python_requires='>=3.10',
     # The ROS client libraries (rclpy, message packages) are deliberately absent: where ROS 2 is
     # installed they come from the distribution; without ROS, `pip install .[ros]` brings wheels.
+    # What package.xml's exec_depends bring from apt, and nothing more: the rest is an extra
+    # (test/package/test_optional.py holds the two to each other).
     install_requires=['setuptools', 'numpy>=1.24', 'numba>=0.58', 'scipy>=1.10', 'PyYAML>=5.4',
-                      'lxml>=4.9', 'yourdfpy>=0.0.56', 'rosbags>=0.9.11', 'pandas>=2.0',
-                      'matplotlib>=3.5', 'threadpoolctl>=3.1'],
+                      'lxml>=4.9', 'pandas>=2.0', 'matplotlib>=3.5'],
     extras_require={
         # ament's linters as ROS 2 runs them: ament_flake8 with the flake8 plugins a ROS 2
         # install gives it (ament_flake8's package.xml), ament_pep257, ament_xmllint (which
         # needs the xmllint program); ament_copyright is on no registry: test_package.py checks
         # the headers itself
+        # yourdfpy: the URDF reader the package had, the oracle of test_urdf_reader.py
         'test': ['pytest>=7', 'pin>=3.4', 'example-robot-data>=4.1', 'pydocstyle>=6.3',
+                 'yourdfpy>=0.0.56', 'rosbags>=0.9.11', 'threadpoolctl>=3.1',
                  'colcon-common-extensions>=0.3', 'ros-ament-lint', 'ros-ament-flake8',
                  'ros-ament-pep257', 'ament-xmllint', 'flake8>=6', 'flake8-blind-except',
                  'flake8-builtins', 'flake8-class-newline', 'flake8-comprehensions',
@@ -89,12 +92,17 @@ setup(
         'sim': ['mujoco>=3.3'],
         # manipulator-dynamics fleet on a Dask cluster (without it, serially)
         'fleet': ['dask[distributed]>=2024.1'],
+        # BLAS on one thread inside the identification (without it, the same figures, more CPU)
+        'threads': ['threadpoolctl>=3.1'],
+        # rosbag2 recordings read without ROS 2 (with it, rosbag2_py reads them)
+        'rosbag': ['rosbags>=0.9.11'],
         'ros': ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-trajectory-msgs',
                 'ros-std-msgs', 'ros-std-srvs', 'ros-geometry-msgs', 'ros-lifecycle-msgs',
                 'ros-diagnostic-msgs'],
     },
     cmdclass={'install': InstallAndPrecompile},
-    zip_safe=True,
+    # the package reads its URDFs and compiled kernels by path
+    zip_safe=False,
     maintainer='The manipulator_dynamics Authors',
     maintainer_email='manipulator-dynamics@users.noreply.github.com',
     description='Live rigid-body and flexible-link dynamics of manipulators from URDF, for ROS 2',

@@ -158,8 +158,21 @@ def blas_on_one_thread(function):
     """
     @functools.wraps(function)
     def on_one_thread(*args, **kwargs):
-        from threadpoolctl import threadpool_limits
-
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:                     # optional: the same figures, more CPU
+            _without_threadpoolctl()
+            return function(*args, **kwargs)
         with threadpool_limits(1, user_api='blas'):
             return function(*args, **kwargs)
     return on_one_thread
+
+
+@functools.lru_cache(maxsize=None)
+def _without_threadpoolctl():
+    """Say once that BLAS keeps its own threads: threadpoolctl is not installed."""
+    import warnings
+    warnings.warn('threadpoolctl is not installed: BLAS keeps its own threads beside the '
+                  "package's, which on few cores slows an identification down (the same "
+                  'figures); pip install threadpoolctl, or apt install python3-threadpoolctl',
+                  RuntimeWarning, stacklevel=3)

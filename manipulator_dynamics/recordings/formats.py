@@ -22,6 +22,7 @@ it has are the root's side of the robot, how to load the robot as recorded
 (:func:`suggest_tip_links`).
 """
 
+import importlib
 import zipfile
 
 import numpy as np
@@ -295,36 +296,25 @@ def _npz_columns(archive, key, header, rows):
     return out
 
 
-def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
+def read_rosbag(model, path, topic='/joint_states', *, velocity=False, reader='auto'):
     """
     Read ``(t, q, tau)`` from the sensor_msgs/JointState messages of a rosbag2 recording.
 
     Joints are matched by name (other robots' joints are ignored); time is the header stamp, or
     the recording time when the stamp is zero.  Messages without every joint of the model, or
     without efforts, are skipped.  With ``velocity``: a mapping with keys ``t, q, tau`` and
-    ``qd``, the messages' velocities, None unless every message kept has them.
+    ``qd``, the messages' velocities, None unless every message kept has them.  ``reader``:
+    ``'rosbag2_py'`` (ROS 2's own, ``ros-<distro>-rosbag2-py``), ``'rosbags'`` (the pure
+    Python reader, ``pip install rosbags``), or ``'auto'``: ROS 2's where it is installed,
+    else rosbags.  Both give the same arrays.
     """
-    from pathlib import Path
-
-    from rosbags.highlevel import AnyReader
-    from rosbags.typesys import get_typestore, Stores
-
+    count, messages, close = _joint_states(path, topic, reader)
     try:
-        reader = AnyReader([Path(path)], default_typestore=get_typestore(Stores.ROS2_HUMBLE))
-        reader.open()
-    except Exception as e:  # noqa: B902 - rosbags raises its own error types
-        raise IdentificationError(f'{path} is not a readable rosbag2 recording: {e}') from None
-    try:
-        connections = [c for c in reader.connections if c.topic == topic]
-        if not connections:
-            topics = ', '.join(sorted({c.topic for c in reader.connections})) or 'none'
-            raise IdentificationError(f'{path} has no topic {topic} (topics: {topics})')
         # by chunks into arrays made once, a long recording's in a file (:mod:`.spill`): a
         # message's values as Python lists cost 40 times their size
-        log = _Rows(model.n, sum(max(c.msgcount, 0) for c in connections))
+        log = _Rows(model.n, count)
         seen, maps = set(), {}
-        for connection, stamp, raw in reader.messages(connections=connections):
-            msg = reader.deserialize(raw, connection.msgtype)
+        for stamp, msg in messages:
             names = tuple(msg.name)
             seen.update(names)
             if names not in maps:
@@ -341,7 +331,7 @@ def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
                     [msg.velocity[i] for i in idx] if len(msg.velocity) == len(names)
                     else None)
     finally:
-        reader.close()
+        close()
     if not len(log):
         missing = [j for j in model.joint_names if j not in seen]
         raise IdentificationError(
@@ -352,6 +342,89 @@ def read_rosbag(model, path, topic='/joint_states', *, velocity=False):
     if not velocity:
         return t, q, tau
     return {'t': t, 'q': q, 'tau': tau, 'qd': qd}
+
+
+#: The rosbag2 readers :func:`read_rosbag` can use, in the order ``'auto'`` tries them.
+ROSBAG_READERS = ('rosbag2_py', 'rosbags')
+
+
+def _joint_states(path, topic, reader):
+    """
+    Open ``path``: return ``(count, messages, close)``, the JointStates on ``topic``.
+
+    ``messages`` yields ``(recording time ns, message)``; ``count`` is how many the recording
+    says it holds (the arrays' size to start with).
+    """
+    if reader not in ('auto',) + ROSBAG_READERS:
+        raise ValueError(f"reader must be 'auto' or one of {', '.join(ROSBAG_READERS)}, "
+                         f'got {reader!r}')
+    tried = ROSBAG_READERS if reader == 'auto' else (reader,)
+    for name in tried:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        return (_by_rosbag2_py if name == 'rosbag2_py' else _by_rosbags)(module, path, topic)
+    raise IdentificationError(
+        f'{path}: reading a rosbag2 recording needs '
+        + ' or '.join(_READER_FROM[name] for name in tried) + ', and '
+        + ('neither is' if len(tried) > 1 else 'it is not') + ' importable here')
+
+
+#: Where each rosbag2 reader comes from, as a missing one's error says it.
+_READER_FROM = {'rosbag2_py': 'rosbag2_py (a sourced ROS 2 installation: ros-<distro>-rosbag2-py)',
+                'rosbags': 'rosbags (pip install rosbags, or pip install .[rosbag])'}
+
+
+def _no_topic(path, topic, topics):
+    listed = ', '.join(sorted(topics)) or 'none'
+    return IdentificationError(f'{path} has no topic {topic} (topics: {listed})')
+
+
+def _by_rosbags(module, path, topic):
+    from pathlib import Path
+
+    from rosbags.highlevel import AnyReader
+    from rosbags.typesys import get_typestore, Stores
+
+    try:
+        reader = AnyReader([Path(path)], default_typestore=get_typestore(Stores.ROS2_HUMBLE))
+        reader.open()
+    except Exception as e:  # noqa: B902 - rosbags raises its own error types
+        raise IdentificationError(f'{path} is not a readable rosbag2 recording: {e}') from None
+    connections = [c for c in reader.connections if c.topic == topic]
+    if not connections:
+        reader.close()
+        raise _no_topic(path, topic, {c.topic for c in reader.connections})
+
+    def messages():
+        for connection, stamp, raw in reader.messages(connections=connections):
+            yield stamp, reader.deserialize(raw, connection.msgtype)
+    return sum(max(c.msgcount, 0) for c in connections), messages(), reader.close
+
+
+def _by_rosbag2_py(rosbag2_py, path, topic):
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import JointState
+
+    reader = rosbag2_py.SequentialReader()
+    try:
+        reader.open(rosbag2_py.StorageOptions(uri=str(path), storage_id=''),
+                    rosbag2_py.ConverterOptions('', ''))
+    except Exception as e:  # noqa: B902 - rosbag2_py raises RuntimeError and its own
+        raise IdentificationError(f'{path} is not a readable rosbag2 recording: {e}') from None
+    topics = {t.name: t.type for t in reader.get_all_topics_and_types()}
+    if topic not in topics:
+        raise _no_topic(path, topic, topics)
+    count = sum(max(t.message_count, 0) for t in reader.get_metadata().topics_with_message_count
+                if t.topic_metadata.name == topic)
+    reader.set_filter(rosbag2_py.StorageFilter(topics=[topic]))
+
+    def messages():
+        while reader.has_next():
+            _, raw, stamp = reader.read_next()
+            yield stamp, deserialize_message(raw, JointState)
+    return count, messages(), lambda: None
 
 
 class _Rows:

@@ -95,6 +95,36 @@ def test_rosbag2_recording(arm, base, tmp_path):
     assert from_bag.processing['topic'] == '/joint_states'
 
 
+def test_ros2s_rosbag2_reader_and_rosbags_give_the_same_arrays(arm, tmp_path):
+    """rosbag2_py where ROS 2 is installed, rosbags elsewhere: one recording, the same arrays."""
+    pytest.importorskip('rosbags', reason='rosbags writes the recording: pip install rosbags')
+    pytest.importorskip('rosbag2_py', reason='rosbag2_py comes only with a ROS 2 installation '
+                        '(ros-<distro>-rosbag2-py; no registry these machines reach serves it)')
+    from manipulator_dynamics.recordings.formats import read_rosbag
+    t, _, qd, _, tau, q_noisy = measured(arm, seed=5, seconds=2.0)
+    write_bag(tmp_path / 'bag', arm, t, q_noisy, tau, qd=qd)
+    ours, theirs = (read_rosbag(arm, tmp_path / 'bag', velocity=True, reader=reader)
+                    for reader in ('rosbag2_py', 'rosbags'))
+    for key in ('t', 'q', 'tau', 'qd'):
+        np.testing.assert_array_equal(ours[key], theirs[key], err_msg=key)
+
+
+def test_a_rosbag2_recording_without_a_reader_says_how_to_get_one(arm, tmp_path, monkeypatch):
+    pytest.importorskip('rosbags', reason='rosbags writes the recording: pip install rosbags')
+    import sys
+    from manipulator_dynamics.recordings.formats import read_rosbag
+    t, _, _, _, tau, q_noisy = measured(arm, seed=5, seconds=1.0)
+    write_bag(tmp_path / 'bag', arm, t, q_noisy, tau)
+    for module in ('rosbag2_py', 'rosbags'):
+        monkeypatch.setitem(sys.modules, module, None)       # neither importable
+    with pytest.raises(md.IdentificationError, match=r'needs rosbag2_py \(a sourced ROS 2 '
+                       r'installation: ros-<distro>-rosbag2-py\) or rosbags \(pip install '
+                       r'rosbags, .*neither is importable here'):
+        read_rosbag(arm, tmp_path / 'bag')
+    with pytest.raises(md.IdentificationError, match=r'needs rosbags \(pip install rosbags'):
+        read_rosbag(arm, tmp_path / 'bag', reader='rosbags')
+
+
 def test_a_numpy_archive_is_read_by_joint_name(arm, base, tmp_path):
     """
     ``np.savez`` of t, q, tau (qd, joints): columns matched by name, another robot's ignored.

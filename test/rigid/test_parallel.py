@@ -102,3 +102,18 @@ def test_thread_count_is_validated():
     with pytest.raises(ValueError, match='thread count must be >= 1'):
         md.set_threads(0)
     assert md.get_threads() >= 1
+
+
+def test_without_threadpoolctl_blas_keeps_its_threads_and_says_so_once(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, 'threadpoolctl', None)      # not installed
+    _parallel._without_threadpoolctl.cache_clear()
+    wrapped = _parallel.blas_on_one_thread(lambda x: 2 * x)
+    with pytest.warns(RuntimeWarning, match='threadpoolctl is not installed: BLAS keeps its own '
+                      'threads.*pip install threadpoolctl'):
+        assert wrapped(3) == 6
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert wrapped(4) == 8                   # said once
+    _parallel._without_threadpoolctl.cache_clear()
