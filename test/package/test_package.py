@@ -43,20 +43,75 @@ def setup_keywords():
 #: Where each module the package imports comes from, as package.xml names it (rosdep keys).
 ROSDEP_KEYS = {
     'numpy': 'python3-numpy', 'numba': 'python3-numba', 'scipy': 'python3-scipy',
-    'pandas': 'python3-pandas', 'threadpoolctl': 'python3-threadpoolctl',
+    'pandas': 'python3-pandas',
     'yaml': 'python3-yaml', 'lxml': 'python3-lxml', 'matplotlib': 'python3-matplotlib',
-    'yourdfpy': 'python3-yourdfpy-pip', 'rosbags': 'python3-rosbags-pip',
     'rclpy': 'rclpy', 'rcl_interfaces': 'rcl_interfaces',
     'builtin_interfaces': 'builtin_interfaces',
     'sensor_msgs': 'sensor_msgs', 'std_msgs': 'std_msgs', 'std_srvs': 'std_srvs',
     'geometry_msgs': 'geometry_msgs',
     'trajectory_msgs': 'trajectory_msgs', 'launch': 'launch', 'launch_ros': 'launch_ros',
     'ament_index_python': 'ament_index_python', 'rosgraph_msgs': 'rosgraph_msgs',
-    'mujoco': 'python3-mujoco-pip',
     'lifecycle_msgs': 'lifecycle_msgs', 'diagnostic_msgs': 'diagnostic_msgs',
+    'rosbag2_py': 'rosbag2_py',
 }
-#: Imported only for an optional extra, where the code runs without it: no exec_depend.
-OPTIONAL = {'dask': 'the fleet extra: manipulator-dynamics fleet runs serially without it'}
+#: Imported only for an optional extra, where the code runs without it: no exec_depend (and
+#: on no apt that rosdep knows: test_optional.py checks the code runs without each).
+OPTIONAL = {'dask': 'the fleet extra: manipulator-dynamics fleet runs serially without it',
+            'mujoco': "the sim extra: sim_node's engine mujoco; without it, the internal engine",
+            'threadpoolctl': 'the threads extra: without it BLAS keeps its threads (more CPU)',
+            'rosbags': 'the rosbag extra: rosbag2 recordings without ROS 2 (rosbag2_py with)'}
+#: The rosdep keys package.xml may name, each a system package on every supported platform.
+ALLOWED_KEYS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'rosdep_keys.yaml')
+
+
+def allowed_keys():
+    """Return the allowed rosdep keys (``rosdep_keys.yaml``) and the file's whole content."""
+    import yaml
+    with open(ALLOWED_KEYS) as f:
+        data = yaml.safe_load(f)
+    return set(data['python']) | set(data['ros']), data
+
+
+def package_keys():
+    """Return every dependency key package.xml names, by the tag that names it."""
+    root = ET.parse(os.path.join(ROOT, 'package.xml')).getroot()
+    return {(e.tag, e.text.strip()) for e in root if e.tag.endswith('depend')}
+
+
+def test_every_key_of_package_xml_is_a_system_package_on_every_platform():
+    """A key outside rosdep_keys.yaml (a pip key, none at all) would stop rosdep and bloom."""
+    allowed, _ = allowed_keys()
+    unknown = sorted(f'<{tag}>{key}' for tag, key in package_keys() if key not in allowed)
+    assert not unknown, (f'package.xml names {", ".join(unknown)}: not in rosdep_keys.yaml, the '
+                         'keys checked to resolve to a system package on every platform')
+    assert not [key for _, key in package_keys() if key.endswith('-pip')]
+
+
+@pytest.mark.skipif(not os.environ.get('ROSDISTRO_DIR'), reason='needs a rosdistro checkout: '
+                    'ROSDISTRO_DIR=<ros/rosdistro> (its rosdep/*.yaml and <distro>/'
+                    'distribution.yaml)')
+def test_rosdep_keys_resolve_to_system_packages():
+    """Each allowed key: apt on every platform (python), released in every distribution (ros)."""
+    import yaml
+    here = os.environ['ROSDISTRO_DIR']
+    _, data = allowed_keys()
+    rules = {}
+    for name in ('base.yaml', 'python.yaml'):
+        with open(os.path.join(here, 'rosdep', name)) as f:
+            rules.update(yaml.safe_load(f))
+    for key, apt in data['python'].items():
+        assert key in rules, f'{key}: no rosdep rule'
+        for platform in data['platforms']:
+            rule = rules[key].get(platform)
+            assert isinstance(rule, list) and apt in rule, (key, platform, rule)
+    for distro in data['distributions']:
+        with open(os.path.join(here, distro, 'distribution.yaml')) as f:
+            repositories = yaml.safe_load(f)['repositories']
+        released = {package for name, repository in repositories.items()
+                    for package in (repository.get('release') or {}).get(
+                        'packages', [name] if repository.get('release') else [])}
+        missing = [key for key in data['ros'] if key not in released]
+        assert not missing, f'{distro} releases none of {missing}'
 
 
 def imported_modules(paths):
@@ -213,8 +268,14 @@ def test_contact_detection_reads_nothing_from_identification_nor_anything_privat
         assert not private, (path, private)
 
 
+#: The library's one use of rclpy: ROS 2's rosbag2 reader, tried only where rosbag2_py imports
+#: (a ROS 2 installation, rclpy with it), its messages deserialised as ROS 2 does.
+ROS_ONLY = {(os.path.join('recordings', 'formats.py'), 'rclpy.serialization')}
+
+
 def test_runtime_code_never_imports_test_oracles_or_ros():
     """Pinocchio is a test oracle, rclpy is for nodes/ and demo/: the library imports neither."""
+    package = os.path.join(ROOT, 'manipulator_dynamics')
     for path in PYTHON_FILES:
         parts = path.split(os.sep)
         if 'manipulator_dynamics' not in parts or {'nodes', 'demo'} & set(parts):
@@ -224,6 +285,8 @@ def test_runtime_code_never_imports_test_oracles_or_ros():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                      [node.module or ''] if isinstance(node, ast.ImportFrom) else [])
             for name in names:
+                if (os.path.relpath(path, package), name) in ROS_ONLY:
+                    continue
                 assert name.split('.')[0] not in ('pinocchio', 'rclpy'), (path, name)
 
 
@@ -366,3 +429,18 @@ def test_scripts_outside_the_package_import_names_that_exist():
                             f'{node.module}.{alias.name}'), \
                             f'{os.path.relpath(path, ROOT)}: {node.module} has no {alias.name}'
     assert found > 5
+
+
+def test_the_changelog_is_what_catkin_prepare_release_reads():
+    """CHANGELOG.rst: its title, then Forthcoming or package.xml's version, each underlined."""
+    import re
+    with open(os.path.join(ROOT, 'CHANGELOG.rst')) as f:
+        lines = f.read().splitlines()
+    assert lines[1] == 'Changelog for package manipulator_dynamics'
+    assert lines[0] == lines[2] == '^' * len(lines[1])
+    headings = [(a, b) for a, b in zip(lines, lines[1:]) if b and set(b) == {'-'}]
+    assert headings and all(len(b) == len(a) for a, b in headings), headings
+    version = ET.parse(os.path.join(ROOT, 'package.xml')).getroot().findtext('version')
+    first = headings[0][0]
+    released = rf'{re.escape(version)} \(\d{{4}}-\d\d-\d\d\)'
+    assert first == 'Forthcoming' or re.fullmatch(released, first), first
