@@ -45,6 +45,10 @@ ARGUMENTS = (
     ('command_topic', '', 'effort command topic (default effort_controller/commands)'),
     ('command_joints', '', "the effort controller's joints, in its order, e.g. [j1, j2] "
                            "(default: the model's)"),
+    ('controller_name', '', "the controller whose 'joints' the command order must match "
+                            "before the first command (default: the command topic's "
+                            "namespace; '-': no check, for a controller that has no such "
+                            'parameter)'),
     ('joint_dynamics', '', 'YAML of armature and friction per joint'),
     ('identified_parameters', '', "YAML of standard parameters to use instead of the URDF's "
                                   '(manipulator-dynamics identify --parameters-out)'),
@@ -70,6 +74,7 @@ PARAMETERS = {
                       'transmissions': 'transmissions', 'use_sim_time': 'use_sim_time',
                       'mode': 'mode',
                       'command_topic': 'command_topic', 'command_joints': 'command_joints',
+                      'controller_name': 'controller_name',
                       'external_torques': 'external_torques',
                       'collision_reaction': 'collision_reaction', 'contact_link': 'contact_link',
                       'payload_link': 'payload_link', 'managed': 'managed'},

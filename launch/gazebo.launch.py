@@ -22,8 +22,8 @@ Gazebo (ros_gz_sim, world ``world``), the arm spawned from ``robot_description``
 bridge, the spawners of ``joint_state_broadcaster`` and ``effort_controller``
 (config/ros2_controllers.yaml: forward_command_controller, ``interface_name: effort``), then
 dynamics.launch.py on simulated time, commanding ``effort_controller/commands`` in the
-controller's joint order.  Needs ros_gz_sim, ros_gz_bridge, gz_ros2_control and
-ros2_controllers (not part of this package's dependencies: the nodes need none of them).
+controller's joint order.  Needs ros_gz_sim, ros_gz_bridge, gz_ros2_control and the two
+controllers, which package.xml declares (the nodes need none of them).
 """
 
 import os
@@ -36,18 +36,21 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
 from manipulator_dynamics import load_model, robots
-from manipulator_dynamics.nodes.launch_support import declared
+from manipulator_dynamics.nodes.launch_support import cell_namespace_refusal, declared
 
 ARGUMENTS = (
     ('world', 'empty.sdf', 'Gazebo world'),
     ('mode', 'none', 'dynamics_node mode: gravity_compensation | inverse_dynamics | none'),
-    ('namespace', '', 'namespace of the dynamics nodes'),
+    ('namespace', '', 'refused: the cell cannot be namespaced by this file (see below)'),
 )
 #: included launch file -> {its argument: the argument of this file that sets it}
-FORWARDED = {'dynamics.launch.py': {'mode': 'mode', 'namespace': 'namespace'}}
+FORWARDED = {'dynamics.launch.py': {'mode': 'mode'}}
 
 
 def _robot(context):
+    why = cell_namespace_refusal(LaunchConfiguration('namespace').perform(context))
+    if why:
+        raise RuntimeError(why)
     share = get_package_share_directory('manipulator_dynamics')
     urdf = os.path.join(share, 'urdf', 'demo_arm.urdf')
     controllers = os.path.join(share, 'config', 'ros2_controllers.yaml')

@@ -172,3 +172,20 @@ def parameter_files(context, argument='params_file'):
 
     path = context.perform_substitution(LaunchConfiguration(argument))
     return [path] if path else []
+
+
+def cell_namespace_refusal(namespace):
+    """
+    Return why gazebo.launch.py cannot honour ``namespace``, or None (none given).
+
+    Namespacing the nodes alone left robot_state_publisher, the spawners and the controllers
+    at the root, and dynamics_node listened to a /robot1/joint_states nobody published: a cell
+    that does not connect, without a word.  The whole cell needs the controller manager's
+    namespace in the URDF's gz_ros2_control plugin, which that file does not write.
+    """
+    if not namespace:
+        return None
+    return (f'gazebo.launch.py cannot put the cell in namespace {namespace!r}: the controller '
+            "manager's namespace is set by gz_ros2_control's plugin in the URDF, not by the "
+            'launch file. Run it without a namespace, or start your own namespaced Gazebo '
+            f'bringup and dynamics.launch.py namespace:={namespace} beside it')

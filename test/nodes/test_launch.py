@@ -237,3 +237,17 @@ def test_launch_arguments_take_the_type_of_the_parameter_they_set():
         message = re.escape(f'launch argument arg:={text}: ') + '.*' + why
         with pytest.raises(ValueError, match=message):
             typed(text, default, 'arg')
+
+
+def test_the_gazebo_cell_refuses_a_namespace_it_cannot_give_every_node():
+    """A namespace reached dynamics.launch.py alone: the cell did not connect, unsaid."""
+    from manipulator_dynamics.nodes.launch_support import cell_namespace_refusal
+    assert cell_namespace_refusal('') is None
+    why = cell_namespace_refusal('robot1')
+    assert "cannot put the cell in namespace 'robot1'" in why
+    assert 'dynamics.launch.py namespace:=robot1' in why
+    with open(os.path.join(ROOT, 'launch', 'gazebo.launch.py')) as f:
+        source = f.read()
+    assert "cell_namespace_refusal(LaunchConfiguration('namespace').perform(context))" in source
+    _, _, forwarded = launch_data(os.path.join(ROOT, 'launch', 'gazebo.launch.py'))
+    assert 'namespace' not in forwarded['dynamics.launch.py'], 'the nodes alone namespaced'
