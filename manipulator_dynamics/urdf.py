@@ -176,15 +176,17 @@ def _read_link(element):
     if inertial is None:
         return _Link(name, None)
     where = f"link '{name}': inertial"
-    mass, inertia = inertial.find('mass'), inertial.find('inertia')
-    if mass is None or inertia is None:
-        raise URDFError(f'{where} has no <{"mass" if mass is None else "inertia"}>')
-    i = {key: _numbers(inertia, key, 1, where)[0]
-         for key in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz')}
-    return _Link(name, _Inertial(
-        _origin(inertial.find('origin'), where), _numbers(mass, 'value', 1, where)[0],
-        np.array([[i['ixx'], i['ixy'], i['ixz']], [i['ixy'], i['iyy'], i['iyz']],
-                  [i['ixz'], i['iyz'], i['izz']]], dtype=np.float64)))
+    origin = _origin(inertial.find('origin'), where)
+    values = []
+    for tag, keys in (('mass', ('value',)), ('inertia', ('ixx', 'ixy', 'ixz', 'iyy', 'iyz',
+                                                         'izz'))):
+        element = inertial.find(tag)
+        if element is None:
+            raise URDFError(f'{where} has no <{tag}>')
+        values += [_numbers(element, key, 1, where)[0] for key in keys]
+    mass, xx, xy, xz, yy, yz, zz = values
+    return _Link(name, _Inertial(origin, mass, np.array(
+        [[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=np.float64)))
 
 
 def _read_joint(element):

@@ -367,10 +367,12 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
         The arm's own error on each joint's torque, as its free motion showed it (a
         :class:`..contact.detection.Spread`: the momentum observer's spread, which its contact
         levels are learnt from).  A model's error is absorbed by the load's parameters, and no
-        residual shows it: a 15 % error in the arm's inertia put a 1.5 kg load at 2.5 kg, 90 of
+        residual shows it: a 15 % error in the arm's inertia put a 1.5 kg load at 2.5 kg, 97 of
         its deviations off.  Given the spread, each deviation is at least a third of the worst
         that an error within it at every state can do to that parameter
-        (:func:`error_bound`), so that the truth lies within 3 of them.  Default: the
+        (:func:`error_bound`): the truth lies within 3 of them wherever the arm's error stays
+        within its spread (a load's motion beyond the free motion's may take it further: that
+        arm's load came out 3.5 of them off, and too uncertain to apply).  Default: the
         deviations of the noise and of the error the residual shows.
 
     Returns
