@@ -35,9 +35,10 @@ from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 
 from manipulator_dynamics.nodes import dynamics_node, trajectory_node
-from manipulator_dynamics.nodes.launch_support import (container_actions, declared,
-                                                       given_parameters, MANAGED_ARGUMENTS,
-                                                       node_actions, parameter_files, typed)
+from manipulator_dynamics.nodes.launch_support import (container_actions, container_refusal,
+                                                       declared, given_parameters,
+                                                       MANAGED_ARGUMENTS, node_actions,
+                                                       parameter_files, typed)
 
 ARGUMENTS = (
     ('namespace', '', 'namespace of the nodes and every topic they use'),
@@ -66,9 +67,14 @@ def _nodes(context):
     sim, send = node('sim_node', wait_for_command=True), node('demo_trajectory')
     hosted = {'dynamics_node': dict(model, mode='none'), 'trajectory_node': model,
               'base_params_node': model}
-    managed = any(given_parameters(context, PARAMETERS[n], TABLES[n]) for n in PARAMETERS)
-    if typed(context.perform_substitution(LaunchConfiguration('container')), False,
-             'container') and not managed:
+    managed = any(given_parameters(context, PARAMETERS[n], TABLES[n]).get('managed')
+                  for n in PARAMETERS)
+    container = typed(context.perform_substitution(LaunchConfiguration('container')), False,
+                      'container')
+    why = container_refusal(container, managed)
+    if why:
+        raise RuntimeError(why)
+    if container:
         return sim + container_actions(namespace, files, hosted) + send
     return sim + node('dynamics_node', mode='none') + node('trajectory_node') + \
         node('base_params_node') + send

@@ -189,3 +189,18 @@ def cell_namespace_refusal(namespace):
             "manager's namespace is set by gz_ros2_control's plugin in the URDF, not by the "
             'launch file. Run it without a namespace, or start your own namespaced Gazebo '
             f'bringup and dynamics.launch.py namespace:={namespace} beside it')
+
+
+def container_refusal(container, managed):
+    """
+    Return why ``container:=true`` with ``managed:=true`` cannot be honoured, or None.
+
+    The launch drives a managed node's transitions node by node (:func:`node_actions`), and
+    the nodes of one node_container are not launch_ros lifecycle nodes to it: the container was
+    dropped without a word, and the nodes ran apart.
+    """
+    if not (container and managed):
+        return None
+    return ('container:=true hosts unmanaged nodes only: with managed:=true the launch '
+            "drives each node's transitions itself, which it cannot do inside one "
+            'node_container. Drop one of the two (managed nodes run one process each)')

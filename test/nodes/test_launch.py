@@ -251,3 +251,14 @@ def test_the_gazebo_cell_refuses_a_namespace_it_cannot_give_every_node():
     assert "cell_namespace_refusal(LaunchConfiguration('namespace').perform(context))" in source
     _, _, forwarded = launch_data(os.path.join(ROOT, 'launch', 'gazebo.launch.py'))
     assert 'namespace' not in forwarded['dynamics.launch.py'], 'the nodes alone namespaced'
+
+
+def test_demo_launch_refuses_a_container_of_managed_nodes_and_keeps_it_when_unmanaged():
+    """container:=true managed:=true dropped the container unsaid; managed:=false did too."""
+    from manipulator_dynamics.nodes.launch_support import container_refusal
+    assert container_refusal(False, True) is None and container_refusal(True, False) is None
+    assert 'container:=true hosts unmanaged nodes only' in container_refusal(True, True)
+    with open(os.path.join(ROOT, 'launch', 'demo.launch.py')) as f:
+        source = f.read()
+    assert "given_parameters(context, PARAMETERS[n], TABLES[n]).get('managed')" in source
+    assert 'why = container_refusal(container, managed)' in source

@@ -303,6 +303,15 @@ def test_demo_launch_runs_and_ctrl_c_ends_it_cleanly(ros2, client, arguments):
     assert_clean_exit(*ros2.ctrl_c(launch))
 
 
+def test_demo_launch_refuses_a_container_of_managed_nodes_with_the_reason(ros2):
+    """``container:=true managed:=true``: refused, saying why, where the container was dropped."""
+    result = ros2.run('launch', 'manipulator_dynamics', 'demo.launch.py', 'container:=true',
+                      'managed:=true', timeout=60)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output[-3000:]
+    assert 'container:=true hosts unmanaged nodes only' in output, output[-3000:]
+
+
 @pytest.mark.parametrize('path', LAUNCH_TESTS, ids=os.path.basename)
 def test_launch_testing(ros2, path):
     """Each launch_testing file of test/launch, run by ``launch_test`` on the installed package."""
