@@ -32,6 +32,8 @@ it is configured, activates it; with ``autostart:=false`` they wait, unconfigure
 lifecycle manager (Nav2's, or ``ros2 lifecycle set``).
 """
 
+import os
+
 import yaml
 
 
@@ -106,10 +108,13 @@ def container_actions(namespace, files, nodes):
 
     A ``node_container`` (see :mod:`.container`) with the parameter files ``files`` first and
     then one of :func:`container_parameters`, written here.  No ``name`` is given to the
-    action: launch_ros would rename every node of the process with it.
+    action: launch_ros would rename every node of the process with it.  The file is removed
+    when the launch shuts down (it was left in the temporary folder, one per launch).
     """
     import tempfile
 
+    from launch.actions import OpaqueFunction, RegisterEventHandler
+    from launch.event_handlers import OnShutdown
     from launch_ros.actions import Node
 
     handle, path = tempfile.mkstemp(prefix='node_container_', suffix='.yaml')
@@ -117,7 +122,17 @@ def container_actions(namespace, files, nodes):
         yaml.safe_dump(container_parameters(nodes), f)
     return [Node(package='manipulator_dynamics', executable='node_container',
                  namespace=namespace, output='screen', arguments=list(nodes),
-                 parameters=files + [path])]
+                 parameters=files + [path]),
+            RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(
+                function=lambda context: remove_file(path))]))]
+
+
+def remove_file(path):
+    """Remove ``path`` if it is still there (a launch's own temporary file); return None."""
+    try:
+        os.remove(path)
+    except FileNotFoundError:
+        pass
 
 
 def given_parameters(context, names, table=()):

@@ -262,3 +262,12 @@ def test_demo_launch_refuses_a_container_of_managed_nodes_and_keeps_it_when_unma
         source = f.read()
     assert "given_parameters(context, PARAMETERS[n], TABLES[n]).get('managed')" in source
     assert 'why = container_refusal(container, managed)' in source
+
+
+def test_a_launchs_own_temporary_file_is_removed_once(tmp_path):
+    from manipulator_dynamics.nodes.launch_support import remove_file
+    path = tmp_path / 'node_container_x.yaml'
+    path.write_text('{}')
+    remove_file(str(path))
+    assert not path.exists()
+    remove_file(str(path))                       # gone already: nothing to say

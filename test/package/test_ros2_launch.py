@@ -296,11 +296,16 @@ def test_demo_launch_runs_and_ctrl_c_ends_it_cleanly(ros2, client, arguments):
     every node gets two, and each must still end with exit code 0 and no traceback.  The same
     with the package's nodes in one node_container, and managed (the launch activates them).
     """
+    import glob
+    import tempfile
+    left = os.path.join(tempfile.gettempdir(), 'node_container_*.yaml')
+    before = set(glob.glob(left))
     launch = ros2.start('launch', 'manipulator_dynamics', 'demo.launch.py', *arguments)
     commands = client.listen(Float64MultiArray, '/effort_controller/commands', 100)
     client.wait(lambda: len(commands) > 200, timeout=90,
                 what='the demo loop to command the simulated arm')
     assert_clean_exit(*ros2.ctrl_c(launch))
+    assert set(glob.glob(left)) <= before, 'the container launch left its parameter file behind'
 
 
 def test_demo_launch_refuses_a_container_of_managed_nodes_with_the_reason(ros2):
