@@ -49,7 +49,8 @@ def _source_digest(here=_HERE):
     a symlink install).  Keying the whole cache on a hash of every module that can hold or feed a
     kernel avoids that.  ``here``: the package's folder.
     """
-    digest = hashlib.sha256(numba.__version__.encode())
+    # str(): where numba is a documentation build's stand-in, its version is no string
+    digest = hashlib.sha256(str(numba.__version__).encode())
     for path in kernel_modules(here):
         with open(path, 'rb') as f:
             digest.update(os.path.relpath(path, here).encode() + f.read())
@@ -66,6 +67,11 @@ def numba_cache_dir():
     ``colcon build`` loads it instead of compiling for 20 s.  Numba files a kernel under the
     path of its source, so the same sources run from a checkout have entries of their own in
     the same folder; those already there do not stop the installed copy's from being added.
+
+    Where that folder cannot be written (a service user without a home of its own, a
+    read-only one), the kernels go to a folder of this user's in the temporary folder instead,
+    and a warning says so: numba, finding no writable cache for a kernel beside a read-only
+    install, would refuse to import it.
     """
     here = _HERE
     name = _source_digest()
@@ -73,10 +79,30 @@ def numba_cache_dir():
         os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache'),
         'manipulator_dynamics')
     target = os.path.join(base, name)
+    if not _writable(target):
+        import tempfile
+        import warnings
+        fallback = os.path.join(tempfile.gettempdir(), f'manipulator_dynamics-{os.getuid()}',
+                                name)
+        warnings.warn(f'the kernel cache {target} cannot be written (no home of this user, or a '
+                      f'read-only one): the kernels are kept in {fallback}, which a reboot may '
+                      'clear; set NUMBA_CACHE_DIR to a folder this user can write to keep them',
+                      RuntimeWarning, stacklevel=2)
+        base, target = os.path.dirname(fallback), fallback
+        os.makedirs(target, exist_ok=True)
     prebuilt = os.path.join(here, '_prebuilt', name)
     if os.path.isdir(prebuilt) and os.path.abspath(base) != os.path.join(here, '_prebuilt'):
         _add_missing(prebuilt, target)
     return target
+
+
+def _writable(folder):
+    """Tell whether ``folder`` exists, or can be made, and files can be written in it."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(folder, os.W_OK | os.X_OK)
 
 
 def _add_missing(source, target):

@@ -261,3 +261,29 @@ md.cross_validate(model, (t, q, tau), folds=3)
 for kernel in sorted({name for name, _ in loaded() - before}):
     print(kernel)
 """
+
+
+def test_a_user_who_cannot_write_the_cache_gets_the_kernels_in_the_temporary_folder(tmp_path):
+    """
+    A service user without a writable home: the kernels' cache moves, and a warning says where.
+
+    Numba, finding no writable cache for a kernel beside a read-only install (a .deb's),
+    refuses to import it; the package's own cache folder could not be made, so the kernels
+    now go to this user's folder in the temporary folder, said once at import.
+    """
+    import os
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != 'NUMBA_CACHE_DIR'}
+    env.update(XDG_CACHE_HOME='/proc/no-such-cache', TMPDIR=str(tmp_path))   # cannot be made
+    script = ('import numba, warnings; warnings.simplefilter("always"); '
+              'import manipulator_dynamics.rigid.rnea; print(numba.config.CACHE_DIR)')
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                            env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    where = result.stdout.strip().splitlines()[-1]
+    assert where.startswith(os.path.join(str(tmp_path), f'manipulator_dynamics-{os.getuid()}')), \
+        where
+    assert os.path.isdir(where)
+    assert 'the kernel cache /proc/no-such-cache/manipulator_dynamics/numba-' in result.stderr
+    assert 'set NUMBA_CACHE_DIR to a folder this user can write' in result.stderr
