@@ -361,10 +361,10 @@ def _joint_states(path, topic, reader):
     tried = ROSBAG_READERS if reader == 'auto' else (reader,)
     for name in tried:
         try:
-            module = importlib.import_module(name)
+            importlib.import_module(name)
         except ImportError:
             continue
-        return (_by_rosbag2_py if name == 'rosbag2_py' else _by_rosbags)(module, path, topic)
+        return {'rosbag2_py': _by_rosbag2_py, 'rosbags': _by_rosbags}[name](path, topic)
     raise IdentificationError(
         f'{path}: reading a rosbag2 recording needs '
         + ' or '.join(_READER_FROM[name] for name in tried) + ', and '
@@ -381,7 +381,7 @@ def _no_topic(path, topic, topics):
     return IdentificationError(f'{path} has no topic {topic} (topics: {listed})')
 
 
-def _by_rosbags(module, path, topic):
+def _by_rosbags(path, topic):
     from pathlib import Path
 
     from rosbags.highlevel import AnyReader
@@ -403,8 +403,9 @@ def _by_rosbags(module, path, topic):
     return sum(max(c.msgcount, 0) for c in connections), messages(), reader.close
 
 
-def _by_rosbag2_py(rosbag2_py, path, topic):
+def _by_rosbag2_py(path, topic):
     from rclpy.serialization import deserialize_message
+    import rosbag2_py
     from sensor_msgs.msg import JointState
 
     reader = rosbag2_py.SequentialReader()
