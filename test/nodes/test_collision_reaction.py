@@ -34,6 +34,7 @@ from manipulator_dynamics import robots
 from manipulator_dynamics.contact.calibration import GROWTH
 from manipulator_dynamics.contact.detection import COLLISION
 from manipulator_dynamics.contact.reaction import Reaction
+from manipulator_dynamics.demo import collision as collision_demo
 from manipulator_dynamics.rigid.jacobian import world_poses
 import numpy as np
 import pytest
@@ -55,13 +56,12 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 
 DEMO = robots.path('demo_arm')
 DT = 1e-3                                   # s: the plant's step and the state period
-Q0 = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.9, 0.0])
-SWEEP, DURATION = (-0.6, 0.6), 2.5          # joint 1 (rad), rest to rest (s)
-#: Where on the sweep (its share of joint 1's travel) the box stands: past the middle, where
-#: the wrist runs at 0.5 m/s.
-BOX_AT = 0.45
-BOX = (0.08, 0.08, 0.4)                     # m: a post, upright
-RADIUS = 0.04                               # m: the links' capsules
+#: The sweep and the box of the collision demo (``dev.py demo --contact``), one definition:
+#: joint 1 through SWEEP (rad) rest to rest in DURATION s, the box upright BOX_AT of the way,
+#: where the wrist runs at 0.5 m/s; the links as capsules of RADIUS m.
+Q0 = np.array(collision_demo.Q0)
+SWEEP, DURATION = collision_demo.SWEEP, collision_demo.SWEEP_FOR
+BOX_AT, BOX, RADIUS = collision_demo.BOX_AT, collision_demo.BOX, collision_demo.RADIUS
 SECONDS = 4.0                               # physics s of a run: the sweep, then 1.5 s at rest
 KP, KD = 400.0, 40.0                        # trajectory_node's defaults, and the outer loop's
 START = 10 ** 9                             # ns: the plan's start on the states' clock
@@ -115,11 +115,9 @@ def homing(q, stamp, seconds=DURATION, points=26):
 
 def cell(model):
     """Return the box, upright on the wrist's arc where joint 1 is :data:`BOX_AT` of the way."""
-    a, b = SWEEP
-    q = Q0.copy()
-    q[0] = a + BOX_AT * (b - a)
-    wrist = world_poses(model, q)[1][-1]
-    return Cell(RADIUS, BOX, tuple(wrist), (0.0, 0.0, q[0]))
+    box = collision_demo.box_on_the_sweep(model)
+    return Cell(box['link_radius'], tuple(box['obstacle_size']),
+                tuple(box['obstacle_position']), tuple(box['obstacle_rpy']))
 
 
 class Kept:
