@@ -15,8 +15,9 @@
 """
 The exception of data: a log that cannot be read, or data that cannot give an estimate.
 
-Raised by :mod:`.recordings` (a file, a column, a sample) and :mod:`.identification` (too
-short, not exciting enough), with what is wrong and where.
+Raised by :mod:`.recordings` (a file, a column, a sample) and
+:mod:`manipulator_dynamics.identification` (too short, not exciting enough), with what is wrong
+and where.
 """
 
 

@@ -23,7 +23,7 @@ stands out of it.  That error is not one number: friction errors grow with the j
 inertial ones with the torque the model says the motion needs (its accelerations, its speeds'
 Coriolis terms, its gravity), so a level learnt as one number on one stretch of motion is
 crossed by a faster one.  Each joint's *spread* is therefore a function of its state
-(:class:`Spread`),
+(:class:`Spread`)::
 
     spread(qd, tau) = rest + speed (|qd| - fastest)+ + torque (|tau| - largest)+,
 

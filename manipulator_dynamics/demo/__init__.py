@@ -19,5 +19,5 @@ Demos: programs that start the package's nodes as processes and drive them over 
 Not nodes themselves (those are :mod:`manipulator_dynamics.nodes`): each starts sim_node and the
 nodes it shows on a DDS domain of its own, localhost only, sends them a motion, listens and
 reports.  ``python3 -m manipulator_dynamics.demo`` runs the tracking demo (:mod:`.tracking`),
-``--identify`` the identification demo (:mod:`.identification`); :mod:`.loop` is their loop.
+``--identify`` the identification demo (:mod:`.demo.identification`); :mod:`.loop` is their loop.
 """

@@ -406,7 +406,7 @@ def base_parameters(model, *, friction=False, armature=None, samples=None, seed=
 
 def numerical_rank(values, rows, columns):
     """
-    Numerical rank of a matrix from its decreasing |R_ii| (or singular values), and the gap.
+    Numerical rank of a matrix from its decreasing ``|R_ii|`` (or singular values), and the gap.
 
     Zero below ``max(rows, columns) eps max``, surely non-zero above ``CERTAINLY_RANK max``; in
     between, cut where consecutive values drop the most.  Returns ``(rank, ratio at the cut)``.

@@ -23,10 +23,10 @@ least squares:
    arrays).  A time series is put on a uniform grid (linear interpolation where stamps jitter
    by more than 1 %); one sampled faster than 20 times the cutoff is cut down to that rate
    first (anti-aliased, zero phase, by chunks; validation still scores every sample:
-   :func:`.logs.differentiate_logs`); positions are low-pass filtered by a zero-phase
-   Butterworth filter (order 4, ``cutoff`` Hz, as second-order sections applied forward and
-   backward: :mod:`.filtering`) and differentiated by fourth-order central differences.  Then
-   Gautier's parallel filter:
+   :func:`.identification.logs.differentiate_logs`); positions are low-pass filtered by a
+   zero-phase Butterworth filter (order 4, ``cutoff`` Hz, as second-order sections applied
+   forward and backward: :mod:`.filtering`) and differentiated by fourth-order central
+   differences.  Then Gautier's parallel filter:
    the same filter on the efforts and on every column of the regressor, so that
    ``F(tau) = F(W_B) K_B`` holds exactly (filtering only the efforts would smooth Coulomb
    friction's jumps on one side and bias ``Fc`` and ``Fv``).  The
@@ -37,7 +37,7 @@ least squares:
    the data (:func:`choose_cutoff`): higher lets position noise, twice differentiated, into the
    regressor; lower attenuates the motion itself (by hand: about 5 times its highest frequency).
    A log with the robot's velocities is first re-timed on its clock (:mod:`.timing`).  The
-   reading, checking and filtering are :mod:`.logs`'s.
+   reading, checking and filtering are :mod:`.identification.logs`'s.
 2. Ordinary least squares gives the residuals of each joint and its noise ``sigma_j`` (their RMS
    with ``b / n`` degrees of freedom spent per joint); rows of joint j are weighted by
    ``1 / sigma_j`` and the weighted problem is solved again.

@@ -30,7 +30,7 @@ What both do is written here once:
   the background from the node's start while it commands from the interpreted dynamics
   (``self.kernels.dynamics``, the one the node calls), and said in ``/diagnostics`` until
   they are ready (:meth:`.kernels.Kernels.say`);
-* with ``external_torques``, the momentum observer and its levels (:mod:`.contact`) on every
+* with ``external_torques``, the momentum observer and its levels (:mod:`.nodes.contact`) on every
   state the node reads, and the reaction to a collision (``collision_reaction``:
   :mod:`..contact.reaction`): latched on the state that raised the collision level, said on
   ``~/reaction`` (std_msgs/String, transient local) and at ERROR in ``/diagnostics``, the

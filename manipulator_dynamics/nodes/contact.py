@@ -287,7 +287,7 @@ class ContactOutput:
 
         Only levels learnt (``auto``: from a calibration or the identification's
         ``contact_spread``) measured what the model errs by; levels given in N m say nothing of
-        it.  The payload estimate counts it in the load's deviations (:mod:`.payload`).
+        it.  The payload estimate counts it in the load's deviations (:mod:`.nodes.payload`).
         """
         if self.detector is None or any(x is not None for x in self._given()):
             return None

@@ -23,7 +23,7 @@ name, every ``PERIOD`` seconds of the steady clock (a paused simulation does not
 * ``level``: the worst of what the node says in :meth:`Report.say` (its conditions: no model,
   waiting for the controller, an order mismatch, stale states in the window, clamped efforts)
   and of the warnings and errors it logged in the window (the same words as its log, so the
-  two never disagree); ``message``: what was said at that level, joined by ``; ``;
+  two never disagree); ``message``: what was said at that level, joined by ``"; "``;
 * ``values``: what the node adds (key, value) after the common ones: the lifecycle state, the
   model and its source, the last error logged (and when).
 

@@ -35,13 +35,13 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
   the measured efforts produce, in ``accelerations``, with the state they were computed at
   (``positions``, ``velocities``, ``effort``) and the joint names;
 * with ``external_torques``, the momentum observer's ``~/external_torques``, ``~/contact_wrench``
-  and ``~/contact``, and the service ``~/rearm`` (:mod:`.contact`); on a collision the
+  and ``~/contact``, and the service ``~/rearm`` (:mod:`.nodes.contact`); on a collision the
   commands become ``collision_reaction``'s (:mod:`..contact.reaction`: a damped stop by
   default) from the state that raised it until ``~/rearm``, a desired_state refused meanwhile,
   and ``~/reaction`` (std_msgs/String, transient local) says which and why;
 * ``~/payload`` (the load in use) and the services ``~/estimate_payload`` (a load picked up,
   estimated from the last ``payload_window`` seconds of states and applied) and
-  ``~/clear_payload`` (:mod:`.payload`).
+  ``~/clear_payload`` (:mod:`.nodes.payload`).
 """
 
 import time

@@ -48,12 +48,12 @@ trajectory replaces the running one; an empty one (no points) stops the commands
 
 With ``external_torques``, the momentum observer reads every joint state before the command is
 computed from it (``~/external_torques``, ``~/contact_wrench``, ``~/contact``, as dynamics_node:
-:mod:`.contact`).  On a collision, from the state that raised its level, the running trajectory
-is abandoned (said in the log, on ``~/reaction`` and at ERROR in ``/diagnostics``) and the
-commands are ``collision_reaction``'s (:mod:`..contact.reaction`: a damped stop by default) on
+:mod:`.nodes.contact`).  On a collision, from the state that raised its level, the running
+trajectory is abandoned (said in the log, on ``~/reaction`` and at ERROR in ``/diagnostics``) and
+the commands are ``collision_reaction``'s (:mod:`..contact.reaction`: a damped stop by default) on
 every state; a trajectory that arrives meanwhile is refused, saying why.  ``~/rearm`` ends the
-reaction: the node then holds the arm where it is (computed torque on that one point) until a
-new trajectory.
+reaction: the node then holds the arm where it is (computed torque on that one point) until a new
+trajectory.
 """
 
 import time

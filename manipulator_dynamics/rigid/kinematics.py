@@ -77,7 +77,11 @@ def coulomb_shape_of(rate, vs):
 
 @structref.register
 class KernelModelType(types.StructRef):
-    """The numba type of :class:`KernelModel`."""
+    """
+    The numba type of :class:`KernelModel`: numba's, not a user's.
+
+    :meta private:
+    """
 
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
