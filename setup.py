@@ -81,8 +81,10 @@ setup(
         # needs the xmllint program); ament_copyright is on no registry: test_package.py checks
         # the headers itself
         # yourdfpy: the URDF reader the package had, the oracle of test_urdf_reader.py
+        # pytest below 9: launch_testing's pytest plugin, as released before ros2/launch#979
+        # was fixed, declares a hook argument (``path``) that pytest 9 removed, and fails to load
         # sphinx, myst-parser: test_rosdoc.py builds the docs as rosdoc2 does
-        'test': ['pytest>=7', 'sphinx>=5.3', 'myst-parser>=0.18', 'pin>=3.4',
+        'test': ['pytest>=7,<9', 'sphinx>=5.3', 'myst-parser>=0.18', 'pin>=3.4',
                  'example-robot-data>=4.1', 'pydocstyle>=6.3',
                  'yourdfpy>=0.0.56', 'rosbags>=0.9.11', 'threadpoolctl>=3.1',
                  'colcon-common-extensions>=0.3', 'ros-ament-lint', 'ros-ament-flake8',

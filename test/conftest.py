@@ -27,9 +27,23 @@ import pytest
 #: The repository's root: config/, launch/, docs/ and the package are below it, shared/ beside it.
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 
-# launch_testing files are run by the `launch_test` command (test_ros2_launch.py), which starts
-# their launch description first; collected as plain modules they would run without it
-collect_ignore = ['launch']
+#: The folder of launch_testing files.
+LAUNCH_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launch')
+
+
+def pytest_ignore_collect(collection_path, config):
+    """
+    Collect test/launch only where launch_testing's pytest plugin is loaded (ROS 2 installed).
+
+    The plugin (registered as ``launch``) starts each file's launch description before its
+    tests, as ``launch_test`` does (test_ros2_launch.py runs them so on the installed package);
+    collected as plain modules they would run without it.  The plugin loads on pytest 7 and 8
+    (the test extra's pin), not on 9.
+    """
+    if str(collection_path) == LAUNCH_TESTS and not config.pluginmanager.hasplugin('launch'):
+        return True
+    return None
+
 
 try:                                   # the ROS fixtures (processes, client), where rclpy is
     import rclpy  # noqa: F401
