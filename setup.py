@@ -73,7 +73,10 @@ setup(
     # installed they come from the distribution; without ROS, `pip install .[ros]` brings wheels.
     # What package.xml's exec_depends bring from apt, and nothing more: the rest is an extra
     # (test/package/test_optional.py holds the two to each other).
-    install_requires=['setuptools', 'numpy>=1.24', 'numba>=0.58', 'scipy>=1.10', 'PyYAML>=5.4',
+    # numba's floor is the first release that compiles the kernels in seconds: the inliner of
+    # 0.58 and older (Debian 12's is 0.56.4) copies the inlined helpers (inline='always') over
+    # and over, for more than ten minutes and 9 GB (package.xml states the same floor).
+    install_requires=['setuptools', 'numpy>=1.24', 'numba>=0.59', 'scipy>=1.10', 'PyYAML>=5.4',
                       'lxml>=4.9', 'pandas>=2.0', 'matplotlib>=3.5'],
     extras_require={
         # ament's linters as ROS 2 runs them: ament_flake8 with the flake8 plugins a ROS 2

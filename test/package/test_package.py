@@ -17,6 +17,7 @@
 import ast
 import glob
 import os
+import re
 import sys
 import xml.etree.ElementTree as ET
 
@@ -151,6 +152,20 @@ def test_package_xml():
     assert root.find('export/build_type').text == 'ament_python'
     version = ast.literal_eval(setup_keywords()['version'])
     assert root.findtext('version') == version
+
+
+def test_package_xmls_version_floors_are_setup_pys():
+    """A ``version_gte`` of package.xml is setup.py's floor, and numba's is stated in both."""
+    root = ET.parse(os.path.join(ROOT, 'package.xml')).getroot()
+    floors = dict(re.fullmatch(r'([\w-]+)>=([\d.]+)', r).groups() for r in
+                  ast.literal_eval(setup_keywords()['install_requires']) if '>=' in r)
+    module = {key: name for name, key in ROSDEP_KEYS.items()}
+    gte = {module[e.text]: e.get('version_gte') for e in root.findall('exec_depend')
+           if e.get('version_gte')}
+    assert gte, 'package.xml states no version floor'
+    assert 'numba' in gte
+    for name, version in gte.items():
+        assert floors[name] == version, (name, version, floors.get(name))
 
 
 def test_ament_layout():
