@@ -28,7 +28,7 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 
 #: The folder of launch_testing files.
-LAUNCH_TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'launch')
+LAUNCH_TESTS = os.path.join(ROOT, 'test', 'launch')
 
 
 def pytest_ignore_collect(collection_path, config):
