@@ -36,6 +36,13 @@ os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
 
 import rclpy  # noqa: E402 - after the environment above
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+
+# a listener of a transient-local topic (~/contact, ~/payload): it hears what the node said
+# before the two were matched too, so a node that publishes at once, before discovery has
+# finished (later on a loaded machine), loses nothing to the listener
+KEPT = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                  reliability=ReliabilityPolicy.RELIABLE)
 
 
 def executable(name):

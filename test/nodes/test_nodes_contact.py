@@ -36,7 +36,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import UInt8  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from rosutil import in_process, stamp  # noqa: E402, I100
+from rosutil import in_process, KEPT, stamp  # noqa: E402, I100
 from test_nodes_dynamics import logged, state, wait_logged  # noqa: E402, I100
 
 DEMO = robots.path('demo_arm')
@@ -85,7 +85,7 @@ def test_a_push_on_mujoco_is_estimated_detected_latched_and_rearmed(client, proc
     states = client.listen(JointState, '/joint_states', 100000)
     estimate = client.listen(JointState, '/dynamics_node/external_torques', 100000)
     truth = client.listen(JointState, '/sim_node/true_external_torques', 100000)
-    levels = client.listen(UInt8, '/dynamics_node/contact', 100000)
+    levels = client.listen(UInt8, '/dynamics_node/contact', KEPT)
     wrench = client.listen(WrenchStamped, '/dynamics_node/contact_wrench', 100000)
     processes('sim_node', f'initial_positions:=[{", ".join(map(str, Q0))}]', 'lockstep:=true',
               'friction:=false', 'push_link:=link7',
@@ -269,7 +269,7 @@ def test_half_a_minute_of_free_motion_beside_a_cpu_hog_raises_no_alarm(client, p
         logs = client.listen_log()
         states = client.listen(JointState, '/joint_states', 100000)
         estimate = client.listen(JointState, '/dynamics_node/external_torques', 100000)
-        levels = client.listen(UInt8, '/dynamics_node/contact', 100000)
+        levels = client.listen(UInt8, '/dynamics_node/contact', KEPT)
         processes('sim_node', *params, f'initial_positions:=[{", ".join(map(str, Q0))}]',
                   'lockstep:=true', 'rate:=250.0', 'wait_for_command:=true')
         processes('trajectory_node', *params, 'use_sim_time:=true')

@@ -39,14 +39,13 @@ from builtin_interfaces.msg import Duration  # noqa: E402, I100
 from geometry_msgs.msg import InertiaStamped  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import UInt8  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from rosutil import in_process, stamp  # noqa: E402, I100
+from rosutil import in_process, KEPT, stamp  # noqa: E402, I100
 
 ARM = robots.path('demo_arm')
 Q0 = np.array([0.0, 0.6, 0.3, -0.9, 0.2, 0.7, 0.1])
@@ -106,12 +105,8 @@ def test_a_load_picked_up_is_estimated_applied_and_no_longer_a_contact(client, p
     # fall behind the lockstep loop and wait on the past)
     clock = client.listen(Clock, '/clock', 1)
     estimate = client.listen(JointState, '/dynamics_node/external_torques', 100000)
-    # transient local, as ~/contact and ~/payload are: what they said before this listener
-    # was matched too
-    kept = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                      reliability=ReliabilityPolicy.RELIABLE)
-    levels = client.listen(UInt8, '/dynamics_node/contact', kept)
-    payloads = client.listen(InertiaStamped, '/dynamics_node/payload', kept)
+    levels = client.listen(UInt8, '/dynamics_node/contact', KEPT)
+    payloads = client.listen(InertiaStamped, '/dynamics_node/payload', KEPT)
     logs = client.listen_log()
     processes('sim_node', *robot, f'initial_positions:=[{", ".join(map(str, Q0))}]',
               'lockstep:=true', 'pace:=2.0', 'load_link:=link7', 'position_noise:=2e-5',
