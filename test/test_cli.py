@@ -251,8 +251,13 @@ def test_flexible_writes_the_figures_and_matches_the_library(capsys, tmp_path):
         assert joint['peak_tau_rigid'] == pytest.approx(np.abs(rigid.tau[:, i]).max())
     # the flexible arm needs more torque than the rigid one to make the same fast move
     assert all(j['peak_tau_flexible'] > j['peak_tau_rigid'] for j in data['joints'])
+    # the series as written (10 digits), and to 1e-9 of the peak where the torque crosses
+    # zero, where no relative bound holds: on Debian 12's numpy and scipy the CLI's run and
+    # this one differed at 2 of 600 steps by 8e-11 N m (1e-11 of the peak)
     series = np.genfromtxt(out, delimiter=',', names=True)
-    np.testing.assert_allclose(series['joint2effort'], result.tau[:, 1])
+    peak = np.abs(result.tau[:, 1]).max()
+    np.testing.assert_allclose(series['joint2effort'], result.tau[:, 1], rtol=1e-7,
+                               atol=1e-9 * peak)
 
 
 def test_flexible_names_a_missing_joint_column(tmp_path):
