@@ -76,8 +76,11 @@ setup(
     # numba's floor is the first release that compiles the kernels in seconds: the inliner of
     # 0.58 and older (Debian 12's is 0.56.4) copies the inlined helpers (inline='always') over
     # and over, for more than ten minutes and 9 GB (package.xml states the same floor).
-    install_requires=['setuptools', 'numpy>=1.24', 'numba>=0.59', 'scipy>=1.10', 'PyYAML>=5.4',
-                      'lxml>=4.9', 'pandas>=2.0', 'matplotlib>=3.5'],
+    # The other floors are the oldest releases the supported platforms ship (Debian 12's numpy
+    # 1.24, scipy 1.10, pandas 1.5, lxml 4.9, PyYAML 6.0; Ubuntu 24.04's and Debian 12's
+    # matplotlib 3.6), on which .ci/debian runs the library tests.
+    install_requires=['setuptools', 'numpy>=1.24', 'numba>=0.59', 'scipy>=1.10', 'PyYAML>=6.0',
+                      'lxml>=4.9', 'pandas>=1.5', 'matplotlib>=3.6'],
     extras_require={
         # ament's linters as ROS 2 runs them: ament_flake8 with the flake8 plugins a ROS 2
         # install gives it (ament_flake8's package.xml), ament_pep257, ament_xmllint (which
@@ -87,7 +90,9 @@ setup(
         # pytest below 9: launch_testing's pytest plugin, as released before ros2/launch#979
         # was fixed, declares a hook argument (``path``) that pytest 9 removed, and fails to load
         # sphinx, myst-parser: test_rosdoc.py builds the docs as rosdoc2 does
-        'test': ['pytest>=7,<9', 'sphinx>=5.3', 'myst-parser>=0.18', 'pin>=3.4',
+        # pin from 2.6: the last wheels before Pinocchio 3 (which needs numpy 2) are the oracle
+        # on Debian 12's numpy 1.24
+        'test': ['pytest>=7,<9', 'sphinx>=5.3', 'myst-parser>=0.18', 'pin>=2.6',
                  'example-robot-data>=4.1', 'pydocstyle>=6.3',
                  'yourdfpy>=0.0.56', 'rosbags>=0.9.11', 'threadpoolctl>=3.1',
                  'colcon-common-extensions>=0.3', 'ros-ament-lint', 'ros-ament-flake8',
