@@ -29,18 +29,21 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 
 #: The folder of launch_testing files.
 LAUNCH_TESTS = os.path.join(ROOT, 'test', 'launch')
+#: The name launch_testing registers its pytest plugin under (its setup.py's pytest11 entry).
+LAUNCH_TESTING_PLUGIN = 'launch_testing'
 
 
 def pytest_ignore_collect(collection_path, config):
     """
     Collect test/launch only where launch_testing's pytest plugin is loaded (ROS 2 installed).
 
-    The plugin (registered as ``launch``) starts each file's launch description before its
-    tests, as ``launch_test`` does (test_ros2_launch.py runs them so on the installed package);
-    collected as plain modules they would run without it.  The plugin loads on pytest 7 and 8
-    (the test extra's pin), not on 9.
+    The plugin (its entry point is named ``launch_testing``) starts each file's launch
+    description before its tests, as ``launch_test`` does (test_ros2_launch.py runs them so on
+    the installed package); collected as plain modules they would run without it.  The plugin
+    loads on pytest 7 and 8 (the test extra's pin), not on 9.
     """
-    if str(collection_path) == LAUNCH_TESTS and not config.pluginmanager.hasplugin('launch'):
+    if str(collection_path) == LAUNCH_TESTS and not config.pluginmanager.hasplugin(
+            LAUNCH_TESTING_PLUGIN):
         return True
     return None
 

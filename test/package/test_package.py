@@ -459,3 +459,37 @@ def test_the_changelog_is_what_catkin_prepare_release_reads():
     first = headings[0][0]
     released = rf'{re.escape(version)} \(\d{{4}}-\d\d-\d\d\)'
     assert first == 'Forthcoming' or re.fullmatch(released, first), first
+
+
+def test_the_launch_tests_are_collected_where_launch_testings_plugin_is_loaded():
+    """
+    test/launch runs under pytest where launch_testing's plugin is loaded, and only there.
+
+    The plugin is asked for by the name its entry point registers (and where launch_testing
+    is installed, that entry point is read back); no option turns it off, and the test extra's
+    pytest is one it loads on (below 9).
+    """
+    import configparser
+    import importlib.metadata
+    from types import SimpleNamespace
+    import conftest
+
+    def Config(*plugins):                       # noqa: N802 - pytest's config, as far as read
+        return SimpleNamespace(pluginmanager=SimpleNamespace(hasplugin=plugins.__contains__))
+
+    launch = conftest.LAUNCH_TESTS
+    assert conftest.pytest_ignore_collect(launch, Config()) is True
+    assert conftest.pytest_ignore_collect(launch, Config('launch_testing')) is None
+    assert conftest.pytest_ignore_collect(os.path.join(ROOT, 'test', 'rigid'), Config()) is None
+    ini = configparser.ConfigParser()
+    ini.read(os.path.join(ROOT, 'setup.cfg'))
+    assert 'launch' not in ini.get('tool:pytest', 'addopts', fallback='')
+    extra = re.search(r"'test': \[(.*?)\]", open(os.path.join(ROOT, 'setup.py')).read(), re.S)
+    assert "'pytest>=7,<9'" in extra[1]
+    try:
+        importlib.metadata.distribution('launch_testing')
+    except importlib.metadata.PackageNotFoundError:
+        return                  # no ROS 2 here: the name is launch_testing's setup.py's
+    names = {e.name for e in importlib.metadata.entry_points(group='pytest11')
+             if e.value.startswith('launch_testing.')}
+    assert conftest.LAUNCH_TESTING_PLUGIN in names, names
