@@ -20,6 +20,7 @@ stage once failed under the EventsExecutor (a callback that asked for the messag
 run, unseen.  Each runs in its own process, those over ROS 2 on a ROS domain of their own.
 """
 
+import glob
 import os
 import re
 import shutil
@@ -267,3 +268,29 @@ def test_bench_identification_measures_the_childs_own_peak_not_its_own():
     del held
     assert out.strip(), out
     assert 0 < peak < 200, peak                 # a bare interpreter's, not the 400 MB above
+
+
+def test_bench_packaged_start_installs_as_a_deb_does(tmp_path, capsys):
+    """
+    Its install half: staged (``--root``), nothing compiled and saying so, unpacked read-only.
+
+    The node's start it then measures needs minutes of compiling; the console script and the
+    URDF it starts with are where a packaged install has them.
+    """
+    needs_ros()
+    sys.path.insert(0, BENCHMARKS)
+    try:
+        import bench_packaged_start as bench
+    finally:
+        sys.path.remove(BENCHMARKS)
+    prefix = bench.packaged_install(str(tmp_path))
+    assert 'the kernels are not compiled at install' in capsys.readouterr().out
+    try:
+        script = os.path.join(prefix, 'lib', 'manipulator_dynamics', 'dynamics_node')
+        urdf = os.path.join(prefix, 'share', 'manipulator_dynamics', 'urdf', bench.URDF)
+        assert os.access(script, os.X_OK) and os.path.isfile(urdf)
+        assert not os.access(prefix, os.W_OK) or os.getuid() == 0
+        assert not os.stat(urdf).st_mode & 0o222          # read-only, as dpkg unpacks it
+        assert not glob.glob(os.path.join(prefix, '**', '_prebuilt'), recursive=True)
+    finally:
+        subprocess.run(['chmod', '-R', 'u+w', str(tmp_path)], check=True)
