@@ -493,3 +493,78 @@ def test_the_launch_tests_are_collected_where_launch_testings_plugin_is_loaded()
     names = {e.name for e in importlib.metadata.entry_points(group='pytest11')
              if e.value.startswith('launch_testing.')}
     assert conftest.LAUNCH_TESTING_PLUGIN in names, names
+
+
+#: The layers in their order, bottom up, and what docs/design.md's Layout says of them.
+LAYERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'layers.yaml')
+
+
+def layer_ranks():
+    """Map each layer (a module or subpackage name, or the facade) to its rank, bottom up."""
+    import yaml
+    with open(LAYERS) as f:
+        return {name: rank for rank, names in enumerate(yaml.safe_load(f)['layers'])
+                for name in names}
+
+
+def layer_of(module):
+    """Return the layer of a package module: its first name below the package, or the facade."""
+    parts = module.split('.')
+    return parts[1] if len(parts) > 1 else 'manipulator_dynamics'
+
+
+def test_layers_import_in_designs_order():
+    """
+    Every import goes to the module's own layer or one before it; every module is in a layer.
+
+    The layers and their order are layers.yaml's.  ``from .. import rigid`` imports the
+    subpackage, not the facade; a name the facade holds (``from .. import udut``, a function)
+    is an import of the facade.
+    """
+    ranks = layer_ranks()
+    modules = set(package_imports())
+    unplaced = sorted({layer_of(m) for m in modules} - set(ranks))
+    assert not unplaced, f'modules in no layer of layers.yaml: {unplaced}'
+    assert not set(ranks) - {layer_of(m) for m in modules}, 'a layer of nothing'
+    upward = []
+    for path in PYTHON_FILES:
+        parts = os.path.relpath(path, ROOT).split(os.sep)
+        if parts[0] != 'manipulator_dynamics':
+            continue
+        name = '.'.join(parts)[:-len('.py')].removesuffix('.__init__')
+        package = name if parts[-1] == '__init__.py' else name.rsplit('.', 1)[0]
+        for node in ast.walk(ast.parse(open(path).read())):
+            targets = []
+            if isinstance(node, ast.ImportFrom):
+                base = package.split('.')
+                module = ('.'.join(base[:len(base) - node.level + 1]
+                                   + ([node.module] if node.module else []))
+                          if node.level else node.module)
+                for a in node.names:
+                    if f'{module}.{a.name}' in modules:
+                        targets.append(f'{module}.{a.name}')
+                    elif module in modules:
+                        targets.append(module)
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names if a.name in modules]
+            upward += [f'{name} (layer {layer_of(name)}) imports {t} (layer {layer_of(t)}), '
+                       f'line {node.lineno}'
+                       for t in sorted(set(targets))
+                       if ranks[layer_of(t)] > ranks[layer_of(name)]]
+    assert not upward, 'imports up the layers of layers.yaml:\n' + '\n'.join(upward)
+
+
+def test_design_lists_the_layers_in_their_order():
+    """docs/design.md's Layout names the layers of layers.yaml, in their order, bottom up."""
+    text = open(os.path.join(ROOT, 'docs', 'design.md')).read()
+    tree = re.search(r'## Layout\n.*?```\nmanipulator_dynamics/\n(.*?)```', text, re.S)[1]
+    listed = []
+    for line in tree.splitlines():
+        if re.match(r'  \S', line):      # a layer's line: its names, two spaces, what it is
+            listed += [word.removesuffix('.py').removesuffix('/').replace(
+                '__init__', 'manipulator_dynamics')
+                for word in re.split(r'\s{2,}', line.strip())[0].split()]
+    import yaml
+    with open(LAYERS) as f:
+        layers = [name for names in yaml.safe_load(f)['layers'] for name in names]
+    assert listed == layers, f'design.md lists {listed}'
