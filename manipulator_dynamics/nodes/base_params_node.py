@@ -38,7 +38,7 @@ from ._parameters import one_of, Param, Parameters
 from .diagnostics import Diagnostics, OK, Said, WARN
 from .kernels import compiling, Kernels, WithKernels
 from .logs import warnings_logged
-from .model_source import existing_file, MODEL_PARAMS, ModelSource
+from .model_source import existing_file, MODEL_PARAMS, ModelSource, NO_MODEL
 from .process import spin
 from ..identification.base_parameters import base_parameters
 
@@ -74,7 +74,7 @@ class BaseParamsNode(WithKernels, Node):
         report.add('requests failed', self.failed)
         self.kernels.say(report)
         if self.source.model is None:
-            report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
+            report.say(WARN, NO_MODEL)
         elif not compiling(self):
             report.say(OK, 'serving compute_base_params')
 

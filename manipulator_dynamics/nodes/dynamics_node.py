@@ -60,7 +60,7 @@ from .joint_states import joint_state_params, joint_states_qos, queued
 from .lifecycle import MANAGED_PARAM
 from .messages import (BadMessage, by_name, matrix_message, names_message, time_message,
                        vector_message)
-from .model_source import MODEL_PARAMS, PAYLOAD_PARAMS
+from .model_source import MODEL_PARAMS, NO_MODEL, PAYLOAD_PARAMS
 from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
 from .process import spin, with_receipt_time
 from .qos import LATCHED
@@ -212,8 +212,7 @@ class DynamicsNode(CommandingNode):
         if subscription is None:    # deactivated: a state the executor had taken before it
             return
         if self.states is None or self.source.model is None:
-            self._warn('joint_states received but no robot model yet (robot_description, '
-                       'urdf_path)')
+            self._warn(f'joint_states received but {NO_MODEL}')
             return
         received = info['received_timestamp']
         behind = queued(subscription, self.params.state_queue) \
@@ -397,7 +396,7 @@ class DynamicsNode(CommandingNode):
             return
         self.say_contact(report, contact)
         if self.source.model is None:
-            report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
+            report.say(WARN, NO_MODEL)
             return
         if self.params.mode == 'none':
             report.say(0, 'commands off (mode none)')

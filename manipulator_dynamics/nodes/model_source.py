@@ -30,6 +30,9 @@ def existing_file(value):
     return None if not value or os.path.isfile(value) else f'no such file: {value}'
 
 
+#: What a node without its model says (/diagnostics, its log): the parameters that give one.
+NO_MODEL = 'no robot model yet (robot_description, urdf_path)'
+
 #: Where a node's robot model comes from (see :class:`ModelSource`).
 MODEL_PARAMS = (
     Param('robot_description', '', 'URDF text (overrides urdf_path and the topic)',

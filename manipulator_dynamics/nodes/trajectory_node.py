@@ -71,7 +71,7 @@ from .diagnostics import stream_values, stream_warnings, WARN
 from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, Plan
 from .lifecycle import MANAGED_PARAM
 from .messages import BadMessage
-from .model_source import MODEL_PARAMS, PAYLOAD_PARAMS
+from .model_source import MODEL_PARAMS, NO_MODEL, PAYLOAD_PARAMS
 from .process import spin
 from ..control import SplineTrajectory
 
@@ -294,7 +294,7 @@ class TrajectoryNode(CommandingNode):
             return
         self.say_contact(report, contact)
         if self.source.model is None:
-            report.say(WARN, 'no robot model yet (robot_description, urdf_path)')
+            report.say(WARN, NO_MODEL)
             return
         report.say(level, text if level or plan is not None else 'no trajectory: no commands')
         if plan is not None and self.params.feedback and new['read'] == 0:
