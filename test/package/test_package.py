@@ -202,29 +202,44 @@ def test_public_names_are_what_they_name():
     assert sorted(md.__all__) == sorted(md._MODULE_OF)
 
 
-def package_imports():
-    """Map each module of the package to the package modules it imports, anywhere in its code."""
+def package_modules():
+    """Map the dotted name of each module of the package to its file."""
     modules = {}
     for path in PYTHON_FILES:
         parts = os.path.relpath(path, ROOT).split(os.sep)
-        if parts[0] != 'manipulator_dynamics':
-            continue
-        name = '.'.join(parts)[:-len('.py')].removesuffix('.__init__')
-        package = name if parts[-1] == '__init__.py' else name.rsplit('.', 1)[0]
-        targets = set()
+        if parts[0] == 'manipulator_dynamics':
+            modules['.'.join(parts)[:-len('.py')].removesuffix('.__init__')] = path
+    return modules
+
+
+def import_statements():
+    """
+    Yield ``(module, line, module imported from, names)`` for every import of the package.
+
+    Function-level imports included; ``import a.b`` gives ``('a.b', [])``, ``from .x import y``
+    the absolute ``x`` and ``['y']``.
+    """
+    for name, path in package_modules().items():
+        package = (name if path.endswith('__init__.py') else name.rsplit('.', 1)[0]).split('.')
         for node in ast.walk(ast.parse(open(path).read())):
             if isinstance(node, ast.ImportFrom):
-                base = package.split('.')
-                if node.level:
-                    base = base[:len(base) - node.level + 1]
-                    module = '.'.join(base + ([node.module] if node.module else []))
-                else:
-                    module = node.module
-                targets.add(module)
-                targets.update(f'{module}.{a.name}' for a in node.names)
+                module = ('.'.join(package[:len(package) - node.level + 1]
+                                   + ([node.module] if node.module else []))
+                          if node.level else node.module)
+                yield name, node.lineno, module, [a.name for a in node.names]
             elif isinstance(node, ast.Import):
-                targets.update(a.name for a in node.names)
-        modules[name] = targets
+                for a in node.names:
+                    yield name, node.lineno, a.name, []
+
+
+def package_imports():
+    """Map each module of the package to the package modules it imports, anywhere in its code."""
+    modules = {}
+    for name, _, module, names in import_statements():
+        targets = modules.setdefault(name, set())
+        targets.add(module)
+        targets.update(f'{module}.{n}' for n in names)
+    modules.update({m: set() for m in package_modules() if m not in modules})
     return {m: {t for t in ts if t in modules and t != m} for m, ts in modules.items()}
 
 
@@ -526,31 +541,15 @@ def test_layers_import_in_designs_order():
     unplaced = sorted({layer_of(m) for m in modules} - set(ranks))
     assert not unplaced, f'modules in no layer of layers.yaml: {unplaced}'
     assert not set(ranks) - {layer_of(m) for m in modules}, 'a layer of nothing'
-    upward = []
-    for path in PYTHON_FILES:
-        parts = os.path.relpath(path, ROOT).split(os.sep)
-        if parts[0] != 'manipulator_dynamics':
-            continue
-        name = '.'.join(parts)[:-len('.py')].removesuffix('.__init__')
-        package = name if parts[-1] == '__init__.py' else name.rsplit('.', 1)[0]
-        for node in ast.walk(ast.parse(open(path).read())):
-            targets = []
-            if isinstance(node, ast.ImportFrom):
-                base = package.split('.')
-                module = ('.'.join(base[:len(base) - node.level + 1]
-                                   + ([node.module] if node.module else []))
-                          if node.level else node.module)
-                for a in node.names:
-                    if f'{module}.{a.name}' in modules:
-                        targets.append(f'{module}.{a.name}')
-                    elif module in modules:
-                        targets.append(module)
-            elif isinstance(node, ast.Import):
-                targets = [a.name for a in node.names if a.name in modules]
-            upward += [f'{name} (layer {layer_of(name)}) imports {t} (layer {layer_of(t)}), '
-                       f'line {node.lineno}'
-                       for t in sorted(set(targets))
-                       if ranks[layer_of(t)] > ranks[layer_of(name)]]
+    upward = set()
+    for name, line, module, names in import_statements():
+        # each name a submodule, else the module itself (the facade, for a public name)
+        targets = {f'{module}.{n}' if f'{module}.{n}' in modules else module
+                   for n in names or [None]} & modules
+        upward.update(f'{name} (layer {layer_of(name)}) imports {t} (layer {layer_of(t)}), '
+                      f'line {line}' for t in targets
+                      if ranks[layer_of(t)] > ranks[layer_of(name)])
+    upward = sorted(upward)
     assert not upward, 'imports up the layers of layers.yaml:\n' + '\n'.join(upward)
 
 
