@@ -544,8 +544,8 @@ def test_layers_import_in_designs_order():
     upward = set()
     for name, line, module, names in import_statements():
         # each name a submodule, else the module itself (the facade, for a public name)
-        targets = {f'{module}.{n}' if f'{module}.{n}' in modules else module
-                   for n in names or [None]} & modules
+        targets = ({f'{module}.{n}' if f'{module}.{n}' in modules else module for n in names}
+                   if names else {module}) & modules
         upward.update(f'{name} (layer {layer_of(name)}) imports {t} (layer {layer_of(t)}), '
                       f'line {line}' for t in targets
                       if ranks[layer_of(t)] > ranks[layer_of(name)])
