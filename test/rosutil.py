@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 
-from conftest import ROOT
+from helpers import ROOT
 import pytest
 
 os.environ['ROS_DOMAIN_ID'] = str(1 + os.getpid() % 100)

@@ -204,7 +204,7 @@ def test_bench_identification_measures_long_logs_against_the_floor():
 
     And the longer one's peak memory over the shorter one's, the figure of flat memory.
     """
-    from conftest import ERD
+    from helpers import ERD
     if ERD is None:
         pytest.skip('example-robot-data is not installed (pip install .[test])')
     out = run('bench_identification.py', '--long', '--minutes', '0.1', '0.2')
@@ -229,7 +229,7 @@ def test_bench_identification_writes_a_log_whose_stamps_jitter():
     import tempfile
 
     import numpy as np
-    from conftest import ERD
+    from helpers import ERD
     if ERD is None:
         pytest.skip('example-robot-data is not installed (pip install .[test])')
     spec = importlib.util.spec_from_file_location(

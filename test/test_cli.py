@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-from conftest import measured, ROOT, write_log_csv
+from helpers import measured, ROOT, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 import numpy as np

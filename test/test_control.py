@@ -133,7 +133,7 @@ def _command(model, values, rows, law, qdd, limit, order, flags=0):
 @pytest.mark.parametrize('make', ['plain', 'coupled'])
 def test_command_vector_is_the_general_path_s_law(rigid, make):
     """Each law of the compiled state-to-command call against the library's own functions."""
-    from conftest import coupled, random_state
+    from helpers import coupled, random_state
     from manipulator_dynamics.rigid.kinematics import ARMATURE, FRICTION
     from manipulator_dynamics.rigid.status import OK
     model = coupled(rigid) if make == 'coupled' else rigid

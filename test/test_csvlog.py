@@ -16,7 +16,7 @@
 
 import os
 
-from conftest import ROOT
+from helpers import ROOT
 from manipulator_dynamics import cli, csvlog
 from manipulator_dynamics.identification.excitation import read_trajectory_csv
 import numpy as np

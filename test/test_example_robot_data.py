@@ -18,7 +18,7 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 
-from conftest import assert_rel, ERD, erd_urdfs, PinRobot, random_state
+from helpers import assert_rel, ERD, erd_urdfs, PinRobot, random_state
 import manipulator_dynamics as md
 import numpy as np
 import pytest

@@ -16,7 +16,7 @@
 
 import os
 
-from conftest import assert_rel, ERD, erd, PinRobot, random_state, ROOT
+from helpers import assert_rel, ERD, erd, PinRobot, random_state, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np

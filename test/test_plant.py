@@ -19,7 +19,7 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 
-from conftest import demo_arm_without_inertial, ERD, erd, erd_urdfs, needs_erd, ROOT
+from helpers import demo_arm_without_inertial, ERD, erd, erd_urdfs, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import plant as plants, robots
 import numpy as np

@@ -123,7 +123,7 @@ def arm_log():
     """Return the demo arm and 4 s of its noisy states at 1 kHz: ``(arm, t, q, qd, tau)``."""
     import manipulator_dynamics as md
     from manipulator_dynamics import robots
-    from conftest import measured
+    from helpers import measured
     arm = md.load_model(robots.path('demo_arm'))
     t, _, qd, _, tau, q = measured(arm, seed=3, seconds=4.0, rate=1000.0)
     return arm, t, q, qd, tau
@@ -174,7 +174,7 @@ def test_a_long_rosbag_is_read_a_chunk_at_a_time_and_put_in_time(arm_log, tmp_pa
     Two messages written out of their stamps' order are put back in it, through the file too.
     """
     pytest.importorskip('rosbags', reason='rosbags reads rosbag2 without ROS: pip install rosbags')
-    from conftest import write_bag
+    from helpers import write_bag
     from manipulator_dynamics.recordings.formats import read_rosbag
     arm, t, q, qd, tau = arm_log
     swapped = np.arange(len(t))

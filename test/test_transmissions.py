@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 
-from conftest import consistent_at_every_weight, exciting, ROOT
+from helpers import consistent_at_every_weight, exciting, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import csvlog, robots
 from manipulator_dynamics.errors import IdentificationError

@@ -28,7 +28,7 @@ import io
 import os
 import warnings
 
-from conftest import ERD, erd_urdfs
+from helpers import ERD, erd_urdfs
 import manipulator_dynamics as md
 from manipulator_dynamics import robots, urdf
 import numpy as np

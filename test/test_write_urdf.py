@@ -17,7 +17,7 @@
 import dataclasses
 import json
 
-from conftest import body, erd, needs_erd, rod, write_log_csv
+from helpers import body, erd, needs_erd, rod, write_log_csv
 from lxml import etree
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots

@@ -15,17 +15,10 @@
 """A calibration refuses the levels of a stretch the states hid, or that no model explains."""
 
 import manipulator_dynamics as md
-from manipulator_dynamics import robots
 from manipulator_dynamics.contact.calibration import Calibration, GAP_SHARE, SPREAD_SHARE
 import numpy as np
-import pytest
 
 DT = 1e-3
-
-
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'))
 
 
 def calibrate(arm, seconds=2.0, hidden=(), pushed=None, seed=0):

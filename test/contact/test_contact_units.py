@@ -14,9 +14,8 @@
 
 """The observer, the levels and the wrench one piece at a time: exact cases and bad input."""
 
-from conftest import random_state
+from helpers import random_state
 import manipulator_dynamics as md
-from manipulator_dynamics import robots
 from manipulator_dynamics.contact import detection
 from manipulator_dynamics.contact.detection import (ContactDetector, learn_thresholds,
                                                     residual_spread, spread_of_parameters,
@@ -27,11 +26,6 @@ from manipulator_dynamics.errors import IdentificationError
 from manipulator_dynamics.rigid.jacobian import frame_jacobian
 import numpy as np
 import pytest
-
-
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'))
 
 
 def test_a_held_external_torque_is_followed_with_the_designed_lag(arm):

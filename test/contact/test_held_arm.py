@@ -38,7 +38,7 @@ import contextlib
 import io
 import json
 
-from conftest import write_log_csv
+from helpers import write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.cli import main
@@ -55,11 +55,6 @@ HOLD = np.array([0.0, 0.6, 0.0, -1.2, 0.0, 0.8, 0.0])
 NOISE = 0.03                    # the efforts' noise, a share of the largest gravity torque
 FREE_SECONDS = 20.0
 PUSHES = 10
-
-
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'))
 
 
 def free_motion(arm, seed, rng, sigma):

@@ -23,7 +23,7 @@ joints apply, as from a driver.  Friction is off in the plant and in the observe
 friction is a constraint, not the model's law, and that difference is not what these measure.
 """
 
-from conftest import assert_rel, ERD, erd
+from helpers import assert_rel, ERD, erd
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.contact import detection

@@ -15,17 +15,11 @@
 """The reactions to a collision as laws of the model, latched, and closed on a plant."""
 
 import manipulator_dynamics as md
-from manipulator_dynamics import robots
 from manipulator_dynamics.contact.reaction import FLOAT, NONE, Reaction, REACTIONS, REFLEX, \
     REFLEX_SPEED, REFLEX_TIME, STOP, STOP_TIME
 from manipulator_dynamics.plant import InternalPlant
 import numpy as np
 import pytest
-
-
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'))
 
 
 def state(arm, seed=0):

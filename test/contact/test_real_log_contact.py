@@ -26,7 +26,7 @@ contact.  The residual there, with the identified model, is smaller than with th
 import os
 import warnings
 
-from conftest import erd, needs_erd, ROOT
+from helpers import erd, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics.contact.detection import (ContactDetector, FREE, learn_thresholds,
                                                     residual_spread, spread_of_parameters,

@@ -33,11 +33,6 @@ RATE = 1000.0
 PUSHES = ((9.0, 0.4, 1, 8.0), (13.0, 0.3, 3, -3.0), (17.5, 0.5, 0, 20.0))
 
 
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'))
-
-
 def a_log(model, seconds=22.0, pushes=PUSHES, seed=3, gap=None):
     """
     Return a moving arm's log, torque noise 0.5 % of its largest effort, pushed at ``pushes``.

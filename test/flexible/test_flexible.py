@@ -22,7 +22,7 @@ spectrum, and conservation of energy / the work-energy balance for the flexible 
 
 import math
 
-from conftest import ROOT
+from helpers import ROOT
 from manipulator_dynamics import (flexible_inverse_dynamics, flexible_trajectory, FlexibleArm,
                                   FlexibleArmError, inverse_dynamics, load_model,
                                   parallel_matrices, robots)

@@ -17,7 +17,7 @@
 import math
 import xml.etree.ElementTree as ET
 
-from conftest import ERD, erd, PinRobot, random_state, TWO_LINK as P, two_link_urdf
+from helpers import ERD, erd, PinRobot, random_state, TWO_LINK as P, two_link_urdf
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification.base_parameters import random_states

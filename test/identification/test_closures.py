@@ -17,7 +17,7 @@
 import math
 import os
 
-from conftest import ROOT
+from helpers import ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification import closures

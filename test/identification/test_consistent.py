@@ -19,7 +19,7 @@ import math
 import re
 import warnings
 
-from conftest import body, erd, measured, needs_erd, rod
+from helpers import body, erd, measured, needs_erd, rod
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification import consistent
@@ -153,7 +153,7 @@ def test_a_urdf_that_fits_the_data_is_returned_whole(demo_motion):
 
 def test_a_fit_that_did_not_converge_says_so(demo_motion, monkeypatch, capsys, tmp_path):
     """Out of Newton steps: a ConvergenceWarning, ``converged`` False, and the CLI says so."""
-    from conftest import write_log_csv
+    from helpers import write_log_csv
     from manipulator_dynamics import cli
     model, motion = demo_motion
     tau = 1.3 * simulate(model, motion, noise=0.01)       # a robot far from its URDF
@@ -274,7 +274,7 @@ def test_the_prior_weight_is_chosen_on_folds_of_the_training_data_alone():
 
 
 def test_the_command_line_says_which_set_to_trust_and_why(tmp_path, capsys):
-    from conftest import write_log_csv
+    from helpers import write_log_csv
     from manipulator_dynamics import cli
     model = md.load_model(robots.path('demo_arm'))
     t, q, tau = wrong_prior_log(model, 1.3, seed=1)

@@ -18,7 +18,7 @@ import csv
 import json
 import re
 
-from conftest import erd, needs_erd
+from helpers import erd, needs_erd
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 import numpy as np

@@ -16,7 +16,7 @@
 
 import warnings
 
-from conftest import exciting
+from helpers import exciting
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification import decimation
@@ -110,23 +110,16 @@ def test_the_padding_outlasts_the_impulse_response():
 
 def test_a_joint_held_still_has_no_speed():
     """A joint that does not move has zero speed, not the filter's rounding (its sign flips)."""
-    arm = md.load_model(robots.path('demo_arm'))
-    t, q, _, _ = exciting(arm, seconds=10.0, rate=1000.0)
+    frictional_arm = md.load_model(robots.path('demo_arm'))
+    t, q, _, _ = exciting(frictional_arm, seconds=10.0, rate=1000.0)
     q[:, 2] = 0.7                                       # held by its brake
     tau = np.ones_like(q)
-    _, qd, qdd, _, _, _ = differentiate_logs(arm, [(t, q, tau)], cutoff=5.0)
+    _, qd, qdd, _, _, _ = differentiate_logs(frictional_arm, [(t, q, tau)], cutoff=5.0)
     assert np.all(qd[:, 2] == 0.0) and np.all(qdd[:, 2] == 0.0)
     assert (qd[:, [0, 1, 3]] != 0.0).mean() > 0.999       # the moving ones keep their speeds
 
 
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'), joint_dynamics={
-        j: {'viscous': 0.3, 'coulomb': 0.5} for j in md.load_model(
-            robots.path('demo_arm')).joint_names})
-
-
-def test_candidates_judged_on_fewer_rows_score_as_at_the_full_rate(arm, monkeypatch):
+def test_candidates_judged_on_fewer_rows_score_as_at_the_full_rate(frictional_arm, monkeypatch):
     """
     Each candidate's pooled held-out error equals the full-rate judgement's within 1 %.
 
@@ -136,13 +129,13 @@ def test_candidates_judged_on_fewer_rows_score_as_at_the_full_rate(arm, monkeypa
     down to 20 per second per Hz of cutoff (scored at the full rate).
     The rows are 20 and 40 times fewer.
     """
-    t, q, qd, qdd = exciting(arm, seconds=36.0, rate=1000.0, fundamental=1 / 12)
-    tau = md.inverse_dynamics(arm, q, qd, qdd, friction=True)
+    t, q, qd, qdd = exciting(frictional_arm, seconds=36.0, rate=1000.0, fundamental=1 / 12)
+    tau = md.inverse_dynamics(frictional_arm, q, qd, qdd, friction=True)
     rng = np.random.default_rng(5)
     tau = tau + rng.normal(size=tau.shape) * (0.01 * np.abs(tau).max(axis=0) + 0.02)
     q = q + rng.normal(size=q.shape) * 1e-5
     candidates = [1.0, 2.5]
-    _, report = choose_cutoff(arm, (t, q, tau), candidates=candidates)
+    _, report = choose_cutoff(frictional_arm, (t, q, tau), candidates=candidates)
     steps = decimation.steps(1000.0, candidates)
     assert steps == {1.0: 40, 2.5: 20}             # multiples of the highest's
     from manipulator_dynamics.identification import logs
@@ -150,13 +143,13 @@ def test_candidates_judged_on_fewer_rows_score_as_at_the_full_rate(arm, monkeypa
     for c in candidates:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', ExtrapolationWarning)
-            full = pooled([fit(arm, train, cutoff=c, validation=held).validation
-                           for train, held in folds_in_time(arm, (t, q, tau), 3)])
+            full = pooled([fit(frictional_arm, train, cutoff=c, validation=held).validation
+                           for train, held in folds_in_time(frictional_arm, (t, q, tau), 3)])
         assert report['held_out_error'][c] == pytest.approx(full.error['identified'],
                                                             rel=0.01), c
 
 
-def test_a_fast_log_cut_down_fits_and_scores_as_at_its_full_rate(arm, monkeypatch):
+def test_a_fast_log_cut_down_fits_and_scores_as_at_its_full_rate(frictional_arm, monkeypatch):
     """
     A 1 kHz log fitted at 2 Hz is cut down 25 times first: as good a fit, scored the same.
 
@@ -173,16 +166,17 @@ def test_a_fast_log_cut_down_fits_and_scores_as_at_its_full_rate(arm, monkeypatc
     from manipulator_dynamics.identification import logs
 
     def run(seed, seconds):
-        t, q, qd, qdd = exciting(arm, seconds=seconds, rate=1000.0, fundamental=0.1, seed=seed)
-        tau = md.inverse_dynamics(arm, q, qd, qdd, friction=True)
+        t, q, qd, qdd = exciting(frictional_arm, seconds=seconds, rate=1000.0, fundamental=0.1,
+                                 seed=seed)
+        tau = md.inverse_dynamics(frictional_arm, q, qd, qdd, friction=True)
         rng = np.random.default_rng(seed + 10)
         tau = tau + rng.normal(size=tau.shape) * (0.01 * np.abs(tau).max(axis=0) + 0.02)
         return t, q + rng.normal(size=q.shape) * 1e-5, tau
     train, held = run(0, 30.0), run(1, 20.0)
-    cut = md.identify(arm, train, cutoff=2.0, still='auto', validation=held)
+    cut = md.identify(frictional_arm, train, cutoff=2.0, still='auto', validation=held)
     assert cut.processing['reduced']['factor'] == 25
     monkeypatch.setattr(logs, 'reduction', lambda rate, cutoff: 1)
-    full = md.identify(arm, train, cutoff=2.0, still='auto', validation=held)
+    full = md.identify(frictional_arm, train, cutoff=2.0, still='auto', validation=held)
     assert 'reduced' not in full.processing
     truth = full.base.values
     z = [(e.values - truth) / e.std for e in (cut, full)]
@@ -196,9 +190,9 @@ def test_a_fast_log_cut_down_fits_and_scores_as_at_its_full_rate(arm, monkeypatc
                                list(still[1]['left_out_percent'].values()), atol=5.0)
     # every equation scored (the still ones left out are the nearest row's where cut down)
     monkeypatch.undo()
-    cut = md.identify(arm, train, cutoff=2.0, validation=held)
+    cut = md.identify(frictional_arm, train, cutoff=2.0, validation=held)
     monkeypatch.setattr(logs, 'reduction', lambda rate, cutoff: 1)
-    full = md.identify(arm, train, cutoff=2.0, validation=held)
+    full = md.identify(frictional_arm, train, cutoff=2.0, validation=held)
     assert cut.validation.samples == pytest.approx(full.validation.samples, rel=0.01)
     assert len(cut.validation.t) < full.validation.samples / 24
     for model in ('urdf', 'identified'):

@@ -18,8 +18,7 @@ import dataclasses
 import json
 import sys
 
-from conftest import measured, write_log_csv
-import manipulator_dynamics as md
+from helpers import measured, write_log_csv
 from manipulator_dynamics import cli, robots
 from manipulator_dynamics.identification import fleet
 import numpy as np
@@ -43,11 +42,6 @@ def robot_on(arm, robot, day):
             viscous[k] *= grown
             coulomb[k] *= grown
     return dataclasses.replace(arm, viscous=viscous, coulomb=coulomb)
-
-
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'))
 
 
 @pytest.fixture(scope='module')

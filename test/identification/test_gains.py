@@ -16,7 +16,7 @@
 Drive gains from motor currents, with known truth: a UR5 in MuJoCo, motors logged.
 
 The arm (example-robot-data's UR5) gets gear ratios, rotor inertias, friction and a coupled
-wrist (:func:`conftest.coupled`: its last motor turns the last two joints, as a TX40's); MuJoCo
+wrist (:func:`helpers.coupled`: its last motor turns the last two joints, as a TX40's); MuJoCo
 turns the coupled motors through tendons.  It tracks an excitation, once bare and once with a
 known payload; its log holds what a drive logs: motor positions (encoder noise) and currents
 (the torques through the true torque constants, 0.5 % noise).  The model it is identified with
@@ -27,7 +27,7 @@ import dataclasses
 import json
 import re
 
-from conftest import coupled, ERD, erd, exciting
+from helpers import coupled, ERD, erd, exciting
 import manipulator_dynamics as md
 from manipulator_dynamics import csvlog
 from manipulator_dynamics.identification.gains import identify_gains

@@ -22,7 +22,7 @@ replaces.
 
 import warnings
 
-from conftest import coupled, measured
+from helpers import coupled, measured
 import manipulator_dynamics as md
 from manipulator_dynamics import _parallel, csvlog, robots
 from manipulator_dynamics.cli import main
@@ -42,16 +42,9 @@ import scipy.signal
 
 
 @pytest.fixture(scope='module')
-def arm():
-    plain = md.load_model(robots.path('demo_arm'))
-    return md.load_model(robots.path('demo_arm'), joint_dynamics={
-        j: {'viscous': 0.3, 'coulomb': 0.5} for j in plain.joint_names})
-
-
-@pytest.fixture(scope='module')
-def log(arm):
+def log(frictional_arm):
     """Return a 1 kHz log of 30 s with torque and position noise: ``(t, q, tau)``."""
-    t, _, _, _, tau, q = measured(arm, seconds=30.0, rate=1000.0, fundamental=0.1)
+    t, _, _, _, tau, q = measured(frictional_arm, seconds=30.0, rate=1000.0, fundamental=0.1)
     return t, q, tau
 
 
@@ -60,7 +53,7 @@ def pieces_of(log, count):
     return [tuple(x[r] for x in log) for r in fold_ranges([log], count)[0]]
 
 
-def test_folds_solved_from_their_pieces_factors_equal_the_stacked_rows(arm, log):
+def test_folds_solved_from_their_pieces_factors_equal_the_stacked_rows(frictional_arm, log):
     """
     Two pieces' factors stacked (TSQR) solve as their equations stacked: values to 1e-9.
 
@@ -69,8 +62,8 @@ def test_folds_solved_from_their_pieces_factors_equal_the_stacked_rows(arm, log)
     condition number; the factors of the rows stacked equal the stacked factors.
     """
     a, b = pieces_of(log, 2)
-    whole = fit(arm, [a, b], cutoff=2.0)
-    parts = [factored(arm, [p], cutoff=2.0) for p in (a, b)]
+    whole = fit(frictional_arm, [a, b], cutoff=2.0)
+    parts = [factored(frictional_arm, [p], cutoff=2.0) for p in (a, b)]
     alone = solve_values(parts)
     np.testing.assert_allclose(alone.values, whole.values, rtol=1e-9,
                                atol=1e-9 * np.abs(whole.values).max())
@@ -80,10 +73,10 @@ def test_folds_solved_from_their_pieces_factors_equal_the_stacked_rows(arm, log)
     assert np.isnan(alone.std).all()                       # not computed, and not pretended
     # the stacked factors are those of the stacked rows: R^T R = W^T W and R^T z = W^T tau
     # (R itself is not unique where a joint's rows leave columns out: its descendants' alone)
-    found = [equations(arm, [p], cutoff=2.0) for p in (a, b)]
+    found = [equations(frictional_arm, [p], cutoff=2.0) for p in (a, b)]
     W, tau = np.concatenate([f.W for f in found]), np.concatenate([f.tau for f in found])
     stacked = JointFactors.stacked([joint_factors(f.W, f.tau) for f in found])
-    for j in range(arm.n):
+    for j in range(frictional_arm.n):
         gram = W[:, j].T @ W[:, j]
         np.testing.assert_allclose(stacked.R[j].T @ stacked.R[j], gram, rtol=0,
                                    atol=1e-10 * np.abs(gram).max())
@@ -95,8 +88,8 @@ def test_folds_solved_from_their_pieces_factors_equal_the_stacked_rows(arm, log)
 
 
 @pytest.mark.parametrize('still', [None, 0.05])
-def test_factors_made_chunk_by_chunk_are_those_of_the_whole_regressor(arm, log, monkeypatch,
-                                                                      still):
+def test_factors_made_chunk_by_chunk_are_those_of_the_whole_regressor(frictional_arm, log,
+                                                                      monkeypatch, still):
     """
     :func:`factored` never holds the regressor: its chunks' factors stacked are the whole's.
 
@@ -111,14 +104,14 @@ def test_factors_made_chunk_by_chunk_are_those_of_the_whole_regressor(arm, log, 
     chunks = []
     monkeypatch.setattr(fitting, 'joint_factors',
                         lambda W, tau: chunks.append(len(W)) or joint_factors(W, tau))
-    found = equations(arm, [log], cutoff=2.0, still=still)
-    chunked = factored(arm, [log], cutoff=2.0, still=still)
+    found = equations(frictional_arm, [log], cutoff=2.0, still=still)
+    chunked = factored(frictional_arm, [log], cutoff=2.0, still=still)
     assert len(chunks) > 5 and sum(chunks) == len(found.tau) and max(chunks) < 40
     assert (still is None) == (not found.left_out.any())
     np.testing.assert_array_equal(chunked.rows, (~found.left_out).sum(axis=0))
     assert chunked.samples == len(found.tau)
     R, z = chunked.factors.R, chunked.factors.z
-    for j in range(arm.n):
+    for j in range(frictional_arm.n):
         gram = found.W[:, j].T @ found.W[:, j]
         np.testing.assert_allclose(R[j].T @ R[j], gram, rtol=0, atol=1e-10 * np.abs(gram).max())
         np.testing.assert_allclose(R[j].T @ z[j], found.W[:, j].T @ found.tau[:, j], rtol=0,
@@ -128,7 +121,7 @@ def test_factors_made_chunk_by_chunk_are_those_of_the_whole_regressor(arm, log, 
 
 
 def test_a_regressors_zero_columns_are_not_filtered_and_stay_zero_to_the_bit(
-        arm, log, monkeypatch):
+        frictional_arm, log, monkeypatch):
     """
     The parallel filter skips the columns zero throughout a chunk: the rows filtering all give.
 
@@ -137,36 +130,36 @@ def test_a_regressors_zero_columns_are_not_filtered_and_stay_zero_to_the_bit(
     bit for bit.
     """
     from manipulator_dynamics.identification import filtering, logs
-    skipping = equations(arm, [log], cutoff=2.0)
+    skipping = equations(frictional_arm, [log], cutoff=2.0)
     flat = skipping.W.reshape(len(skipping.W), -1)
     assert (~np.any(flat != 0, axis=0)).sum() > flat.shape[1] // 4     # many zero columns
     monkeypatch.setattr(logs, '_filtered_columns', lambda sos, x, rows: filtering.filtered(
         sos, x, rows).reshape((len(rows),) + x.shape[1:]))
-    every = equations(arm, [log], cutoff=2.0)
+    every = equations(frictional_arm, [log], cutoff=2.0)
     np.testing.assert_array_equal(skipping.W, every.W)
     np.testing.assert_array_equal(skipping.tau, every.tau)
 
 
-def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(arm, log):
+def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(frictional_arm, log):
     """
     :func:`held_out_error` (each piece decomposed once) equals fitting every fold again.
 
     Three pieces, each fold fitted on the other two by :func:`fit` and scored by
     :meth:`.decimation.Decimated.error`: the pooled error to 1e-9.
     """
-    ladder = Decimated(arm, pieces_of(log, 3), [1.0, 2.0])
+    ladder = Decimated(frictional_arm, pieces_of(log, 3), [1.0, 2.0])
     folds = [[0], [1], [2]]
     for cutoff in (1.0, 2.0):
         wrong = total = 0.0
         for held in folds:
             train = [(s.t, s.q, s.tau) for j in range(3) if j not in held
                      for s in ladder.at(j, cutoff)]
-            estimate = fit(arm, train, cutoff=cutoff)
+            estimate = fit(frictional_arm, train, cutoff=cutoff)
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore', ExtrapolationWarning)
                 missed, energy = ladder.error(estimate, held[0], cutoff)
             wrong, total = wrong + missed, total + energy
-        assert held_out_error(arm, ladder, folds, cutoff) == pytest.approx(
+        assert held_out_error(frictional_arm, ladder, folds, cutoff) == pytest.approx(
             100.0 * wrong / total, rel=1e-9)
     # a candidate judged is let go of, and cut again the same if asked again
     kept = ladder.at(0, 1.0)
@@ -179,7 +172,7 @@ def test_the_cutoffs_held_out_error_from_factors_equals_fold_by_fold_fits(arm, l
 
 
 @pytest.mark.parametrize('stamps', ['on a grid', 'jittering'])
-def test_the_folds_choices_make_what_they_share_once(arm, log, stamps, monkeypatch):
+def test_the_folds_choices_make_what_they_share_once(frictional_arm, log, stamps, monkeypatch):
     """
     Cross-validation's cutoffs, chosen in every fold, judge each shared piece once: the same.
 
@@ -215,7 +208,7 @@ def test_the_folds_choices_make_what_they_share_once(arm, log, stamps, monkeypat
         if not share:
             monkeypatch.setattr(estimate, 'sharing', contextlib.nullcontext)
         made.clear()
-        runs.append((md.cross_validate(arm, log, folds=3), dict(made)))
+        runs.append((md.cross_validate(frictional_arm, log, folds=3), dict(made)))
     (shared, few), (apart, many) = runs
     assert all(e.processing['resampled'] == (stamps == 'jittering') for e in apart.estimates)
     assert few['motion_bandwidth'] == 3 and many['motion_bandwidth'] == 6     # per third
@@ -268,7 +261,7 @@ def test_a_stretch_goes_on_its_grid_as_np_interp_puts_it(monkeypatch):
     assert logs._on_grid(np.zeros(0), t, x).shape == (0, 4)
 
 
-def test_a_stretch_put_on_a_grid_is_known_by_its_log(arm, log, monkeypatch):
+def test_a_stretch_put_on_a_grid_is_known_by_its_log(frictional_arm, log, monkeypatch):
     """
     Where the stamps jitter, a stretch is interpolated anew at every call: its cut is shared.
 
@@ -285,9 +278,9 @@ def test_a_stretch_put_on_a_grid_is_known_by_its_log(arm, log, monkeypatch):
     reduced = logs.reduced
     monkeypatch.setattr(logs, 'reduced', lambda *a, **k: made.append(1) or reduced(*a, **k))
     with sharing.sharing():
-        first = fit(arm, jittering, cutoff=2.0)
+        first = fit(frictional_arm, jittering, cutoff=2.0)
         assert first.processing['resampled'] and len(made) == 1      # positions and efforts
-        again = fit(arm, jittering, cutoff=2.0)
+        again = fit(frictional_arm, jittering, cutoff=2.0)
         assert len(made) == 1
         held = [x for kept in sharing.shared()._kept.values() for x in kept[0]]
     assert held and all(any(x is a for a in jittering) for x in held)
@@ -295,7 +288,7 @@ def test_a_stretch_put_on_a_grid_is_known_by_its_log(arm, log, monkeypatch):
     np.testing.assert_array_equal(first.std, again.std)
 
 
-def test_a_logs_stamps_are_checked_once_within_sharing(arm, log, monkeypatch):
+def test_a_logs_stamps_are_checked_once_within_sharing(frictional_arm, log, monkeypatch):
     """
     Within :func:`.sharing.sharing`, a long log's stamps are checked once for each cutoff.
 
@@ -321,21 +314,21 @@ def test_a_logs_stamps_are_checked_once_within_sharing(arm, log, monkeypatch):
     checked = []
     check = logs.check_stamps
     monkeypatch.setattr(logs, 'check_stamps', lambda *a: checked.append(1) or check(*a))
-    apart = logs.stretches(arm, [repeated], 2.0)
+    apart = logs.stretches(frictional_arm, [repeated], 2.0)
     assert len(checked) == 1 and apart[1][0]['repeated'] == 3
     with sharing.sharing():
-        first = logs.stretches(arm, [repeated], 2.0)
+        first = logs.stretches(frictional_arm, [repeated], 2.0)
         first[1][0]['gaps'].append([0.0, 1.0])
-        second = logs.stretches(arm, [repeated], 2.0)
+        second = logs.stretches(frictional_arm, [repeated], 2.0)
         assert len(checked) == 2
-        logs.stretches(arm, [repeated], 4.0)            # another cutoff: other gaps
+        logs.stretches(frictional_arm, [repeated], 4.0)            # another cutoff: other gaps
         assert len(checked) == 3
         made = [x for kept in sharing.shared()._kept.values() for x in kept[2]
                 if isinstance(x, np.ndarray)]
         kept = len(sharing.shared()._kept)
         in_memory = tuple(np.array(x) for x in repeated)
-        logs.stretches(arm, [in_memory], 2.0)
-        logs.stretches(arm, [in_memory], 2.0)
+        logs.stretches(frictional_arm, [in_memory], 2.0)
+        logs.stretches(frictional_arm, [in_memory], 2.0)
         assert len(checked) == 5 and len(sharing.shared()._kept) == kept
     assert second[1] == apart[1] and first[2:] == second[2:] == apart[2:]
     for one, other in zip(second[0], apart[0]):
@@ -345,12 +338,12 @@ def test_a_logs_stamps_are_checked_once_within_sharing(arm, log, monkeypatch):
         np.shares_memory(x, a) for a in repeated) for x in made)
 
 
-def test_predictions_are_the_base_regressor_times_the_values(arm, log):
+def test_predictions_are_the_base_regressor_times_the_values(frictional_arm, log):
     """:meth:`Estimate.predictions`, by the inverse dynamics of a model, equals ``W_B K``."""
     t, q, tau = log
-    estimate = fit(arm, (t, q, tau), cutoff=2.0)
+    estimate = fit(frictional_arm, (t, q, tau), cutoff=2.0)
     _, qf, qd, qdd, _, _ = estimate.states((t, q, tau))
-    W = estimate.base.base_regressor(regressor(arm, qf, qd, qdd, armature=False,
+    W = estimate.base.base_regressor(regressor(frictional_arm, qf, qd, qdd, armature=False,
                                                friction=estimate.base.friction))
     got = estimate.predictions(qf, qd, qdd, {'a': estimate.values, 'b': estimate.base.values})
     np.testing.assert_allclose(got['a'], W @ estimate.values, rtol=0,
@@ -358,11 +351,11 @@ def test_predictions_are_the_base_regressor_times_the_values(arm, log):
     np.testing.assert_allclose(got['b'], W @ estimate.base.values, rtol=0,
                                atol=1e-12 * np.abs(tau).max())
     none = estimate.predictions(qf[:0], qd[:0], qdd[:0], {'a': estimate.values})
-    assert none['a'].shape == (0, arm.n)
+    assert none['a'].shape == (0, frictional_arm.n)
 
 
 @pytest.mark.parametrize('kind', ['plain', 'offsets and smooth laws', 'coupled wrist'])
-def test_a_model_holding_base_parameters_predicts_what_they_do(arm, kind):
+def test_a_model_holding_base_parameters_predicts_what_they_do(frictional_arm, kind):
     """
     The inverse dynamics of :func:`.fit.holding` are ``W_B K``, for any ``K`` and base.
 
@@ -371,12 +364,12 @@ def test_a_model_holding_base_parameters_predicts_what_they_do(arm, kind):
     (parameters the model has and the base parameters may not name: left out, not kept).
     """
     rng = np.random.default_rng(7)
-    model = {'plain': arm,
-             'offsets and smooth laws': arm.with_joint_dynamics({
+    model = {'plain': frictional_arm,
+             'offsets and smooth laws': frictional_arm.with_joint_dynamics({
                  j: {'offset': float(rng.uniform(-0.3, 0.3)),
                      'coulomb_velocity': float(rng.uniform(0.03, 0.15))}
-                 for j in arm.joint_names}),
-             'coupled wrist': coupled(arm)}[kind]
+                 for j in frictional_arm.joint_names}),
+             'coupled wrist': coupled(frictional_arm)}[kind]
     q, qd, qdd = (rng.uniform(-1.5, 1.5, (40, model.n)) for _ in range(3))
     for friction in (False, True, 'offset'):
         for armature in (False, True):
@@ -411,40 +404,40 @@ def test_columns_on_threads_give_the_filter_bit_for_bit():
         filtered(sos, x, rows[::-1])
 
 
-def write_log(path, arm, log):
+def write_log(path, frictional_arm, log):
     t, q, tau = log
-    csvlog.write(path, t, csvlog.joint_columns(arm.joint_names, position=q, effort=tau))
+    csvlog.write(path, t, csvlog.joint_columns(frictional_arm.joint_names, position=q, effort=tau))
 
 
-def test_a_log_read_once_identifies_as_its_path(arm, log, tmp_path):
+def test_a_log_read_once_identifies_as_its_path(frictional_arm, log, tmp_path):
     """``identify`` and ``cross_validate`` of a :class:`Log` equal those of its path."""
     path = tmp_path / 'run.csv'
-    write_log(path, arm, log)
-    once = read_once(arm, str(path))
+    write_log(path, frictional_arm, log)
+    once = read_once(frictional_arm, str(path))
     assert isinstance(once, Log) and once.source == str(path)
-    by_path = md.identify(arm, str(path), cutoff=2.0)
-    by_log = md.identify(arm, once, cutoff=2.0)
+    by_path = md.identify(frictional_arm, str(path), cutoff=2.0)
+    by_log = md.identify(frictional_arm, once, cutoff=2.0)
     np.testing.assert_array_equal(by_log.values, by_path.values)
     assert by_log.processing['source'] == by_path.processing['source'] == str(path)
-    folds = md.cross_validate(arm, [once, once], folds=2, cutoff=2.0)
+    folds = md.cross_validate(frictional_arm, [once, once], folds=2, cutoff=2.0)
     assert folds.pooled.error['identified'] == pytest.approx(md.cross_validate(
-        arm, [str(path), str(path)], folds=2, cutoff=2.0).pooled.error['identified'],
+        frictional_arm, [str(path), str(path)], folds=2, cutoff=2.0).pooled.error['identified'],
         rel=1e-12)
 
 
-def test_a_log_read_for_other_joints_is_refused_naming_them(arm, log, tmp_path):
+def test_a_log_read_for_other_joints_is_refused_naming_them(frictional_arm, log, tmp_path):
     path = tmp_path / 'run.csv'
-    write_log(path, arm, log)
-    once = read_once(arm, str(path))
-    cut = md.load_model(robots.path('demo_arm'), tip_links=[arm.link_names[1]])
+    write_log(path, frictional_arm, log)
+    once = read_once(frictional_arm, str(path))
+    cut = md.load_model(robots.path('demo_arm'), tip_links=[frictional_arm.link_names[1]])
     with pytest.raises(IdentificationError, match=r'run\.csv was read for the joints .*'
-                       + arm.joint_names[-1]):
+                       + frictional_arm.joint_names[-1]):
         md.identify(cut, once, cutoff=2.0)
     with pytest.raises(IdentificationError, match='no such data file or recording: '):
-        read_once(arm, str(tmp_path / 'absent.csv'))
+        read_once(frictional_arm, str(tmp_path / 'absent.csv'))
 
 
-def test_the_command_line_reads_each_log_once(arm, log, tmp_path, monkeypatch, capsys):
+def test_the_command_line_reads_each_log_once(frictional_arm, log, tmp_path, monkeypatch, capsys):
     """
     ``identify LOG --folds 3`` and ``--validate`` read each file once, however many use it.
 
@@ -452,7 +445,7 @@ def test_the_command_line_reads_each_log_once(arm, log, tmp_path, monkeypatch, c
     in each): before, each read the file again (an hour at 1 kHz: 4 s a time).
     """
     path, other = tmp_path / 'run.csv', tmp_path / 'other.csv'
-    write_log(path, arm, log)
+    write_log(path, frictional_arm, log)
     reads = []
     real = csvlog.chunks
 
@@ -461,35 +454,35 @@ def test_the_command_line_reads_each_log_once(arm, log, tmp_path, monkeypatch, c
         return real(p, size)
     monkeypatch.setattr(csvlog, 'chunks', counted)
     assert main(['identify', robots.path('demo_arm'), str(path), '--joint-dynamics',
-                 str(write_friction(arm, tmp_path)), '--folds', '3', '--cutoff', '2',
+                 str(write_friction(frictional_arm, tmp_path)), '--folds', '3', '--cutoff', '2',
                  '--format', 'json']) == 0
     assert reads == [str(path)]
-    write_log(other, arm, tuple(x[:15000] for x in log))
+    write_log(other, frictional_arm, tuple(x[:15000] for x in log))
     reads.clear()
     assert main(['identify', robots.path('demo_arm'), str(path), '--joint-dynamics',
-                 str(write_friction(arm, tmp_path)), '--validate', str(other),
+                 str(write_friction(frictional_arm, tmp_path)), '--validate', str(other),
                  '--cutoff', '2', '--format', 'json']) == 0
     assert sorted(reads) == sorted([str(path), str(other)])
     capsys.readouterr()
 
 
-def write_friction(arm, tmp_path):
+def write_friction(frictional_arm, tmp_path):
     import yaml
     path = tmp_path / 'friction.yaml'
     path.write_text(yaml.safe_dump({'joint_dynamics': {
-        j: {'viscous': 0.3, 'coulomb': 0.5} for j in arm.joint_names}}))
+        j: {'viscous': 0.3, 'coulomb': 0.5} for j in frictional_arm.joint_names}}))
     return path
 
 
-def test_solve_equals_fit_of_the_same_equations(arm, log):
+def test_solve_equals_fit_of_the_same_equations(frictional_arm, log):
     """:func:`fit` is :func:`factored` (with its blocks) then :func:`solve`: nothing between."""
-    estimate = solve(factored(arm, log, cutoff=2.0, blocks=True))
-    np.testing.assert_array_equal(estimate.values, fit(arm, log, cutoff=2.0).values)
+    estimate = solve(factored(frictional_arm, log, cutoff=2.0, blocks=True))
+    np.testing.assert_array_equal(estimate.values, fit(frictional_arm, log, cutoff=2.0).values)
     with pytest.raises(IdentificationError, match='need their jackknife blocks'):
-        solve(factored(arm, log, cutoff=2.0))
+        solve(factored(frictional_arm, log, cutoff=2.0))
 
 
-def test_a_fit_from_its_blocks_factors_is_the_fit_of_every_row(arm, log, monkeypatch):
+def test_a_fit_from_its_blocks_factors_is_the_fit_of_every_row(frictional_arm, log, monkeypatch):
     """
     The reported fit never holds its regressor, and reports what the whole regressor gives.
 
@@ -503,8 +496,8 @@ def test_a_fit_from_its_blocks_factors_is_the_fit_of_every_row(arm, log, monkeyp
     from manipulator_dynamics.identification.least_squares import block_edges
     monkeypatch.setattr(logs, 'PARALLEL_CHUNK', 70)
     monkeypatch.setattr(fitting, 'GATHERED', 30)
-    found = equations(arm, log, cutoff=2.0)
-    blocked = factored(arm, log, cutoff=2.0, blocks=True)
+    found = equations(frictional_arm, log, cutoff=2.0)
+    blocked = factored(frictional_arm, log, cutoff=2.0, blocks=True)
     edges = block_edges(len(found.tau))
     assert len(blocked.blocks) == len(edges) - 1 == 10
     assert any(e % 70 for e in edges[1:-1])                     # blocks end inside chunks
@@ -526,10 +519,10 @@ def test_a_fit_from_its_blocks_factors_is_the_fit_of_every_row(arm, log, monkeyp
     assert parts.samples == whole.samples == len(found.tau)
 
 
-def test_a_csv_read_by_chunks_is_the_csv_read_whole(arm, log, tmp_path, monkeypatch):
+def test_a_csv_read_by_chunks_is_the_csv_read_whole(frictional_arm, log, tmp_path, monkeypatch):
     """Chunks of 64 kB give every column as the whole file's read, each row once."""
     path = tmp_path / 'run.csv'
-    write_log(path, arm, log)
+    write_log(path, frictional_arm, log)
     whole = csvlog.read(path)
     monkeypatch.setattr(csvlog, 'CHUNK_BYTES', 1 << 16)
     parts = list(csvlog.chunks(path))
@@ -538,13 +531,13 @@ def test_a_csv_read_by_chunks_is_the_csv_read_whole(arm, log, tmp_path, monkeypa
     for room in (None, 10):             # as many rows as its size allows; too few: grown
         if room:
             monkeypatch.setattr(csvlog, 'rows_at_most', lambda path: room)
-        t, q, tau = read_csv(arm, str(path))
+        t, q, tau = read_csv(frictional_arm, str(path))
         np.testing.assert_array_equal(t, whole.time())
-        np.testing.assert_array_equal(q, whole.field(arm.joint_names, 'position'))
-        np.testing.assert_array_equal(tau, whole.field(arm.joint_names, 'effort'))
+        np.testing.assert_array_equal(q, whole.field(frictional_arm.joint_names, 'position'))
+        np.testing.assert_array_equal(tau, whole.field(frictional_arm.joint_names, 'effort'))
 
 
-def test_a_long_logs_columns_are_spilled_and_identify_as_in_memory(arm, log, tmp_path,
+def test_a_long_logs_columns_are_spilled_and_identify_as_in_memory(frictional_arm, log, tmp_path,
                                                                    monkeypatch, capsys):
     """
     A log longer than :data:`.spill.SPILL_ROWS` is read into a file, not memory: same results.
@@ -556,8 +549,8 @@ def test_a_long_logs_columns_are_spilled_and_identify_as_in_memory(arm, log, tmp
     """
     from manipulator_dynamics.recordings import spill
     path = tmp_path / 'run.csv'
-    write_log(path, arm, log)
-    friction = write_friction(arm, tmp_path)
+    write_log(path, frictional_arm, log)
+    friction = write_friction(frictional_arm, tmp_path)
 
     def identified():
         assert main(['identify', robots.path('demo_arm'), str(path), '--joint-dynamics',
@@ -566,41 +559,43 @@ def test_a_long_logs_columns_are_spilled_and_identify_as_in_memory(arm, log, tmp
     in_memory = identified()
     assert '"cutoff_selection"' in in_memory or 'held_out' in in_memory
     monkeypatch.setattr(spill, 'SPILL_ROWS', 1000)
-    t, q, tau = read_csv(arm, str(path))
+    t, q, tau = read_csv(frictional_arm, str(path))
     assert spill.is_spilled(q) and spill.is_spilled(tau) and spill.is_spilled(t)
     assert q.flags.f_contiguous or q[:, 0].flags.c_contiguous        # a column at a time
     whole = csvlog.read(path)
-    np.testing.assert_array_equal(q, whole.field(arm.joint_names, 'position'))
-    np.testing.assert_array_equal(tau, whole.field(arm.joint_names, 'effort'))
+    np.testing.assert_array_equal(q, whole.field(frictional_arm.joint_names, 'position'))
+    np.testing.assert_array_equal(tau, whole.field(frictional_arm.joint_names, 'effort'))
     assert identified() == in_memory
     lines = path.read_text().splitlines()
     cells = lines[20001].split(',')
     cells[3] = 'nan'
     lines[20001] = ','.join(cells)
     path.write_text('\n'.join(lines) + '\n')
-    t, q, tau = read_csv(arm, str(path))
+    t, q, tau = read_csv(frictional_arm, str(path))
     assert spill.is_spilled(q)
     with pytest.raises(IdentificationError, match=r'\[20000, .*: 1 non-finite'):
-        md.identify(arm, str(path), cutoff=2.0)
+        md.identify(frictional_arm, str(path), cutoff=2.0)
 
 
-def test_non_finite_values_are_counted_over_chunks_and_the_first_named(arm, monkeypatch):
+def test_non_finite_values_are_counted_over_chunks_and_the_first_named(frictional_arm,
+                                                                       monkeypatch):
     """Chunks without a bad value are passed over; the first one's sample and every one count."""
     from manipulator_dynamics.recordings import spill
     from manipulator_dynamics.recordings.samples import sample_matrix
     monkeypatch.setattr(spill, 'CHUNK', 100)
-    q = np.zeros((1000, arm.n))
-    assert sample_matrix(arm, 'q', q) is not None
-    q[250, 2], q[251, 0], q[777, arm.n - 1] = np.nan, np.inf, -np.inf
-    with pytest.raises(IdentificationError, match=rf"q\[250, 2\] \(joint '{arm.joint_names[2]}'\) "
+    q = np.zeros((1000, frictional_arm.n))
+    assert sample_matrix(frictional_arm, 'q', q) is not None
+    q[250, 2], q[251, 0], q[777, frictional_arm.n - 1] = np.nan, np.inf, -np.inf
+    joint = frictional_arm.joint_names[2]
+    with pytest.raises(IdentificationError, match=rf"q\[250, 2\] \(joint '{joint}'\) "
                        r'is nan: 3 non-finite values in q'):
-        sample_matrix(arm, 'q', q)
+        sample_matrix(frictional_arm, 'q', q)
 
 
-def test_a_bad_value_in_a_later_chunk_is_named_by_row_and_column(arm, log, tmp_path,
+def test_a_bad_value_in_a_later_chunk_is_named_by_row_and_column(frictional_arm, log, tmp_path,
                                                                  monkeypatch):
     path = tmp_path / 'run.csv'
-    write_log(path, arm, log)
+    write_log(path, frictional_arm, log)
     lines = path.read_text().splitlines()
     cells = lines[2501].split(',')
     cells[3] = 'oops'
@@ -610,21 +605,21 @@ def test_a_bad_value_in_a_later_chunk_is_named_by_row_and_column(arm, log, tmp_p
     header = lines[0].split(',')
     with pytest.raises(IdentificationError, match=rf'row 2502, column {header[3]}: not a '
                        "number: 'oops'"):
-        read_csv(arm, str(path))
+        read_csv(frictional_arm, str(path))
     cells[3] = 'nan'                            # read, then refused where it is used
     lines[2501] = ','.join(cells)
     path.write_text('\n'.join(lines) + '\n')
-    t, q, tau = read_csv(arm, str(path))
+    t, q, tau = read_csv(frictional_arm, str(path))
     assert len(t) == len(log[0]) and np.isnan(q).sum() + np.isnan(tau).sum() == 1
     with pytest.raises(IdentificationError, match=r'\[2500, .*non-finite'):
-        md.identify(arm, str(path), cutoff=2.0)
+        md.identify(frictional_arm, str(path), cutoff=2.0)
 
 
-def test_scoring_on_threads_gives_the_sums_of_one_thread(arm, log, monkeypatch):
+def test_scoring_on_threads_gives_the_sums_of_one_thread(frictional_arm, log, monkeypatch):
     """:func:`.validation.at_full_rate`'s chunks on two threads: the same sums, bit for bit."""
     from manipulator_dynamics.identification import validation
     t, q, tau = log
-    estimate = fit(arm, (t, q, tau), cutoff=2.0)
+    estimate = fit(frictional_arm, (t, q, tau), cutoff=2.0)
     monkeypatch.setattr(validation, 'SCORED_CHUNK', 3000)      # ten chunks
     runs = []
     for threads in (1, 2):
@@ -653,8 +648,8 @@ def test_scoring_is_scipys_spline_and_the_friction_law_at_every_sample():
 
     from manipulator_dynamics.control import friction_torque
     from manipulator_dynamics.identification.validation import at_full_rate
-    from conftest import _with_joint_dynamics
-    law = coupled(_with_joint_dynamics(md.load_model(robots.path('demo_arm')), 3, laws=True))
+    from helpers import with_random_joint_dynamics
+    law = coupled(with_random_joint_dynamics(md.load_model(robots.path('demo_arm')), 3, laws=True))
     n, rng = law.n, np.random.default_rng(5)
     raw = [(np.arange(3000) * 1e-3, rng.normal(size=(3000, n))),
            (5.0 + np.arange(2000) * 1e-3, rng.normal(size=(2000, n)))]
@@ -688,7 +683,7 @@ def test_scoring_is_scipys_spline_and_the_friction_law_at_every_sample():
         _spline(np.arange(3.0), np.zeros((3, 2)))
 
 
-def test_a_chunks_spline_is_the_whole_stretchs_to_rounding(arm, log, monkeypatch):
+def test_a_chunks_spline_is_the_whole_stretchs_to_rounding(frictional_arm, log, monkeypatch):
     """
     Scored by chunks, each with a spline of its own rows and a margin: the sums of one spline.
 
@@ -697,7 +692,7 @@ def test_a_chunks_spline_is_the_whole_stretchs_to_rounding(arm, log, monkeypatch
     """
     from manipulator_dynamics.identification import validation
     t, q, tau = log
-    estimate = fit(arm, (t, q, tau), cutoff=2.0)
+    estimate = fit(frictional_arm, (t, q, tau), cutoff=2.0)
     monkeypatch.setattr(validation, 'SCORED_CHUNK', 1 << 30)     # one chunk: one spline
     whole = estimate.validate((t, q, tau)).sums
     monkeypatch.setattr(validation, 'SCORED_CHUNK', 1500)        # twenty chunks
@@ -711,7 +706,7 @@ def test_a_chunks_spline_is_the_whole_stretchs_to_rounding(arm, log, monkeypatch
                            whole['squared_error']['identified'], rtol=1e-9, atol=0)
 
 
-def test_identification_runs_blas_on_one_thread_and_gives_back_what_it_found(arm, log,
+def test_identification_runs_blas_on_one_thread_and_gives_back_what_it_found(frictional_arm, log,
                                                                              monkeypatch):
     """
     ``identify`` and ``cross_validate`` keep BLAS on one thread inside; the caller's after.
@@ -734,11 +729,11 @@ def test_identification_runs_blas_on_one_thread_and_gives_back_what_it_found(arm
         return real(*args, **kwargs)
     monkeypatch.setattr(estimate, 'fit', probed)
     with threadpool_limits(2, user_api='blas'):
-        md.identify(arm, log, cutoff=2.0)
-        md.cross_validate(arm, log, folds=2, cutoff=2.0)
+        md.identify(frictional_arm, log, cutoff=2.0)
+        md.cross_validate(frictional_arm, log, folds=2, cutoff=2.0)
         after = blas()
         with pytest.raises(IdentificationError):
-            md.identify(arm, tuple(x[:5] for x in log), cutoff=2.0)
+            md.identify(frictional_arm, tuple(x[:5] for x in log), cutoff=2.0)
         failed = blas()
     assert len(seen) >= 3 and all(s == {1} for s in seen), seen
     assert after == failed == {2}

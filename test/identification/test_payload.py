@@ -14,7 +14,7 @@
 
 """Payloads: attached to any link of a model, and identified from a short motion."""
 
-from conftest import erd, needs_erd, write_log_csv
+from helpers import erd, needs_erd, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.model import inertia_tensor, link_parameters, PARAMETER_NAMES

@@ -14,7 +14,7 @@
 
 """Where the motion does not reach, the estimate stays at the prior; worse than it, it says so."""
 
-from conftest import exciting
+from helpers import exciting
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 from manipulator_dynamics.identification.least_squares import at_the_prior, NO_PRIOR, \
@@ -22,11 +22,6 @@ from manipulator_dynamics.identification.least_squares import at_the_prior, NO_P
 from manipulator_dynamics.rigid.regressor import parameter_names, standard_parameters
 import numpy as np
 import pytest
-
-
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'))
 
 
 @pytest.fixture(scope='module')
@@ -83,7 +78,7 @@ def test_unexcited_directions_keep_the_prior_and_predict_no_worse_than_it(arm, r
 def test_the_summary_line_says_when_the_set_predicts_worse_than_its_prior(runs, tmp_path,
                                                                           capsys):
     """``--prior-threshold 0`` (least squares) on the weak run: the title line says it."""
-    from conftest import write_log_csv
+    from helpers import write_log_csv
     train, check = runs
     names = md.load_model(robots.path('demo_arm')).joint_names
     write_log_csv(tmp_path / 'fit.csv', names, *train)

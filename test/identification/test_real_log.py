@@ -23,7 +23,7 @@ import math
 import os
 import warnings
 
-from conftest import consistent_at_every_weight, erd, needs_erd, ROOT
+from helpers import consistent_at_every_weight, erd, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics.identification.consistent import ConsistentFit, physical_problems
 from manipulator_dynamics.identification.logs import read_log, stretches

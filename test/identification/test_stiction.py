@@ -21,9 +21,7 @@ encoder's noise on the positions.  Every equation kept, the Coulomb estimates ar
 their deviations off; with the still speeds they are within 3.
 """
 
-import os
-
-from conftest import exciting, ROOT
+from helpers import exciting
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.identification.logs import differentiate_logs
@@ -31,13 +29,6 @@ from manipulator_dynamics.identification.stiction import motor_rows, STILL_REACH
     still_speeds, stuck, stuck_rows
 import numpy as np
 import pytest
-
-CONFIG = os.path.join(ROOT, 'config', 'demo_arm_dynamics.yaml')
-
-
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'), joint_dynamics=CONFIG)
 
 
 def resting_log(model, seed):
@@ -63,15 +54,16 @@ def coulomb_deviations(model, estimate):
                      for k, name in enumerate(estimate.names) if name.startswith('Fc_')])
 
 
-def test_the_still_speeds_leave_out_the_rest_and_the_dry_friction_comes_back(arm):
-    log, check = resting_log(arm, 1), resting_log(arm, 2)
-    every = md.identify(arm, log, armature=True, validation=check)
-    assert np.abs(coulomb_deviations(arm, every)).max() > 3     # the defect this is for
+def test_the_still_speeds_leave_out_the_rest_and_the_dry_friction_comes_back(configured_arm):
+    log, check = resting_log(configured_arm, 1), resting_log(configured_arm, 2)
+    every = md.identify(configured_arm, log, armature=True, validation=check)
+    assert np.abs(coulomb_deviations(configured_arm, every)).max() > 3     # the defect this is for
     assert every.processing['still'] is None and not every.validation.left_out_percent
-    estimate = md.identify(arm, log, armature=True, still='auto', validation=check)
-    assert np.abs(coulomb_deviations(arm, estimate)).max() < 3
+    estimate = md.identify(configured_arm, log, armature=True, still='auto', validation=check)
+    assert np.abs(coulomb_deviations(configured_arm, estimate)).max() < 3
     report = estimate.processing['still']
-    assert report['how'].startswith('auto') and set(report['speeds']) == set(arm.joint_names)
+    assert report['how'].startswith('auto')
+    assert set(report['speeds']) == set(configured_arm.joint_names)
     # the rest is a quarter of the states: the fit leaves out its rows, widened by the filter's
     # reach (a cutoff period each way) and the reversals with theirs; validation the states
     for share in report['left_out_percent'].values():
@@ -80,7 +72,7 @@ def test_the_still_speeds_leave_out_the_rest_and_the_dry_friction_comes_back(arm
         assert 24 < share < 30
     assert estimate.validation.error['identified'] < 0.2 * every.validation.error['identified']
     assert 'not scored, a joint or its motor stuck' in estimate.validation.table()
-    given = md.identify(arm, log, armature=True, still=0.01)
+    given = md.identify(configured_arm, log, armature=True, still=0.01)
     assert set(given.processing['still']['speeds'].values()) == {0.01}
 
 
@@ -98,21 +90,22 @@ def test_a_coupled_motor_that_stands_still_leaves_out_both_its_joints():
     assert not stuck(model, qd, np.zeros(len(rows))).any()
 
 
-def test_one_stuck_state_spoils_the_filtered_rows_within_a_cutoff_period(arm):
+def test_one_stuck_state_spoils_the_filtered_rows_within_a_cutoff_period(configured_arm):
     rate, cutoff = 100.0, 5.0                       # 20 samples per Hz: not cut down
     t = np.arange(0.0, 10.0, 1.0 / rate)
-    q = 0.3 * np.sin(t)[:, None] + np.zeros((1, arm.n))
-    parallel = differentiate_logs(arm, [(t, q, q)], cutoff=cutoff)[4]
-    qd = np.full((len(t), arm.n), 0.5)
+    q = 0.3 * np.sin(t)[:, None] + np.zeros((1, configured_arm.n))
+    parallel = differentiate_logs(configured_arm, [(t, q, q)], cutoff=cutoff)[4]
+    qd = np.full((len(t), configured_arm.n), 0.5)
     at = len(t) // 2
     qd[at, 2] = 0.0                                 # joint 3 sticks for one state
-    left = stuck_rows(arm, qd, np.full(arm.n, 0.01), parallel, cutoff)
+    left = stuck_rows(configured_arm, qd, np.full(configured_arm.n, 0.01), parallel, cutoff)
     source = parallel.kept(np.arange(len(t))[:, None])[:, 0]
     near = np.abs(source - at) <= STILL_REACH * rate / cutoff
     assert near.sum() >= 3                          # the rows it reaches are several
     assert np.array_equal(left[:, 2], near) and not left[:, [0, 1, 3, 4, 5, 6]].any()
-    assert np.array_equal(stuck_rows(arm, qd, np.full(arm.n, 0.01)), stuck(
-        arm, qd, np.full(arm.n, 0.01)))             # arrays, fitted as given: the state's own
+    speeds = np.full(configured_arm.n, 0.01)          # arrays, fitted as given: the state's own
+    assert np.array_equal(stuck_rows(configured_arm, qd, speeds),
+                          stuck(configured_arm, qd, speeds))
 
 
 @pytest.mark.parametrize('still, complaint', [
@@ -120,14 +113,15 @@ def test_one_stuck_state_spoils_the_filtered_rows_within_a_cutoff_period(arm):
     (-0.1, 'still must be a positive speed'),
     (float('nan'), 'still must be a positive speed'),
 ])
-def test_a_bad_still_speed_is_refused_saying_what_it_takes(arm, still, complaint):
+def test_a_bad_still_speed_is_refused_saying_what_it_takes(configured_arm, still, complaint):
     with pytest.raises(md.IdentificationError, match=complaint):
-        still_speeds(arm, still)
+        still_speeds(configured_arm, still)
 
 
-def test_auto_still_speeds_need_a_time_series(arm):
-    t, q, qd, qdd = exciting(arm, seconds=4.0)
-    tau = md.inverse_dynamics(arm, q, qd, qdd, friction=True)
+def test_auto_still_speeds_need_a_time_series(configured_arm):
+    t, q, qd, qdd = exciting(configured_arm, seconds=4.0)
+    tau = md.inverse_dynamics(configured_arm, q, qd, qdd, friction=True)
     with pytest.raises(md.IdentificationError, match="still='auto' reads the speeds from a time"):
-        md.identify(arm, (q, qd, qdd, tau), still='auto')
-    assert md.identify(arm, (q, qd, qdd, tau), still=0.05).processing['still']['how'] == 'given'
+        md.identify(configured_arm, (q, qd, qdd, tau), still='auto')
+    estimate = md.identify(configured_arm, (q, qd, qdd, tau), still=0.05)
+    assert estimate.processing['still']['how'] == 'given'

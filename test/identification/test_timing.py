@@ -19,10 +19,9 @@ A simulated logger, as the real Panda's: the robot samples on a 500 Hz clock; th
 each sample when it receives it, up to 3 periods late, misses 3 % of them and writes 3 % twice.
 """
 
-import os
 import re
 
-from conftest import ROOT, write_bag, write_log_csv
+from helpers import DEMO_ARM_DYNAMICS, write_bag, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import cli, robots
 from manipulator_dynamics.identification.logs import stamps_summary
@@ -30,18 +29,12 @@ from manipulator_dynamics.recordings.timing import retime
 import numpy as np
 import pytest
 
-CONFIG = os.path.join(ROOT, 'config', 'demo_arm_dynamics.yaml')
 PERIOD = 1 / 500.0
 
 
 @pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'), joint_dynamics=CONFIG)
-
-
-@pytest.fixture(scope='module')
-def base(arm):
-    return md.base_parameters(arm, friction=True, armature=True)
+def base(configured_arm):
+    return md.base_parameters(configured_arm, friction=True, armature=True)
 
 
 def motion(n, seconds=20.0, seed=0, harmonics=5, fundamental=0.1):
@@ -76,7 +69,7 @@ def logger(model, seed, latency=3.0):
     return t[rows], {'t': stamps, 'q': q[rows], 'qd': qd[rows], 'tau': tau[rows]}
 
 
-def test_a_loggers_stamps_are_put_back_on_the_robots_clock(arm):
+def test_a_loggers_stamps_are_put_back_on_the_robots_clock(configured_arm):
     """
     Every interval gets the robot's count of periods: 1, 0 for a repeat, 2 or more after a miss.
 
@@ -84,7 +77,7 @@ def test_a_loggers_stamps_are_put_back_on_the_robots_clock(arm):
     the robot's to a tenth of a period; the logger's lag is reported (up to 3 periods, 6 ms);
     every interval is re-timed (the arm always moves).
     """
-    robot_t, log = logger(arm, 1)
+    robot_t, log = logger(configured_arm, 1)
     t, report = retime(log['t'], log['q'], log['qd'])
     assert report['retimed'] and report['retimed_intervals'] == len(t) - 1
     period = report['period_s']
@@ -109,19 +102,19 @@ def test_one_joint_is_enough():
     assert np.all(np.round(np.diff(retimed)[moving] / report['period_s']) == 1)
 
 
-def test_no_clock_no_retiming(arm):
+def test_no_clock_no_retiming(configured_arm):
     """
     Where the velocities cannot time the log, its stamps stay as logged and the report says why.
 
     Velocities in degrees per second against positions in radians; a robot at rest (its
     velocities only noise); a robot that samples when it likes (no clock to round to).
     """
-    _, log = logger(arm, 4)
+    _, log = logger(configured_arm, 4)
     t, q, qd = log['t'], log['q'], log['qd']
     cases = {'other units': (t, q, np.degrees(qd)),
              'at rest': (t, np.full_like(q, 0.3), np.random.default_rng(5).normal(
                  size=qd.shape) * 1e-3)}
-    t0, q0, qd0, _ = motion(arm.n, seed=7)
+    t0, q0, qd0, _ = motion(configured_arm.n, seed=7)
     free = np.cumsum(np.random.default_rng(6).uniform(0.3, 1.7, len(t0) // 2)) * PERIOD
     cases['no clock'] = (free, *(np.column_stack([np.interp(free, t0, x) for x in y.T])
                                  for y in (q0, qd0)))
@@ -133,7 +126,7 @@ def test_no_clock_no_retiming(arm):
         assert out is ti or np.array_equal(out, ti)
 
 
-def test_a_retimed_log_identifies_where_the_stamps_as_logged_do_not(arm, base):
+def test_a_retimed_log_identifies_where_the_stamps_as_logged_do_not(configured_arm, base):
     """
     At a 20 Hz cutoff the logger's 6 ms of jitter, differentiated twice, is the largest error.
 
@@ -142,9 +135,9 @@ def test_a_retimed_log_identifies_where_the_stamps_as_logged_do_not(arm, base):
     lands within 4.5 of its standard deviations and their RMS is about one (measured 0.97):
     the reported deviations are honest.
     """
-    _, log = logger(arm, 8)
-    retimed = md.identify(arm, log, base=base, cutoff=20.0)
-    logged = md.identify(arm, log, base=base, cutoff=20.0, retime=False)
+    _, log = logger(configured_arm, 8)
+    retimed = md.identify(configured_arm, log, base=base, cutoff=20.0)
+    logged = md.identify(configured_arm, log, base=base, cutoff=20.0, retime=False)
     assert retimed.processing['timing']['retimed']
     assert not logged.processing['timing']['retimed']
     assert 'retime=False' in logged.processing['timing']['reason']
@@ -154,18 +147,18 @@ def test_a_retimed_log_identifies_where_the_stamps_as_logged_do_not(arm, base):
     np.testing.assert_array_less(2 * retimed.residual_rms, logged.residual_rms)
 
 
-def test_velocity_columns_and_the_command_line(arm, tmp_path, capsys):
+def test_velocity_columns_and_the_command_line(configured_arm, tmp_path, capsys):
     """
     A CSV with ``<joint>.velocity`` columns is re-timed; the report says so, and by how much.
 
     ``--stamps-as-logged`` keeps the logger's stamps, and says that too; a CSV without the
     columns is read as before.
     """
-    _, log = logger(arm, 9)
+    _, log = logger(configured_arm, 9)
     path = tmp_path / 'log.csv'
-    write_log_csv(path, arm.joint_names, log['t'], log['q'], log['tau'], qd=log['qd'])
-    command = ['identify', robots.path('demo_arm'), str(path), '--joint-dynamics', CONFIG,
-               '--armature', '--cutoff', '5']
+    write_log_csv(path, configured_arm.joint_names, log['t'], log['q'], log['tau'], qd=log['qd'])
+    command = ['identify', robots.path('demo_arm'), str(path),
+               '--joint-dynamics', DEMO_ARM_DYNAMICS, '--armature', '--cutoff', '5']
     assert cli.main(command) == 0
     out = capsys.readouterr().out
     said = re.search(r"re-timed on the robot's clock: 9970 of 9970 intervals re-timed to whole "
@@ -175,26 +168,26 @@ def test_velocity_columns_and_the_command_line(arm, tmp_path, capsys):
     assert 'standard deviations as fitted: a jackknife in 10 blocks of time spreads' in out
     assert cli.main(command + ['--stamps-as-logged']) == 0
     assert 'stamps as logged: retime=False' in capsys.readouterr().out
-    write_log_csv(path, arm.joint_names, log['t'], log['q'], log['tau'])
-    assert 'timing' not in md.identify(arm, path, cutoff=5.0).processing
+    write_log_csv(path, configured_arm.joint_names, log['t'], log['q'], log['tau'])
+    assert 'timing' not in md.identify(configured_arm, path, cutoff=5.0).processing
 
 
-def test_a_rosbags_velocities_retime_it(arm, tmp_path):
+def test_a_rosbags_velocities_retime_it(configured_arm, tmp_path):
     """A recording's JointState velocities, matched by name like the positions, re-time it."""
-    _, log = logger(arm, 10)
+    _, log = logger(configured_arm, 10)
     keep = slice(0, 4000)
-    write_bag(tmp_path / 'bag', arm, log['t'][keep], log['q'][keep], log['tau'][keep],
+    write_bag(tmp_path / 'bag', configured_arm, log['t'][keep], log['q'][keep], log['tau'][keep],
               qd=log['qd'][keep])
-    estimate = md.identify(arm, tmp_path / 'bag', cutoff=5.0)
+    estimate = md.identify(configured_arm, tmp_path / 'bag', cutoff=5.0)
     assert estimate.processing['timing']['retimed']
     assert 're-timed on the robot' in stamps_summary(estimate.processing)
 
 
-def test_several_logs_each_report_their_timing(arm):
+def test_several_logs_each_report_their_timing(configured_arm):
     """Each log of several is re-timed on its own, or not, and the report says which."""
-    _, log = logger(arm, 11)
+    _, log = logger(configured_arm, 11)
     plain = {k: log[k] for k in ('t', 'q', 'tau')}
-    estimate = md.identify(arm, [log, plain], cutoff=5.0)
+    estimate = md.identify(configured_arm, [log, plain], cutoff=5.0)
     first, second = estimate.processing['timing']
     assert first['retimed'] and second is None
     assert stamps_summary(estimate.processing).count('re-timed on the robot') == 1
@@ -205,9 +198,9 @@ def test_several_logs_each_report_their_timing(arm):
     (lambda d: d.update(qd=d['qd'][:-1]), 'qd has 9999 samples, t 10000'),
     (lambda d: d.update(qd=d['qd'][:, :2]), r'qd must have shape \(N, 7\)'),
 ])
-def test_bad_velocities_are_named(arm, mutate, pattern):
-    t, q, qd, qdd = motion(arm.n, seed=12)
-    log = {'t': t, 'q': q, 'qd': qd, 'tau': md.inverse_dynamics(arm, q, qd, qdd)}
+def test_bad_velocities_are_named(configured_arm, mutate, pattern):
+    t, q, qd, qdd = motion(configured_arm.n, seed=12)
+    log = {'t': t, 'q': q, 'qd': qd, 'tau': md.inverse_dynamics(configured_arm, q, qd, qdd)}
     mutate(log)
     with pytest.raises(md.IdentificationError, match=pattern):
-        md.identify(arm, log)
+        md.identify(configured_arm, log)

@@ -17,7 +17,7 @@
 import importlib
 import os
 
-from conftest import ROOT
+from helpers import ROOT
 import pytest
 import yaml
 

@@ -23,7 +23,7 @@ step, then the state (if it is not dropped) through the node's own
 number of it.
 """
 
-from conftest import ERD, erd
+from helpers import ERD, erd
 import manipulator_dynamics as md
 from manipulator_dynamics.contact.detection import COLLISION, CONTACT, FREE, NOT_WATCHING
 from manipulator_dynamics.contact.detection import ride_bound

@@ -28,7 +28,7 @@ import pytest
 
 pytest.importorskip('rclpy', reason='the node modules need rclpy (pip install rclpy)')
 
-from conftest import assert_rel, coupled, random_state  # noqa: E402, I100
+from helpers import assert_rel, coupled, random_state  # noqa: E402, I100
 from manipulator_dynamics.nodes.kernels import Compiled, Interpreted  # noqa: E402, I100
 
 

@@ -23,7 +23,7 @@ import ast
 import glob
 import os
 
-from conftest import ROOT
+from helpers import ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np

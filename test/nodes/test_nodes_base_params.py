@@ -14,7 +14,7 @@
 
 """/compute_base_params from base_params_node, as a real process over DDS."""
 
-from conftest import ROOT
+from helpers import ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import pytest

@@ -19,7 +19,7 @@ import re
 import signal
 import time
 
-from conftest import demo_arm_without_inertial, ERD, erd, PinRobot
+from helpers import demo_arm_without_inertial, ERD, erd, PinRobot
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np

@@ -16,7 +16,7 @@
 
 import os
 
-from conftest import ROOT
+from helpers import ROOT
 import manipulator_dynamics as md
 import numpy as np
 import pytest

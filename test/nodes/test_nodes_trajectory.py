@@ -16,7 +16,7 @@
 
 import os
 
-from conftest import erd, needs_erd, ROOT
+from helpers import erd, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT
+from helpers import ROOT
 import pytest
 
 COLCON = shutil.which('colcon', path=os.path.dirname(sys.executable)) or shutil.which('colcon')

@@ -14,7 +14,7 @@
 
 """ament's template test: every source file carries the Apache-2.0 copyright header."""
 
-from conftest import ROOT
+from helpers import ROOT
 import pytest
 
 main = pytest.importorskip(

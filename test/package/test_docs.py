@@ -35,7 +35,7 @@ import re
 import shlex
 import shutil
 
-from conftest import ERD, ROOT, write_bag, write_log_csv
+from helpers import ERD, ROOT, write_bag, write_log_csv
 import manipulator_dynamics as md
 from manipulator_dynamics import csvlog, robots
 import numpy as np

@@ -16,7 +16,7 @@
 
 import os
 
-from conftest import ROOT
+from helpers import ROOT
 import pytest
 
 main_with_errors = pytest.importorskip(

@@ -21,7 +21,7 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-from conftest import ROOT
+from helpers import ROOT
 import pytest
 
 PYTHON_FILES = sorted(
@@ -486,8 +486,13 @@ def test_the_launch_tests_are_collected_where_launch_testings_plugin_is_loaded()
     """
     import configparser
     import importlib.metadata
+    import importlib.util
     from types import SimpleNamespace
-    import conftest
+    # By its path: a folder's conftest.py is also imported under the name ``conftest``.
+    spec = importlib.util.spec_from_file_location('root_conftest',
+                                                  os.path.join(ROOT, 'test', 'conftest.py'))
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
 
     def Config(*plugins):                       # noqa: N802 - pytest's config, as far as read
         return SimpleNamespace(pluginmanager=SimpleNamespace(hasplugin=plugins.__contains__))

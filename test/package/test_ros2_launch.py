@@ -26,7 +26,7 @@ import os
 import subprocess
 import time
 
-from conftest import ROOT
+from helpers import ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 import numpy as np

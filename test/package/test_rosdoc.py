@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import sys
 
-from conftest import ROOT
+from helpers import ROOT
 import pytest
 import yaml
 

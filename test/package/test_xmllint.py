@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 
-from conftest import ROOT
+from helpers import ROOT
 import pytest
 
 main = pytest.importorskip(

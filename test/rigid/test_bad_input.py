@@ -15,7 +15,6 @@
 """Bad input: every error names what is wrong (which joint, link, argument or element)."""
 
 import manipulator_dynamics as md
-from manipulator_dynamics import robots
 import numpy as np
 import pytest
 
@@ -104,11 +103,6 @@ def test_zero_mass_tip_makes_M_singular():
     # an armature makes it regular again
     fixed = model.with_joint_dynamics({'j2': {'armature': 0.01}})
     assert np.all(np.isfinite(md.forward_dynamics(fixed, np.zeros(2), np.zeros(2), np.ones(2))))
-
-
-@pytest.fixture(scope='module')
-def arm():
-    return md.load_model(robots.path('demo_arm'))
 
 
 @pytest.mark.parametrize('call', [

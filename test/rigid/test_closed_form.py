@@ -21,7 +21,7 @@ section 7.4.
 
 import math
 
-from conftest import TWO_LINK as P, two_link_urdf
+from helpers import TWO_LINK as P, two_link_urdf
 import manipulator_dynamics as md
 import numpy as np
 import pytest

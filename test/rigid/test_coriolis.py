@@ -20,7 +20,7 @@ O(h^2) ~ 1e-12 of M's scale and its rounding error eps / h ~ 1e-10, so 1e-7 rela
 room for both and still fails on any wrong term (those are of order 1).
 """
 
-from conftest import assert_rel, pin_robot, PIN_ROBOTS, PinRobot, random_state
+from helpers import assert_rel, pin_robot, PIN_ROBOTS, PinRobot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics.rigid import reference
 from manipulator_dynamics.robots import random_urdf

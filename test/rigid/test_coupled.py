@@ -22,7 +22,7 @@ motors in the plant.
 
 import dataclasses
 
-from conftest import coupled, pin_robot, random_state
+from helpers import coupled, pin_robot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.contact.observer import momentum_terms

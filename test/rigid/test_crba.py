@@ -20,7 +20,7 @@ gravity's: ``M[:, j] = ID(q, 0, e_j) - ID(q, 0, 0)``.  M is symmetric, positive 
 zero between joints on different branches of a tree.
 """
 
-from conftest import assert_rel, random_state
+from helpers import assert_rel, random_state
 import manipulator_dynamics as md
 import numpy as np
 

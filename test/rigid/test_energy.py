@@ -20,7 +20,7 @@ friction dissipates, gravity's work being in E.  And ``E = h(q, qd) K``, linear 
 parameters.
 """
 
-from conftest import assert_rel, random_state
+from helpers import assert_rel, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics.control import friction_torque, rk4_step
 import numpy as np

@@ -19,7 +19,7 @@ Forward dynamics, both methods, checked as the inverse of inverse dynamics: no o
 Saha's recursion (udut) agrees with the composite-link M and its Cholesky factors.
 """
 
-from conftest import assert_rel, random_state
+from helpers import assert_rel, random_state
 import manipulator_dynamics as md
 import numpy as np
 import pytest

@@ -14,7 +14,7 @@
 
 """Every rigid-body algorithm against Pinocchio (test-only oracle) on real and random robots."""
 
-from conftest import assert_rel, pin_robot, PIN_ROBOTS, PinRobot, random_state
+from helpers import assert_rel, pin_robot, PIN_ROBOTS, PinRobot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics.robots import random_urdf
 import numpy as np

@@ -21,7 +21,7 @@ oracle, and a reader checks the compiled kernels' equations against it.
 
 import inspect
 
-from conftest import assert_rel, pin_robot, random_state
+from helpers import assert_rel, pin_robot, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics.rigid import reference
 import numpy as np

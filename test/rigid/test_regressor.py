@@ -19,7 +19,7 @@ The regressor of the standard parameters, checked against inverse dynamics: no o
 them), with friction, and for any K: the regressor depends on the kinematics only.
 """
 
-from conftest import assert_rel, random_state
+from helpers import assert_rel, random_state
 import manipulator_dynamics as md
 import numpy as np
 import pytest
@@ -71,7 +71,7 @@ def test_some_columns_alone_are_those_of_the_whole_regressor(friction):
     A column the motors write (``Ia`` of a motor's joint, ``Fvm``, ``Fcm``) left out or kept;
     a repeated or out-of-range column refused.
     """
-    from conftest import coupled
+    from helpers import coupled
     from manipulator_dynamics import robots
     model = coupled(md.load_model(robots.path('demo_arm')))
     rng = np.random.default_rng(5)

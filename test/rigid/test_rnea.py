@@ -22,7 +22,7 @@ joint efforts it balances.  Pinocchio's numbers are compared in test_pinocchio.p
 
 import math
 
-from conftest import assert_rel, random_state
+from helpers import assert_rel, random_state
 import manipulator_dynamics as md
 import numpy as np
 import pytest

@@ -19,7 +19,7 @@ Saha's UDU^T decomposition, checked against the inertia matrix it factors: no or
 path to the root, and D positive (each pivot the inertia of an articulated body about its axis).
 """
 
-from conftest import assert_rel, random_state
+from helpers import assert_rel, random_state
 import manipulator_dynamics as md
 import numpy as np
 
