@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from . import csvlog, robots
+from . import robots
 from .contact.observer import DEFAULT_GAIN
 from .errors import IdentificationError
 from .identification.base_parameters import base_parameters
@@ -48,6 +48,7 @@ from .identification.selection import cutoff_summary, prior_threshold_summary, \
     prior_weight_summary
 from .identification.stiction import still_summary
 from .model import InertiaError, PARAMETER_NAMES
+from .recordings import csvlog
 from .recordings.log import read_once
 from .rigid.crba import inertia_matrix
 from .rigid.forward import choose_method, forward_dynamics

@@ -13,13 +13,22 @@
 # limitations under the License.
 
 """
-The exception of data: a log that cannot be read, or data that cannot give an estimate.
+The exceptions of data: data that cannot give an estimate, and a log that cannot be read.
 
-Raised by :mod:`.recordings` (a file, a column, a sample) and
-:mod:`manipulator_dynamics.identification` (too short, not exciting enough), with what is wrong
-and where.
+:class:`IdentificationError` is raised by :mod:`manipulator_dynamics.identification` (too short,
+not exciting enough), :class:`RecordingError` by :mod:`.recordings` (a file, a column, a
+sample), each with what is wrong and where.
 """
 
 
 class IdentificationError(ValueError):
     """The data cannot give an estimate: wrong shapes, NaN, too short, or not exciting enough."""
+
+
+class RecordingError(IdentificationError):
+    """
+    A log cannot be read: its file, a column, a stamp or a sample, named.
+
+    An :class:`IdentificationError` too, since a log that cannot be read gives no estimate:
+    ``except IdentificationError`` around an identification still catches both.
+    """

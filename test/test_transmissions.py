@@ -25,8 +25,9 @@ import sys
 
 from helpers import consistent_at_every_weight, exciting, ROOT
 import manipulator_dynamics as md
-from manipulator_dynamics import csvlog, robots
+from manipulator_dynamics import robots
 from manipulator_dynamics.errors import IdentificationError
+from manipulator_dynamics.recordings import csvlog
 from manipulator_dynamics.recordings.formats import read_csv
 from manipulator_dynamics.transmissions import TransmissionError, Transmissions
 import numpy as np

@@ -16,12 +16,12 @@
 
 import numpy as np
 
-from .. import csvlog
+from ..recordings import csvlog
 
 
 def read_trajectory(path, joint_names):
     """
-    Read a target trajectory from CSV (:mod:`..csvlog`): ``time`` and every joint's position.
+    Read a target trajectory, a CSV (:mod:`..recordings.csvlog`): ``time``, each joint's position.
 
     A joint's position is its ``<joint>.position`` column, or a column named after the joint;
     other columns are ignored (an ``excitation --output`` file's velocities, say).  Returns

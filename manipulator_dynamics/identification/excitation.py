@@ -63,7 +63,7 @@ import numpy as np
 from .base_parameters import base_parameters, BaseParameters
 from .excitation_problem import (condition, fit_inside, fundamental, Limits, Problem, rms,
                                  series, smoothed_count, WELL_IDENTIFIED)
-from .. import csvlog
+from ..recordings import csvlog
 from ..rigid.rnea import inverse_dynamics
 
 
@@ -158,7 +158,7 @@ class Excitation:
                       self.a, self.b)
 
     def to_csv(self, path):
-        """Write ``time`` and ``<joint>.position/.velocity/.acceleration`` (:mod:`..csvlog`)."""
+        """Write ``time``, each ``<joint>.position/.velocity/.acceleration`` (:mod:`csvlog`)."""
         csvlog.write(path, self.t, csvlog.joint_columns(
             self.joint_names, position=self.q, velocity=self.qd, acceleration=self.qdd))
 
@@ -367,7 +367,7 @@ class _Design:
 
 def read_trajectory_csv(path):
     """
-    Read a trajectory CSV as :meth:`Excitation.to_csv` writes it (:mod:`..csvlog`).
+    Read a trajectory CSV as :meth:`Excitation.to_csv` writes it (:mod:`..recordings.csvlog`).
 
     Columns ``time`` and ``<joint>.position`` for every joint, and ``<joint>.velocity`` and
     ``<joint>.acceleration`` where given for every joint.  Returns ``(names, t, q, qd, qdd)``,

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-The file formats of a log: CSV (:mod:`..csvlog`'s convention), numpy archives and rosbag2.
+The file formats of a log: CSV (:mod:`.csvlog`'s convention), numpy archives and rosbag2.
 
 Each reader matches the file's joints to the model's by name and reads the motor side through
 the model's transmissions where the joint side is not logged (:func:`joint_field`).  A file
@@ -27,15 +27,14 @@ import zipfile
 
 import numpy as np
 
-from . import spill
-from .. import csvlog
-from ..errors import IdentificationError
+from . import csvlog, spill
+from ..errors import RecordingError
 from ..names import joint_map, JointNamesError
 
 
 def read_csv(model, path, *, velocity=False):
     """
-    Read ``(t, q, tau)`` from a CSV file (:mod:`..csvlog`'s convention).
+    Read ``(t, q, tau)`` from a CSV file (:mod:`.csvlog`'s convention).
 
     Columns: ``time`` (seconds), and for every joint of the model ``<joint>.position`` and
     ``<joint>.effort``, or, for the joints the model's transmissions drive, their motors'
@@ -54,10 +53,10 @@ def read_csv(model, path, *, velocity=False):
             try:
                 chunk = {'t': table.time(), 'q': joint_field(model, table, 'position'),
                          'tau': joint_field(model, table, 'effort')}
-            except IdentificationError as e:
+            except RecordingError as e:
                 present = [j for j in model.joint_names if not table.missing([j], 'position')
                            and not table.missing([j], 'effort')]
-                raise IdentificationError(str(e) + suggest_tip_links(model, present)) from None
+                raise RecordingError(str(e) + suggest_tip_links(model, present)) from None
             chunk['qd'] = joint_field(model, table, 'velocity', required=False) \
                 if velocity else None
             rows = len(chunk['t'])
@@ -75,7 +74,7 @@ def read_csv(model, path, *, velocity=False):
             spill.release(*columns.values())
             filled += rows
     except ValueError as e:
-        raise IdentificationError(str(e)) from None
+        raise RecordingError(str(e)) from None
     log = {k: None if v is None else v[:filled] for k, v in columns.items()}
     if not velocity:
         return log['t'], log['q'], log['tau']
@@ -95,7 +94,7 @@ def joint_field(model, table, field, required=True):
     transmissions drive (:attr:`Model.transmissions`), their motors' ``<joint>.motor_<field>``
     mapped through them: positions through ``R^-1`` and the offsets, velocities through
     ``R^-1``, efforts through ``R^T`` (a coupled block needs every one of its motors).  None
-    when a joint has neither and ``required`` is false; else :class:`IdentificationError`
+    when a joint has neither and ``required`` is false; else :class:`RecordingError`
     naming the columns looked for.
     """
     n, rows = model.n, len(table.values)
@@ -131,8 +130,8 @@ def joint_field(model, table, field, required=True):
     for k in np.flatnonzero(~have):
         j = model.joint_names[k]
         if drives is not None and j in drives.unusable and not table.missing([j], motor):
-            raise IdentificationError(f'{table.path}: {j}.{motor} cannot be read: '
-                                      f'{drives.unusable[j]}')
+            raise RecordingError(f'{table.path}: {j}.{motor} cannot be read: '
+                                 f'{drives.unusable[j]}')
         block = next((b for b in blocks if j in b), None)
         wanted.append(f'{j}.{field}' if block is None else f'{j}.{field} (or ' + ', '.join(
             f'{b}.{motor}' for b in block) + ' through its transmission)')
@@ -140,9 +139,9 @@ def joint_field(model, table, field, required=True):
     if field == 'effort' and len(table.missing(model.joint_names, 'current')) < n:
         hint = ('; <joint>.current columns are read through the transmissions of the joints '
                 'they name (a reduction and a torque_constant)')
-    raise IdentificationError(f'{table.path} lacks the columns {", ".join(wanted)} (expected a '
-                              'header with time, <joint>.position and <joint>.effort, or the '
-                              f'motor side through the transmissions){hint}')
+    raise RecordingError(f'{table.path} lacks the columns {", ".join(wanted)} (expected a '
+                         'header with time, <joint>.position and <joint>.effort, or the '
+                         f'motor side through the transmissions){hint}')
 
 
 def motor_efforts_from_currents(transmissions, currents, where):
@@ -154,7 +153,7 @@ def motor_efforts_from_currents(transmissions, currents, where):
     unknown = [j for j, k in zip(transmissions.joints, transmissions.torque_constant)
                if not k == k]
     if unknown:
-        raise IdentificationError(
+        raise RecordingError(
             f'{where}: {", ".join(f"{j}.current" for j in unknown)} cannot be read as torque: '
             'no torque constant for ' + ', '.join(unknown) + ' (give torque_constant: {joint: '
             'N m/A} in the transmissions YAML, or identify the drive gains with '
@@ -174,12 +173,12 @@ def read_currents(model, path):
         table = csvlog.read(path)
         t = table.time()
     except ValueError as e:
-        raise IdentificationError(str(e)) from None
+        raise RecordingError(str(e)) from None
     missing = table.missing(model.joint_names, 'current')
     if missing:
-        raise IdentificationError(f'{path} lacks the columns '
-                                  f'{", ".join(f"{j}.current" for j in missing)}: identifying '
-                                  "drive gains needs every motor's current")
+        raise RecordingError(f'{path} lacks the columns '
+                             f'{", ".join(f"{j}.current" for j in missing)}: identifying '
+                             "drive gains needs every motor's current")
     return {'t': t, 'q': joint_field(model, table, 'position'),
             'current': table.field(model.joint_names, 'current'),
             'qd': joint_field(model, table, 'velocity', required=False)}
@@ -202,15 +201,15 @@ def read_npz(model, path, *, velocity=False):
             headers = {key: _npy_header(archive, key) for key in archive.files}
             missing = [key for key in ('t', 'q', 'tau') if key not in headers]
             if missing:
-                raise IdentificationError(
+                raise RecordingError(
                     f'{path} has no array {", ".join(missing)} (arrays: '
                     f'{", ".join(sorted(headers)) or "none"}; expected t, q, tau, optionally qd '
                     'and joints)')
             fields = [key for key in ('q', 'tau', 'qd') if key in headers]
             for key in fields:
                 if len(headers[key][0]) != 2:
-                    raise IdentificationError(f'{path}: {key} must be (samples, joints), got '
-                                              f'shape {headers[key][0]}')
+                    raise RecordingError(f'{path}: {key} must be (samples, joints), got '
+                                         f'shape {headers[key][0]}')
             rows = None
             if 'joints' in headers:
                 names = [str(j) for j in archive['joints'].reshape(-1)]
@@ -218,19 +217,19 @@ def read_npz(model, path, *, velocity=False):
                     rows = joint_map(model.joint_names, names, what=f'{path} (its joints)',
                                      every=True).rows
                 except JointNamesError as e:
-                    raise IdentificationError(str(e) + suggest_tip_links(
+                    raise RecordingError(str(e) + suggest_tip_links(
                         model, [j for j in model.joint_names if j in names])) from None
                 for key in fields:
                     if headers[key][0][1] != len(names):
-                        raise IdentificationError(f'{path}: {key} has {headers[key][0][1]} '
-                                                  f'columns for {len(names)} joints')
+                        raise RecordingError(f'{path}: {key} has {headers[key][0][1]} '
+                                             f'columns for {len(names)} joints')
             t = archive['t'].reshape(-1) if len(headers['t'][0]) != 1 else _npz_columns(
                 archive, 't', ((headers['t'][0][0], 1),) + headers['t'][1:], None)[:, 0]
             columns = {key: _npz_columns(archive, key, headers[key], rows) for key in fields}
-    except IdentificationError:
+    except RecordingError:
         raise
     except (OSError, ValueError, zipfile.BadZipFile) as e:
-        raise IdentificationError(f'{path} is not a readable numpy archive: {e}') from None
+        raise RecordingError(f'{path} is not a readable numpy archive: {e}') from None
     q, tau = columns['q'], columns['tau']
     if not velocity:
         return t, q, tau
@@ -334,7 +333,7 @@ def read_rosbag(model, path, topic='/joint_states', *, velocity=False, reader='a
         close()
     if not len(log):
         missing = [j for j in model.joint_names if j not in seen]
-        raise IdentificationError(
+        raise RecordingError(
             f'no message on {topic} has positions and efforts of every joint of the model'
             + (f' (never seen: {", ".join(missing)})' if missing else ' (efforts missing)')
             + suggest_tip_links(model, [j for j in model.joint_names if j in seen]))
@@ -365,7 +364,7 @@ def _joint_states(path, topic, reader):
         except ImportError:
             continue
         return {'rosbag2_py': _by_rosbag2_py, 'rosbags': _by_rosbags}[name](path, topic)
-    raise IdentificationError(
+    raise RecordingError(
         f'{path}: reading a rosbag2 recording needs '
         + ' or '.join(_READER_FROM[name] for name in tried) + ', and '
         + ('neither is' if len(tried) > 1 else 'it is not') + ' importable here')
@@ -378,7 +377,7 @@ _READER_FROM = {'rosbag2_py': 'rosbag2_py (a sourced ROS 2 installation: ros-<di
 
 def _no_topic(path, topic, topics):
     listed = ', '.join(sorted(topics)) or 'none'
-    return IdentificationError(f'{path} has no topic {topic} (topics: {listed})')
+    return RecordingError(f'{path} has no topic {topic} (topics: {listed})')
 
 
 def _by_rosbags(path, topic):
@@ -391,7 +390,7 @@ def _by_rosbags(path, topic):
         reader = AnyReader([Path(path)], default_typestore=get_typestore(Stores.ROS2_HUMBLE))
         reader.open()
     except Exception as e:  # noqa: B902 - rosbags raises its own error types
-        raise IdentificationError(f'{path} is not a readable rosbag2 recording: {e}') from None
+        raise RecordingError(f'{path} is not a readable rosbag2 recording: {e}') from None
     connections = [c for c in reader.connections if c.topic == topic]
     if not connections:
         reader.close()
@@ -413,7 +412,7 @@ def _by_rosbag2_py(path, topic):
         reader.open(rosbag2_py.StorageOptions(uri=str(path), storage_id=''),
                     rosbag2_py.ConverterOptions('', ''))
     except Exception as e:  # noqa: B902 - rosbag2_py raises RuntimeError and its own
-        raise IdentificationError(f'{path} is not a readable rosbag2 recording: {e}') from None
+        raise RecordingError(f'{path} is not a readable rosbag2 recording: {e}') from None
     topics = {t.name: t.type for t in reader.get_all_topics_and_types()}
     if topic not in topics:
         raise _no_topic(path, topic, topics)

@@ -29,7 +29,7 @@ import numpy as np
 from . import spill, timing
 from .formats import read_csv, read_npz, read_rosbag
 from .samples import sample_matrix, time_series
-from ..errors import IdentificationError
+from ..errors import RecordingError
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,7 +56,7 @@ class Log:
     def for_model(self, model):
         """Return the columns for ``model``, or refuse a log read for another joint set."""
         if tuple(model.joint_names) != self.joint_names:
-            raise IdentificationError(
+            raise RecordingError(
                 f'{self.source} was read for the joints {", ".join(self.joint_names)}, not '
                 f'this model\'s {", ".join(model.joint_names)}: read it again for this model')
         return self.columns
@@ -76,7 +76,7 @@ def read_file(model, path, topic='/joint_states'):
     elif os.path.exists(path):
         columns = read_rosbag(model, path, topic, velocity=True)
     else:
-        raise IdentificationError(f'no such data file or recording: {path}')
+        raise RecordingError(f'no such data file or recording: {path}')
     return Log(source=path, joint_names=tuple(model.joint_names), columns=columns, topic=topic)
 
 
@@ -110,9 +110,9 @@ def read_states(model, data, topic='/joint_states', retime=True):
         if isinstance(d, Log):
             d = d.for_model(model)
         if not isinstance(d, dict) or d.get('qd') is None:
-            raise IdentificationError(f"log {i + 1} has no measured velocities (every joint's "
-                                      '<joint>.velocity, a JointState velocity, a qd array): '
-                                      'a momentum observer reads them')
+            raise RecordingError(f"log {i + 1} has no measured velocities (every joint's "
+                                 '<joint>.velocity, a JointState velocity, a qd array): '
+                                 'a momentum observer reads them')
         t, q, qd, tau = measured_series(model, d, f'log {i + 1}: ')
         # in memory, row by row, whatever the reader spilled (:mod:`.spill`): an observer
         # runs over every sample in compiled loops that take rows
@@ -136,5 +136,5 @@ def measured_series(model, data, label=''):
     t, q, tau = time_series(model, data['t'], data['q'], data['tau'])
     qd = sample_matrix(model, 'qd', data['qd'])
     if len(qd) != len(t):
-        raise IdentificationError(f'{label}qd has {len(qd)} samples, t {len(t)}')
+        raise RecordingError(f'{label}qd has {len(qd)} samples, t {len(t)}')
     return t, q, qd, tau

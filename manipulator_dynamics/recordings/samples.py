@@ -21,7 +21,7 @@ Every refusal names the sample and the joint.
 import numpy as np
 
 from . import spill
-from ..errors import IdentificationError
+from ..errors import RecordingError
 
 
 def sample_matrix(model, name, x):
@@ -29,10 +29,10 @@ def sample_matrix(model, name, x):
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise IdentificationError(f'{name} must be an array of numbers') from None
+        raise RecordingError(f'{name} must be an array of numbers') from None
     if a.ndim != 2 or a.shape[1] != model.n:
-        raise IdentificationError(f'{name} must have shape (N, {model.n}) for the joints '
-                                  f'{", ".join(model.joint_names)}, got {a.shape}')
+        raise RecordingError(f'{name} must have shape (N, {model.n}) for the joints '
+                             f'{", ".join(model.joint_names)}, got {a.shape}')
     first, count = None, 0
     for start, block in spill.by_chunks(a):         # a long log's: never all of it at once
         finite = np.isfinite(block)
@@ -44,9 +44,9 @@ def sample_matrix(model, name, x):
         count += len(bad)
     if first is not None:
         s, j = first
-        raise IdentificationError(f"{name}[{s}, {j}] (joint '{model.joint_names[j]}') is "
-                                  f'{a[s, j]}: {count} non-finite values in {name}; remove '
-                                  'those samples or fill the gaps before identifying')
+        raise RecordingError(f"{name}[{s}, {j}] (joint '{model.joint_names[j]}') is "
+                             f'{a[s, j]}: {count} non-finite values in {name}; remove '
+                             'those samples or fill the gaps before identifying')
     return a
 
 
@@ -55,18 +55,18 @@ def time_series(model, t, q, tau, where=''):
     t = np.asarray(t, dtype=float).reshape(-1)
     try:
         q, tau = sample_matrix(model, 'q', q), sample_matrix(model, 'tau', tau)
-    except IdentificationError as e:
-        raise IdentificationError(where + str(e)) from None
+    except RecordingError as e:
+        raise RecordingError(where + str(e)) from None
     if not (len(t) == len(q) == len(tau)):
-        raise IdentificationError(f'{where}t, q and tau must have the same number of samples, '
-                                  f'got {len(t)}, {len(q)}, {len(tau)}')
+        raise RecordingError(f'{where}t, q and tau must have the same number of samples, '
+                             f'got {len(t)}, {len(q)}, {len(tau)}')
     # a long log's stamps a chunk at a time: an hour's are 29 MB a copy
     if not all(np.all(np.isfinite(t[a:a + spill.CHUNK])) for a in range(0, len(t), spill.CHUNK)):
-        raise IdentificationError(f'{where}time stamps must be finite')
+        raise RecordingError(f'{where}time stamps must be finite')
     back = spill.intervals(t, lambda dt: np.flatnonzero(dt < 0)[:1])
     if len(t) < 2 or len(back):
         at = int(back[0]) if len(back) else 0
-        raise IdentificationError(f'{where}time stamps must not decrease (sample {at}, '
-                                  f'{t[at]:.6g} s, is before the one before it): sort the data, '
-                                  'or pass each recording as its own log')
+        raise RecordingError(f'{where}time stamps must not decrease (sample {at}, '
+                             f'{t[at]:.6g} s, is before the one before it): sort the data, '
+                             'or pass each recording as its own log')
     return t, q, tau

@@ -17,7 +17,7 @@
 import json
 
 import manipulator_dynamics as md
-from manipulator_dynamics import csvlog, robots
+from manipulator_dynamics import robots
 from manipulator_dynamics.cli import main
 from manipulator_dynamics.contact.calibration import Calibration, parse_thresholds, \
     resolve_thresholds
@@ -25,6 +25,7 @@ from manipulator_dynamics.contact.detection import observed_stretches, residual_
     spread_yaml, thresholds_from_spread
 from manipulator_dynamics.contact.observer import observer_gains
 from manipulator_dynamics.contact.replay import replay
+from manipulator_dynamics.recordings import csvlog
 import numpy as np
 import pytest
 

@@ -29,9 +29,9 @@ import re
 
 from helpers import coupled, ERD, erd, exciting
 import manipulator_dynamics as md
-from manipulator_dynamics import csvlog
 from manipulator_dynamics.identification.gains import identify_gains
 from manipulator_dynamics.identification.known import KnownLink, KnownParameter, KnownPayload
+from manipulator_dynamics.recordings import csvlog
 from manipulator_dynamics.recordings.formats import read_csv
 from manipulator_dynamics.transmissions import load, TransmissionError
 import numpy as np

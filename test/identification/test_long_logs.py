@@ -24,7 +24,7 @@ import warnings
 
 from helpers import coupled, measured
 import manipulator_dynamics as md
-from manipulator_dynamics import _parallel, csvlog, robots
+from manipulator_dynamics import _parallel, robots
 from manipulator_dynamics.cli import main
 from manipulator_dynamics.errors import IdentificationError
 from manipulator_dynamics.identification.decimation import Decimated
@@ -33,6 +33,7 @@ from manipulator_dynamics.identification.fit import equations, factored, fit, ho
 from manipulator_dynamics.identification.least_squares import joint_factors, JointFactors
 from manipulator_dynamics.identification.selection import fold_ranges, held_out_error
 from manipulator_dynamics.identification.validation import ExtrapolationWarning
+from manipulator_dynamics.recordings import csvlog
 from manipulator_dynamics.recordings.formats import read_csv
 from manipulator_dynamics.recordings.log import Log, read_once
 from manipulator_dynamics.rigid.regressor import regressor

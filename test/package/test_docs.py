@@ -37,7 +37,8 @@ import shutil
 
 from helpers import ERD, ROOT, write_bag, write_log_csv
 import manipulator_dynamics as md
-from manipulator_dynamics import csvlog, robots
+from manipulator_dynamics import robots
+from manipulator_dynamics.recordings import csvlog
 import numpy as np
 import pytest
 

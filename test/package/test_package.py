@@ -519,12 +519,16 @@ def test_the_launch_tests_are_collected_where_launch_testings_plugin_is_loaded()
 LAYERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'layers.yaml')
 
 
-def layer_ranks():
-    """Map each layer (a module or subpackage name, or the facade) to its rank, bottom up."""
+def layers():
+    """Return layers.yaml's layers, bottom up: each a list of names that share its rank."""
     import yaml
     with open(LAYERS) as f:
-        return {name: rank for rank, names in enumerate(yaml.safe_load(f)['layers'])
-                for name in names}
+        return yaml.safe_load(f)['layers']
+
+
+def layer_ranks():
+    """Map each layer (a module or subpackage name, or the facade) to its rank, bottom up."""
+    return {name: rank for rank, names in enumerate(layers()) for name in names}
 
 
 def layer_of(module):
@@ -568,7 +572,19 @@ def test_design_lists_the_layers_in_their_order():
             listed += [word.removesuffix('.py').removesuffix('/').replace(
                 '__init__', 'manipulator_dynamics')
                 for word in re.split(r'\s{2,}', line.strip())[0].split()]
-    import yaml
-    with open(LAYERS) as f:
-        layers = [name for names in yaml.safe_load(f)['layers'] for name in names]
-    assert listed == layers, f'design.md lists {listed}'
+    in_order = [name for names in layers() for name in names]
+    assert listed == in_order, f'design.md lists {listed}'
+
+
+def test_the_tests_folders_mirror_the_subpackages():
+    """
+    Each folder of test/ is a subpackage's (or the package's as a whole, or launch_testing's).
+
+    So a subpackage's tests are found where its modules are: test/recordings/ for recordings/.
+    """
+    subpackages = {name.split('.')[1] for name, path in package_modules().items()
+                   if path.endswith('__init__.py') and name.count('.') == 1}
+    folders = {entry.name for entry in os.scandir(os.path.join(ROOT, 'test'))
+               if entry.is_dir() and not entry.name.startswith(('.', '__'))}
+    assert folders - {'package', 'launch'} <= subpackages, sorted(folders - subpackages)
+    assert 'recordings' in folders and 'recordings' in subpackages

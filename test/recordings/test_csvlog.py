@@ -15,10 +15,14 @@
 """The one CSV convention (csvlog.py): what one command writes, every other reads."""
 
 import os
+import re
 
 from helpers import ROOT
-from manipulator_dynamics import cli, csvlog
+import manipulator_dynamics as md
+from manipulator_dynamics import cli
 from manipulator_dynamics.identification.excitation import read_trajectory_csv
+from manipulator_dynamics.recordings import csvlog
+from manipulator_dynamics.recordings.log import read_states
 import numpy as np
 import pytest
 
@@ -73,7 +77,7 @@ def test_columns_by_name_in_any_order_bare_names_as_positions(tmp_path):
 def test_what_is_wrong_is_named(tmp_path, text, message):
     path = tmp_path / 'bad.csv'
     path.write_text(text)
-    with pytest.raises(ValueError) as raised:
+    with pytest.raises(md.RecordingError) as raised:
         csvlog.read(path).time()
     assert message in str(raised.value)
     assert str(path) in str(raised.value)
@@ -97,7 +101,7 @@ def test_what_spreadsheets_and_loggers_write_is_read(tmp_path, text):
 def test_a_missing_field_names_the_joints(tmp_path):
     path = tmp_path / 'log.csv'
     path.write_text('time,joint1.position\n0,1\n')
-    with pytest.raises(ValueError, match=r'no effort column for joint\(s\) joint1, joint2'):
+    with pytest.raises(md.RecordingError, match=r'no effort column for joint\(s\) joint1, joint2'):
         csvlog.read(path).field(['joint1', 'joint2'], 'effort')
 
 
@@ -146,3 +150,23 @@ def test_a_file_read_by_parts_on_threads_is_the_file_read_whole(tmp_path, layout
             if size == 1 and layout != 'old Mac line ends':
                 assert len(parts) >= len(values)       # a line a part
             np.testing.assert_array_equal(np.concatenate(parts), whole)
+
+
+@pytest.mark.parametrize('text, words', [
+    ('time,joint1.position\n0,one\n', "row 2, column joint1.position: not a number: 'one'"),
+    ('time,joint1.position,joint1.effort\n0,1,2\n0.1,1,2\n', 'joint2'),
+], ids=['a value', 'a joint'])
+def test_every_refusal_of_a_log_is_a_recording_error(arm, tmp_path, text, words):
+    """
+    A log refused is a RecordingError, read for identification or for contact alike.
+
+    It is an IdentificationError (and a ValueError) too: a caller of identify catches both.
+    """
+    path = tmp_path / 'log.csv'
+    path.write_text(text)
+    for read in (lambda: md.identify(arm, path), lambda: md.read_once(arm, path),
+                 lambda: read_states(arm, path)):
+        with pytest.raises(md.RecordingError, match=re.escape(words)):
+            read()
+    assert issubclass(md.RecordingError, md.IdentificationError)
+    assert issubclass(md.RecordingError, ValueError)

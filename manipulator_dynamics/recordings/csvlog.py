@@ -31,7 +31,8 @@ import csv
 
 import numpy as np
 
-from . import _parallel
+from .. import _parallel
+from ..errors import RecordingError
 
 #: The quantities of a joint, as its columns' suffixes.
 FIELDS = ('position', 'velocity', 'acceleration', 'effort')
@@ -59,14 +60,14 @@ class Table:
         if self.values is None:
             self.values = _careful(self.path, separator, self.header)
         if not len(self.values):
-            raise ValueError(f'{self.path} has a header but no data rows')
+            raise RecordingError(f'{self.path} has a header but no data rows')
 
     def time(self):
-        """Return the ``time`` (or ``t``) column; ValueError if there is none."""
+        """Return the ``time`` (or ``t``) column; RecordingError if there is none."""
         for name in ('time', 't'):
             if name in self.header:
                 return self.values[:, self.header.index(name)]
-        raise ValueError(f"{self.path}: no 'time' column (header: {', '.join(self.header)})")
+        raise RecordingError(f"{self.path}: no 'time' column (header: {', '.join(self.header)})")
 
     def joints(self, field='position'):
         """Return the joints that have a ``<joint>.<field>`` column, in the header's order."""
@@ -81,15 +82,16 @@ class Table:
         """
         Return the ``(rows, len(joints))`` columns of ``field``, in ``joints`` order.
 
-        None if a joint lacks the column and ``required`` is false; else ValueError naming them.
+        None where a joint lacks it and ``required`` is false; else RecordingError naming each.
         """
         index = [self._column(j, field) for j in joints]
         if any(i is None for i in index):
             if not required:
                 return None
             missing = [j for j, i in zip(joints, index) if i is None]
-            raise ValueError(f'{self.path}: no {field} column for joint(s) {", ".join(missing)} '
-                             f'(expected <joint>.{field}; header: {", ".join(self.header)})')
+            raise RecordingError(f'{self.path}: no {field} column for joint(s) '
+                                 f'{", ".join(missing)} (expected <joint>.{field}; header: '
+                                 f'{", ".join(self.header)})')
         return self.values[:, index]
 
     def _column(self, joint, field):
@@ -139,11 +141,11 @@ def chunks(path, size=None):
         # the rows not given yet are, as read() gives them
         values = _careful(path, separator, header)
         if not len(values):
-            raise ValueError(f'{path} has a header but no data rows') from None
+            raise RecordingError(f'{path} has a header but no data rows') from None
         yield Table(path, header, values[given:])
         return
     if not given:
-        raise ValueError(f'{path} has a header but no data rows')
+        raise RecordingError(f'{path} has a header but no data rows')
     _give_back()
 
 
@@ -234,11 +236,11 @@ def rows_at_most(path, sample=1 << 20):
 
 
 def _header(path):
-    """Return the header's names and the separator of a CSV file; ValueError if it is empty."""
+    """Return the header's names and the separator of a CSV file; RecordingError if empty."""
     with open(path, newline='', encoding='utf-8-sig') as f:
         first = next((line for line in f if line.strip() and not line.startswith('#')), None)
     if first is None:
-        raise ValueError(f'{path} is empty')
+        raise RecordingError(f'{path} is empty')
     separator = max(SEPARATORS, key=first.count)
     return [h.strip() for h in next(csv.reader([first], delimiter=separator))], separator
 
@@ -284,7 +286,7 @@ def _fast(path, separator, columns):
 
 
 def _careful(path, separator, header):
-    """Read the values line by line; ValueError naming the row and column of what is wrong."""
+    """Read the values line by line; RecordingError naming the row and column of what is wrong."""
     with open(path, newline='', encoding='utf-8-sig') as f:
         lines = [line for line in f if line.strip() and not line.startswith('#')]
     rows = list(csv.reader(lines[1:], delimiter=separator))
@@ -292,14 +294,14 @@ def _careful(path, separator, header):
     values = np.empty((len(rows), len(header)))
     for r, row in enumerate(rows):
         if len(row) != len(header):
-            raise ValueError(f'{path}, row {r + 2}: {len(row)} values for {len(header)} '
-                             'columns')
+            raise RecordingError(f'{path}, row {r + 2}: {len(row)} values for {len(header)} '
+                                 'columns')
         for c, text in enumerate(row):
             try:
                 values[r, c] = float(text.replace(',', '.') if decimal_comma else text)
             except ValueError:
-                raise ValueError(f'{path}, row {r + 2}, column {header[c]}: not a number: '
-                                 f'{text!r}') from None
+                raise RecordingError(f'{path}, row {r + 2}, column {header[c]}: not a number: '
+                                     f'{text!r}') from None
     return values
 
 

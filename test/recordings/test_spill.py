@@ -100,7 +100,8 @@ def test_states_for_an_observer_come_in_memory_row_by_row(tmp_path, monkeypatch)
     columns by chunks, the observer does not.
     """
     import manipulator_dynamics as md
-    from manipulator_dynamics import csvlog, robots
+    from manipulator_dynamics import robots
+    from manipulator_dynamics.recordings import csvlog
     from manipulator_dynamics.recordings.log import read_states
     arm = md.load_model(robots.path('demo_arm'))
     rng = np.random.default_rng(1)
