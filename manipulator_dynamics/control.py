@@ -22,18 +22,16 @@ Control laws and integration on top of the rigid-body dynamics: what the nodes r
 * :func:`rk4_step`: one step of the classic Runge-Kutta scheme on the forward dynamics, with
   Coulomb friction's sign held over the step;
 * :func:`command_vector`: a node's 1 kHz step in one compiled call, from a joint state's values
-  as its message lays them out to the effort command in the controller's order;
-  :func:`command_from_bytes` the same from the state's serialised bytes, with the checks of a
-  learnt layout, its stamp and its freshness.
+  as its message lays them out to the effort command in the controller's order
+  (:func:`.wire.command_from_bytes` takes it from the state's CDR bytes).
 """
 
 import bisect
 
-import numba
 from numba import njit
 import numpy as np
 
-from ._jit import FLOAT, INT, ONE_STATE, OUT_VECTOR, Signature, VECTOR
+from ._jit import ONE_STATE
 from .rigid.crba import inertia_matrix
 from .rigid.forward import forward_dynamics
 from .rigid.kinematics import coulomb_shape_of, FRICTION, joint_poses, model_at, scratch
@@ -46,9 +44,6 @@ from .rigid.status import NON_FINITE, OK
 GRAVITY, GRAVITY_FRICTION, INVERSE = 0, 1, 2
 #: :func:`command_vector`'s status where some effort is beyond its limit (nothing is clamped).
 BEYOND_LIMIT = -4
-#: :func:`command_from_bytes`'s statuses: the bytes are not of the layout given; the state is
-#: unstamped, older than the newest one taken, or stale.
-NOT_THIS_LAYOUT, NOT_FRESH = -5, -6
 
 
 def friction_torque(model, qd, direction=None):
@@ -252,65 +247,3 @@ def command_vector(address, values, rows, law, flags, qdd, limit, order, state, 
     for k in range(order.shape[0]):
         command[k] = tau[order[k]]
     return BEYOND_LIMIT if beyond else OK
-
-
-@njit(**ONE_STATE)
-def command_from_bytes(address, data, layout, block, rows, law, flags, qdd, limit, order, newest,
-                       now, stale, state, tau, command):
-    """
-    :func:`command_vector` from a joint state's serialised bytes, with the reader's checks.
-
-    ``data``: a sensor_msgs/JointState as CDR bytes (little-endian, as ROS 2's middlewares send
-    it).  ``layout (L,)``: what its first ``L`` bytes must be, each byte's value or -1 for any
-    (the stamp, the frame's text, padding, the values): one driver's names and lengths, as a
-    joint-state reader learnt them.  ``block = (offset, stride, filled, given)``: its first
-    ``filled`` float64 arrays (position; velocity; effort) of ``given`` values each start at
-    ``offset`` in ``data``, ``stride`` bytes apart, within the bytes ``layout`` covers; ``rows``
-    must name one of them for each model joint.  The rest is :func:`command_vector`'s.
-
-    The state is taken only where ``data`` is of that layout (else :data:`NOT_THIS_LAYOUT`) and
-    its stamp (ns) is not 0, not older than ``newest`` and not older than ``stale`` ns before
-    ``now`` (``stale`` 0: never; else :data:`NOT_FRESH`): what a reader's merge checks of a
-    state naming every joint.  Returns ``(status, stamp)``, the status :func:`command_vector`'s
-    once those hold.  Anything but OK: the caller reads the bytes on its general path, which
-    says what is wrong.
-    """
-    offset, stride, filled, given = block[0], block[1], block[2], block[3]
-    n = state.shape[1]
-    # the arguments agree (no read or write beyond an array, nor beyond the bytes checked)
-    if rows.shape[0] != n or not 1 <= filled <= state.shape[0] or layout.shape[0] < 12 or \
-            offset + (filled - 1) * stride + 8 * given > layout.shape[0] or \
-            order.shape[0] > command.shape[0]:
-        return NOT_THIS_LAYOUT, 0
-    for j in range(n):
-        if not 0 <= rows[j] < given:
-            return NOT_THIS_LAYOUT, 0
-    for k in range(order.shape[0]):
-        if not 0 <= order[k] < n:
-            return NOT_THIS_LAYOUT, 0
-    raw = np.frombuffer(data, np.uint8)
-    if raw.shape[0] < layout.shape[0]:
-        return NOT_THIS_LAYOUT, 0
-    for i in range(layout.shape[0]):
-        if layout[i] >= 0 and raw[i] != layout[i]:
-            return NOT_THIS_LAYOUT, 0
-    stamp = np.int64(raw[4:8].view(np.int32)[0]) * 1_000_000_000 + \
-        np.int64(raw[8:12].view(np.uint32)[0])
-    if stamp <= 0 or stamp < newest or (stale > 0 and now - stamp > stale):
-        return NOT_FRESH, stamp
-    values = np.empty((filled, given))
-    for r in range(filled):
-        at = offset + r * stride
-        values[r] = raw[at:at + 8 * given].view(np.float64)
-    return command_vector(address, values, rows, law, flags, qdd, limit, order, state, tau,
-                          command), stamp
-
-
-_INDEX = numba.types.Array(numba.types.int64, 1, 'C')
-#: :func:`command_from_bytes` called without numba's dispatch (:class:`._jit.Signature`), on the
-#: bytes rclpy hands a raw subscription.
-bytes_call = Signature(
-    command_from_bytes, INT, numba.types.Bytes(numba.types.uint8, 1, 'C', readonly=True),
-    numba.types.Array(numba.types.int16, 1, 'C'), _INDEX, _INDEX, INT, INT, VECTOR, VECTOR,
-    _INDEX, INT, INT, FLOAT, numba.types.Array(numba.types.float64, 2, 'C'), OUT_VECTOR,
-    OUT_VECTOR)

@@ -173,9 +173,10 @@ def warm_up(model, contact=False, exclusive=True, pushes=False, forward=True):
 
 
 def _warm_command(model):
-    """Compile dynamics_node's state-to-command call (``control.command_from_bytes``)."""
-    from .control import bytes_call, GRAVITY
+    """Compile dynamics_node's state-to-command call (``wire.command_from_bytes``)."""
+    from .control import GRAVITY
     from .rigid.kinematics import kernel_model
+    from .wire import bytes_call
     n = model.n
     index = np.arange(n)
     # one position array of n values, 16 bytes in, after a header of any 16 bytes

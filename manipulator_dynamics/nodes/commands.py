@@ -22,9 +22,10 @@ from std_msgs.msg import Float64MultiArray, String
 
 from ._parameters import Param
 from .logs import QuickLogger, Throttled
-from .messages import float64_array, float64_serialiser, names_message
+from .messages import names_message
 from .qos import LATCHED
 from ..names import joint_map, JointNamesError
+from ..wire import float64_array, float64_serialiser
 
 
 def check_command_joints(model, names):

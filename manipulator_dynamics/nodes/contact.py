@@ -64,7 +64,6 @@ from std_srvs.srv import Trigger
 from ._parameters import finite_positive, one_of, Param
 from .kernels import compiling
 from .logs import QuickLogger, Throttled
-from .messages import stamped_serialiser
 from ..contact.calibration import Calibration, GROWTH, levels_from_spread, numbers, \
     parse_thresholds, resolve_thresholds, said_spread, thresholds_yaml
 from ..contact.detection import CONTACT, ContactDetector, FREE, MOMENT_MULTIPLE, \
@@ -73,6 +72,7 @@ from ..contact.observer import beyond, MomentumObserver, observer_gains, SETTLIN
 from ..contact.reaction import REACTIONS, STOP_TIME
 from ..contact.wrench import contact_wrench
 from ..rigid.jacobian import ancestors
+from ..wire import stamped_serialiser
 
 #: The observer's time constant must span at least this many state periods (K <= rate / 2):
 #: shorter, the residual is each interval's raw momentum balance, noise and all.

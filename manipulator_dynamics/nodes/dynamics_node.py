@@ -65,13 +65,13 @@ from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
 from .process import spin, with_receipt_time
 from .qos import LATCHED
 from .._inputs import zeros
-from ..control import bytes_call, friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE, \
-    NOT_THIS_LAYOUT
+from ..control import friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE
 from ..rigid.crba import inertia_matrix
 from ..rigid.forward import forward_dynamics
 from ..rigid.kinematics import ARMATURE, FRICTION, kernel_model
 from ..rigid.rnea import bias_forces
 from ..rigid.status import OK, SingularInertiaError
+from ..wire import bytes_call, NOT_THIS_LAYOUT
 
 MODES = ('gravity_compensation', 'inverse_dynamics', 'none')
 OUTPUTS = ('inertia_matrix', 'bias_forces', 'gravity_torques', 'forward_dynamics')
@@ -259,7 +259,7 @@ class DynamicsNode(CommandingNode):
         model's order and finite, the law (``g(q)``, with the joints' friction, or the inverse
         dynamics) and the command in the controller's order, within the effort limits and in
         the bytes it is published as, come from one call of
-        :func:`~manipulator_dynamics.control.command_from_bytes`.  The merge
+        :func:`~manipulator_dynamics.wire.command_from_bytes`.  The merge
         (:meth:`JointStates.take`), the controller's check, the counts and the outputs are the
         general path's own; the merge comes after the command is sent (nothing before the send
         reads it).  Whatever that call does not accept (another layout, a value not

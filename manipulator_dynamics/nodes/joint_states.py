@@ -15,9 +15,6 @@
 """Joint states by name, merged from many messages; trajectories checked against the model."""
 
 from math import isfinite
-import re
-import struct
-import sys
 
 import numpy as np
 from rclpy.qos import HistoryPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
@@ -25,8 +22,8 @@ from rclpy.qos import HistoryPolicy, qos_profile_sensor_data, QoSProfile, Reliab
 from ._parameters import one_of, Param
 from .logs import QuickLogger
 from .messages import BadMessage, by_name
-from .._inputs import _F64
 from ..control import SplineTrajectory
+from ..wire import JointStateLayout, STAMP
 
 
 def joint_state_params(state_queue=1, queue_about='1: always the newest (commands from old '
@@ -150,7 +147,7 @@ class JointStates:
         self.has_effort = np.zeros(n, dtype=bool)
         self._maps = {}             # names of a message -> _Map, cached: a driver sends the
         #                             same names every time
-        self._wires = []            # the layouts of the serialised messages last read (_Wire)
+        self._wires = []            # the JointStateLayouts of the messages last read
         self._no_wire = set()       # names whose serialised layout this reader cannot follow
         self.forget()
 
@@ -208,11 +205,11 @@ class JointStates:
 
         A driver sends the same names, frame and lengths in every message: once one such
         message has been read here, through rclpy's deserialisation, its layout is learnt
-        (:class:`_Wire`; the last :attr:`LAYOUTS` are kept, an arm's and a gripper's driver
-        each their own), and the next ones of that layout are read from their bytes, with no
-        message built: their stamp and values go through the same checks and merge as
-        :meth:`read`'s.  Any other message is deserialised and read as a message; bytes that
-        are not a JointState raise :class:`BadMessage` (``'malformed'``).
+        (:class:`.wire.JointStateLayout`; the last :attr:`LAYOUTS` are kept, an arm's and a
+        gripper's driver each their own), and the next ones of that layout are read from their
+        bytes, with no message built: their stamp and values go through the same checks and
+        merge as :meth:`read`'s.  Any other message is deserialised and read as a message;
+        bytes that are not a JointState raise :class:`BadMessage` (``'malformed'``).
         """
         wire, stamp = self._layout(data)
         if wire is not None:
@@ -243,7 +240,7 @@ class JointStates:
             if wire.pattern.match(data) is not None:
                 if k:                       # the last read first: it comes again (front())
                     self._wires.insert(0, self._wires.pop(k))
-                sec, nanosec = _STAMP.unpack_from(data, 4)
+                sec, nanosec = STAMP.unpack_from(data, 4)
                 return wire, sec * 1_000_000_000 + nanosec
         return None, 0
 
@@ -252,9 +249,9 @@ class JointStates:
         Return the layout last read, where a compiled call may read the next message, or None.
 
         That of a message naming every joint of the model, its filled arrays one block
-        (:attr:`_Wire.compiled`): the driver at 1 kHz.  A message the call finds of another
-        layout, or refuses, is read by :meth:`read_serialized`, which then puts its layout
-        first.  What the call accepts (in order, fresh) goes to :meth:`take`.
+        (:attr:`.wire.JointStateLayout.compiled`): the driver at 1 kHz.  A message the call
+        finds of another layout, or refuses, is read by :meth:`read_serialized`, which then
+        puts its layout first.  What the call accepts (in order, fresh) goes to :meth:`take`.
         """
         if self._wires:
             wire = self._wires[0]
@@ -270,7 +267,7 @@ class JointStates:
             m = self._map(names)
         except BadMessage:
             return                          # read() says why
-        wire = _Wire.learn(data, msg, m)
+        wire = JointStateLayout.learn(data, msg, m)
         if wire is not None:                # the newest first: an arm's and a gripper's driver
             self._wires = [wire] + self._wires[:self.LAYOUTS - 1]
             return
@@ -348,7 +345,7 @@ class JointStates:
         Merge a message naming every joint, checked in order and fresh: what :meth:`read` returns.
 
         :meth:`merge`'s own step for such a message, and what a compiled call that made its
-        checks (:func:`~manipulator_dynamics.control.command_from_bytes`) hands on: ``q, qd,
+        checks (:func:`~manipulator_dynamics.wire.command_from_bytes`) hands on: ``q, qd,
         effort`` as :meth:`merge` takes them, ``stamp`` (ns) its time.  No pass over the
         arrays: the joints' stamps and flags are left as one value (:meth:`_settle`).
         """
@@ -400,10 +397,6 @@ class _Map:
         self.gather = np.ascontiguousarray(rows, dtype=np.int64)   # the same, for a kernel
 
 
-_STAMP = struct.Struct('<iI')         # header.stamp: sec, nanosec (CDR, little-endian)
-_LENGTH = struct.Struct('<I')
-
-
 def _deserialize(data, msg_type):
     from rclpy.serialization import deserialize_message
     return deserialize_message(data, msg_type)
@@ -412,124 +405,6 @@ def _deserialize(data, msg_type):
 def _joint_state_type():
     from sensor_msgs.msg import JointState
     return JointState
-
-
-class _Wire:
-    """
-    Where a JointState's fields lie in its serialised bytes, for one names/frame/lengths layout.
-
-    CDR, little-endian (what ROS 2's middlewares send): the encapsulation, the stamp, the frame
-    and the names as length-prefixed strings, then each float64[] as its length and its values.
-    Items are aligned to their size from the end of the encapsulation, and the padding bytes are
-    left unset by the serialiser (any value).  ``pattern`` matches a message of this layout: its
-    names exactly, its frame's and arrays' lengths, any stamp, frame text and values.  A layout
-    is learnt from a message rclpy deserialised, and only when it finds that message's stamp,
-    names and values where the message has them.  Where its filled arrays are one ``block``,
-    ``compiled`` is the same layout as :func:`~manipulator_dynamics.control.command_from_bytes`
-    takes it: each byte the pattern fixes (-1 for any), and ``(offset, stride, filled, given)``.
-    """
-
-    __slots__ = ('pattern', 'names', 'map', 'slices', 'block', 'compiled')
-
-    def values(self, data):
-        """Return the filled arrays of ``data`` (of this layout, a block) as rows of one view."""
-        shape, offset, strides = self.block
-        return np.ndarray(shape, _F64, data, offset, strides)
-
-    @staticmethod
-    def _block(slices, given):
-        """
-        ``(shape, offset, strides)`` of the filled arrays as the rows of one view, or None.
-
-        A driver fills position, position and velocity, or all three, each with one value per
-        name (``given`` names): they then lie one after another at one distance (the next one's
-        length and padding between them), and one view reads them all, one numpy call (a copy,
-        or a ``take`` of the model's joints) where a message's arrays take one each.  Any other
-        layout (velocity left empty but not effort, a field of another length) is read field by
-        field.
-        """
-        rows = sum(1 for s in slices if s.stop > s.start)
-        filled = slices[:rows]
-        if rows == 0 or any(s.stop - s.start != 8 * given for s in filled) or \
-                any(s.stop > s.start for s in slices[rows:]):
-            return None
-        stride = filled[1].start - filled[0].start if rows > 1 else 8 * given
-        if any(b.start - a.start != stride for a, b in zip(filled, filled[1:])):
-            return None
-        return (rows, given), filled[0].start, (stride, 8)
-
-    @classmethod
-    def learn(cls, data, msg, m):
-        """Learn the layout of ``data`` (deserialised as ``msg``, mapped by ``m``), or None."""
-        if sys.byteorder != 'little' or data[:4] != b'\x00\x01\x00\x00':
-            return None
-        wire = cls()
-        wire.names, wire.map = tuple(msg.name), m
-        parts, at = [re.escape(data[:4]), b'.{8}'], 12
-        template = list(data[:4]) + [-1] * 8        # the same, byte by byte (-1: any)
-
-        def literal(raw):
-            nonlocal at
-            parts.append(re.escape(raw))
-            template.extend(raw)
-            at += len(raw)
-
-        def skip(count):
-            nonlocal at
-            if count:
-                parts.append(b'.{%d}' % count)
-                template.extend([-1] * count)
-                at += count
-
-        def align(size):
-            skip(-(at - 4) % size)
-
-        def string(text, wildcard=False):
-            raw = text.encode() + b'\x00'
-            align(4)
-            literal(_LENGTH.pack(len(raw)))
-            if wildcard:
-                skip(len(raw))
-            else:
-                literal(raw)
-
-        def doubles(values):
-            align(4)
-            literal(_LENGTH.pack(len(values)))
-            if not len(values):
-                return slice(0, 0)
-            align(8)
-            start = at
-            skip(8 * len(values))
-            return slice(start, at)
-
-        string(msg.header.frame_id, wildcard=True)
-        align(4)
-        literal(_LENGTH.pack(len(msg.name)))
-        for name in msg.name:
-            string(name)
-        wire.slices = tuple(doubles(values) for values in (msg.position, msg.velocity,
-                                                           msg.effort))
-        wire.block = cls._block(wire.slices, len(msg.name))
-        wire.pattern = re.compile(b''.join(parts), re.DOTALL)
-        wire.compiled = None
-        if wire.block is not None:
-            (rows, given), offset, (stride, _) = wire.block
-            wire.compiled = (np.array(template, dtype=np.int16),
-                             np.array([offset, stride, rows, given], dtype=np.int64))
-        # the bytes found where this layout puts them against the message's (bytes: NaN too)
-        view = memoryview(data)
-        found = [_STAMP.unpack_from(data, 4)] + [bytes(view[at]) for at in wire.slices]
-        stamp = msg.header.stamp
-        given = [(stamp.sec, stamp.nanosec)] + [
-            np.asarray(values, dtype=np.float64).tobytes()
-            for values in (msg.position, msg.velocity, msg.effort)]
-        if wire.block is not None:          # and the block: the filled arrays, in their order
-            found.append(np.ndarray(wire.block[0], _F64, data, *wire.block[1:]).tobytes())
-            given.append(b''.join(given[1:1 + wire.block[0][0]]))
-        if wire.pattern.match(data) is None or found != given:
-            return None
-        return wire
 
 
 def on_time_jump_back(node, callback):

@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
 from manipulator_dynamics.nodes.commands import clamp_efforts  # noqa: E402, I100
-from manipulator_dynamics.nodes.messages import float64_serialiser  # noqa: E402, I100
+from manipulator_dynamics.wire import float64_serialiser  # noqa: E402, I100
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402, I100
 from std_msgs.msg import Float64MultiArray  # noqa: E402, I100
 
@@ -85,9 +85,10 @@ def same_but_padding(ours, rclpys):
 
 def test_where_the_bytes_would_differ_the_command_is_published_as_a_message(monkeypatch):
     """A big-endian machine (or a middleware serialising otherwise): no bytes, the message."""
-    from manipulator_dynamics.nodes import commands, messages
+    from manipulator_dynamics import wire
+    from manipulator_dynamics.nodes import commands
 
-    monkeypatch.setattr(messages.sys, 'byteorder', 'big')
+    monkeypatch.setattr(wire.sys, 'byteorder', 'big')
     assert float64_serialiser(7) is None
     msg = commands._as_message(np.linspace(-1, 1, 7))
     assert isinstance(msg, Float64MultiArray) and not msg.layout.dim

@@ -28,6 +28,7 @@ from manipulator_dynamics.nodes import joint_states  # noqa: E402, I100
 from manipulator_dynamics.nodes.joint_states import JointStates  # noqa: E402
 from manipulator_dynamics.nodes.messages import BadMessage  # noqa: E402
 from manipulator_dynamics.nodes.process import clock_ns  # noqa: E402
+from manipulator_dynamics.wire import JointStateLayout  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -105,12 +106,13 @@ def read_compiled(states, msg, now):
     :func:`read_bytes` as dynamics_node reads a driver's state: first by one compiled call.
 
     The layout last read (:meth:`JointStates.front`) checked and read by
-    ``control.command_from_bytes`` (with ``g(q)`` as its law), and what it accepts merged by
+    ``wire.command_from_bytes`` (with ``g(q)`` as its law), and what it accepts merged by
     :meth:`JointStates.take`; whatever it declines read by ``read_serialized``.
     """
-    from manipulator_dynamics.control import bytes_call, GRAVITY
+    from manipulator_dynamics.control import GRAVITY
     from manipulator_dynamics.rigid.kinematics import kernel_model
     from manipulator_dynamics.rigid.status import OK
+    from manipulator_dynamics.wire import bytes_call
     data = serialize_message(msg)
     wire = states.front()
     if wire is not None:
@@ -345,14 +347,14 @@ def test_a_layout_not_found_where_the_message_has_it_is_not_learnt(model, deseri
     n = len(names)
     msg = message(names, np.arange(n) + 0.5, stamp=SECOND)
     data = serialize_message(msg)
-    assert joint_states._Wire.learn(data, msg, JointStates(model)._map(names)) is not None
+    assert JointStateLayout.learn(data, msg, JointStates(model)._map(names)) is not None
     moved = data[:-8 * n] + bytes(8) + data[-8 * n:-8]      # values one place later
-    assert joint_states._Wire.learn(moved, msg, JointStates(model)._map(names)) is None
+    assert JointStateLayout.learn(moved, msg, JointStates(model)._map(names)) is None
     big_endian = b'\x00\x00' + data[2:]
-    assert joint_states._Wire.learn(big_endian, msg, JointStates(model)._map(names)) is None
+    assert JointStateLayout.learn(big_endian, msg, JointStates(model)._map(names)) is None
     # a layout this reader cannot follow: every message deserialised, and read as a message
     states = JointStates(model)
-    monkeypatch.setattr(joint_states._Wire, 'learn', classmethod(lambda cls, *args: None))
+    monkeypatch.setattr(JointStateLayout, 'learn', classmethod(lambda cls, *args: None))
     for k in range(3):
         msg = message(names, np.arange(n) + k, stamp=SECOND + k)
         assert states.read_serialized(serialize_message(msg), SECOND + k)[0][0] == k
