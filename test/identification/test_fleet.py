@@ -224,4 +224,4 @@ def test_the_cli_refuses_what_a_fleet_cannot_be_run_with(fleet_logs, tmp_path, c
     assert 'the logs (grouped by robot and period' in capsys.readouterr().err
     assert cli.main(['fleet', robots.path('demo_arm'), fleet_logs[0],
                      '--friction', 'coulomb,offset']) == 2
-    assert 'unknown law' in capsys.readouterr().err
+    assert 'a fleet is compared under one law' in capsys.readouterr().err
