@@ -23,6 +23,7 @@ from std_msgs.msg import Float64MultiArray, String
 from ._parameters import Param
 from .logs import QuickLogger, Throttled
 from .messages import names_message
+from .model_source import NO_MODEL
 from .qos import LATCHED
 from ..names import joint_map, JointNamesError
 from ..wire import float64_array, float64_serialiser
@@ -160,7 +161,7 @@ class CommandOutput:
         if self._joints_fault:
             return 2, f'no commands: command_joints: {self._joints_fault}'
         if self.index is None:
-            return 1, 'no commands: no robot model yet'
+            return 1, f'no commands: {NO_MODEL}'
         if self.controller is None:
             return 0, 'commanding (controller unchecked)'
         if self.mismatch is not None:

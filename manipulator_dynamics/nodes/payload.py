@@ -43,6 +43,7 @@ from std_srvs.srv import Trigger
 from ._parameters import finite_positive, Param
 from .kernels import compiling
 from .logs import QuickLogger
+from .model_source import NO_MODEL
 from .qos import LATCHED
 from ..errors import IdentificationError
 from ..identification.payload import identify_payload, joints_to_move, payload_combinations
@@ -135,7 +136,7 @@ class PayloadOutput:
             response.message = 'not estimated: payload_link is empty (set the link that holds it)'
             return response
         if model is None:
-            response.message = 'not estimated: no robot model yet'
+            response.message = f'not estimated: {NO_MODEL}'
             return response
         if compiling(self.node):
             response.message = ('not estimated: the kernels are still compiling (see '

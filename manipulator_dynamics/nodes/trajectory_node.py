@@ -188,7 +188,7 @@ class TrajectoryNode(CommandingNode):
             return
         model = self.source.model
         if model is None:
-            self.throttle.warn('no model', 'trajectory dropped: no robot model yet')
+            self.throttle.warn('no model', f'trajectory dropped: {NO_MODEL}')
             return
         if self.reacting():
             self.throttle.warn('trajectory reacting', 'trajectory refused: a collision reaction '

@@ -621,7 +621,7 @@ def test_over_dds_the_stop_takes_the_push_off_sim_nodes_box_until_rearmed(
         return np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in force])
 
     def touched():
-        """The stamp of the first touch heard (None before it: argmax of nothing is 0)."""
+        """Return the first touch heard's stamp (None before it: argmax of nothing is 0)."""
         hit = norms() > 0
         return stamps()[np.argmax(hit)] if hit.any() else None
 
