@@ -63,7 +63,7 @@ def cmd_fleet(args):
 def add_commands(sub):
     """Add ``fleet`` to the subparsers ``sub``."""
     p = add_command(sub, 'fleet', cmd_fleet, "identify a fleet's logs, one identification per "
-                    "robot and period (a day, a week), on Dask where it is installed: each "
+                    'robot and period (a day, a week), on Dask where it is installed: each '
                     "joint's friction coefficients over time, and the drifts from the first "
                     'period', (MODEL, FORMAT, LOG, CUTOFF, STILL, FRICTION_LAW))
     p.add_argument('logs', nargs='*', help='CSV, .npz or rosbag2 logs named <robot>_<period> '

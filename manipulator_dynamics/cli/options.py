@@ -119,7 +119,7 @@ def model_friction(default):
     parent = _parent()
     parent.add_argument('--friction', action=argparse.BooleanOptionalAction, default=default,
                         help="the model's joint friction Fv qd + Fc s(qd) + Fo (the URDF's "
-                        "<dynamics>, or --joint-dynamics), in or out")
+                        '<dynamics>, or --joint-dynamics), in or out')
     return parent
 
 
