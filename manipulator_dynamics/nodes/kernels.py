@@ -25,9 +25,9 @@ CPU, a read-only install space), the node says so once and, as it starts, before
   process of its own, at a lower priority (the node's loop keeps its core); nodes started
   together compile each group once (its lock), and the process ends with the node;
 * answers ``configure`` at once, and commands from its first state with the interpreted
-  dynamics (:class:`Interpreted`: :mod:`..rigid.reference`, the numpy oracle the kernels are
-  tested against, plus the joints' friction and the coupled motors' inertia): 0.7 ms for the
-  gravity torques of a 7-joint arm, against 1.5 us compiled;
+  dynamics (:mod:`..runtime.dynamics`: :mod:`..rigid.reference`, the numpy oracle the kernels
+  are tested against, plus the joints' friction and the coupled motors' inertia): 0.7 ms for
+  the gravity torques of a 7-joint arm, against 1.5 us compiled;
 * reports itself not ready in ``/diagnostics`` (WARN, the groups compiled so far and the
   seconds), and leaves what only the kernels serve (the other ``~/`` outputs, the momentum
   observer, the payload estimate) until they are ready;
@@ -51,71 +51,15 @@ import tempfile
 import threading
 import time
 
-import numpy as np
-
 from .logs import QuickLogger
 from .process import settle_what_loaded
 from .. import precompile
-from ..control import computed_torque, friction_torque
-from ..rigid import reference
-from ..rigid.rnea import gravity_torques, inverse_dynamics
+from ..runtime.dynamics import Compiled, Interpreted
 
 #: Seconds between two looks at the background compile.
 POLL = 0.2
 #: The background compile's niceness: the node's own loop keeps its core.
 NICENESS = 10
-
-
-class Compiled:
-    """The compiled dynamics a commanding node calls (:mod:`..rigid.rnea`, :mod:`..control`)."""
-
-    ready = True
-    gravity_torques = staticmethod(gravity_torques)
-    inverse_dynamics = staticmethod(inverse_dynamics)
-    computed_torque = staticmethod(computed_torque)
-
-
-class Interpreted:
-    """
-    The same dynamics, interpreted, while the kernels compile (the same results to 1e-12).
-
-    :func:`..rigid.reference.inverse_dynamics` (rigid bodies and each joint's rotor inertia),
-    plus what the kernels add to it: the coupled motors' inertia ``c Ia (c . qdd)`` (for the
-    reference's ``Ia qdd`` on the motor's joint) and, with ``friction``,
-    :func:`..control.friction_torque` (the coupled motors' friction with it).
-    A batch ``(N, n)`` is taken one state at a time.
-    """
-
-    ready = False
-
-    @staticmethod
-    def inverse_dynamics(model, q, qd, qdd, *, friction=False):
-        q, qd, qdd = (np.asarray(a, dtype=float) for a in (q, qd, qdd))
-        if q.ndim == 2:
-            return np.array([Interpreted.inverse_dynamics(model, *s, friction=friction)
-                             for s in zip(q, qd, qdd)]).reshape(q.shape)
-        tau = reference.inverse_dynamics(model, q, qd, qdd)
-        motors = model.coupled_motors()
-        for joint, row, armature in zip(motors.joints, motors.rows, motors.armature):
-            tau = tau + armature * (row @ qdd) * row         # c Ia (c . qdd), for
-            tau[joint] -= armature * qdd[joint]             # the reference's Ia qdd_j
-        if friction:
-            tau = tau + friction_torque(model, qd)
-        return tau
-
-    @staticmethod
-    def gravity_torques(model, q):
-        z = np.zeros(model.n)
-        return reference.inverse_dynamics(model, np.asarray(q, dtype=float), z, z)
-
-    @staticmethod
-    def computed_torque(model, q, qd, q_d, qd_d, qdd_d, kp, kd, *, friction=False):
-        """:func:`..control.computed_torque`: ``M(q) acc + h(q, qd)`` is the dynamics at acc."""
-        acc = qdd_d + kp * (q_d - q) + kd * (qd_d - qd)
-        tau = Interpreted.inverse_dynamics(model, q, qd, acc)
-        if friction:
-            tau = tau + friction_torque(model, qd, qd_d)
-        return tau
 
 
 class Kernels:

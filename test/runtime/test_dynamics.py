@@ -17,19 +17,15 @@ The interpreted dynamics a node commands from while its kernels compile equal th
 
 Every robot of the algorithm tests (chains, trees, prismatic joints, rotor inertia, friction
 laws and offsets), and a coupled wrist: one state and a batch, with and without friction, the
-gravity torques and the computed torque.  The nodes' switch between the two is tested over DDS
-in test_cold_start.
+gravity torques and the computed torque, without ROS.  The nodes' switch between the two
+(:mod:`.nodes.kernels`) is tested over DDS in test_cold_start.
 """
 
+from helpers import assert_rel, coupled, random_state
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
+from manipulator_dynamics.runtime.dynamics import Compiled, Interpreted
 import numpy as np
-import pytest
-
-pytest.importorskip('rclpy', reason='the node modules need rclpy (pip install rclpy)')
-
-from helpers import assert_rel, coupled, random_state  # noqa: E402, I100
-from manipulator_dynamics.nodes.kernels import Compiled, Interpreted  # noqa: E402, I100
 
 
 def robots_to_check(rigid):
