@@ -17,8 +17,8 @@
 import os
 import sys
 
-from .options import add_command, CUTOFF, FORMAT, FRICTION_LAW, friction_laws, load, \
-    load_options, LOG, MODEL, STILL
+from .options import add_command, ARMATURE, CUTOFF, FORMAT, FRICTION_LAW, friction_laws, \
+    load, load_options, LOG, MODEL, STILL
 from .output import emit, tabulate
 from ..identification.fleet import (CONFIRM, DRIFT_SIGMAS, identify_fleet, logs_by_name,
                                     logs_of_manifest, NAME_PATTERN)
@@ -65,7 +65,7 @@ def add_commands(sub):
     p = add_command(sub, 'fleet', cmd_fleet, "identify a fleet's logs, one identification per "
                     'robot and period (a day, a week), on Dask where it is installed: each '
                     "joint's friction coefficients over time, and the drifts from the first "
-                    'period', (MODEL, FORMAT, LOG, CUTOFF, STILL, FRICTION_LAW))
+                    'period', (MODEL, FORMAT, LOG, CUTOFF, STILL, FRICTION_LAW, ARMATURE))
     p.add_argument('logs', nargs='*', help='CSV, .npz or rosbag2 logs named <robot>_<period> '
                    '(see --pattern); several of one robot and period are identified together')
     p.add_argument('--manifest', metavar='CSV', help='the logs as a CSV with the columns '
@@ -73,7 +73,6 @@ def add_commands(sub):
     p.add_argument('--pattern', metavar='REGEX', help='regular expression with the groups '
                    'robot and period, matched against each log name without its extension '
                    f'(default {NAME_PATTERN.replace("%", "%%")})')
-    p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
     p.add_argument('--scheduler', metavar='ADDRESS', help='a running Dask scheduler '
                    '(tcp://host:8786); default: a local cluster, a worker per core')
     p.add_argument('--workers', type=int, help="the local cluster's worker processes "

@@ -20,8 +20,8 @@ import os
 
 import numpy as np
 
-from .options import add_command, CUTOFF, fixed_cutoff, FORMAT, FRICTION_LAW, friction_laws, \
-    load, LOG, MODEL, MODEL_FRICTION_IN, number_or_auto, STAMPS, STILL, TOPIC
+from .options import add_command, ARMATURE, CUTOFF, fixed_cutoff, FORMAT, FRICTION_LAW, \
+    friction_laws, load, LOG, MODEL, MODEL_FRICTION_IN, number_or_auto, STAMPS, STILL, TOPIC
 from .output import emit, fmt, tabulate
 from ..contact.observer import DEFAULT_GAIN
 from ..errors import IdentificationError
@@ -319,7 +319,7 @@ def _add_identify(sub):
                     'data: a CSV file (time, <joint>.position, <joint>.effort, optionally '
                     '<joint>.velocity), a numpy archive (t, q, tau, optionally qd and joints) or '
                     'a rosbag2 recording of sensor_msgs/JointState with efforts',
-                    (MODEL, FORMAT, LOG, CUTOFF, STILL, FRICTION_LAW))
+                    (MODEL, FORMAT, LOG, CUTOFF, STILL, FRICTION_LAW, ARMATURE))
     p.add_argument('data', nargs='+', help='CSV file, .npz or rosbag2 folder; several: logs '
                    'identified together (each filtered on its own, as is every stretch between '
                    'gaps in a log)')
@@ -336,7 +336,6 @@ def _add_identify(sub):
     p.add_argument('--validate-plot', metavar='PNG', help='plot the held-out torques '
                    '(--validate or --folds), measured and predicted by each model, a panel per '
                    'joint')
-    p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
     p.add_argument('--physically-consistent', action='store_true', help='also find standard '
                    'parameters every link of which is physically realisable (URDF as prior)')
     p.add_argument('--prior-weight', type=number_or_auto('a positive weight'),
@@ -368,7 +367,7 @@ def _add_identify_gains(sub):
                     'run with a known payload, or by the known masses of links a prismatic joint '
                     f"carries (Gautier & Briot's global identification); friction laws: "
                     f'{", ".join(GAINS_LAWS)}', (MODEL, FORMAT, STAMPS, CUTOFF, STILL,
-                                                 FRICTION_LAW))
+                                                 FRICTION_LAW, ARMATURE))
     p.add_argument('data', nargs='+', help='CSV logs of the robot without the payload')
     p.add_argument('--payload-log', metavar='LOG', action='append', nargs='+', help='CSV logs '
                    'of the robot carrying a load of known mass, all with the load mounted '
@@ -391,7 +390,6 @@ def _add_identify_gains(sub):
                    metavar='NAME=VALUE', help='a standard parameter known by name, in SI units '
                    '(repeatable): a rotor inertia from its datasheet, Ia_<joint> at the joint, '
                    'which a horizontal axis regroups with the masses it carries')
-    p.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
     p.add_argument('--validate', metavar='LOG', action='append', help='a current log not used '
                    'for the fit (repeatable, without the payload): its torques through the '
                    'identified constants against the identified model')

@@ -97,6 +97,10 @@ STILL.add_argument('--still', type=number_or_auto('a speed (rad/s or m/s)'), hel
                    "anything up to Fc; auto: per joint and motor from the data's noise at the "
                    'cutoff; validation leaves out the same')
 
+#: The rotor inertias among the parameters an identification fits.
+ARMATURE = _parent()
+ARMATURE.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
+
 #: The friction law an identification fits: one, or several to choose among.
 FRICTION_LAW = _parent()
 FRICTION_LAW.add_argument('--friction', default='coulomb', metavar='LAW[,LAW...]',
