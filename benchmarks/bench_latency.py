@@ -55,6 +55,9 @@ machine's load falls on both; the table pools each node's rounds.  Then ours / e
 p99 (in the node, end to end) and CPU per state, per round: their median and range.  Absolute
 times move from machine to machine and with the load; the ratios, measured side by side, less
 so (end to end, one 10 s round to the next moved the p50 ratio by 0.2 on this machine).
+dynamics_node's kernels are compiled first where this install has not marked them: a node
+without them commands from the interpreted dynamics (:mod:`.runtime.dynamics`) while they
+compile, and its figures would be those (7-10x the echo's, not the compiled node's).
 ``--control`` says how much: the raw echo runs a second time in each round, after ours, and
 its ratios against its first run are printed beside ours (a ratio ours may be told from only
 where it stands outside that one).
@@ -73,7 +76,8 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 
 import manipulator_dynamics as md  # noqa: E402, I100
-from manipulator_dynamics import robots  # noqa: E402, I100
+from manipulator_dynamics import precompile, robots  # noqa: E402, I100
+from manipulator_dynamics.nodes.dynamics_node import DynamicsNode  # noqa: E402, I100
 from manipulator_dynamics.nodes.process import EXECUTOR_VARIABLE, EXECUTORS  # noqa: E402, I100
 import rclpy  # noqa: E402, I100
 from sensor_msgs.msg import JointState  # noqa: E402, I100
@@ -332,6 +336,11 @@ def main(argv=None):
         PIN = (set(cores[:-1]), {cores[-1]})
         os.sched_setaffinity(0, PIN[0])
     LISTEN = () if args.unheard else LISTEN + (('contact_wrench',) if args.wrench else ())
+    groups = DynamicsNode.GROUPS + (('contact',) if args.observer else ())
+    if not precompile.compiled(groups):
+        print(f"compiling dynamics_node's kernels ({', '.join(groups)}) first: without them it "
+              'would be measured on its interpreted dynamics', flush=True)
+        precompile.precompile(groups=groups)
     count = int(args.seconds * args.rate / args.rounds)
     q = np.tile([0.1, 0.0, 0.2, -0.8, 0.1, 0.5, 0.0], (count, 1))
     q[:, 1] = np.linspace(0.2, 1.2, count)             # g of joint 2 is monotonic here
