@@ -22,8 +22,8 @@ beam properties per link, or a planar arm).  Two modes:
 on ``trajectory_topic`` (every joint of the arm, by name; ``time_from_start`` strictly
 increasing), it samples the target every ``dt`` s (cubic Hermite through the points, holding the
 last point for ``settle`` s more so the vibration after the motion shows), runs Isobe & Imaizumi's
-kinematics scheme and parallel inverse-dynamics scheme (one library call), and publishes, at
-``output_rate`` points per second:
+kinematics scheme and parallel inverse-dynamics scheme (:mod:`..runtime.flexible_targets`), and
+publishes, at ``output_rate`` points per second:
 
 * ``~/flexible_trajectory`` (JointTrajectory, the target's joint order): ``positions`` the joint
   angles the flexible arm actually reaches, ``velocities`` their rates, ``effort`` the joint
@@ -80,6 +80,7 @@ from ..flexible.arm import FlexibleArm
 from ..flexible.dynamics import check_step, flexible_inverse_dynamics
 from ..flexible.stream import FlexibleStream
 from ..precompile import one_at_a_time
+from ..runtime.flexible_targets import flexible_target
 
 #: The kernel group (:data:`..precompile.GROUPS`) of the flexible arm's dynamics.
 GROUPS = ('flexible',)
@@ -298,36 +299,28 @@ class FlexibleTrajectoryNode(WithKernels, ManagedNode):
             plan = Plan(self.arm.model, msg)
             if len(msg.points) < 2:
                 raise BadMessage('points', 'a target needs at least 2 points')
-            dt, settle = self.params.dt, self.params.settle
-            steps = int(np.floor((plan.t[-1] + settle - plan.t[0]) / dt + 1e-9))
-            grid = plan.t[0] + dt * np.arange(steps + 1)
-            q = plan.hermite(np.minimum(grid, plan.t[-1]))
-            result = flexible_inverse_dynamics(self.arm, grid, q)
+            params = self.params
+            answer = flexible_target(self.arm, plan, params.dt, params.settle,
+                                     params.output_rate)
         except ValueError as e:
             self._reject('trajectory', e)
             return
-        traj = result.trajectory
-        every = max(1, int(round(1.0 / (self.params.output_rate * dt))))
-        keep = np.arange(0, grid.size, every)
-        rates = np.gradient(traj.q, grid, axis=0)
+        q, tau = answer.result.trajectory.q, answer.result.tau
         inverse = np.argsort(plan.order)          # model order -> the message's order
         out = JointTrajectory(header=msg.header, joint_names=plan.names)
-        for s in keep:
-            seconds = float(grid[s])
-            point = JointTrajectoryPoint(positions=traj.q[s][inverse].tolist(),
-                                         velocities=rates[s][inverse].tolist(),
-                                         effort=result.tau[s][inverse].tolist())
+        for s in answer.keep:
+            seconds = float(answer.t[s])
+            point = JointTrajectoryPoint(positions=q[s][inverse].tolist(),
+                                         velocities=answer.rates[s][inverse].tolist(),
+                                         effort=tau[s][inverse].tolist())
             point.time_from_start.sec = int(seconds)
             point.time_from_start.nanosec = int(round((seconds - int(seconds)) * 1e9))
             out.points.append(point)
         self.flexible_pub.publish(out)
         self.served += 1
-        self.deflection_pub.publish(array_message(result.tip_deflection[keep],
+        self.deflection_pub.publish(array_message(answer.result.tip_deflection[answer.keep],
                                                   ('point', 'link', 'xyz')))
-        worst = np.linalg.norm(result.tip_deflection, axis=2).max()
-        self.get_logger().info(f'flexible trajectory of {grid.size} steps: largest tip '
-                               f'deflection {worst * 1e3:.3g} mm, peak torque '
-                               f'{np.abs(result.tau).max():.4g}')
+        self.get_logger().info(answer.summary())
 
 
 def main(args=None):
