@@ -89,6 +89,9 @@ class Throttled:
     """
     Warnings at most once per ``period`` seconds for each kind of problem.
 
+    Also the log a runtime object says what it does through (``info``, ``error``, ``warn``:
+    :mod:`..runtime.simulator`), all three in microseconds.
+
     rclpy's own throttle is per call site: one kind of bad input would hide all the others (and
     it costs a full rclpy log call even when it suppresses one).
     """
@@ -97,6 +100,14 @@ class Throttled:
         import time
         self.log, self.period, self.last = QuickLogger(node), period, {}
         self.clock = time.monotonic
+
+    def info(self, text):
+        """Log ``text`` (not throttled), as :class:`QuickLogger` does."""
+        self.log._log(rclpy.logging.LoggingSeverity.INFO, text)
+
+    def error(self, text):
+        """Log ``text`` at error level, not throttled, as :class:`QuickLogger` does."""
+        self.log._log(rclpy.logging.LoggingSeverity.ERROR, text)
 
     def warn(self, kind, text):
         now = self.clock()

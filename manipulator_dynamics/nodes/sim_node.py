@@ -97,23 +97,16 @@ from std_msgs.msg import Float64MultiArray, String
 from ._parameters import ConfigurationError, finite_positive, one_of, Param, Parameters
 from .commands import check_command_joints, clamp_efforts, controller_of
 from .diagnostics import Diagnostics, ERROR, OK, Said
-from .logs import QuickLogger, Throttled, warnings_logged
+from .logs import Throttled, warnings_logged
 from .model_source import existing_file, payload_check
 from .process import clock_ns, spin
 from .qos import LATCHED
 from .. import robots
 from ..plant import Cell, default_engine, ENGINES, INTEGRATORS, make_plant, PlantError
 from ..precompile import warm_up
+from ..runtime.simulator import Simulator
 from ..urdf import load_model
 
-#: Real time: physics integrated on one command beyond this (s) is an open loop, said once a
-#: second.  Computed torque at trajectory_node's gains (kp 400, kd 40: crossover near 40 rad/s,
-#: 76 degrees of phase margin) loses its margin near 33 ms of delay; a busy 2-core machine gave
-#: 23-33 ms stretches and tracking errors up to radians, an idle one 8 ms.
-OPEN_LOOP = 0.02
-#: Lockstep: how often the held initial state is repeated, and how long commands must have
-#: been quiet before the loop starts (wall seconds; see the module).
-HOLD_REPEAT, QUIET = 1.0, 1.0
 #: /joint_states history (messages).  Lockstep keeps 10 s of 1 kHz states: there the loop runs
 #: as fast as the machine allows, and a recorder starved of CPU for more than a real-time
 #: history's 0.1 s (a rosbag, the identification demo, a test on a busy machine) lost states
@@ -219,7 +212,6 @@ class SimNode(Node):
             reason = check(getattr(params, name))
             if reason:
                 raise ConfigurationError(f'parameter {name}: {reason}')
-        self.carried = False            # the load of the parameters picked up
         self.noise = np.random.default_rng(0) \
             if params.position_noise > 0 or params.effort_noise > 0 else None
         if params.max_catch_up < params.publish_every:
@@ -254,8 +246,6 @@ class SimNode(Node):
                                    f', a box of {_listed(cell.box_size)} m at '
                                    f'{_listed(cell.box_position)} m, links as capsules of '
                                    f'{cell.link_radius:g} m' if cell else ''))
-        self.tau = np.zeros(n)
-        self.command_at = None          # physics time of the latest command, ns
         self.throttle = Throttled(self)
         joints = [j for j in params.command_joints if j]
         wrong = check_command_joints(self.model, joints)
@@ -274,31 +264,26 @@ class SimNode(Node):
         self.true_torques_pub = self.create_publisher(JointState, '~/true_external_torques', 100)
         self.contact_force_pub = self.create_publisher(WrenchStamped, '~/contact_force', 100) \
             if cell else None
-        self.pushing = False
         self.clock_pub = self.create_publisher(ClockMessage, '/clock', 10) \
             if params.lockstep or params.publish_clock else None
         commands = self.create_subscription(Float64MultiArray, params.command_topic,
                                             self._on_command, 10)
         self.companions = self._controller(commands.topic_name, self.command_index)
-        self.steps, self.diverged, self.held_for = 0, False, 0
-        self.commands_in, self.seen = 0, (0, 0, time.monotonic())
+        self.sim = sim = Simulator(self.model, self.plant, self.dt, params, self._publish,
+                                   self.throttle)
+        self.seen = (0, 0, time.monotonic())   # steps, commands and when, at the last report
         self.diagnostics = Diagnostics(self, 'simulated robot', self._diagnose)
-        self.t0 = 0 if params.lockstep else None     # clock time of step 0, ns
-        self.step_ns = round(self.dt * 1e9)
-        self.pace = (time.monotonic(), 0)              # real-time factor: since, steps then
         if params.lockstep:
-            self.held, self.last_command_wall, self.awaiting = True, None, None
-            self.pending, self.paced_from = None, None
             steady = Clock(clock_type=ClockType.STEADY_TIME)
-            self.create_timer(0.05, self._lockstep_watch, clock=steady)
+            self.create_timer(0.05, sim.watch, clock=steady)
             if params.pace > 0:
-                self.create_timer(self.dt * params.publish_every / params.pace, self._paced,
+                self.create_timer(self.dt * params.publish_every / params.pace, sim.paced,
                                   clock=steady)
             self._publish()
         else:
             # wake once per published state: the steps in between are integrated on the tick,
             # and a controller only sees the states anyway (rclpy costs ~0.3 ms a wake-up)
-            self.create_timer(self.dt * params.publish_every, self._tick)
+            self.create_timer(self.dt * params.publish_every, lambda: sim.tick(self.now_ns()))
 
     def _cell(self):
         """Return the :class:`Cell` of the obstacle's parameters, or None (no obstacle)."""
@@ -313,19 +298,20 @@ class SimNode(Node):
             raise ConfigurationError(f'parameter {name}: {reason}') from None
 
     def _diagnose(self, report):
+        sim = self.sim
         steps, commands, since = self.seen
         now = time.monotonic()
-        self.seen = (self.steps, self.commands_in, now)
+        self.seen = (sim.steps, sim.commands_in, now)
         seconds = now - since
         report.add('model', f'{self.model.name} ({self.model.n} joints)')
         report.add('engine', self.plant.description)
-        report.add('physics steps (Hz)', (self.steps - steps) / seconds)
-        report.add('real-time factor', (self.steps - steps) * self.dt / seconds)
-        report.add('commands in (Hz)', (self.commands_in - commands) / seconds)
-        report.add('physics time (s)', self.steps * self.dt)
-        if self.diverged:
+        report.add('physics steps (Hz)', (sim.steps - steps) / seconds)
+        report.add('real-time factor', (sim.steps - steps) * self.dt / seconds)
+        report.add('commands in (Hz)', (sim.commands_in - commands) / seconds)
+        report.add('physics time (s)', sim.seconds)
+        if sim.diverged:
             report.say(ERROR, 'the simulation diverged and stopped: restart sim_node')
-        elif self.params.lockstep and self.held:
+        elif self.params.lockstep and sim.held:
             report.say(OK, 'lockstep: holding the arm until commands flow')
         else:
             report.say(OK, 'lockstep' if self.params.lockstep else 'real time')
@@ -334,21 +320,11 @@ class SimNode(Node):
         if 'friction' in changed:
             self.plant.set_friction(self.params.friction)
         if changed & {'load_link', 'load', 'load_at'}:
-            self.carried = False
+            self.sim.loaded()
 
     def _load_check(self, name):
         """Check ``load_link`` or ``load`` as the nodes check their payload."""
         return payload_check(self, name, ('load_link', 'load'), lambda: self.model)
-
-    def _carry(self):
-        """Pick the load of the parameters up, from the step about to be taken."""
-        p = self.params
-        values = [float(v) for v in p.load]
-        self.plant.carry(p.load_link, values[0], values[1:4] or (0.0, 0.0, 0.0),
-                         values[4:] or None)
-        self.carried = True
-        self.get_logger().info(f'{p.load_link} picked up {values[0]:g} kg at '
-                               f'{self.steps * self.dt:.3f} s: {values}')
 
     def _push_link_check(self, value):
         if not value or self.model is None:       # at start: checked once the model is loaded
@@ -358,22 +334,6 @@ class SimNode(Node):
         if self.model.frames[value].body < 0:
             return f"'{value}' is fixed to the base: a push there moves nothing"
         return None
-
-    def _push(self):
-        """Push, or stop pushing, as the parameters say for the step about to be taken."""
-        p = self.params
-        t = self.steps * self.dt
-        on = bool(p.push_link) and p.push_duration > 0 and \
-            p.push_start <= t < p.push_start + p.push_duration
-        if on and not self.pushing:
-            self.plant.push(p.push_link, p.push_wrench, world=p.push_frame == 'world')
-            self.get_logger().info(f'pushing {p.push_link} with {list(p.push_wrench)} '
-                                   f'({p.push_frame} axes) at {t:.3f} s for '
-                                   f'{p.push_duration:g} s')
-        elif self.pushing and not on:
-            self.plant.push(None, None)
-            self.get_logger().info(f'push on {p.push_link} ended at {t:.3f} s')
-        self.pushing = on
 
     def _controller(self, command_topic, index):
         """
@@ -412,145 +372,20 @@ class SimNode(Node):
             return
         tau = np.zeros(self.model.n)
         tau[self.command_index] = data
-        self.tau = clamp_efforts(self.model, tau, self.throttle)
-        self.held_for = 0
-        self.commands_in += 1
-        if not self.params.lockstep:
-            self.command_at = self.now_ns()
-            return
-        self.command_at = self._stamp()
-        self.last_command_wall = time.monotonic()
-        if not self.held and self.awaiting is not None:
-            self._advance()
-
-    # --- real time ----------------------------------------------------------------------------
-    def _tick(self):
-        now = self.now_ns()
-        self._timeout(now)
-        if self.t0 is None or (self.params.wait_for_command and self.command_at is None):
-            self.t0 = now - self.steps * self.step_ns        # physics starts (again) now
-            self.pace = (time.monotonic(), self.steps)
-            self._publish()
-            return
-        due = (now - self.t0) // self.step_ns - self.steps
-        most = self.params.max_catch_up
-        if due > most:                                # too far behind: let physics time slip
-            self.t0 += (due - most) * self.step_ns
-            due = most
-        every = self.params.publish_every
-        for _ in range(due):
-            if not self._step():
-                return
-            if self.steps % every == 0:
-                self._publish()
-        self._report_pace()
-
-    def _report_pace(self):
-        since, steps = self.pace
-        wall = time.monotonic() - since
-        if wall < 2.0:
-            return
-        factor = (self.steps - steps) * self.dt / wall
-        self.pace = (time.monotonic(), self.steps)
-        if factor < 0.9:
-            self.throttle.warn('pace', f'running at {factor:.2f} x real time (the machine is '
-                               'busy): the physics time slips behind the wall clock')
-
-    def _timeout(self, now):
-        timeout = self.params.command_timeout
-        if self.command_at is None or now - self.command_at > timeout * 1e9:
-            if self.command_at is not None and self.tau.any():
-                self.throttle.warn('timeout', f'no effort command for '
-                                   f'{(now - self.command_at) * 1e-9:.3f} s (command_timeout '
-                                   f'{timeout:g} s): efforts set to zero')
-            self.tau = np.zeros(self.model.n)
-
-    # --- lockstep -----------------------------------------------------------------------------
-    def _lockstep_watch(self):
-        now = time.monotonic()
-        if self.held:
-            if self.last_command_wall is None:
-                if self.awaiting is None or now - self.awaiting >= HOLD_REPEAT:
-                    self._publish()                     # for subscribers that came late
-                    self.awaiting = now
-            elif now - self.last_command_wall >= QUIET:
-                self.held = False                       # one state, one command from now on
-                self.get_logger().info('lockstep: commands flow; the loop starts')
-                self.paced_from = (now, self._stamp())
-                self._publish()
-                self.awaiting = now
-            return
-        if self.pending is None and now - self.awaiting >= self.params.lockstep_timeout:
-            self.throttle.warn('lockstep', f'lockstep: no command for '
-                               f'{now - self.awaiting:.1f} s after the state at '
-                               f'{self._stamp() * 1e-9:.3f} s: stepping with the last one (the '
-                               "loop now depends on the machine's timing)")
-            self._timeout(self._stamp())
-            self._advance()
-
-    def _advance(self):
-        if self.params.pace > 0:          # not ahead of the wall clock: wait for _paced
-            wall, stamp = self.paced_from
-            ahead = (self._stamp() + self.params.publish_every * self.step_ns - stamp) * 1e-9
-            self.pending = wall + ahead / self.params.pace
-            if time.monotonic() < self.pending:
-                return
-        self.pending = None
-        self._steps(self.params.publish_every)
-        self.awaiting = time.monotonic()
-
-    def _paced(self):
-        if self.pending is not None and time.monotonic() >= self.pending:
-            self.pending = None
-            self._steps(self.params.publish_every)
-            self.awaiting = time.monotonic()
-
-    # --- both ---------------------------------------------------------------------------------
-    def _steps(self, count):
-        for _ in range(count):
-            if not self._step():
-                return
-        self._publish()
-
-    def _step(self):
-        if self.diverged:
-            return False
-        if self.pushing or self.params.push_duration > 0:
-            self._push()
-        if not self.carried and self.params.load_link and \
-                self.steps * self.dt >= self.params.load_at - 0.5 * self.dt:
-            self._carry()
-        try:
-            self.plant.step(self.tau)
-        except FloatingPointError as e:
-            self.diverged = True
-            QuickLogger(self).error(f'{e}: the simulation stops (no more joint_states); '
-                                    'restart sim_node')
-            return False
-        self.steps += 1
-        self.held_for += 1
-        if self.held_for * self.dt > OPEN_LOOP and self.command_at is not None and \
-                not self.params.lockstep:
-            self.throttle.warn('open loop', f'{self.held_for * self.dt * 1e3:.0f} ms of physics '
-                               'on one command: the loop is open (a busy machine starves the '
-                               'controller or this plant); lockstep:=true with pace:=1.0 slows '
-                               'the loop down instead')
-        return True
-
-    def _stamp(self):
-        return self.t0 + self.steps * self.step_ns                 # the physics time
+        self.sim.command(clamp_efforts(self.model, tau, self.throttle),
+                         None if self.params.lockstep else self.now_ns())
 
     def _publish(self):
         # one message, refilled (publish copies it out), its fields given as array.array, which
         # the message keeps as they are: a list would be converted element by element, at 1 kHz
         msg = self.state_msg
-        sec, nanosec = divmod(self._stamp(), 1_000_000_000)
+        sec, nanosec = divmod(self.sim.stamp, 1_000_000_000)
         if self.clock_pub is not None:
             clock = ClockMessage()
             clock.clock.sec, clock.clock.nanosec = sec, nanosec
             self.clock_pub.publish(clock)
         msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
-        q, effort = self.plant.q, self.tau
+        q, effort = self.plant.q, self.sim.tau
         if self.noise is not None:                  # seeded: lockstep stays repeatable
             q = q + self.params.position_noise * self.noise.standard_normal(len(q))
             effort = effort + self.params.effort_noise * self.noise.standard_normal(len(q))

@@ -17,5 +17,7 @@ The runtime under the nodes: what a node computes between a message in and a mes
 
 No ROS here: a node is the shell (its parameters, subscriptions, publishers, lifecycle) and
 calls these, which the tests call without DDS.  :mod:`.dynamics`: the dynamics a commanding
-node calls, compiled or, while its kernels compile, interpreted.
+node calls, compiled or, while its kernels compile, interpreted.  :mod:`.simulator`: sim_node's
+plant on its clock (the command held, the events, real time and lockstep).
+:mod:`.flexible_targets`: flexible_trajectory_node's answer to a rigid target.
 """
