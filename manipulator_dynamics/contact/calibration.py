@@ -21,9 +21,12 @@ given in N m is used as given.  Where one is ``auto``, an identification's ``con
 :func:`.detection.spread_of_parameters`) sets it; without one, it is learnt from the first
 seconds of free motion the observer sees once settled (:class:`Calibration`, by
 :func:`.detection.motion_spread`'s rule: levels that follow the motion, at rest at least
-:data:`.detection.FLOOR` of the largest effort).  :func:`resolve_thresholds` says which, and
-why.
+:data:`.detection.FLOOR` of the largest effort), refused and learnt again where flawed
+(:class:`Learning`, which the node and the replay both run).  :func:`resolve_thresholds` says
+which, and why.
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 import yaml
@@ -237,6 +240,91 @@ class Calibration:
                         + ', '.join(f'{self.model.joint_names[j]} {largest[j]:.3g} N m against '
                                     f'{self.needed[j]:.3g}' for j in wild))
         return said
+
+
+@dataclass(frozen=True)
+class Learnt:
+    """
+    Levels a :class:`Learning` learnt: what they are, how they were set, what to say of them.
+
+    ``span``: the stamps (s) of the first and the last state they were learnt from; ``still``:
+    the joints that never moved in it; ``moments``: what the spread left out.
+    """
+
+    levels: Thresholds
+    how: str
+    span: tuple
+    still: list
+    moments: list
+
+    def warnings(self):
+        """Return what the levels' user must be warned of (joints the motion never moved)."""
+        if not self.still:
+            return []
+        return [f'joints {", ".join(self.still)} did not move during the calibration (under '
+                f'{STILL:g} rad/s): their levels hold at rest, and motion may cross them']
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Levels a :class:`Learning` learnt and may not use (:meth:`Calibration.flaws`), said."""
+
+    text: str
+
+
+class Learning:
+    """
+    The policy by which ``auto`` levels are learnt, for dynamics_node and a log's replay alike.
+
+    A :class:`Calibration` over the settled states of free motion, one at a time (:meth:`add`).
+    Levels its flaws refuse are said (a :class:`Refused`) and learnt again from the next state;
+    :meth:`restart` (the observer restarted: a stall cut the motion in two) starts again.  The
+    levels given in N m (``given``: contact, collision, each None for ``auto``) stay as given.
+    """
+
+    def __init__(self, model, seconds, given=(None, None)):
+        self.model, self.seconds, self.given = model, float(seconds), tuple(given)
+        self.restart()
+
+    def restart(self):
+        """Forget what was learnt so far: the next state starts the calibration."""
+        self.calibration, self.began = Calibration(self.model, self.seconds), None
+
+    @property
+    def started(self):
+        """Whether a state went into the calibration under way."""
+        return self.began is not None
+
+    @property
+    def moved(self):
+        """Return the seconds of free motion the calibration under way has seen."""
+        return self.calibration.moved
+
+    def add(self, t, stamp, r, qd, effort, band=None):
+        """
+        Take one settled state (as :meth:`Calibration.add`); return what it ends, if anything.
+
+        None while learning; a :class:`Learnt` once ``seconds`` of motion set levels that may
+        be used; a :class:`Refused` where they may not (learning starts again).  ValueError
+        where the spread cannot make levels with the ones given (:func:`levels_from_spread`).
+        """
+        if self.began is None:
+            self.began = float(stamp)
+        learner = self.calibration
+        if not learner.add(t, stamp, r, qd, effort, band):
+            return None
+        spread, moments = learner.result()
+        where = f'{learner.moved:.3g} s of free motion'
+        span = (self.began, float(stamp))
+        flaws = learner.flaws(spread)
+        if flaws:
+            self.restart()
+            return Refused(f'contact thresholds not used, learnt from {where} ({span[0]:.3f}-'
+                           f'{span[1]:.3f} s) with ' + '; '.join(flaws) + ': learning them '
+                           'again')
+        levels = levels_from_spread(self.model, spread, *self.given)
+        return Learnt(levels, f'learnt from {where}, {said_spread(spread)}', span,
+                      learner.still_joints(), moments)
 
 
 def thresholds_yaml(model, levels, gain, how, path=None):

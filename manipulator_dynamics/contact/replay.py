@@ -18,8 +18,8 @@ A log observed as dynamics_node observes its joint states: the levels it would h
 :func:`replay` runs the momentum observer over a log (:func:`.observer.observe`), riding
 through gaps up to :func:`.detection.ride_bound` and starting again past it (as
 :func:`.detection.residual_spread` does), takes its levels by the node's policy
-(:func:`.calibration.resolve_thresholds`: as given, from an identification, or learnt by a
-:class:`.calibration.Calibration` over the first settled seconds of motion) and lists every
+(:func:`.calibration.resolve_thresholds`: as given, from an identification, or learnt by
+:class:`.calibration.Learning` over the first settled seconds of motion) and lists every
 stretch of states above a contact level: an :class:`Episode`.  What ``~/contact`` would have
 said, before a robot runs with those levels: which pushes they catch, and whether free motion
 crosses them.  A collision latches in the node until ``~/rearm``; here each
@@ -35,10 +35,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calibration import Calibration, GROWTH, levels_from_spread, numbers, resolve_thresholds, \
-    said_spread
+from .calibration import GROWTH, Learning, Learnt, numbers, Refused, resolve_thresholds
 from .detection import COLLISION, CONTACT, LEVEL_NAMES, observed_stretches
-from .observer import beyond, DEFAULT_GAIN, observe, observer_gains, SETTLING, STILL
+from .observer import beyond, DEFAULT_GAIN, observe, observer_gains, SETTLING
 
 
 @dataclass(frozen=True)
@@ -180,30 +179,22 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
     settled = np.concatenate(settled)
     watch_from, learnt, moments = 0, None, []
     if levels is None:
-        learner, began = Calibration(model, calibration), 0
+        learning, learnt = Learning(model, calibration, (contact, collision)), None
         for k, i in enumerate(settled):
-            if i in firsts and k > began:       # a restart cut it (the node's policy): again
-                learner, began = Calibration(model, calibration), k
-            if learner.add(t[i], t[i], r[i], qd[i], tau[i], band[i]):
-                spread, moments = learner.result()
-                flaws = learner.flaws(spread)
-                if not flaws:
-                    break
-                warnings.append(f'levels learnt from {t[settled[began]]:.3f}-{t[i]:.3f} s not '
-                                'used, ' + '; '.join(flaws) + ': learnt again from there')
-                learner, began = Calibration(model, calibration), k + 1
-        if not learner.done:
+            if i in firsts and learning.started:    # a restart cut it (the node's policy)
+                learning.restart()
+            learnt = learning.add(t[i], t[i], r[i], qd[i], tau[i], band[i])
+            if isinstance(learnt, Refused):
+                warnings.append(learnt.text)
+            elif learnt is not None:
+                break
+        if not isinstance(learnt, Learnt):
             return Replay(None, f'a calibration needs {calibration:g} s of free motion once the '
-                          f'observer has settled; the log has {learner.moved:.3g} s', [],
+                          f'observer has settled; the log has {learning.moved:.3g} s', [],
                           warnings=warnings, restarts=len(parts) - 1)
-        still = learner.still_joints()
-        if still:
-            warnings.append(f'joints {", ".join(still)} did not move during the calibration '
-                            f'(under {STILL:g} rad/s): their levels hold at rest, and motion '
-                            'may cross them')
-        levels = levels_from_spread(model, spread, contact, collision)
-        how = f'learnt from {learner.moved:.3g} s of free motion, {said_spread(spread)}'
-        learnt = (float(t[settled[began]]), float(t[settled[k]]))
+        warnings += learnt.warnings()
+        levels, how, moments = learnt.levels, learnt.how, learnt.moments
+        learnt = learnt.span
         watch_from = k + 1
     watched = settled[watch_from:]
     outside = beyond(r[watched], band[watched])

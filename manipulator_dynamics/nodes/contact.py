@@ -64,11 +64,11 @@ from std_srvs.srv import Trigger
 from ._parameters import finite_positive, one_of, Param
 from .kernels import compiling
 from .logs import QuickLogger, Throttled
-from ..contact.calibration import Calibration, GROWTH, levels_from_spread, numbers, \
-    parse_thresholds, resolve_thresholds, said_spread, thresholds_yaml
+from ..contact.calibration import GROWTH, Learning, numbers, parse_thresholds, Refused, \
+    resolve_thresholds, thresholds_yaml
 from ..contact.detection import CONTACT, ContactDetector, FREE, MOMENT_MULTIPLE, \
     NOT_WATCHING, ride_bound
-from ..contact.observer import beyond, MomentumObserver, observer_gains, SETTLING, STILL
+from ..contact.observer import beyond, MomentumObserver, observer_gains, SETTLING
 from ..contact.reaction import REACTIONS, STOP_TIME
 from ..contact.wrench import contact_wrench
 from ..rigid.jacobian import ancestors
@@ -300,7 +300,8 @@ class ContactOutput:
 
     def _calibrate_anew(self):
         """Start learning the thresholds from free motion (any levels in use keep watching)."""
-        self.calibration = Calibration(self.model, self.params.contact_calibration)
+        self.calibration = Learning(self.model, self.params.contact_calibration,
+                                    self._given())
         self.log.info(f'contact thresholds: auto, learnt over '
                       f'{self.params.contact_calibration:g} s of free motion once the observer '
                       'has settled: keep the robot free of contact until they are said')
@@ -515,15 +516,26 @@ class ContactOutput:
         """Learn from the settled residual until ``contact_calibration`` s of it had motion."""
         if not self.observer.settled(t):
             return
-        learner = self.calibration                # the states' own stamps tell the moments
-        if not learner.add(t, self.origin * 1e-9 + t, r, qd, effort, self.observer.band):
+        learning = self.calibration               # the states' own stamps tell the moments
+        try:
+            learnt = learning.add(t, self.origin * 1e-9 + t, r, qd, effort, self.observer.band)
+        except ValueError as e:
+            self.calibration = None
+            self.log.error(f'contact thresholds not learnt from {learning.moved:.3g} s of free '
+                           f'motion: {e}')
+            self._blind(f'no contact levels: {e}')
             return
-        still = learner.still_joints()
-        if still:
-            self.log.warning(f'contact thresholds: joints {", ".join(still)} did not move '
-                             f'during the calibration (under {STILL:g} rad/s): their '
-                             'thresholds hold at rest, and motion may cross them')
-        spread, moments = learner.result()
+        if learnt is None:
+            return
+        if isinstance(learnt, Refused):         # not used: learnt again, nothing watching
+            self.log.warning(learnt.text)
+            self._calibrate_anew()
+            if self.detector is None:           # (relearning: the present levels watch)
+                self._blind('its thresholds are being learnt again')
+            return
+        for warning in learnt.warnings():
+            self.log.warning(f'contact thresholds: {warning}')
+        moments = learnt.moments
         if moments:
             self.log.warning('contact thresholds: moments left out of the spread (a stop, a '
                              'spike: above ' f'{MOMENT_MULTIPLE:g} x the 99.9th percentile): '
@@ -531,22 +543,7 @@ class ContactOutput:
                              + (f' and {len(moments) - 10} more' if len(moments) > 10
                                 else ''))
         self.calibration = None
-        where = f'{learner.moved:.3g} s of free motion'
-        flaws = learner.flaws(spread)
-        if flaws:                               # not used: learnt again, nothing watching
-            self.log.warning(f'contact thresholds not used, learnt from {where} with '
-                             + '; '.join(flaws) + ': learning them again')
-            self._calibrate_anew()
-            if self.detector is None:           # (relearning: the present levels watch)
-                self._blind('its thresholds are being learnt again')
-            return
-        try:
-            levels = levels_from_spread(self.model, spread, *self._given())
-        except ValueError as e:
-            self.log.error(f'contact thresholds not learnt from {where}: {e}')
-            self._blind(f'no contact levels: {e}')
-            return
-        self._detect(levels, f'learnt from {where}, {said_spread(spread)}')
+        self._detect(learnt.levels, learnt.how)
 
     def _publishable_torques(self, stamp_ns, r):
         if self._torques is not None:

@@ -12,10 +12,17 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""A calibration refuses the levels of a stretch the states hid, or that no model explains."""
+"""
+A calibration refuses the levels of a stretch the states hid, or that no model explains.
+
+And the policy the node and the replay both run over it (:class:`Learning`): refused levels
+learnt again, levels given kept, joints that never moved said.
+"""
 
 import manipulator_dynamics as md
-from manipulator_dynamics.contact.calibration import Calibration, GAP_SHARE, SPREAD_SHARE
+from manipulator_dynamics.contact.calibration import Calibration, GAP_SHARE, Learning, Learnt
+from manipulator_dynamics.contact.calibration import levels_from_spread, Refused, SPREAD_SHARE
+from manipulator_dynamics.contact.observer import STILL
 import numpy as np
 
 DT = 1e-3
@@ -80,3 +87,71 @@ def test_a_push_larger_than_all_the_model_needs_is_a_flaw_naming_the_joint(arm):
     flaws = learner.flaws(spread)
     assert len(flaws) == 1 and 'joint6' in flaws[0] and 'joint1' not in flaws[0], flaws
     assert spread.rest[5] + spread.speed[5] * learner.motion[5] > SPREAD_SHARE * learner.needed[5]
+
+
+def swing(arm, seconds, hidden=(), still=(), seed=0):
+    """Yield ``(t, r, qd, effort)`` of the swinging arm of :func:`calibrate`, 1 kHz."""
+    rng = np.random.default_rng(seed)
+    q0 = np.linspace(-0.5, 0.5, arm.n)
+    for k in range(round(seconds / DT)):
+        t = k * DT
+        if any(a <= t < b for a, b in hidden):
+            continue
+        q, qd = q0 + 0.3 * np.sin(t), np.full(arm.n, 0.3 * np.cos(t))
+        qd[list(still)] = 0.0
+        model = md.gravity_torques(arm, q)
+        r = 0.02 * model * rng.standard_normal(arm.n)
+        yield t, r, qd, model + r
+
+
+def learn(learning, states):
+    """Run ``states`` through ``learning``; return the refusals and what it learnt (or None)."""
+    refused = []
+    for t, r, qd, effort in states:
+        out = learning.add(t, t, r, qd, effort)
+        if isinstance(out, Refused):
+            refused.append(out)
+        elif out is not None:
+            return refused, out
+    return refused, None
+
+
+def test_learning_gives_the_calibrations_levels_said_as_learnt(arm):
+    refused, learnt = learn(Learning(arm, 1.0), swing(arm, 3.0))
+    learner = Calibration(arm, 1.0)
+    for t, r, qd, effort in swing(arm, 3.0):
+        if learner.add(t, t, r, qd, effort):
+            break
+    spread = learner.result()[0]
+    assert refused == [] and isinstance(learnt, Learnt)
+    np.testing.assert_array_equal(learnt.levels.contact, levels_from_spread(arm, spread).contact)
+    assert learnt.how.startswith(f'learnt from {learner.moved:.3g} s of free motion')
+    assert learnt.span == (0.0, t) and learnt.still == [] and learnt.warnings() == []
+
+
+def test_learning_refuses_a_flawed_calibration_and_learns_again_from_the_next_state(arm):
+    hidden = [(0.1 + 0.2 * k, 0.2 + 0.2 * k) for k in range(5)]      # half of the first 1 s
+    refused, learnt = learn(Learning(arm, 0.8), swing(arm, 6.0, hidden=hidden))
+    assert len(refused) == 1, refused
+    assert refused[0].text.startswith('contact thresholds not used, learnt from') and \
+        'gaps in the joint states hid' in refused[0].text and \
+        refused[0].text.endswith('learning them again')
+    assert isinstance(learnt, Learnt) and learnt.span[0] > 0.8, learnt.span   # from there
+
+
+def test_learning_keeps_the_levels_given_and_says_the_joints_that_never_moved(arm):
+    learnt = learn(Learning(arm, 1.0, given=(None, 50.0)), swing(arm, 3.0, still=(2,)))[1]
+    assert np.all(learnt.levels.collision == 50.0)
+    assert learnt.still == ['joint3']
+    assert learnt.warnings() == ['joints joint3 did not move during the calibration (under '
+                                 f'{STILL:g} rad/s): their levels hold at rest, and motion may '
+                                 'cross them']
+
+
+def test_a_restart_starts_learning_again(arm):
+    learning = Learning(arm, 1.0)
+    assert not learning.started
+    learn(learning, swing(arm, 0.6))
+    assert learning.started and learning.moved > 0.5
+    learning.restart()
+    assert not learning.started and learning.moved == 0.0
