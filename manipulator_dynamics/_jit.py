@@ -27,7 +27,7 @@ import numba
 
 #: Folders of the package with no compiled code (none of their modules imports numba or this
 #: module; test_jit_cache checks it): editing them keeps the cache.
-_NO_KERNELS = ('nodes', 'demo', 'robots', '_prebuilt', '__pycache__')
+_NO_KERNELS = ('nodes', 'runtime', 'cli', 'demo', 'robots', '_prebuilt', '__pycache__')
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -332,3 +332,35 @@ def consistent_at_every_weight(model, data, **options):
         estimate = fit(model, data, physically_consistent=True, path_weights=PRIOR_WEIGHTS,
                        prior_weight=min(PRIOR_WEIGHTS), **options)
     return {w: (p['converged'], p['iterations']) for w, p in estimate.consistency['path'].items()}
+
+
+#: The rate of :func:`pushed_log`, Hz.
+LOG_RATE = 1000.0
+#: (start s, seconds, joint, N m): pushes on the arm, each from outside.
+LOG_PUSHES = ((9.0, 0.4, 1, 8.0), (13.0, 0.3, 3, -3.0), (17.5, 0.5, 0, 20.0))
+
+
+def pushed_log(model, seconds=22.0, pushes=LOG_PUSHES, seed=3, gap=None):
+    """
+    Return a moving arm's log, torque noise 0.5 % of its largest effort, pushed at ``pushes``.
+
+    The efforts logged are what the joints applied: the model's torques less each push.
+    ``gap``: ``(from, to)`` s of states dropped.
+    """
+    import manipulator_dynamics as md
+
+    rng = np.random.default_rng(seed)
+    t = np.arange(0.0, seconds, 1.0 / LOG_RATE)
+    w = np.linspace(0.8, 1.9, model.n)
+    q = 0.3 * np.sin(w * t[:, None])
+    qd = 0.3 * w * np.cos(w * t[:, None])
+    qdd = -0.3 * w * w * np.sin(w * t[:, None])
+    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)
+    tau += 0.005 * np.abs(tau).max() * rng.normal(size=tau.shape)
+    for start, length, joint, push in pushes:
+        on = (t >= start) & (t < start + length)
+        tau[on, joint] -= push
+    if gap is not None:
+        keep = ~((t > gap[0]) & (t < gap[1]))
+        t, q, qd, tau = t[keep], q[keep], qd[keep], tau[keep]
+    return t, q, qd, tau

@@ -31,8 +31,8 @@ import numpy as np
 
 from .loop import demo_model, Loop
 from ..contact.detection import LEVEL_NAMES
-from ..nodes.contact import deepest_link
 from ..nodes.send_trajectory import demo_message, demo_points, SECONDS
+from ..runtime.contact_monitor import deepest_link
 
 #: s into the trajectory when the push starts, and how long it lasts.
 PUSH_AT, PUSH_FOR = 3.5, 0.6

@@ -256,7 +256,7 @@ class CommandingNode(WithKernels, ManagedNode):
 
     def guarded(self):
         """Whether a collision would be reacted to: each state is observed before its command."""
-        return self.contact.observer is not None and self.reaction is not None and \
+        return self.contact.monitor.observer is not None and self.reaction is not None and \
             self.reaction.kind != NONE
 
     def reacting(self):

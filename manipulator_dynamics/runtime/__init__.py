@@ -20,4 +20,5 @@ calls these, which the tests call without DDS.  :mod:`.dynamics`: the dynamics a
 node calls, compiled or, while its kernels compile, interpreted.  :mod:`.simulator`: sim_node's
 plant on its clock (the command held, the events, real time and lockstep).
 :mod:`.flexible_targets`: flexible_trajectory_node's answer to a rigid target.
+:mod:`.contact_monitor`: the momentum observer and the contact levels over a stream of states.
 """

@@ -16,7 +16,7 @@
 
 import json
 
-import manipulator_dynamics as md
+from helpers import LOG_PUSHES, pushed_log
 from manipulator_dynamics import robots
 from manipulator_dynamics.cli import main
 from manipulator_dynamics.contact.calibration import Calibration, parse_thresholds, \
@@ -29,34 +29,6 @@ from manipulator_dynamics.recordings import csvlog
 import numpy as np
 import pytest
 
-RATE = 1000.0
-#: (start s, seconds, joint, N m): pushes on the arm, each from outside.
-PUSHES = ((9.0, 0.4, 1, 8.0), (13.0, 0.3, 3, -3.0), (17.5, 0.5, 0, 20.0))
-
-
-def a_log(model, seconds=22.0, pushes=PUSHES, seed=3, gap=None):
-    """
-    Return a moving arm's log, torque noise 0.5 % of its largest effort, pushed at ``pushes``.
-
-    The efforts logged are what the joints applied: the model's torques less each push.
-    ``gap``: ``(from, to)`` s of states dropped.
-    """
-    rng = np.random.default_rng(seed)
-    t = np.arange(0.0, seconds, 1.0 / RATE)
-    w = np.linspace(0.8, 1.9, model.n)
-    q = 0.3 * np.sin(w * t[:, None])
-    qd = 0.3 * w * np.cos(w * t[:, None])
-    qdd = -0.3 * w * w * np.sin(w * t[:, None])
-    tau = md.inverse_dynamics(model, q, qd, qdd, friction=True)
-    tau += 0.005 * np.abs(tau).max() * rng.normal(size=tau.shape)
-    for start, length, joint, push in pushes:
-        on = (t >= start) & (t < start + length)
-        tau[on, joint] -= push
-    if gap is not None:
-        keep = ~((t > gap[0]) & (t < gap[1]))
-        t, q, qd, tau = t[keep], q[keep], qd[keep], tau[keep]
-    return t, q, qd, tau
-
 
 def test_every_push_and_nothing_else_is_an_episode(arm):
     """
@@ -65,11 +37,11 @@ def test_every_push_and_nothing_else_is_an_episode(arm):
     Every episode starts within 30 ms of its push (the observer's time constant is 20 ms), on
     the pushed joint alone, and free motion raises none.
     """
-    found = replay(arm, *a_log(arm))
+    found = replay(arm, *pushed_log(arm))
     assert found.levels is not None and found.how.startswith('learnt from 3 s of free motion')
     assert found.calibration[0] == pytest.approx(0.1, abs=2e-3)        # 5 time constants
-    assert len(found.episodes) == len(PUSHES), found.table(arm)
-    for episode, (start, length, joint, push) in zip(found.episodes, PUSHES):
+    assert len(found.episodes) == len(LOG_PUSHES), found.table(arm)
+    for episode, (start, length, joint, push) in zip(found.episodes, LOG_PUSHES):
         assert start <= episode.start < start + 0.03
         assert start + length - 0.01 < episode.end < start + length + 0.2
         assert list(episode.peak) == [arm.joint_names[joint]]
@@ -79,7 +51,7 @@ def test_every_push_and_nothing_else_is_an_episode(arm):
 
 def test_levels_given_or_identified_are_used_as_the_node_uses_them(arm):
     """Both levels given: used as given; an identified spread: its levels, nothing learnt."""
-    log = a_log(arm)
+    log = pushed_log(arm)
     given = replay(arm, *log, contact=[2.0], collision=[10.0])
     assert given.how == 'as given' and given.calibration is None
     np.testing.assert_array_equal(given.levels.contact, np.full(arm.n, 2.0))
@@ -106,7 +78,7 @@ def test_the_policy_names_where_each_level_comes_from(arm):
 
 
 def test_a_log_too_short_to_learn_from_says_so(arm):
-    found = replay(arm, *a_log(arm, seconds=2.0, pushes=()))
+    found = replay(arm, *pushed_log(arm, seconds=2.0, pushes=()))
     assert found.levels is None and found.episodes == []
     assert 'a calibration needs 3 s of free motion' in found.how
     assert 'the log has 1.9 s' in found.how
@@ -114,8 +86,8 @@ def test_a_log_too_short_to_learn_from_says_so(arm):
 
 def test_a_gap_past_the_ride_bound_restarts_the_observer_not_its_levels(arm):
     """A 0.5 s gap: one restart, the levels kept, every push still found and nothing else."""
-    found = replay(arm, *a_log(arm, gap=(11.0, 11.5)))
-    assert found.restarts == 1 and len(found.episodes) == len(PUSHES), found.table(arm)
+    found = replay(arm, *pushed_log(arm, gap=(11.0, 11.5)))
+    assert found.restarts == 1 and len(found.episodes) == len(LOG_PUSHES), found.table(arm)
 
 
 def test_the_spread_and_the_replay_cut_a_log_where_the_node_starts_again(arm, monkeypatch):
@@ -138,7 +110,7 @@ def test_the_spread_and_the_replay_cut_a_log_where_the_node_starts_again(arm, mo
         return observe(model, t, *args, **kwargs)
     observe = detection.observe
     monkeypatch.setattr(detection, 'observe', spy)
-    t, q, qd, tau = a_log(arm, seconds=12.0, pushes=(), gap=(6.0, 6.05))
+    t, q, qd, tau = pushed_log(arm, seconds=12.0, pushes=(), gap=(6.0, 6.05))
     assert replay(arm, t, q, qd, tau).restarts == 0
     spread = residual_spread(arm, [{'t': t, 'q': q, 'qd': qd, 'tau': tau},
                                    {'t': t[t < 3.0], 'q': q[t < 3.0], 'qd': qd[t < 3.0],
@@ -162,14 +134,14 @@ def test_the_calibration_keeps_every_other_state_past_its_cap(arm, monkeypatch):
 
 def test_the_command_line_reports_each_episode(arm, tmp_path, capsys):
     """``manipulator-dynamics contact LOG`` on a CSV with velocities: the episodes, by name."""
-    t, q, qd, tau = a_log(arm)
+    t, q, qd, tau = pushed_log(arm)
     path = tmp_path / 'pushed.csv'
     csvlog.write(path, t, csvlog.joint_columns(arm.joint_names, position=q, velocity=qd,
                                                effort=tau))
     assert main(['contact', robots.path('demo_arm'), str(path), '--format', 'json']) == 0
     report = json.loads(capsys.readouterr().out)
     assert [e['start'] for e in report['episodes']] == pytest.approx(
-        [p[0] for p in PUSHES], abs=0.03)
+        [p[0] for p in LOG_PUSHES], abs=0.03)
     assert main(['contact', robots.path('demo_arm'), str(path)]) == 0
     text = capsys.readouterr().out
     assert 'contact levels learnt from 3 s of free motion' in text
@@ -182,7 +154,7 @@ def test_the_command_line_reports_each_episode(arm, tmp_path, capsys):
 def test_the_levels_written_are_read_back_to_the_last_digit(arm, tmp_path, capsys):
     """``contact --thresholds-out``: a parameters file whose levels parse back exactly."""
     import yaml
-    t, q, qd, tau = a_log(arm)
+    t, q, qd, tau = pushed_log(arm)
     path, out = tmp_path / 'pushed.csv', tmp_path / 'levels.yaml'
     csvlog.write(path, t, csvlog.joint_columns(arm.joint_names, position=q, velocity=qd,
                                                effort=tau))
@@ -205,10 +177,10 @@ def test_levels_a_calibration_may_not_use_are_learnt_again_from_what_follows(arm
     The first calibration's gaps hid half its time: refused, said in the warnings, and learnt
     again from the states after it; every push is still found, and nothing else.
     """
-    t, q, qd, tau = a_log(arm)
+    t, q, qd, tau = pushed_log(arm)
     keep = ~((t < 4.0) & (t % 0.12 >= 0.06))
     found = replay(arm, t[keep], q[keep], qd[keep], tau[keep])
     refused = [w for w in found.warnings if 'not used' in w]
     assert len(refused) == 1 and 'gaps in the joint states hid' in refused[0], found.warnings
     assert found.calibration[0] > 3.0, found.calibration
-    assert len(found.episodes) == len(PUSHES), found.table(arm)
+    assert len(found.episodes) == len(LOG_PUSHES), found.table(arm)
