@@ -364,3 +364,36 @@ def pushed_log(model, seconds=22.0, pushes=LOG_PUSHES, seed=3, gap=None):
         keep = ~((t > gap[0]) & (t < gap[1]))
         t, q, qd, tau = t[keep], q[keep], qd[keep], tau[keep]
     return t, q, qd, tau
+
+
+class Said:
+    """
+    A runtime object's log (:mod:`manipulator_dynamics.runtime`): what it says, kept in order.
+
+    ``info``, ``warning``, ``error`` and a throttled ``warn(kind, text)``, as a node's
+    QuickLogger and Throttled take them; each line kept as ``(kind, text)``, the kind of the
+    first three their name.
+    """
+
+    def __init__(self):
+        self.lines = []
+
+    def info(self, text):
+        self.lines.append(('info', text))
+
+    def warning(self, text):
+        self.lines.append(('warning', text))
+
+    def error(self, text):
+        self.lines.append(('error', text))
+
+    def warn(self, kind, text):
+        self.lines.append((kind, text))
+
+    def kinds(self):
+        """Return the kind of each line said."""
+        return [kind for kind, _ in self.lines]
+
+    def text(self, kind):
+        """Return the lines said of ``kind``."""
+        return [text for k, text in self.lines if k == kind]

@@ -25,7 +25,7 @@ test_contact_refusals).
 
 from types import SimpleNamespace
 
-from helpers import LOG_PUSHES, pushed_log
+from helpers import LOG_PUSHES, pushed_log, Said
 from manipulator_dynamics.contact.detection import COLLISION, CONTACT, FREE, NOT_WATCHING
 from manipulator_dynamics.contact.replay import replay
 from manipulator_dynamics.runtime.contact_monitor import ContactMonitor, deepest_link
@@ -33,29 +33,15 @@ import numpy as np
 import pytest
 
 
-class Said:
-    """What the monitor logs, and each level it says with the stamp of the state then."""
+class Levels(Said):
+    """The monitor's log, and each level it says with the stamp of the state then."""
 
     def __init__(self):
-        self.lines, self.levels, self.stamp = [], [], None
-
-    def info(self, text):
-        self.lines.append(('info', text))
-
-    def warning(self, text):
-        self.lines.append(('warning', text))
-
-    def error(self, text):
-        self.lines.append(('error', text))
-
-    def warn(self, kind, text):
-        self.lines.append((kind, text))
+        super().__init__()
+        self.levels, self.stamp = [], None
 
     def say(self, level):
         self.levels.append((self.stamp, level))
-
-    def text(self, kind):
-        return [text for k, text in self.lines if k == kind]
 
 
 def settings(**changes):
@@ -70,7 +56,7 @@ def settings(**changes):
 
 
 def monitor_on(model, **changes):
-    said, clock = Said(), [0]
+    said, clock = Levels(), [0]
     monitor = ContactMonitor(settings(**changes), lambda: clock[0], said, said, said.say)
     assert monitor.set_model(model, 'the test')
     return monitor, said

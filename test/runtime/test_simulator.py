@@ -22,6 +22,7 @@ sim_node over DDS is tested in test/nodes (the closed loops, the push, the load,
 
 from types import SimpleNamespace
 
+from helpers import Said
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
 from manipulator_dynamics.runtime.simulator import HOLD_REPEAT, OPEN_LOOP, QUIET, SETTINGS
@@ -53,25 +54,6 @@ class Plant:
         self.loads.append((len(self.efforts), link, mass, tuple(com), inertia))
 
 
-class Log:
-    """Keep what the simulator says, by kind."""
-
-    def __init__(self):
-        self.said = []
-
-    def info(self, text):
-        self.said.append(('info', text))
-
-    def error(self, text):
-        self.said.append(('error', text))
-
-    def warn(self, kind, text):
-        self.said.append((kind, text))
-
-    def kinds(self):
-        return [kind for kind, _ in self.said]
-
-
 class Wall:
     """A wall clock the test moves on."""
 
@@ -100,7 +82,7 @@ def model():
 
 def simulator(model, dt=0.001, plant=None, **changes):
     published = []
-    log, wall = Log(), Wall()
+    log, wall = Said(), Wall()
     plant = plant or Plant(model.n)
     sim = Simulator(model, plant, dt, settings(**changes), None, log, clock=wall)
     sim.publish = lambda: published.append((sim.stamp, sim.steps))
@@ -168,7 +150,7 @@ def test_a_slow_machine_is_said_from_the_real_time_factor(model):
         wall.now += 0.1
         sim.tick(i * 100 * MS)
     assert 'pace' in log.kinds()
-    assert '0.10 x real time' in dict(log.said)['pace']
+    assert '0.10 x real time' in dict(log.lines)['pace']
 
 
 def test_the_push_acts_over_its_window_of_physics_time_and_the_load_from_its_time(model):
@@ -186,7 +168,7 @@ def test_the_push_acts_over_its_window_of_physics_time_and_the_load_from_its_tim
     sim.loaded()                                # the load's settings changed: picked up again
     sim.tick(21 * MS)
     assert len(plant.loads) == 2
-    said = ' '.join(text for _, text in log.said)
+    said = ' '.join(text for _, text in log.lines)
     assert f'pushing {link}' in said and f'push on {link} ended at 0.008 s' in said
     assert f'{link} picked up 1.5 kg at 0.006 s' in said
 
@@ -196,7 +178,7 @@ def test_a_diverged_plant_stops_the_simulation_saying_so(model):
     sim.tick(0)
     sim.tick(10 * MS)
     assert sim.diverged and sim.steps == 3 and len(published) == 4
-    assert log.said[-1][0] == 'error' and 'the simulation stops' in log.said[-1][1]
+    assert log.lines[-1][0] == 'error' and 'the simulation stops' in log.lines[-1][1]
     sim.tick(20 * MS)
     assert sim.steps == 3
 
@@ -231,7 +213,7 @@ def test_lockstep_steps_with_the_last_command_after_lockstep_timeout_saying_so(m
     wall.now += 1.5
     sim.watch()
     assert sim.steps == 1 and 'lockstep' in log.kinds()
-    assert 'stepping with the last one' in dict(log.said)['lockstep']
+    assert 'stepping with the last one' in dict(log.lines)['lockstep']
 
 
 def test_lockstep_with_a_pace_is_never_ahead_of_the_wall_clock(model):
