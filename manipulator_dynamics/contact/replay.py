@@ -179,22 +179,21 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
     settled = np.concatenate(settled)
     watch_from, learnt, moments = 0, None, []
     if levels is None:
-        learning, learnt = Learning(model, calibration, (contact, collision)), None
+        learning, outcome = Learning(model, calibration, (contact, collision)), None
         for k, i in enumerate(settled):
             if i in firsts and learning.started:    # a restart cut it (the node's policy)
                 learning.restart()
-            learnt = learning.add(t[i], t[i], r[i], qd[i], tau[i], band[i])
-            if isinstance(learnt, Refused):
-                warnings.append(learnt.text)
-            elif learnt is not None:
+            outcome = learning.add(t[i], t[i], r[i], qd[i], tau[i], band[i])
+            if isinstance(outcome, Refused):
+                warnings.append(outcome.text)
+            elif outcome is not None:
                 break
-        if not isinstance(learnt, Learnt):
+        if not isinstance(outcome, Learnt):
             return Replay(None, f'a calibration needs {calibration:g} s of free motion once the '
                           f'observer has settled; the log has {learning.moved:.3g} s', [],
                           warnings=warnings, restarts=len(parts) - 1)
-        warnings += learnt.warnings()
-        levels, how, moments = learnt.levels, learnt.how, learnt.moments
-        learnt = learnt.span
+        warnings += outcome.warnings()
+        levels, how, moments, learnt = outcome.levels, outcome.how, outcome.moments, outcome.span
         watch_from = k + 1
     watched = settled[watch_from:]
     outside = beyond(r[watched], band[watched])

@@ -178,7 +178,7 @@ class ContactOutput:
         self.observe, self.check_gain = self.monitor.observe, self.monitor.check_gain
         self.reset, self.summary = self.monitor.reset, self.monitor.summary
         self.spread = self.monitor.spread
-        self.warned = self.monitor.warned
+        self.warned = set()                         # what the wrench could not say, said once
         self._every = self._next = 0                # ns: external_torques_rate's period, next
 
     # what the node and its tests read of the monitor

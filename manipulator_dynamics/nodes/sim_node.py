@@ -372,8 +372,7 @@ class SimNode(Node):
             return
         tau = np.zeros(self.model.n)
         tau[self.command_index] = data
-        self.sim.command(clamp_efforts(self.model, tau, self.throttle),
-                         None if self.params.lockstep else self.now_ns())
+        self.sim.command(clamp_efforts(self.model, tau, self.throttle), self.now_ns())
 
     def _publish(self):
         # one message, refilled (publish copies it out), its fields given as array.array, which

@@ -87,12 +87,13 @@ class Simulator:
         """Return the physics time since the simulation started, s."""
         return self.steps * self.dt
 
-    def command(self, tau, now=None):
+    def command(self, tau, now):
         """
         Hold ``tau`` (model order, checked and clamped) from the next step.
 
-        ``now``: the clock's time (ns) in real time; in lockstep the physics time is the command's,
-        and a state awaiting its command is answered (the steps up to the next state are taken).
+        ``now``: the clock's time (ns), the command's in real time; in lockstep the physics time
+        is the command's instead, and a state awaiting its command is answered (the steps up to
+        the next state are taken).
         """
         self.tau = tau
         self.held_for = 0

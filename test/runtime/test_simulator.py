@@ -31,6 +31,8 @@ import numpy as np
 import pytest
 
 MS = 1_000_000
+#: A clock time lockstep's commands come with: ignored, the physics time is theirs.
+CLOCK = 123 * MS
 
 
 class Plant:
@@ -191,12 +193,12 @@ def test_lockstep_holds_until_commands_flow_then_answers_one_state_per_command(m
     wall.now += HOLD_REPEAT
     sim.watch()
     assert sim.steps == 0 and len(published) == 2
-    sim.command(np.ones(model.n))               # commands come; the loop waits for them to
+    sim.command(np.ones(model.n), CLOCK)        # commands come; the loop waits for them to
     wall.now += QUIET                           # fall quiet, then starts
     sim.watch()
     assert not sim.held and len(published) == 3 and sim.steps == 0
     for k in range(1, 4):
-        sim.command(np.full(model.n, float(k)))
+        sim.command(np.full(model.n, float(k)), CLOCK)
         assert sim.steps == 2 * k and published[-1] == (2 * k * MS, 2 * k)
         assert all(e[0] == k for e in plant.efforts[-2:])
     assert sim.command_at == 4 * MS             # the physics time of the command
@@ -204,7 +206,7 @@ def test_lockstep_holds_until_commands_flow_then_answers_one_state_per_command(m
 
 def test_lockstep_steps_with_the_last_command_after_lockstep_timeout_saying_so(model):
     sim, plant, published, log, wall = simulator(model, lockstep=True, lockstep_timeout=2.0)
-    sim.command(np.ones(model.n))
+    sim.command(np.ones(model.n), CLOCK)
     wall.now += QUIET
     sim.watch()
     wall.now += 1.0
@@ -218,10 +220,10 @@ def test_lockstep_steps_with_the_last_command_after_lockstep_timeout_saying_so(m
 
 def test_lockstep_with_a_pace_is_never_ahead_of_the_wall_clock(model):
     sim, plant, published, _, wall = simulator(model, lockstep=True, pace=1.0, publish_every=10)
-    sim.command(np.ones(model.n))
+    sim.command(np.ones(model.n), CLOCK)
     wall.now += QUIET
     sim.watch()                                 # starts: 10 steps are 10 ms of wall time
-    sim.command(np.ones(model.n))
+    sim.command(np.ones(model.n), CLOCK)
     assert sim.steps == 0 and sim.pending == pytest.approx(wall.now + 0.01)
     sim.paced()
     assert sim.steps == 0
