@@ -20,7 +20,7 @@ its size from the end of it.  Every place the package reads or writes those byte
 
 * :class:`JointStateLayout`: where a sensor_msgs/JointState's stamp and arrays lie in its bytes,
   for one driver's names, frame and lengths, learnt from a message rclpy deserialised
-  (:class:`.nodes.joint_states.JointStates` reads a driver's next messages by it);
+  (:class:`.runtime.joint_states.JointStates` reads a driver's next messages by it);
 * :func:`command_from_bytes`: a JointState's bytes of a learnt layout to the effort command
   (:func:`.control.command_vector`) in one compiled call, with the layout's, the stamp's and
   the freshness' checks (dynamics_node's 1 kHz step);

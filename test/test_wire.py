@@ -16,7 +16,7 @@
 The wire format's compiled reader: a JointState's bytes taken only of its layout, in order, fresh.
 
 Without ROS 2: the bytes are made here as CDR lays them out (the node tests hold the layouts
-learnt from rclpy's own messages, test/nodes/test_joint_states.py).
+learnt from rclpy's own messages, test/runtime/test_joint_states.py).
 """
 
 import struct

@@ -51,16 +51,18 @@ from ._parameters import Parameters
 from .commands import command_joints_check, CommandOutput
 from .contact import ContactOutput, gain_check
 from .diagnostics import Diagnostics, ERROR, Window
-from .joint_states import JointStates, on_time_jump_back
+from .joint_states import on_time_jump_back
 from .kernels import Kernels, WithKernels
 from .lifecycle import ManagedNode
 from .logs import QuickLogger, Throttled
-from .messages import BadMessage
+from .messages import deserialize_joint_state
 from .model_source import ModelSource, payload_check
 from .process import clock_ns
 from .qos import LATCHED
 from ..contact.reaction import NONE, Reaction
 from ..precompile import warm_up
+from ..runtime.joint_states import JointStates
+from ..runtime.refused import BadMessage
 
 
 class CommandingNode(WithKernels, ManagedNode):
@@ -193,7 +195,8 @@ class CommandingNode(WithKernels, ManagedNode):
         if self.kernels.dynamics.ready:         # else loaded once compiled (_on_kernels)
             self.warm(model)
         previous = self.states.model if self.states is not None else None
-        self.states = JointStates(model, self.params.stale_after)
+        self.states = JointStates(model, self.params.stale_after,
+                                  deserialize=deserialize_joint_state)
         self.command.set_model(model)
         self._set_reaction(model)
         if self.kernels.dynamics.ready:         # else once they are (_on_kernels)

@@ -58,8 +58,7 @@ from .contact import CONTACT_PARAMS
 from .diagnostics import stream_values, stream_warnings, WARN
 from .joint_states import joint_state_params, joint_states_qos, queued
 from .lifecycle import MANAGED_PARAM
-from .messages import (BadMessage, by_name, matrix_message, names_message, time_message,
-                       vector_message)
+from .messages import matrix_message, names_message, time_message, vector_message
 from .model_source import MODEL_PARAMS, NO_MODEL, PAYLOAD_PARAMS
 from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
 from .process import spin, with_receipt_time
@@ -71,6 +70,7 @@ from ..rigid.forward import forward_dynamics
 from ..rigid.kinematics import ARMATURE, FRICTION, kernel_model
 from ..rigid.rnea import bias_forces
 from ..rigid.status import OK, SingularInertiaError
+from ..runtime.refused import BadMessage, by_name
 from ..wire import bytes_call, NOT_THIS_LAYOUT
 
 MODES = ('gravity_compensation', 'inverse_dynamics', 'none')

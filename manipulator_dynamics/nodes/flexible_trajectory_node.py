@@ -68,11 +68,11 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from .diagnostics import Diagnostics
-from .joint_states import JointStates, Plan
+from .joint_states import Plan
 from .kernels import compiling, Kernels, WithKernels
 from .lifecycle import MANAGED_PARAM, ManagedNode
 from .logs import Throttled
-from .messages import array_message, BadMessage, names_message, time_message
+from .messages import array_message, deserialize_joint_state, names_message, time_message
 from .model_source import existing_file
 from .process import clock_ns, spin
 from .qos import LATCHED
@@ -81,6 +81,8 @@ from ..flexible.dynamics import check_step, flexible_inverse_dynamics
 from ..flexible.stream import FlexibleStream
 from ..precompile import one_at_a_time
 from ..runtime.flexible_targets import flexible_target
+from ..runtime.joint_states import JointStates
+from ..runtime.refused import BadMessage
 
 #: The kernel group (:data:`..precompile.GROUPS`) of the flexible arm's dynamics.
 GROUPS = ('flexible',)
@@ -183,7 +185,8 @@ class FlexibleTrajectoryNode(WithKernels, ManagedNode):
                 check_step(arm, params.dt, np.zeros(arm.n))
             except ValueError as e:
                 return f'dt: {e}'
-            self.targets = JointStates(arm.model, topic='target')
+            self.targets = JointStates(arm.model, topic='target',
+                                       deserialize=deserialize_joint_state)
             what = f'streaming one step of {params.dt:g} s per target on {params.target_topic}'
         else:
             what = f'targets on {params.trajectory_topic}'

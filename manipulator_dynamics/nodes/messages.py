@@ -12,29 +12,20 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Messages to and from arrays, and a message refused with the reason."""
+"""Messages to and from arrays (a message refused: :mod:`..runtime.refused`)."""
 
 import numpy as np
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 
-from ..names import joint_map, JointNamesError
+from ..runtime.refused import BadMessage, by_name  # noqa: F401 (their home: the runtime)
 from ..wire import float64_array
 
 
-class BadMessage(ValueError):
-    """A message a node drops: ``kind`` of problem (for throttling) and the reason it logs."""
-
-    def __init__(self, kind, reason):
-        super().__init__(reason)
-        self.kind = kind
-
-
-def by_name(model, names, **options):
-    """:func:`..names.joint_map` of ``model``'s joints; a :class:`BadMessage` if it refuses."""
-    try:
-        return joint_map(model.joint_names, names, **options)
-    except JointNamesError as e:
-        raise BadMessage(e.kind, str(e)) from None
+def deserialize_joint_state(data):
+    """Return the sensor_msgs/JointState of CDR bytes (rclpy's RMWError if they are not one)."""
+    return deserialize_message(data, JointState)
 
 
 def time_message(ns):

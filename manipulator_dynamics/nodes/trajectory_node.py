@@ -70,10 +70,10 @@ from .contact import CONTACT_PARAMS
 from .diagnostics import stream_values, stream_warnings, WARN
 from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, Plan
 from .lifecycle import MANAGED_PARAM
-from .messages import BadMessage
 from .model_source import MODEL_PARAMS, NO_MODEL, PAYLOAD_PARAMS
 from .process import spin
 from ..control import SplineTrajectory
+from ..runtime.refused import BadMessage
 
 
 PARAMS = (MANAGED_PARAM,) + MODEL_PARAMS + PAYLOAD_PARAMS + JOINT_STATE_PARAMS + \

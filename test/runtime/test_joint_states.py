@@ -12,10 +12,9 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""JointStates, the nodes' merge of joint_states by name, against a per-joint reference."""
+"""JointStates, the one reader of joint_states (merged by name), against a per-joint reference."""
 
 import math
-import time
 
 import manipulator_dynamics as md
 from manipulator_dynamics import robots
@@ -23,13 +22,11 @@ import numpy as np
 import pytest
 
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
-                    'test installs the PyPI wheels)')
-from manipulator_dynamics.nodes import joint_states  # noqa: E402, I100
-from manipulator_dynamics.nodes.joint_states import JointStates  # noqa: E402
-from manipulator_dynamics.nodes.messages import BadMessage  # noqa: E402
-from manipulator_dynamics.nodes.process import clock_ns  # noqa: E402
+                    'test installs the PyPI wheels): the messages are made and serialised by it')
+from manipulator_dynamics.nodes import messages  # noqa: E402, I100
+from manipulator_dynamics.runtime.joint_states import JointStates  # noqa: E402
+from manipulator_dynamics.runtime.refused import BadMessage  # noqa: E402
 from manipulator_dynamics.wire import JointStateLayout  # noqa: E402
-import rclpy  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
@@ -134,21 +131,28 @@ def read_compiled(states, msg, now):
 read_compiled.taken = 0
 
 
+def reader(model, stale_after=0.0, **options):
+    """Make a JointStates as a node does: a layout's first message deserialised by rclpy."""
+    return JointStates(model, stale_after,
+                       deserialize=lambda data: messages.deserialize_joint_state(data),
+                       **options)
+
+
 @pytest.fixture
 def deserialised(monkeypatch):
     """Record the messages read_serialized has rclpy deserialise (the rest it reads as bytes)."""
     done = []
-    real = joint_states._deserialize
+    real = messages.deserialize_joint_state
 
-    def spy(data, msg_type):
+    def spy(data):
         done.append(data)
-        return real(data, msg_type)
-    monkeypatch.setattr(joint_states, '_deserialize', spy)
+        return real(data)
+    monkeypatch.setattr(messages, 'deserialize_joint_state', spy)
     return done
 
 
 def test_one_driver_in_the_model_order_then_another_order_and_another_robot(model):
-    states = JointStates(model, stale_after=0.5)
+    states = reader(model, stale_after=0.5)
     names = list(model.joint_names)
     n = len(names)
     q, qd, effort, stamp = states.read(message(names, range(n), range(n, 2 * n), [], SECOND),
@@ -165,7 +169,7 @@ def test_one_driver_in_the_model_order_then_another_order_and_another_robot(mode
 
 def test_each_refusal_names_its_reason(model):
     names = list(model.joint_names)
-    states = JointStates(model, stale_after=0.5)
+    states = reader(model, stale_after=0.5)
     n = len(names)
     zeros = [0.0] * n
     with pytest.raises(BadMessage, match=f"position of '{names[1]}' is nan"):
@@ -175,7 +179,7 @@ def test_each_refusal_names_its_reason(model):
     assert states.read(message(names, [1e308, 1e308] + zeros[2:]), 1)[0][0] == 1e308
     with pytest.raises(BadMessage, match=f'{n} names but 2 velocity values'):
         states.read(message(names, zeros, [0, 0]), 1)
-    states = JointStates(model, stale_after=0.5)
+    states = reader(model, stale_after=0.5)
     with pytest.raises(BadMessage, match=f'no joint_states yet for joints {names[-1]}:'):
         states.read(message(names[:-1], zeros[1:], stamp=SECOND), SECOND)
     assert states.read(message(names[-1:], [0], stamp=SECOND), SECOND) is not None
@@ -197,7 +201,7 @@ def test_any_sequence_of_messages_reads_as_the_reference_does(model, how, deseri
     sent = 0
     for trial in range(40):
         stale_after = rng.choice([0.0, 0.05])
-        states, reference = JointStates(model, stale_after), Reference(model, stale_after)
+        states, reference = reader(model, stale_after), Reference(model, stale_after)
         now = SECOND
         chosen, lengths, frame = names, (len(names),) * 3, ''
         for step in range(60):
@@ -243,7 +247,7 @@ def test_a_drivers_arrays_are_read_at_once_and_checked_as_any(model, monkeypatch
         order = [names.index(j) for j in joints]           # where each model joint is sent
         fields = np.arange(3 * len(names), dtype=float).reshape(3, -1) + 0.25
         for filled in (1, 2, 3):
-            states = JointStates(model)
+            states = reader(model)
             with monkeypatch.context() as patch:
                 read_bytes(states, message(names, *fields[:filled], stamp=SECOND), SECOND)
                 patch.setattr(JointStates, '_field', None)      # not called: one block
@@ -267,46 +271,11 @@ def test_a_drivers_arrays_are_read_at_once_and_checked_as_any(model, monkeypatch
                 q = states.read_serialized(data, 4)[0]
                 assert q.tolist() == (-fields[0, order]).tolist()
     # position and effort without velocity lie apart: read field by field, and right
-    states = JointStates(model)
+    states = reader(model)
     fields = np.arange(3 * n, dtype=float).reshape(3, n)
     for k in (1, 2):
         got = read_bytes(states, message(joints, fields[0] * k, (), fields[2] * k, stamp=k), k)
     assert got[1] is None and got[2].tolist() == (2 * fields[2]).tolist()
-
-
-def test_the_stamps_clock_is_the_nodes_simulated_or_not(ros):
-    """clock_ns reads the node's clock as its now() does: /clock under use_sim_time."""
-    from rclpy.executors import SingleThreadedExecutor
-    from rclpy.parameter import Parameter
-    from rosgraph_msgs.msg import Clock
-
-    wall = rclpy.create_node('wall_clock_test', context=ros)
-    wall_now = clock_ns(wall)
-    assert abs(wall_now() - time.time_ns()) < SECOND
-    # use_sim_time set while the node runs, and unset: followed both ways (no /clock heard: 0)
-    wall.set_parameters([Parameter('use_sim_time', value=True)])
-    assert wall_now() == wall.get_clock().now().nanoseconds == 0
-    wall.set_parameters([Parameter('use_sim_time', value=False)])
-    assert abs(wall_now() - time.time_ns()) < SECOND
-    node = rclpy.create_node('sim_clock_test', context=ros,
-                             parameter_overrides=[Parameter('use_sim_time', value=True)])
-    executor = SingleThreadedExecutor(context=ros)
-    executor.add_node(node)
-    pub = node.create_publisher(Clock, '/clock', 10)
-    now = clock_ns(node)
-    try:
-        deadline = time.monotonic() + 30
-        while node.get_clock().now().nanoseconds != 42 * SECOND + 5:
-            assert time.monotonic() < deadline, 'the node never heard /clock'
-            msg = Clock()
-            msg.clock.sec, msg.clock.nanosec = 42, 5
-            pub.publish(msg)
-            executor.spin_once(timeout_sec=0.05)
-        assert now() == 42 * SECOND + 5
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        wall.destroy_node()
 
 
 def test_a_state_read_stays_as_it_was_while_later_messages_merge(model):
@@ -314,7 +283,7 @@ def test_a_state_read_stays_as_it_was_while_later_messages_merge(model):
     names = list(model.joint_names)
     n = len(names)
     for how in (read, read_bytes):
-        states = JointStates(model)
+        states = reader(model)
         q, qd, effort, _ = how(states, message(names, range(n), range(n), range(n)), 1)
         kept = [a.copy() for a in (q, qd, effort)]
         later = how(states, message(names[:2], [-1, -2], [-3, -4], [-5, -6]), 2)
@@ -326,7 +295,7 @@ def test_a_state_read_stays_as_it_was_while_later_messages_merge(model):
 def test_two_drivers_and_another_robot_are_each_read_from_their_bytes(model, deserialised):
     names = list(model.joint_names)
     arm, hand, other = names[:-2], names[-2:], ['other_robot_joint']
-    states = JointStates(model, stale_after=0.5)
+    states = reader(model, stale_after=0.5)
     for k in range(1, 6):
         now = k * SECOND // 100
         for chosen, frame in ((arm, 'arm'), (hand, ''), (other, 'elsewhere')):
@@ -347,13 +316,13 @@ def test_a_layout_not_found_where_the_message_has_it_is_not_learnt(model, deseri
     n = len(names)
     msg = message(names, np.arange(n) + 0.5, stamp=SECOND)
     data = serialize_message(msg)
-    assert JointStateLayout.learn(data, msg, JointStates(model)._map(names)) is not None
+    assert JointStateLayout.learn(data, msg, reader(model)._map(names)) is not None
     moved = data[:-8 * n] + bytes(8) + data[-8 * n:-8]      # values one place later
-    assert JointStateLayout.learn(moved, msg, JointStates(model)._map(names)) is None
+    assert JointStateLayout.learn(moved, msg, reader(model)._map(names)) is None
     big_endian = b'\x00\x00' + data[2:]
-    assert JointStateLayout.learn(big_endian, msg, JointStates(model)._map(names)) is None
+    assert JointStateLayout.learn(big_endian, msg, reader(model)._map(names)) is None
     # a layout this reader cannot follow: every message deserialised, and read as a message
-    states = JointStates(model)
+    states = reader(model)
     monkeypatch.setattr(JointStateLayout, 'learn', classmethod(lambda cls, *args: None))
     for k in range(3):
         msg = message(names, np.arange(n) + k, stamp=SECOND + k)
@@ -363,7 +332,7 @@ def test_a_layout_not_found_where_the_message_has_it_is_not_learnt(model, deseri
 
 def test_bytes_that_are_not_a_joint_state_are_refused_and_change_nothing(model):
     names = list(model.joint_names)
-    states = JointStates(model)
+    states = reader(model)
     good = serialize_message(message(names, range(len(names)), stamp=SECOND))
     q = states.read_serialized(good, SECOND)[0]
     for data in (b'', good[:4], good[:40], b'\xff' * len(good)):
@@ -372,3 +341,24 @@ def test_bytes_that_are_not_a_joint_state_are_refused_and_change_nothing(model):
             states.read_serialized(data, SECOND)
         assert refused.value.kind == 'malformed'
     np.testing.assert_array_equal(states.read_serialized(good, SECOND)[0], q)
+
+
+def test_the_reader_needs_no_ros_message_and_says_what_it_was_not_given(model):
+    """
+    Read by its fields, a state needs no ROS type: a recorded or simulated one reads the same.
+
+    Only the first bytes of a layout need a JointState built, by the ``deserialize`` a node
+    gives; a reader given none says so rather than reading the bytes some other way.
+    """
+    from types import SimpleNamespace
+    names = list(model.joint_names)
+    n = len(names)
+    plain = SimpleNamespace(name=names[::-1], position=list(range(n)), velocity=[], effort=[],
+                            header=SimpleNamespace(stamp=SimpleNamespace(sec=2, nanosec=5)))
+    states = JointStates(model)
+    q, qd, effort, stamp = states.read(plain, 3 * SECOND)
+    assert q.tolist() == list(range(n))[::-1] and qd is None and effort is None
+    assert stamp == 2 * SECOND + 5
+    data = serialize_message(message(names, range(n)))
+    with pytest.raises(TypeError, match='needs the deserialize it was not given'):
+        states.read_serialized(data, 3 * SECOND)
