@@ -12,9 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Effort commands in the controller's joint order, sent once the controller agrees."""
+"""
+Effort commands in the controller's joint order, sent once the controller agrees.
 
-from operator import gt as _gt
+What the command is (the law, the order, the limits) is :mod:`..runtime.commands`'; this is
+its publisher, its parameters and the question to the controller.
+"""
+
 import time
 
 import numpy as np
@@ -25,18 +29,9 @@ from .logs import QuickLogger, Throttled
 from .messages import names_message
 from .model_source import NO_MODEL
 from .qos import LATCHED
-from ..names import joint_map, JointNamesError
+from ..names import JointNamesError
+from ..runtime.commands import check_command_joints, clamp_efforts, command_order
 from ..wire import float64_array, float64_serialiser
-
-
-def check_command_joints(model, names):
-    """Reason why ``names`` (empty entries ignored) are not all joints of ``model``, or None."""
-    try:
-        joint_map(model.joint_names if model is not None else (), names,
-                  what='the command order', unknown=model is not None)
-    except JointNamesError as e:
-        return str(e)
-    return None
 
 
 def command_joints_check(node):
@@ -372,22 +367,8 @@ def command_index(node, model, names):
     Unknown names are logged, and None means no commands until they are fixed: a new URDF
     without a configured joint must not stop the node.
     """
-    names = [n for n in names if n] or list(model.joint_names)
-    reason = check_command_joints(model, names)
-    if reason:
-        QuickLogger(node).error(f'command_joints: {reason}; no commands until they are fixed')
+    try:
+        return command_order(model, names)
+    except JointNamesError as e:
+        QuickLogger(node).error(f'command_joints: {e}; no commands until they are fixed')
         return None
-    return np.array([model.joint_index(n) for n in names], dtype=np.int64)
-
-
-def clamp_efforts(model, tau, throttle):
-    """``tau`` within the URDF effort limits; a throttled warning names the joints clamped."""
-    limit = model.effort_limit
-    # the common case, none over, in C without numpy's dispatch: 0.53 us for 7 joints against
-    # 0.72 for np.count_nonzero(np.abs(tau) > limit) in a warm loop
-    if not any(map(_gt, map(abs, tau.tolist()), limit.tolist())):
-        return tau
-    clamped = np.clip(tau, -limit, limit)
-    over = [model.joint_names[i] for i in np.flatnonzero(clamped != tau)]
-    throttle.warn('clamped', f'efforts clamped to the URDF limits: {", ".join(over)}')
-    return clamped

@@ -46,7 +46,6 @@ a remap moves them all.  Publishes, at each joint state (or at ``rate`` Hz, from
 
 import time
 
-import numpy as np
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -63,17 +62,14 @@ from .model_source import MODEL_PARAMS, NO_MODEL, PAYLOAD_PARAMS
 from .payload import PAYLOAD_ESTIMATE_PARAMS, PayloadOutput
 from .process import spin, with_receipt_time
 from .qos import LATCHED
-from .._inputs import zeros
-from ..control import friction_torque, GRAVITY, GRAVITY_FRICTION, INVERSE
 from ..rigid.crba import inertia_matrix
 from ..rigid.forward import forward_dynamics
-from ..rigid.kinematics import ARMATURE, FRICTION, kernel_model
 from ..rigid.rnea import bias_forces
 from ..rigid.status import OK, SingularInertiaError
-from ..runtime.refused import BadMessage, by_name
-from ..wire import bytes_call, NOT_THIS_LAYOUT
+from ..runtime.commands import CompiledStep, Desired, Law, MODES
+from ..runtime.refused import BadMessage
+from ..wire import NOT_THIS_LAYOUT
 
-MODES = ('gravity_compensation', 'inverse_dynamics', 'none')
 OUTPUTS = ('inertia_matrix', 'bias_forces', 'gravity_torques', 'forward_dynamics')
 
 
@@ -134,10 +130,9 @@ class DynamicsNode(CommandingNode):
         self.names_pub = self.create_publisher(String, '~/joint_names', LATCHED)
         self.latency_pub = self.create_publisher(Float64, '~/command_latency', 100)
         self.latest = None
-        self.desired = None            # (qdd (n,), receipt time ns)
-        self._tau = None               # the compiled step's law, model order (n,): reused
-        self._step = None              # what the compiled step passes unchanged (_plan)
-        self._fresh = None             # the arrays the compiled step's next state is read into
+        self.law = Law(self.params.mode, self.params.friction_compensation)
+        self.desired = Desired(self.params.desired_timeout, self._warn)
+        self._step = None              # the compiled step (_plan), made at the first state
         self.state_sub = self.desired_sub = None
         self.superseded = 0                     # states read but not commanded (a newer one was)
         self.payload = PayloadOutput(self, self.params, self.source)
@@ -160,19 +155,24 @@ class DynamicsNode(CommandingNode):
 
     def stopped(self):
         self.state_sub = self.desired_sub = None
-        self.latest = self.desired = None
+        self.latest = None
+        self.desired.clear()
         self.payload.reset()
 
     def dropped(self):
-        self.latest = self.desired = None
+        self.latest = None
+        self.desired.clear()
 
     def clock_jumped(self, delta_ns):
-        self.latest = self.desired = None
+        self.latest = None
+        self.desired.clear()
         self.payload.reset()
 
     # --- parameters (applied once accepted; the shared ones by .commanding) -------------------
     def parameters_changed(self, changed):
         self._step = None                       # made again from the parameters as they are
+        self.law = Law(self.params.mode, self.params.friction_compensation)
+        self.desired.timeout = self.params.desired_timeout
         if 'outputs' in changed:
             self.outputs = set(self.params.outputs) - {''}
         if 'rate' in changed and self.state_sub is not None:
@@ -189,8 +189,7 @@ class DynamicsNode(CommandingNode):
     def model_changed(self, model, previous):
         self.payload.set_model(model)
         self.latest = None
-        self.desired = None
-        self._tau = np.empty(model.n)
+        self.desired.clear()
         self._step = None
         self.names_pub.publish(names_message(model.joint_names))
 
@@ -254,42 +253,31 @@ class DynamicsNode(CommandingNode):
         Take one state and command from it in one compiled call; False: the general path's.
 
         A driver's state at 1 kHz (of the layout last read, naming every joint, its arrays one
-        block: :meth:`JointStates.front`), commanded at each state by the compiled kernels:
-        its bytes checked against that layout, its stamp in order and fresh, its values in the
-        model's order and finite, the law (``g(q)``, with the joints' friction, or the inverse
-        dynamics) and the command in the controller's order, within the effort limits and in
-        the bytes it is published as, come from one call of
-        :func:`~manipulator_dynamics.wire.command_from_bytes`.  The merge
-        (:meth:`JointStates.take`), the controller's check, the counts and the outputs are the
-        general path's own; the merge comes after the command is sent (nothing before the send
-        reads it).  Whatever that call does not accept (another layout, a value not
-        finite, a stamp out of order or stale, an effort beyond its limit: the general path
-        says which and clamps) takes the general path.
+        block: :meth:`JointStates.front`), commanded at each state by
+        :class:`..runtime.commands.CompiledStep`: its bytes checked, the law and the command in
+        the controller's order, within the effort limits and in the bytes it is published as,
+        in one call.  The merge (:meth:`JointStates.take`), the controller's check, the counts
+        and the outputs are the general path's own; the merge comes after the command is sent
+        (nothing before the send reads it).  Whatever the step does not accept (another
+        layout, a value not finite, a stamp out of order or stale, an effort beyond its limit:
+        the general path says which and clamps) takes the general path.
         """
         command, states = self.command, self.states
-        # what the call takes that does not change from state to state (_plan): made again for
-        # a new model or parameters, and for the layout read after one the call refused
         step = self._step
         if step is None:
             step = self._step = self._plan(states.front())
-            self._fresh = None                  # of the last plan's shape
             if step is None:
                 return False
-        address, layout, block, gather, law, flags, qdd, limits, stale, tau, buffer, shape = step
         if command.mismatch is not None or self.reacting():     # the reaction's: the general
             return False                                         # path's commands
-        if qdd is None:                         # the inverse dynamics: the desired, now
-            qdd = self._desired_accelerations(shape[1])
-        # the state's arrays: fresh, its own, made after the last state's command was sent
-        state = self._fresh if self._fresh is not None else np.empty(shape)
-        status, stamp = bytes_call.call(
-            address, data, layout, block, gather, law, flags, qdd, limits, command.index,
-            states.newest, now, stale, state, tau, buffer)
-        if status != OK:                        # (its arrays unused: they stay for the next)
+        status, stamp, state = step(
+            data, self.desired.at(now, step.shape[1]) if step.takes_desired else None,
+            states.newest, now)
+        if status != OK:
             if status == NOT_THIS_LAYOUT:       # the general path reads it, and puts it first
                 self._step = None
             return False
-        filled = shape[0]
+        filled = step.shape[0]
         guarded = self.guarded()
         if guarded:         # observed before its command: a collision's reaction starts on it
             self.latest = latest = states.take(state[0], state[1] if filled > 1 else None,
@@ -305,9 +293,9 @@ class DynamicsNode(CommandingNode):
         if not guarded:
             self.latest = latest = states.take(state[0], state[1] if filled > 1 else None,
                                                state[2] if filled > 2 else None, stamp)
-        self._fresh = np.empty(shape)           # the next state's
+        step.renew()                            # the next state's arrays
         if self.outputs:
-            self._outputs(*latest, tau if law == GRAVITY else None)
+            self._outputs(*latest, step.tau if self.law.gravity else None)
         if guarded:
             self.contact.publish(observed)
         else:
@@ -317,41 +305,19 @@ class DynamicsNode(CommandingNode):
 
     def _plan(self, wire):
         """
-        Return what :meth:`_compiled_step` passes unchanged at each state, or None: not its.
+        Return the compiled step for the layout ``wire``, or None: the general path commands.
 
-        For the layout ``wire`` (:meth:`JointStates.front`), the model, the command's buffer
-        and the parameters as they are: kept until one of them changes (a new model, any
-        parameter: :meth:`model_changed`, :meth:`parameters_changed`; a state of another
-        layout).  ``qdd`` is None where it is the desired state's, read at each state.  None
-        where the step does not command (a timer's rate, ``mode: none``, a command not
-        published as bytes, kernels not ready) or reads no layout yet.
+        Made for the layout (:meth:`JointStates.front`), the model, the command's order, limits
+        and buffer and the parameters as they are, and kept until one of them changes (a new
+        model, any parameter: :meth:`model_changed`, :meth:`parameters_changed`; a state of
+        another layout).  None where the step does not command (a timer's rate, ``mode: none``,
+        a command not published as bytes, kernels not ready) or reads no layout yet.
         """
-        params, command = self.params, self.command
-        if wire is None or params.rate or params.mode == 'none' or command.buffer is None or \
-                not self.kernels.dynamics.ready:
+        if self.params.rate or not self.kernels.dynamics.ready:
             return None
-        model = self.source.model
-        layout, block = wire.compiled
-        filled, n = wire.block[0][0], model.n
-        law, flags = self._law(filled > 1)
-        return (kernel_model(model).address, layout, block, wire.map.gather, law, flags,
-                None if law == INVERSE else zeros(n), command.limits(),
-                self.states.stale_after * 1e9, self._tau, command.buffer, (filled, n))
-
-    def _law(self, has_qd):
-        """``(law, flags)`` of ``command_from_bytes`` for the mode (as :meth:`_publish`)."""
-        friction = self.params.friction_compensation
-        if self.params.mode == 'gravity_compensation':
-            return GRAVITY_FRICTION if friction and has_qd else GRAVITY, 0
-        return INVERSE, ARMATURE | (FRICTION if friction else 0)
-
-    def _desired_accelerations(self, n):
-        """Return the desired accelerations (model order): the last desired_state's, or 0."""
-        if self.desired is not None:
-            if self.now_ns() - self.desired[1] <= self.params.desired_timeout * 1e9:
-                return self.desired[0]
-            self._warn('inverse_dynamics: no fresh desired_state, using zero accelerations')
-        return zeros(n)
+        command = self.command
+        return CompiledStep.plan(self.source.model, wire, self.law, command.index,
+                                 command.limits(), command.buffer, self.states.stale_after)
 
     def _on_desired(self, msg):
         model = self.source.model
@@ -361,23 +327,9 @@ class DynamicsNode(CommandingNode):
             if self.reacting():
                 raise BadMessage('reacting', 'a collision reaction is in force '
                                  f'({self.reaction.describe()}); call ~/rearm first')
-            if len(msg.points) != 1:
-                raise BadMessage('points', 'desired_state needs exactly one point, got '
-                                 f'{len(msg.points)}')
-            point = msg.points[0]
-            names = list(msg.joint_names)
-            if len(point.accelerations) != len(names):
-                raise BadMessage('lengths', 'desired_state needs one acceleration per joint '
-                                 f'name: {len(names)} names, {len(point.accelerations)} '
-                                 'accelerations')
-            rows = by_name(model, names, what='desired_state', every=True).rows
-            qdd = np.asarray(point.accelerations, dtype=float)[rows]
-            if not np.all(np.isfinite(qdd)):
-                raise BadMessage('non-finite', 'desired_state has non-finite accelerations')
+            self.desired.take(model, msg, self.now_ns())
         except BadMessage as e:
             self._warn(f'dropped desired_state: {e}', 'desired ' + e.kind)
-            return
-        self.desired = (qdd, self.now_ns())
 
     def _on_timer(self):
         if self.latest is not None:
@@ -408,23 +360,16 @@ class DynamicsNode(CommandingNode):
 
     # --- outputs ------------------------------------------------------------------------------
     def _publish(self, q, qd, effort, stamp, received=None):
-        model, params, dynamics = self.source.model, self.params, self.kernels.dynamics
-        mode = params.mode
+        model, law, dynamics = self.source.model, self.law, self.kernels.dynamics
         g = None
-        if mode == 'gravity_compensation' or 'gravity_torques' in self.outputs:
+        if law.gravity or 'gravity_torques' in self.outputs:
             g = dynamics.gravity_torques(model, q)     # once, for the command and the topic
-        if mode != 'none' and self.command.index is not None and self.command.mismatch is None:
+        if law.commands and self.command.index is not None and self.command.mismatch is None:
             if self.reacting():
                 tau = self.reaction_torques(q, qd, stamp)
-            elif mode == 'gravity_compensation':
-                tau = g
-                if params.friction_compensation and qd is not None:
-                    tau = tau + friction_torque(model, qd)
             else:
-                rates = qd if qd is not None else zeros(model.n)
-                tau = dynamics.inverse_dynamics(model, q, rates,
-                                                self._desired_accelerations(model.n),
-                                                friction=params.friction_compensation)
+                tau = law.efforts(dynamics, model, q, qd, self.desired.at(self.now_ns(), model.n)
+                                  if law.desired else None, g)
             if self.command.publish(tau):
                 self._record(received)
         self._outputs(q, qd, effort, stamp, g)

@@ -95,7 +95,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
 from ._parameters import ConfigurationError, finite_positive, one_of, Param, Parameters
-from .commands import check_command_joints, clamp_efforts, controller_of
+from .commands import controller_of
 from .diagnostics import Diagnostics, ERROR, OK, Said
 from .logs import Throttled, warnings_logged
 from .model_source import existing_file, payload_check
@@ -104,6 +104,7 @@ from .qos import LATCHED
 from .. import robots
 from ..plant import Cell, default_engine, ENGINES, INTEGRATORS, make_plant, PlantError
 from ..precompile import warm_up
+from ..runtime.commands import check_command_joints, clamp_efforts
 from ..runtime.simulator import Simulator
 from ..urdf import load_model
 

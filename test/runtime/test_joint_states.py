@@ -102,28 +102,22 @@ def read_compiled(states, msg, now):
     """
     :func:`read_bytes` as dynamics_node reads a driver's state: first by one compiled call.
 
-    The layout last read (:meth:`JointStates.front`) checked and read by
-    ``wire.command_from_bytes`` (with ``g(q)`` as its law), and what it accepts merged by
+    The layout last read (:meth:`JointStates.front`) checked and read by the compiled step
+    (``runtime.commands.CompiledStep``, with ``g(q)`` as its law), and what it accepts merged by
     :meth:`JointStates.take`; whatever it declines read by ``read_serialized``.
     """
-    from manipulator_dynamics.control import GRAVITY
-    from manipulator_dynamics.rigid.kinematics import kernel_model
     from manipulator_dynamics.rigid.status import OK
-    from manipulator_dynamics.wire import bytes_call
-    data = serialize_message(msg)
-    wire = states.front()
-    if wire is not None:
-        model = states.model
-        layout, block = wire.compiled
-        filled, n = wire.block[0][0], model.n
-        state, tau, command = np.empty((filled, n)), np.empty(n), np.empty(n)
-        status, stamp = bytes_call.call(
-            kernel_model(model).address, data, layout, block, wire.map.gather, GRAVITY, 0,
-            np.zeros(n), np.full(n, np.inf), np.arange(n), states.newest, now,
-            states.stale_after * 1e9, state, tau, command)
+    from manipulator_dynamics.runtime.commands import CompiledStep, Law
+    model = states.model
+    n = model.n
+    step = CompiledStep.plan(model, states.front(), Law('gravity_compensation'), np.arange(n),
+                             np.full(n, np.inf), np.empty(n), states.stale_after)
+    if step is not None:
+        status, stamp, state = step(serialize_message(msg), None, states.newest, now)
         if status == OK:
             read_compiled.taken += 1
-            np.testing.assert_array_equal(command, md.gravity_torques(model, state[0]))
+            np.testing.assert_array_equal(step.tau, md.gravity_torques(model, state[0]))
+            filled = step.shape[0]
             return states.take(*(state[k] if k < filled else None for k in range(3)), stamp)
     return read_bytes(states, msg, now)
 
