@@ -68,7 +68,6 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ._parameters import finite_positive, one_of, Param, Parameters, zero_or_positive
 from .diagnostics import Diagnostics
-from .joint_states import Plan
 from .kernels import compiling, Kernels, WithKernels
 from .lifecycle import MANAGED_PARAM, ManagedNode
 from .logs import Throttled
@@ -81,6 +80,7 @@ from ..flexible.dynamics import check_step, flexible_inverse_dynamics
 from ..flexible.stream import FlexibleStream
 from ..precompile import one_at_a_time
 from ..runtime.flexible_targets import flexible_target
+from ..runtime.follower import Plan
 from ..runtime.joint_states import JointStates
 from ..runtime.refused import BadMessage
 

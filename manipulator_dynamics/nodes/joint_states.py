@@ -12,16 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""The joint_states subscription (its parameters, QoS, the queue), trajectories, clock jumps."""
+"""The joint_states subscription (its parameters, QoS, the queue) and the clock's jumps."""
 
-import numpy as np
 from rclpy.qos import HistoryPolicy, qos_profile_sensor_data, QoSProfile, ReliabilityPolicy
 
 from ._parameters import one_of, Param
 from .logs import QuickLogger
-from ..control import SplineTrajectory
+from ..runtime.follower import Plan  # noqa: F401 (its home: the runtime)
 from ..runtime.joint_states import JointStates  # noqa: F401 (its home: the runtime)
-from ..runtime.refused import BadMessage, by_name
 
 
 def joint_state_params(state_queue=1, queue_about='1: always the newest (commands from old '
@@ -70,55 +68,6 @@ def joint_states_qos(params):
     return QoSProfile(depth=params.state_queue, reliability=qos_profile_sensor_data.reliability,
                       durability=qos_profile_sensor_data.durability,
                       history=HistoryPolicy.KEEP_LAST)
-
-
-class Plan:
-    """
-    A JointTrajectory message checked against the model, as a :class:`SplineTrajectory`.
-
-    Every joint of the model by name (others are refused), positions within the URDF limits,
-    finite values; ``t, q, qd, qdd`` in model joint order, ``names`` and ``order`` map back to the
-    message's.  Raises :class:`BadMessage`.
-    """
-
-    def __init__(self, model, msg):
-        names = list(msg.joint_names)
-        k = list(by_name(model, names, what='trajectory', every=True,
-                         hint=' (every joint of the model; restrict the model with '
-                         'tip_links)').rows)
-        self.names, self.order = names, k
-        points = msg.points
-        t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points])
-        q = self._field(points, 'positions', len(names), k, required=True)
-        lo, hi = model.lower - 1e-9, model.upper + 1e-9
-        beyond = np.argwhere((q < lo) | (q > hi))
-        if len(beyond):
-            i, j = beyond[0]
-            raise BadMessage('limits', f"trajectory point {i}: joint '{model.joint_names[j]}' "
-                             f'at {q[i, j]:.4g} is beyond its limits [{model.lower[j]:.4g}, '
-                             f'{model.upper[j]:.4g}]')
-        qd = self._field(points, 'velocities', len(names), k)
-        qdd = self._field(points, 'accelerations', len(names), k)
-        try:
-            spline = SplineTrajectory(t, q, qd, qdd)
-        except ValueError as e:
-            raise BadMessage('times', f'{e}: time_from_start') from None
-        self.t, self.q, self.qd, self.qdd = spline.t, spline.q, spline.qd, spline.qdd
-        self.hermite, self.at = spline.hermite, spline.at
-
-    @staticmethod
-    def _field(points, what, n, k, required=False):
-        sizes = {len(getattr(p, what)) for p in points}
-        if sizes == {0} and not required:
-            return None
-        if sizes != {n}:
-            raise BadMessage('lengths', f'trajectory {what}: every point needs {n} values, got '
-                             f'{sorted(sizes)}')
-        a = np.array([getattr(p, what) for p in points], dtype=float)[:, k]
-        if not np.all(np.isfinite(a)):
-            i, j = np.argwhere(~np.isfinite(a))[0]
-            raise BadMessage('non-finite', f'trajectory {what} of point {i} is {a[i, j]}')
-        return a
 
 
 def on_time_jump_back(node, callback):

@@ -68,11 +68,11 @@ from .commanding import CommandingNode
 from .commands import COMMAND_PARAMS
 from .contact import CONTACT_PARAMS
 from .diagnostics import stream_values, stream_warnings, WARN
-from .joint_states import JOINT_STATE_PARAMS, joint_states_qos, Plan
+from .joint_states import JOINT_STATE_PARAMS, joint_states_qos
 from .lifecycle import MANAGED_PARAM
 from .model_source import MODEL_PARAMS, NO_MODEL, PAYLOAD_PARAMS
 from .process import spin
-from ..control import SplineTrajectory
+from ..runtime.follower import Follower, Plan
 from ..runtime.refused import BadMessage
 
 
@@ -103,16 +103,26 @@ class TrajectoryNode(CommandingNode):
     def __init__(self, node_name='trajectory_node', **kwargs):
         super().__init__(node_name, PARAMS, {'kp': self._check_gains, 'kd': self._check_gains},
                          **kwargs)
-        self.kp = np.asarray(self.params.kp, dtype=float)
-        self.kd = np.asarray(self.params.kd, dtype=float)
+        self.follower = Follower()
+        self.parameters_changed(set())
         self.efforts_pub = self.create_publisher(JointTrajectory, '~/trajectory_with_efforts', 10)
         self.desired_pub = self.create_publisher(JointTrajectory, 'desired_state', 10)
-        self.plan = None
-        self.start_ns = None
-        self.measured = None
-        self.measured_at = 0                    # the measured state's stamp (ns; 0: none)
-        self.abandoned = ''                     # what ~/reaction adds: the trajectory left
         self.serve('trajectory streaming')
+
+    @property
+    def plan(self):
+        """Return the trajectory followed (:class:`..runtime.follower.Plan`), or None."""
+        return self.follower.plan
+
+    @property
+    def start_ns(self):
+        """Return the node's clock time (ns) of the trajectory's start, or None: none yet."""
+        return self.follower.start_ns
+
+    @property
+    def measured(self):
+        """Return the latest measured ``(q, qd)`` (model order), or None."""
+        return self.follower.measured
 
     # --- lifecycle (see .lifecycle and .commanding) -------------------------------------------
     def activate(self):
@@ -129,15 +139,13 @@ class TrajectoryNode(CommandingNode):
     def stopped(self):
         if self.plan is not None:
             self.log.info('deactivated: the trajectory in progress is dropped')
-        self.plan = self.measured = None
+        self.follower.forget()
 
     def dropped(self):
-        self.plan = self.measured = None
+        self.follower.forget()
 
     def clock_jumped(self, delta_ns):
-        self.measured = None
-        if self.start_ns is not None:
-            self.start_ns += delta_ns          # the plan keeps its place on the new clock
+        self.follower.clock_jumped(delta_ns)    # the plan keeps its place on the new clock
 
     # --- parameters (applied once accepted; the shared ones by .commanding) -------------------
     def _check_gains(self, value):
@@ -151,14 +159,17 @@ class TrajectoryNode(CommandingNode):
         return None
 
     def parameters_changed(self, changed):
-        self.kp = np.asarray(self.params.kp, dtype=float)
-        self.kd = np.asarray(self.params.kd, dtype=float)
+        follower, params = self.follower, self.params
+        follower.kp = np.asarray(params.kp, dtype=float)
+        follower.kd = np.asarray(params.kd, dtype=float)
+        follower.feedback, follower.friction = params.feedback, params.friction_compensation
 
     # --- model and inputs ---------------------------------------------------------------------
     def model_changed(self, model, previous):
-        self.measured = None
         if previous is None or previous.joint_names != model.joint_names:
-            self.plan = None                   # a running trajectory survives a same-joint reload
+            self.follower.forget()
+        else:                                   # a running trajectory survives a same-joint
+            self.follower.measured = None       # reload
 
     def _on_state(self, data):
         if self.states is None or not self.inputs:   # no model, or deactivated (taken before)
@@ -175,8 +186,7 @@ class TrajectoryNode(CommandingNode):
         if self.measured is None and feedback:
             self.log.info('joint_states received: the loop is closed (computed torque on the '
                           'measured state)')
-        self.measured = (q, qd if qd is not None else np.zeros_like(q))
-        self.measured_at = stamp
+        self.follower.measure(q, qd, stamp)
         if feedback or self.reacting():
             # the desired state at the time of the measurement, not of the computation
             if self._command(stamp or None):
@@ -195,7 +205,7 @@ class TrajectoryNode(CommandingNode):
                                f'is in force ({self.reaction.describe()}); call ~/rearm first')
             return
         if not msg.points:
-            self.plan = None
+            self.follower.stop()
             self.log.info('empty trajectory: stopped')
             return
         try:
@@ -214,15 +224,12 @@ class TrajectoryNode(CommandingNode):
                 time_from_start=point.time_from_start)
             out.points.append(filled)
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        now = self.now_ns()
-        if stamp and stamp < now:
-            # late: starting from where the plan already is would jump the robot to it
-            self.throttle.warn('late', f'trajectory arrived {(now - stamp) * 1e-9:.3f} s after '
-                               'its start stamp: starting it now, from its first point')
-        self.start_ns = max(stamp, now)
+        late = self.follower.follow(plan, stamp, self.now_ns())
+        if late:            # starting from where the plan already is would jump the robot to it
+            self.throttle.warn('late', f'trajectory arrived {late:.3f} s after its start stamp: '
+                               'starting it now, from its first point')
         out.header.stamp = Time(nanoseconds=self.start_ns).to_msg()
         self.efforts_pub.publish(out)
-        self.plan = plan
         self.log.info(f'following a trajectory of {len(msg.points)} points over '
                       f'{plan.t[-1]:.3g} s')
 
@@ -239,51 +246,33 @@ class TrajectoryNode(CommandingNode):
         self._publish_desired()
 
     def collided(self, why):
-        plan = self.plan
-        if plan is not None:                # where the plan was at the state that raised it
-            at = self.reaction.since - self.start_ns * 1e-9
-            self.log.error(f'trajectory abandoned at {at:.3f} s of {plan.t[-1]:.3f} s: {why}')
-            self.abandoned = f'; trajectory abandoned at {at:.3f} s of {plan.t[-1]:.3f} s'
-        self.plan = None
+        # where the plan was at the state that raised it
+        abandoned = self.follower.abandon(self.reaction.since)
+        if abandoned:
+            self.log.error(f'{abandoned}: {why}')
 
     def rearmed(self):
-        self.abandoned = ''
-        if self.measured is None:
-            return
-        q = self.measured[0].copy()         # held where the reaction left the arm
-        self.plan, self.start_ns = SplineTrajectory([0.0], q[None]), self.now_ns()
-        self.log.info('re-armed: holding the arm where it is until a new trajectory')
+        if self.follower.hold(self.now_ns()):     # where the reaction left the arm
+            self.log.info('re-armed: holding the arm where it is until a new trajectory')
 
     def reaction_note(self):
-        return self.abandoned
+        return self.follower.abandoned and f'; {self.follower.abandoned}'
 
     def _command(self, at_ns=None):
         """Command the plan at ``at_ns`` (now); return whether a command left."""
-        plan, model, params = self.plan, self.source.model, self.params
+        model, follower = self.source.model, self.follower
         if model is None or self.command.index is None:
             return False
         if self.reacting():                 # from the measured state; none yet: nothing
-            return self.measured is not None and self.command.publish(
-                self.reaction_torques(*self.measured, self.measured_at))
-        if plan is None:
-            return False
-        t = ((at_ns or self.now_ns()) - self.start_ns) * 1e-9
-        q_d, qd_d, qdd_d = plan.at(t)
-        friction, dynamics = params.friction_compensation, self.kernels.dynamics
-        if params.feedback and self.measured is not None:
-            q, qd = self.measured
-            tau = dynamics.computed_torque(model, q, qd, q_d, qd_d, qdd_d, self.kp, self.kd,
-                                           friction=friction)
-        else:
-            tau = dynamics.inverse_dynamics(model, q_d, qd_d, qdd_d, friction=friction)
-        return self.command.publish(tau)
+            return follower.measured is not None and self.command.publish(
+                self.reaction_torques(*follower.measured, follower.measured_at))
+        tau = follower.efforts(self.kernels.dynamics, model, at_ns or self.now_ns())
+        return tau is not None and self.command.publish(tau)
 
     def _diagnose(self, report):
         seconds, latencies, new = self.counts()
         plan = self.plan
-        report.add('trajectory', 'none' if plan is None else
-                   f'{len(plan.t)} points over {plan.t[-1]:.3g} s, at '
-                   f'{(self.now_ns() - self.start_ns) * 1e-9:.3g} s')
+        report.add('trajectory', self.follower.describe(self.now_ns()))
         report.add('feedback', self.params.feedback)
         self.kernels.say(report)
         stream_values(report, seconds, new, latencies, 'state callback to command')
@@ -302,11 +291,11 @@ class TrajectoryNode(CommandingNode):
         stream_warnings(report, new)
 
     def _publish_desired(self):
-        plan, model = self.plan, self.source.model
-        if plan is None or model is None:
+        model = self.source.model
+        if self.plan is None or model is None:
             return
         now = self.get_clock().now()
-        q_d, qd_d, qdd_d = plan.at((now.nanoseconds - self.start_ns) * 1e-9)
+        q_d, qd_d, qdd_d = self.follower.desired(now.nanoseconds)
         desired = JointTrajectory(joint_names=list(model.joint_names))
         desired.header.stamp = now.to_msg()
         desired.points = [JointTrajectoryPoint(positions=q_d.tolist(), velocities=qd_d.tolist(),

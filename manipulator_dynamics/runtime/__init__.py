@@ -16,12 +16,17 @@
 The runtime under the nodes: what a node computes between a message in and a message out.
 
 No ROS here: a node is the shell (its parameters, subscriptions, publishers, lifecycle) and
-calls these, which the tests call without DDS.  :mod:`.joint_states`: the one JointState
-reader (a message refused: :mod:`.refused`).  :mod:`.commands`: from a state to its
-command, the law of a mode in the controller's order within the effort limits, compiled from
-a driver's bytes.  :mod:`.dynamics`: the dynamics a commanding node calls, compiled or, while
-its kernels compile, interpreted.  :mod:`.simulator`: sim_node's
-plant on its clock (the command held, the events, real time and lockstep).
-:mod:`.flexible_targets`: flexible_trajectory_node's answer to a rigid target.
-:mod:`.contact_monitor`: the momentum observer and the contact levels over a stream of states.
+calls these, which the tests call without DDS.
+
+* :mod:`.joint_states`: the one JointState reader (a message refused: :mod:`.refused`);
+* :mod:`.commands`: from a state to its command, the law of a mode in the controller's order
+  within the effort limits, compiled from a driver's bytes;
+* :mod:`.dynamics`: the dynamics a commanding node calls, compiled or, while its kernels
+  compile, interpreted;
+* :mod:`.follower`: trajectory_node's trajectory, checked and followed on the node's clock;
+* :mod:`.simulator`: sim_node's plant on its clock (the command held, the events, real time
+  and lockstep);
+* :mod:`.flexible_targets`: flexible_trajectory_node's answer to a rigid target;
+* :mod:`.contact_monitor`: the momentum observer and the contact levels over a stream of
+  states.
 """

@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
 from builtin_interfaces.msg import Duration  # noqa: E402, I100
-from manipulator_dynamics.nodes.joint_states import Plan  # noqa: E402, I100
+from manipulator_dynamics.runtime.follower import Plan  # noqa: E402, I100
 from sensor_msgs.msg import JointState  # noqa: E402, I100
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402, I100
 from std_srvs.srv import Trigger  # noqa: E402, I100

@@ -87,7 +87,7 @@ def test_plan_samples_the_hermite_spline_and_linear_accelerations(full):
     Positions and velocities: the cubic Hermite through the points; accelerations: linear between
     the points; the first point before the start, the last point (at rest) after the end.
     """
-    from manipulator_dynamics.nodes.joint_states import Plan
+    from manipulator_dynamics.runtime.follower import Plan
     model = md.load_model(ARM)
     msg, t, _, _, _ = trajectory(model, seconds=3.0, points=7, full=full, seed=4)
     # uneven times: the intervals must not be assumed equal
