@@ -154,7 +154,7 @@ def blas_on_one_thread(function):
     used 20 s of CPU in 13 s on two cores; with BLAS on one thread, 12 s in 11.5 s, every
     figure the same.  The entry points of identification are wrapped (threadpoolctl: 1 ms a
     call); blocks nest, each restoring what it found.  Not the excitation's optimiser, whose
-    motion follows BLAS's rounding (docs/speed.md).
+    motion follows BLAS's rounding (commit eb38eb4 says how much).
     """
     @functools.wraps(function)
     def on_one_thread(*args, **kwargs):

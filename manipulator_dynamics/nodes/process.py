@@ -181,7 +181,7 @@ def executor_name():
     Return the executor this process's nodes run on: :data:`EXECUTOR_VARIABLE`'s, or the default.
 
     EventsExecutor where rclpy has it: at 1 kHz into dynamics_node it cuts the CPU per state to
-    a third and halves the latency in the node (docs/speed.md, benchmarks/bench_latency.py).
+    a third and halves the latency in the node (benchmarks/bench_latency.py; commit 2a8903b).
     """
     name = os.environ.get(EXECUTOR_VARIABLE)
     if name:
