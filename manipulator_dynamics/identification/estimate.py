@@ -30,13 +30,13 @@ from .filtering import CUTOFF_HZ
 from .fit import fit
 from .friction import friction_law
 from .least_squares import PRIOR_THRESHOLDS
-from .logs import read_time_series
 from .selection import base_columns, choose_prior_threshold, choose_prior_weight, \
     folds_in_time, judging, resolve_cutoff
 from .sharing import sharing
 from .validation import compared, ExtrapolationWarning, pooled, Validation
 from .._parallel import blas_on_one_thread
 from ..errors import IdentificationError
+from ..recordings.log import read_time_series
 
 
 @blas_on_one_thread

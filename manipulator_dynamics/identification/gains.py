@@ -57,11 +57,12 @@ from .known import free_scales, mountings_of, scale_constraints, SCALE_MISSING, 
     scale_summary, suspects
 from .least_squares import check_excitation, correlation_inflation, relative_std, \
     residual_rms, weighted_least_squares
-from .logs import differentiate_logs, read_log
+from .logs import differentiate_logs
 from .stiction import left_out_summary, still_speeds, stuck_rows
 from .._parallel import blas_on_one_thread
 from ..errors import IdentificationError
 from ..recordings.formats import read_currents
+from ..recordings.log import read_series
 from ..rigid.regressor import regressor
 from ..transmissions import combined, Transmissions
 
@@ -298,8 +299,8 @@ def current_logs(model, data, retime=True):
             raise IdentificationError(f'current log {i + 1} must be a CSV file or a mapping with '
                                       't, q, current (and qd, the measured velocities)')
         # the currents in the efforts' place: read, checked and re-timed as any log
-        (t, q, current), _ = read_log(model, {'t': d['t'], 'q': d['q'], 'tau': d['current'],
-                                              'qd': d.get('qd')}, None, retime)
+        (t, q, current), _ = read_series(model, {'t': d['t'], 'q': d['q'], 'tau': d['current'],
+                                                 'qd': d.get('qd')}, None, retime)
         logs.append((t, q, current))
         sources.append(source)
     return logs, sources

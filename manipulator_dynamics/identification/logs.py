@@ -15,17 +15,16 @@
 """
 Identification data from logs: checked, re-timed, cut at gaps, filtered and differentiated.
 
-What :func:`.estimate.identify` fits comes from here: a log read once (:mod:`..recordings`: a
-CSV file, a numpy archive or a rosbag2 recording of ``/joint_states``), a mapping or arrays
-(:func:`read_log`); the stamps checked, repeats dropped and gaps found (:func:`check_stamps`),
-the log re-timed on the robot's clock by its velocities (:mod:`..recordings.timing`); each
+What :func:`.estimate.identify` fits comes from here: a log read once and re-timed on the
+robot's clock by its velocities (:func:`..recordings.log.read_data`: a CSV file, a numpy
+archive or a rosbag2 recording of ``/joint_states``, a mapping or arrays); the stamps checked,
+repeats dropped and gaps found (:func:`check_stamps`); each
 stretch between gaps filtered and differentiated on its own, with the parallel filter for both
 sides of ``tau = W K`` (:func:`differentiate_logs`, the estimate module's docstring).  Every
 refusal is an :class:`IdentificationError` naming what is wrong.
 """
 
 import math
-import os
 
 import numba
 import numpy as np
@@ -35,8 +34,8 @@ from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, EXACT, FILTER_ORDER, 
 from .sharing import once
 from .._parallel import in_order
 from ..errors import IdentificationError
-from ..recordings import spill, timing
-from ..recordings.log import Log, measured_series, read_once
+from ..recordings import spill
+from ..recordings.log import read_data
 from ..recordings.samples import sample_matrix, time_series
 
 
@@ -58,22 +57,6 @@ PARALLEL_CHUNK = 1 << 13
 AT_REST = 1e-6
 
 
-def read_logs(model, data, topic, retime=True):
-    """Read every log of ``data`` once: a list of tuples, ``(t, q, tau)`` or arrays."""
-    return [read_log(model, d, topic, retime)[0]
-            for d in (data if isinstance(data, list) else [data])]
-
-
-def read_time_series(model, data, topic, what, retime=True):
-    """Read every log of ``data`` once: a list of ``(t, q, tau)``; error if some are arrays."""
-    logs = read_logs(model, data, topic, retime)
-    if any(len(log) != 3 for log in logs):
-        raise IdentificationError(f'{what} needs time series (t, q, tau), CSV files or rosbag2 '
-                                  'recordings, not (q, qd, qdd, tau) arrays, which are not '
-                                  'filtered')
-    return logs
-
-
 def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True):
     """
     Read and condition identification data: ``(q, qd, qdd, tau, parallel, processing)``.
@@ -82,17 +65,7 @@ def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True
     arrays (used as they are), else the parallel filter to apply to both sides of a linear
     model of ``tau`` (see :func:`differentiate`).  ``retime``: see :func:`identify`.
     """
-    if isinstance(data, list) and data and all(
-            isinstance(d, (str, os.PathLike, dict, tuple, Log)) for d in data):
-        logs = [read_log(model, d, topic, retime) for d in data]
-        if any(len(log) != 3 for log, _ in logs):
-            raise IdentificationError('several logs must each be a time series (t, q, tau), a '
-                                      'CSV file, a numpy archive or a rosbag2 recording')
-        processing = {'source': [p.get('source', 'arrays') for _, p in logs],
-                      'timing': [p.get('timing') for _, p in logs]}
-        data = [log for log, _ in logs]
-    else:
-        data, processing = read_log(model, data, topic, retime)
+    data, processing = read_data(model, data, topic, retime)
     parallel = None
     if isinstance(data, list) or len(data) == 3:
         logs = data if isinstance(data, list) else [data]
@@ -109,38 +82,6 @@ def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True
         raise IdentificationError('data must be (q, qd, qdd, tau), (t, q, tau), a CSV file, a '
                                   'numpy archive or a rosbag2 recording')
     return q, qd, qdd, tau, parallel, processing
-
-
-def read_log(model, data, topic, retime=True):
-    """
-    One log: ``(data as a tuple, processing)``, read from its file where it is one.
-
-    A time series with the robot's measured velocities (a mapping's ``qd``, a CSV's
-    ``<joint>.velocity`` columns, a JointState's ``velocity``) is re-timed on the robot's clock
-    where they allow it and ``retime`` is true (:func:`..recordings.timing.retime`);
-    ``processing['timing']`` says what was done, or why not.
-    """
-    processing = {}
-    data = read_once(model, data, topic)
-    if isinstance(data, Log):
-        data, processing = data.for_model(model), data.processing()
-    if not isinstance(data, dict):
-        return tuple(data), processing
-    if 'qdd' in data:
-        return tuple(data[k] for k in ('q', 'qd', 'qdd', 'tau')), processing
-    try:
-        t, q, tau = (data[k] for k in ('t', 'q', 'tau'))
-    except KeyError as e:
-        raise IdentificationError(f'a log as a mapping needs the keys t, q, tau (and qd, the '
-                                  f'measured velocities, if there are any): no {e}') from None
-    if data.get('qd') is not None:
-        if not retime:
-            processing['timing'] = {'retimed': False, 'reason': 'retime=False: the stamps as '
-                                    'logged, the measured velocities unused'}
-        else:
-            t, q, qd, tau = measured_series(model, data)
-            t, processing['timing'] = timing.retime(t, q, qd)
-    return (t, q, tau), processing
 
 
 def differentiate(model, t, q, tau, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):

@@ -33,11 +33,12 @@ from .filtering import CUTOFF_HZ
 from .fit import factored, fit, solve_values
 from .friction import friction_law, LAYOUTS, with_law
 from .least_squares import PRIOR_THRESHOLDS
-from .logs import at_grid, read_logs, read_time_series
+from .logs import at_grid
 from .sharing import named, once
 from .validation import ExtrapolationWarning, pooled
 from ..errors import IdentificationError
 from ..recordings import spill
+from ..recordings.log import read_series_list, read_time_series
 
 
 #: Multiples of the motion's bandwidth (:func:`motion_bandwidth`) ``cutoff='auto'`` tries.
@@ -302,7 +303,7 @@ def resolve_cutoff(model, data, cutoff, *, topic='/joint_states', retime=True, *
     if cutoff is not None and cutoff != 'auto':
         return cutoff, None
     if cutoff is None:
-        logs = read_logs(model, data, topic, retime)
+        logs = read_series_list(model, data, topic, retime)
         if any(len(log) != 3 for log in logs):
             return CUTOFF_HZ, None                  # arrays: used as they are
         try:

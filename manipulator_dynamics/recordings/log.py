@@ -13,12 +13,18 @@
 # limitations under the License.
 
 """
-A log file read once: a :class:`Log` that every entry point takes where it takes a path.
+A log read once, whatever it is given as, and put on the robot's clock once.
 
 :func:`read_file` reads a CSV file, a numpy archive or a rosbag2 recording
-(:mod:`.formats`); :func:`read_once` reads every path of what it is given; :func:`read_states`
-gives each log as ``(t, q, qd, tau)`` with the robot's measured velocities, re-timed on the
-robot's clock (:mod:`.timing`), as a momentum observer reads it.
+(:mod:`.formats`) into a :class:`Log`, which every entry point takes where it takes a path;
+:func:`read_once` reads every path of what it is given.  Then each log is given as the use
+needs it, re-timed on the robot's clock by its measured velocities where they allow it
+(:func:`on_robot_clock`, :mod:`.timing`):
+
+* :func:`read_data`: what identification fits, ``(t, q, tau)`` (or the ``(q, qd, qdd, tau)``
+  arrays given as they are), one log or several, with what was done to each;
+* :func:`read_states`: ``(t, q, qd, tau)``, the measured velocities kept, as a momentum
+  observer reads them.
 """
 
 from dataclasses import dataclass
@@ -95,13 +101,99 @@ def read_once(model, data, topic='/joint_states'):
     return data
 
 
+def on_robot_clock(t, q, qd, retime=True):
+    """
+    Return ``(t, timing)``: the stamps on the robot's clock by its velocities, or as logged.
+
+    :func:`.timing.retime` where ``retime`` is true (``timing`` its report: what was done, or
+    why not); else the stamps as logged, ``timing`` saying so.  The one place a log's re-timing
+    is decided, for every reader below.
+    """
+    if not retime:
+        return t, {'retimed': False, 'reason': 'retime=False: the stamps as logged, the '
+                   'measured velocities unused'}
+    return timing.retime(t, q, qd)
+
+
+def read_series(model, data, topic='/joint_states', retime=True):
+    """
+    One log: ``(data as a tuple, processing)``, read from its file where it is one.
+
+    ``(t, q, tau)`` of a time series (a path, a :class:`Log`, a mapping with ``t, q, tau``),
+    ``(q, qd, qdd, tau)`` of a mapping or tuple of those arrays, any other tuple as given.  A
+    time series with the robot's measured velocities (a mapping's ``qd``, a CSV's
+    ``<joint>.velocity`` columns, a JointState's ``velocity``) is put on the robot's clock
+    (:func:`on_robot_clock`); ``processing['timing']`` says what was done, or why not, and
+    ``processing['source']`` the file (or recording and topic) where there is one.
+    """
+    processing = {}
+    data = read_once(model, data, topic)
+    if isinstance(data, Log):
+        data, processing = data.for_model(model), data.processing()
+    if not isinstance(data, dict):
+        return tuple(data), processing
+    if 'qdd' in data:
+        return tuple(data[k] for k in ('q', 'qd', 'qdd', 'tau')), processing
+    try:
+        t, q, tau = (data[k] for k in ('t', 'q', 'tau'))
+    except KeyError as e:
+        raise RecordingError(f'a log as a mapping needs the keys t, q, tau (and qd, the '
+                             f'measured velocities, if there are any): no {e}') from None
+    if data.get('qd') is not None:        # checked where the re-timing reads them
+        t, q, qd, tau = measured_series(model, data) if retime else (t, q, None, tau)
+        t, processing['timing'] = on_robot_clock(t, q, qd, retime)
+    return (t, q, tau), processing
+
+
+def read_series_list(model, data, topic='/joint_states', retime=True):
+    """Read every log of ``data`` (one, or a list) once: a list of :func:`read_series` tuples."""
+    return [read_series(model, d, topic, retime)[0]
+            for d in (data if isinstance(data, list) else [data])]
+
+
+def read_time_series(model, data, topic, what, retime=True):
+    """
+    Read every log of ``data`` once: a list of ``(t, q, tau)`` (:func:`read_series_list`).
+
+    Refused, saying ``what`` needs them, where one is ``(q, qd, qdd, tau)`` arrays.
+    """
+    logs = read_series_list(model, data, topic, retime)
+    if any(len(log) != 3 for log in logs):
+        raise RecordingError(f'{what} needs time series (t, q, tau), CSV files or rosbag2 '
+                             'recordings, not (q, qd, qdd, tau) arrays, which are not filtered')
+    return logs
+
+
+#: What a list of logs may hold (:func:`read_data`): each one log, not arrays of a log.
+LOG_KINDS = (str, os.PathLike, dict, tuple, Log)
+
+
+def read_data(model, data, topic='/joint_states', retime=True):
+    """
+    Read what identification is given, once: ``(data, processing)``.
+
+    ``data``: one log (:func:`read_series`: ``(t, q, tau)``, or ``(q, qd, qdd, tau)``
+    arrays as given), or a list of logs, each a time series: a list of ``(t, q, tau)``, and
+    ``processing`` with a list of each one's ``source`` and ``timing``.
+    """
+    if isinstance(data, list) and data and all(isinstance(d, LOG_KINDS) for d in data):
+        logs = [read_series(model, d, topic, retime) for d in data]
+        if any(len(log) != 3 for log, _ in logs):
+            raise RecordingError('several logs must each be a time series (t, q, tau), a CSV '
+                                 'file, a numpy archive or a rosbag2 recording')
+        return [log for log, _ in logs], {
+            'source': [p.get('source', 'arrays') for _, p in logs],
+            'timing': [p.get('timing') for _, p in logs]}
+    return read_series(model, data, topic, retime)
+
+
 def read_states(model, data, topic='/joint_states', retime=True):
     """
     Every log of ``data`` as ``(t, q, qd, tau)``, with the robot's measured velocities.
 
     ``data``: a CSV file, a numpy archive or a rosbag2 recording, or a mapping with keys
     ``t, q, qd, tau``, or a list of them.  Put on the robot's clock where its velocities allow
-    it and ``retime`` is true (:func:`.timing.retime`), as :func:`read_log` does.  What a
+    it and ``retime`` is true (:func:`on_robot_clock`), as :func:`read_series` does.  What a
     momentum observer reads, which needs the velocities as measured.
     """
     out = []
@@ -120,8 +212,7 @@ def read_states(model, data, topic='/joint_states', retime=True):
         t, q, qd, tau = (np.array(x, order='C') if spill.is_spilled(x)
                          else np.ascontiguousarray(x) for x in held)
         spill.release(*held)
-        if retime:
-            t, _ = timing.retime(t, q, qd)
+        t, _ = on_robot_clock(t, q, qd, retime)
         out.append((t, q, qd, tau))
     return out
 

@@ -26,7 +26,8 @@ import warnings
 from helpers import consistent_at_every_weight, erd, needs_erd, ROOT
 import manipulator_dynamics as md
 from manipulator_dynamics.identification.consistent import ConsistentFit, physical_problems
-from manipulator_dynamics.identification.logs import read_log, stretches
+from manipulator_dynamics.identification.logs import stretches
+from manipulator_dynamics.recordings.log import read_series
 from manipulator_dynamics.rigid.regressor import regressor
 import numpy as np
 import pytest
@@ -58,7 +59,7 @@ def panda():
 def test_the_log_is_read_from_its_own_file_by_joint_name(panda):
     """``identify(model, 'panda_exciting_traj_1.npz')``: the archive as the log came."""
     data = np.load(LOG)
-    (t, q, tau), processing = read_log(panda, LOG, '/joint_states')
+    (t, q, tau), processing = read_series(panda, LOG, '/joint_states')
     order = [list(data['joints']).index(j) for j in panda.joint_names]
     assert processing['source'] == LOG and processing['timing']['retimed']   # by its qd
     np.testing.assert_array_equal(q, data['q'][:, order])
