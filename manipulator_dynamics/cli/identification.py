@@ -27,15 +27,10 @@ from ..contact.observer import DEFAULT_GAIN
 from ..errors import IdentificationError
 from ..identification.estimate import cross_validate, identify, select_friction
 from ..identification.excitation import CRITERIA, excitation_trajectory, WELL_IDENTIFIED
-from ..identification.friction import friction_summary
 from ..identification.gains import identify_gains
 from ..identification.known import KnownLink, KnownParameter, KnownPayload
-from ..identification.least_squares import std_summary
-from ..identification.logs import stamps_summary
 from ..identification.payload import identify_payload
-from ..identification.selection import cutoff_summary, prior_threshold_summary, \
-    prior_weight_summary
-from ..identification.stiction import still_summary
+from ..identification.report import Report
 from ..recordings.log import read_once
 
 #: The friction laws identify-gains fits.
@@ -103,8 +98,9 @@ def cmd_identify(args):
                   + tabulate(['standard parameter', 'value'], rows)
                   + '\n\nits residual RMS per joint: ' + ', '.join(
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))
-        if prior_weight_summary(estimate.processing):
-            table += '\n' + prior_weight_summary(estimate.processing)
+        prior_weight = Report.of(estimate, model.joint_names).prior_weight
+        if prior_weight:
+            table += '\n' + prior_weight
     if folds is not None:
         table += '\n\n' + folds.table()
     elif estimate.validation is not None:
@@ -126,22 +122,8 @@ def _estimate_table(model, estimate):
             for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
                                                    estimate.values, estimate.std,
                                                    estimate.relative_std)]
-    table = tabulate(['base parameter', 'URDF', 'identified', 'std', 'std %'], rows)
-    stamps = stamps_summary(estimate.processing)
-    if stamps:
-        table += '\n\n' + stamps
-    table += '\n\nresidual RMS per joint: ' + ', '.join(
-        f'{j} {r:.3g}' for j, r in zip(model.joint_names, estimate.residual_rms))
-    if std_summary(estimate.processing):
-        table += '\n' + std_summary(estimate.processing)
-    table += '\n\n' + friction_summary(estimate.processing)
-    if cutoff_summary(estimate.processing):
-        table += '\n' + cutoff_summary(estimate.processing)
-    if prior_threshold_summary(estimate.processing):
-        table += '\n' + prior_threshold_summary(estimate.processing)
-    if still_summary(estimate.processing):
-        table += '\n' + still_summary(estimate.processing)
-    return table
+    return tabulate(['base parameter', 'URDF', 'identified', 'std', 'std %'], rows) + \
+        Report.of(estimate, model.joint_names).text()
 
 
 def _inertials(text, make, no_com):
