@@ -270,7 +270,7 @@ class DynamicsNode(CommandingNode):
                 return False
         if command.mismatch is not None or self.reacting():     # the reaction's: the general
             return False                                         # path's commands
-        status, stamp, state = step(
+        status, stamp, state = step.take(
             data, self.desired.at(now, step.shape[1]) if step.takes_desired else None,
             states.newest, now)
         if status != OK:

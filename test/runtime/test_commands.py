@@ -183,8 +183,9 @@ def test_the_compiled_step_commands_what_the_general_path_commands(model):
         for _ in range(3):
             stamp += SECOND // 1000
             q, qd, effort = rng.uniform(-0.5, 0.5, (3, n))
-            status, at, state = step(state_bytes(q, qd, effort, stamp),
-                                     qdd_d if step.takes_desired else None, states.newest, stamp)
+            desired = qdd_d if step.takes_desired else None
+            status, at, state = step.take(state_bytes(q, qd, effort, stamp), desired,
+                                          states.newest, stamp)
             assert status == OK and at == stamp
             np.testing.assert_array_equal(state, [q, qd, effort])
             expected = law.efforts(dynamics, model, q, qd, qdd_d)
@@ -198,15 +199,16 @@ def test_the_compiled_step_commands_what_the_general_path_commands(model):
         # an effort beyond its limit, a stale or an old stamp, another layout: not taken
         tight = CompiledStep.plan(model, states.front(), law, order, limits * 1e-6,
                                   serialise.values, 0.5)
-        assert tight(state_bytes(q, qd, effort, stamp + 1), qdd_d if law.desired else None,
-                     states.newest, stamp + 1)[0] == BEYOND_LIMIT
-        assert step(state_bytes(q, qd, effort, stamp - 1), qdd_d, states.newest, stamp)[0] == \
-            NOT_FRESH
-        assert step(state_bytes(q, qd, effort, stamp + 1), qdd_d, states.newest,
-                    stamp + SECOND)[0] == NOT_FRESH
+        desired = qdd_d if law.desired else None
+        assert tight.take(state_bytes(q, qd, effort, stamp + 1), desired, states.newest,
+                          stamp + 1)[0] == BEYOND_LIMIT
+        old = state_bytes(q, qd, effort, stamp - 1)
+        assert step.take(old, desired, states.newest, stamp)[0] == NOT_FRESH
+        stale = state_bytes(q, qd, effort, stamp + 1)
+        assert step.take(stale, desired, states.newest, stamp + SECOND)[0] == NOT_FRESH
         fewer = JointState(name=given, position=np.zeros(n + 1).tolist())
         fewer.header.stamp.sec = 20
-        assert step(serialize_message(fewer), qdd_d, states.newest, 20 * SECOND)[0] == \
+        assert step.take(serialize_message(fewer), qdd_d, states.newest, 20 * SECOND)[0] == \
             NOT_THIS_LAYOUT
     # nothing to plan: no layout, no law, no buffer, no order
     front = states.front()

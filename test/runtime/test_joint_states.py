@@ -113,7 +113,7 @@ def read_compiled(states, msg, now):
     step = CompiledStep.plan(model, states.front(), Law('gravity_compensation'), np.arange(n),
                              np.full(n, np.inf), np.empty(n), states.stale_after)
     if step is not None:
-        status, stamp, state = step(serialize_message(msg), None, states.newest, now)
+        status, stamp, state = step.take(serialize_message(msg), None, states.newest, now)
         if status == OK:
             read_compiled.taken += 1
             np.testing.assert_array_equal(step.tau, md.gravity_torques(model, state[0]))
