@@ -95,7 +95,7 @@ class CommandingNode(WithKernels, ManagedNode):
         self.command = CommandOutput(self, self.params)
         self.states = None                      # JointStates of the model, once there is one
         self.source = ModelSource(self, self.params, self._on_model)     # loads at configure
-        self.inputs, self.timer = [], None      # what activate makes, deactivate drops
+        self.timer = None                       # what activate makes, deactivate drops
         self.read = self.stale = 0              # states read, refused as stale
         self.window = Window()                  # the current /diagnostics window
         self.jumps = on_time_jump_back(self, self._on_time_jump)
@@ -160,9 +160,7 @@ class CommandingNode(WithKernels, ManagedNode):
 
     def deactivate(self):
         self.command.disable()                  # first: not one more command
-        for sub in self.inputs:
-            self.destroy_subscription(sub)
-        self.inputs = []
+        self.drop_inputs()
         self.set_timer(0.0, None)
         if self.states is not None:
             self.states.forget()

@@ -141,7 +141,6 @@ class FlexibleTrajectoryNode(WithKernels, ManagedNode):
         self.arm = self.stream = self.targets = None
         self.warmed = None                      # the arm whose kernels are loaded
         self.last_stamp = 0
-        self.inputs = []
         self.served = self.rejected = 0         # targets answered and rejected, ever
         self.seen = (0, 0)                      # those counts at the last report
         self.throttle = Throttled(self)
@@ -241,9 +240,7 @@ class FlexibleTrajectoryNode(WithKernels, ManagedNode):
                                                     self._on_trajectory, 10)]
 
     def deactivate(self):
-        for sub in self.inputs:
-            self.destroy_subscription(sub)
-        self.inputs = []
+        self.drop_inputs()
         self.stream, self.last_stamp = None, 0
 
     def cleanup(self):

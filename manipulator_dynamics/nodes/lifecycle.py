@@ -68,6 +68,13 @@ class ManagedNode(LifecycleNodeMixin, Node):
         self.managed = False
         self.configured = self.active = self.finished = False
         self.failed = None                      # why the last transition failed, if it did
+        self.inputs = []                        # the subscriptions activate makes
+
+    def drop_inputs(self):
+        """Destroy the subscriptions :meth:`activate` made (``self.inputs``): none from now."""
+        for subscription in self.inputs:
+            self.destroy_subscription(subscription)
+        self.inputs = []
 
     def start(self):
         """End the constructor: managed, wait for ``configure``; else configure and activate."""
