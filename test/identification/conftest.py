@@ -33,3 +33,10 @@ def frictional_arm(arm):
     from manipulator_dynamics import robots
     return md.load_model(robots.path('demo_arm'), joint_dynamics={
         j: {'viscous': 0.3, 'coulomb': 0.5} for j in arm.joint_names})
+
+
+@pytest.fixture(scope='module')
+def base(configured_arm):
+    """Return the configured arm's base parameters, friction and rotor inertia included."""
+    import manipulator_dynamics as md
+    return md.base_parameters(configured_arm, friction=True, armature=True)

@@ -27,11 +27,6 @@ import pytest
 RATE = EXCITATION_RATE          # Hz, a joint_states rate
 
 
-@pytest.fixture(scope='module')
-def base(configured_arm):
-    return md.base_parameters(configured_arm, friction=True, armature=True)
-
-
 def within_confidence(estimate, truth, sigmas):
     z = (estimate.values - truth) / estimate.std
     worst = int(np.argmax(np.abs(z)))

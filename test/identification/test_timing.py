@@ -32,11 +32,6 @@ import pytest
 PERIOD = 1 / 500.0
 
 
-@pytest.fixture(scope='module')
-def base(configured_arm):
-    return md.base_parameters(configured_arm, friction=True, armature=True)
-
-
 def motion(n, seconds=20.0, seed=0, harmonics=5, fundamental=0.1):
     """Sample a finite Fourier series per joint on the robot's clock: t, q, qd, qdd."""
     rng = np.random.default_rng(seed)

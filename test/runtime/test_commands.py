@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 from helpers import Said
 import manipulator_dynamics as md
-from manipulator_dynamics import control, robots
+from manipulator_dynamics import control
 from manipulator_dynamics.names import JointNamesError
 from manipulator_dynamics.runtime.commands import (clamp_efforts, command_order, CompiledStep,
                                                    Desired, Law)
@@ -28,11 +28,6 @@ import numpy as np
 import pytest
 
 SECOND = 1_000_000_000
-
-
-@pytest.fixture(scope='module')
-def model():
-    return md.load_model(robots.path('demo_arm'))
 
 
 def test_efforts_within_or_at_their_limits_pass_and_others_are_clamped_by_name(model):

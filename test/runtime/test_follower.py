@@ -21,7 +21,7 @@ trajectory_node over DDS is tested in test/nodes (test_nodes_trajectory, test_co
 from types import SimpleNamespace
 
 import manipulator_dynamics as md
-from manipulator_dynamics import control, robots
+from manipulator_dynamics import control
 from manipulator_dynamics.runtime.dynamics import Compiled
 from manipulator_dynamics.runtime.follower import Follower, Plan
 from manipulator_dynamics.runtime.refused import BadMessage
@@ -29,11 +29,6 @@ import numpy as np
 import pytest
 
 SECOND = 1_000_000_000
-
-
-@pytest.fixture(scope='module')
-def model():
-    return md.load_model(robots.path('demo_arm'))
 
 
 def message(names, times, positions, velocities=None):

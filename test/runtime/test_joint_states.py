@@ -17,7 +17,6 @@
 import math
 
 import manipulator_dynamics as md
-from manipulator_dynamics import robots
 import numpy as np
 import pytest
 
@@ -31,11 +30,6 @@ from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 SECOND = 1_000_000_000
-
-
-@pytest.fixture(scope='module')
-def model():
-    return md.load_model(robots.path('demo_arm'))
 
 
 def message(names, position, velocity=(), effort=(), stamp=0):

@@ -23,8 +23,6 @@ sim_node over DDS is tested in test/nodes (the closed loops, the push, the load,
 from types import SimpleNamespace
 
 from helpers import Said
-import manipulator_dynamics as md
-from manipulator_dynamics import robots
 from manipulator_dynamics.runtime.simulator import HOLD_REPEAT, OPEN_LOOP, QUIET, SETTINGS
 from manipulator_dynamics.runtime.simulator import Simulator
 import numpy as np
@@ -75,11 +73,6 @@ def settings(**changes):
     assert set(values) == set(SETTINGS)
     values.update(changes)
     return SimpleNamespace(**values)
-
-
-@pytest.fixture(scope='module')
-def model():
-    return md.load_model(robots.path('demo_arm'))
 
 
 def simulator(model, dt=0.001, plant=None, **changes):
