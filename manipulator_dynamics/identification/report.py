@@ -18,9 +18,9 @@ What an identification says of how it was made: one report of the choices its fi
 A fit keeps in its ``processing`` what was done and why: each log's stamps and gaps, the
 standard deviations' check against time, the friction law, the cutoff, the directions held at
 the prior, the still joints and the prior weight.  Each part is said in the words of the module
-that made the choice (:mod:`.logs`, :mod:`.least_squares`, :mod:`.friction`,
-:mod:`.selection`, :mod:`.stiction`); :class:`Report` gathers them once, for the command line
-and anyone else who reports a fit.
+that made the choice (:mod:`~manipulator_dynamics.identification.logs`, :mod:`.least_squares`,
+:mod:`.friction`, :mod:`.selection`, :mod:`.stiction`); :class:`Report` gathers them once, for
+the command line and anyone else who reports a fit.
 """
 
 from dataclasses import dataclass

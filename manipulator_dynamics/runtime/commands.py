@@ -15,8 +15,9 @@
 """
 From a joint state to its effort command: the law of a mode, the controller's order, the limits.
 
-What a commanding node computes between the state it read (:mod:`.joint_states`) and the
-command it publishes (:class:`..nodes.commands.CommandOutput`, which waits for the controller):
+What a commanding node computes between the state it read
+(:mod:`~manipulator_dynamics.runtime.joint_states`) and the command it publishes
+(:class:`..nodes.commands.CommandOutput`, which waits for the controller):
 
 * :func:`command_order`: the model's indices of the controller's joints, in its order;
 * :class:`Law`: a mode's efforts at a state, ``g(q)`` (``gravity_compensation``),
@@ -103,8 +104,9 @@ class Law:
         """
         Return the efforts at ``(q, qd)`` (``qd`` None: not measured), or None in mode none.
 
-        ``dynamics``: :mod:`.dynamics`' compiled or interpreted functions; ``qdd_d``: the desired
-        accelerations (``inverse_dynamics``); ``g``: ``g(q)`` where computed already.
+        ``dynamics``: :mod:`~manipulator_dynamics.runtime.dynamics`' compiled or interpreted
+        functions; ``qdd_d``: the desired accelerations (``inverse_dynamics``); ``g``: ``g(q)``
+        where computed already.
         """
         if self.gravity:
             tau = g if g is not None else dynamics.gravity_torques(model, q)

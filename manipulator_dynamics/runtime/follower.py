@@ -144,7 +144,8 @@ class Follower:
         """
         Return the efforts at the clock's ``at_ns`` (model order), or None: no plan.
 
-        ``dynamics``: :mod:`.dynamics`' compiled or interpreted functions.
+        ``dynamics``: :mod:`~manipulator_dynamics.runtime.dynamics`' compiled or interpreted
+        functions.
         """
         desired = self.desired(at_ns)
         if desired is None:
