@@ -83,7 +83,8 @@ def cmd_identify(args):
              '(excitation: below ~1e3 is good)')
     if estimate.validation is not None and estimate.validation.worse_than_prior():
         title += '; ' + estimate.validation.worse_summary()
-    table = _estimate_table(model, estimate)
+    report = Report.of(estimate, model.joint_names)
+    table = _estimate_table(model, estimate, report)
     if estimate.standard is not None:
         rows = [[name, fmt(value)]
                 for name, value in zip(estimate.standard_names, estimate.standard)]
@@ -98,9 +99,8 @@ def cmd_identify(args):
                   + tabulate(['standard parameter', 'value'], rows)
                   + '\n\nits residual RMS per joint: ' + ', '.join(
                       f'{j} {r:.3g}' for j, r in zip(model.joint_names, info['residual_rms'])))
-        prior_weight = Report.of(estimate, model.joint_names).prior_weight
-        if prior_weight:
-            table += '\n' + prior_weight
+        if report.prior_weight:
+            table += '\n' + report.prior_weight
     if folds is not None:
         table += '\n\n' + folds.table()
     elif estimate.validation is not None:
@@ -116,14 +116,14 @@ def cmd_identify(args):
     emit(args, title, estimate.to_dict(), table)
 
 
-def _estimate_table(model, estimate):
-    """Tabulate the base parameters, then what the fit says of its data, deviations, friction."""
+def _estimate_table(model, estimate, report):
+    """Tabulate the base parameters, then their fit's ``report`` (its data, deviations, law)."""
     rows = [[name, fmt(urdf), fmt(value), fmt(std), f'{rel:.3g}']
             for name, urdf, value, std, rel in zip(estimate.names, estimate.base.values,
                                                    estimate.values, estimate.std,
                                                    estimate.relative_std)]
     return tabulate(['base parameter', 'URDF', 'identified', 'std', 'std %'], rows) + \
-        Report.of(estimate, model.joint_names).text()
+        report.text()
 
 
 def _inertials(text, make, no_com):
@@ -195,7 +195,7 @@ def cmd_identify_gains(args):
     for i, mounted in enumerate(found.loads):
         table += '\n\n' + (f'--payload-log {i + 1}: ' if len(found.loads) > 1 else '') + \
             mounted.summary()
-    table += '\n\n' + _estimate_table(model, estimate)
+    table += '\n\n' + _estimate_table(model, estimate, Report.of(estimate, model.joint_names))
     if args.validate:
         check = args.validate if len(args.validate) > 1 else args.validate[0]
         table += '\n\n' + estimate.validate(check).table()

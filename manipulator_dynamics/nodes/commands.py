@@ -172,9 +172,13 @@ class CommandOutput:
         if model is None:
             self.index = None
         else:
-            self._joints_fault = check_command_joints(
-                model, [n for n in self.params.command_joints if n] or list(model.joint_names))
-            self.index = command_index(self.node, model, self.params.command_joints)
+            # unknown names: no commands until they are fixed (a new URDF without a configured
+            # joint must not stop the node)
+            try:
+                self.index = command_order(model, self.params.command_joints)
+            except JointNamesError as e:
+                self.index, self._joints_fault = None, str(e)
+                self.log.error(f'command_joints: {e}; no commands until they are fixed')
         self.names = None if self.index is None else [model.joint_names[i] for i in self.index]
         self._unlimited = None if model is None else np.full(model.n, np.inf)
         self._serialise = self.buffer = None
@@ -358,17 +362,3 @@ def matched_subscriptions(publisher):
         return take().total_count
     total.event = event                  # kept alive with the function, and only by it
     return total
-
-
-def command_index(node, model, names):
-    """
-    Model indices of the command joints ``names`` (empty: the model's joints), or None.
-
-    Unknown names are logged, and None means no commands until they are fixed: a new URDF
-    without a configured joint must not stop the node.
-    """
-    try:
-        return command_order(model, names)
-    except JointNamesError as e:
-        QuickLogger(node).error(f'command_joints: {e}; no commands until they are fixed')
-        return None
