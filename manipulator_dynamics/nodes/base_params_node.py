@@ -83,8 +83,8 @@ class BaseParamsNode(WithKernels, Node):
         if model is None:
             self.failed += 1
             response.success = False
-            response.message = ('no robot model loaded yet: publish robot_description or set '
-                                'robot_description / urdf_path')
+            response.message = (f'{NO_MODEL}: publish the robot_description topic or set '
+                                'either parameter')
             return response
         if compiling(self):
             self.failed += 1

@@ -22,6 +22,7 @@ import yaml
 
 pytest.importorskip('rclpy', reason='ROS 2 rclpy is not installed (pip install .[ros]; dev.py '
                     'test installs the PyPI wheels)')
+from manipulator_dynamics.nodes.model_source import NO_MODEL  # noqa: E402, I100
 from std_srvs.srv import Trigger  # noqa: E402, I100
 
 
@@ -56,7 +57,7 @@ def test_fails_cleanly_without_a_model(client, processes):
     processes('base_params_node')
     answer = call(client)
     assert not answer.success
-    assert 'no robot model loaded yet' in answer.message
+    assert NO_MODEL in answer.message      # what /diagnostics says of it, word for word
 
 
 def test_the_transmissions_parameter_loads_the_coupled_motors(client, processes, tmp_path):
