@@ -35,7 +35,8 @@ from .loop import demo_model, Loop
 from ..identification.base_parameters import base_parameters
 from ..identification.estimate import identify
 from ..identification.excitation import excitation_trajectory
-from ..identification.logs import prepare, stamps_summary
+from ..identification.logs import condition, stamps_summary
+from ..identification.settings import Settings
 from ..identification.validation import at_full_rate
 from ..model import parameter_problems
 from ..nodes.send_trajectory import trajectory_message
@@ -151,21 +152,24 @@ def held_out_errors(model, t, q, tau):
     """
     ``model``'s torques on a recording it was not fitted to, against the efforts applied.
 
-    The recording (stamps ``t``, positions ``q``, applied efforts ``tau``) is read as the fit
-    reads its own (:func:`prepare`, the same cutoff): each stretch between missed states is
-    filtered and differentiated alone and its filter transients are left out
-    (``parallel.rows``), so that states a busy recorder missed end a stretch instead of bending
-    the accelerations across them.  Coulomb friction switches with the sign of the velocity:
-    the filtered velocity crosses zero a few ms from the simulated one, a spike of 2 Fc at each
-    reversal that says nothing of the parameters, so the error is measured away from reversals.
-    A recording cut down to the cutoff's rate (the demo's 1 kHz, at 2.5 Hz) is scored at its
-    every sample, against the efforts as recorded (:func:`.validation.at_full_rate`).
+    The recording (stamps ``t``, positions ``q``, applied efforts ``tau``) is conditioned as the
+    fit's own is (:func:`~manipulator_dynamics.identification.logs.condition`, the same cutoff):
+    each stretch between missed states is filtered and differentiated alone and its filter
+    transients are left out (``parallel.rows``), so that states a busy recorder missed end a
+    stretch instead of bending the accelerations across them.  Coulomb friction switches with the
+    sign of the velocity: the filtered velocity crosses zero a few ms from the simulated one, a
+    spike of 2 Fc at each reversal that says nothing of the parameters, so the error is measured
+    away from reversals.  A recording cut down to the cutoff's rate (the demo's 1 kHz, at 2.5 Hz)
+    is scored at its every sample, against the efforts as recorded
+    (:func:`.validation.at_full_rate`).
 
     Returns ``(t, tau, predicted, relative, processing)``: the stamps, applied and predicted
     efforts of the rows compared, per joint the RMS error over the RMS effort, and what
     :func:`stamps_summary` says of the recording.
     """
-    q, qd, qdd, tau, parallel, processing = prepare(model, (t, q, tau), cutoff=CUTOFF)
+    found = condition(model, (t, q, tau), Settings(cutoff=CUTOFF))
+    q, qd, qdd, tau, parallel = found.q, found.qd, found.qdd, found.tau, found.parallel
+    processing = found.processing
     predicted = parallel.rows(inverse_dynamics(model, q, qd, qdd, friction=True))
     moving = np.abs(parallel.rows(qd)) > REVERSAL
     if parallel.raw is not None:        # cut down to the cutoff's rate: scored at every sample

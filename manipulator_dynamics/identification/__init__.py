@@ -17,7 +17,8 @@ Base inertial parameters and their identification from measured motion and effor
 
 ``base_parameters`` (Khalil's numerical base parameters by QR), ``closures`` (closed kinematic
 loops: constraint solving and the completed motion), ``excitation`` (optimised excitation
-trajectories), ``logs`` (reading, checking and filtering time series), ``fit`` (the weighted
+trajectories), ``logs`` (a recording conditioned: checked, filtered, differentiated),
+``settings`` (what makes a recording's equations, one object), ``fit`` (the weighted
 least-squares fit, nothing chosen), ``least_squares``, ``friction`` (the laws), ``stiction``
 (equations of joints at rest left out), ``validation`` (held-out torques), ``selection`` (the
 cutoff from held-out folds), ``estimate`` (``identify``, ``select_friction``,

@@ -15,11 +15,12 @@
 """
 Identification with what the data choose: ``identify``, ``select_friction``, ``cross_validate``.
 
-:func:`identify` resolves the cutoff (:mod:`.selection`) and fits (:func:`.fit.fit`, whose
-module says the method); :func:`select_friction` keeps the friction law whose fits best predict
-held-out folds of the training data; :func:`cross_validate` holds out pieces in time, each
-fold choosing what it chooses on its own training pieces.  The layers go one way: these call
-:mod:`.selection`, which calls :mod:`.fit`, which chooses nothing.
+:func:`identify` resolves the cutoff (:mod:`.selection`) and fits (:mod:`.fit`, whose module
+says the method), its equations made once, of one :class:`.settings.Settings`;
+:func:`select_friction` keeps the friction law whose fits best predict held-out folds of the
+training data; :func:`cross_validate` holds out pieces in time, each fold choosing what it
+chooses on its own training pieces.  The layers go one way: these call :mod:`.selection`,
+which calls :mod:`.fit`, which chooses nothing.
 """
 
 import dataclasses
@@ -27,16 +28,17 @@ from dataclasses import dataclass
 import warnings
 
 from .filtering import CUTOFF_HZ
-from .fit import fit
+from .fit import fitted, solve, validated
 from .friction import friction_law
 from .least_squares import PRIOR_THRESHOLDS
 from .selection import base_columns, choose_prior_threshold, choose_prior_weight, \
-    folds_in_time, judging, resolve_cutoff
+    folds_in_time, resolve_cutoff
+from .settings import Settings
 from .sharing import sharing
 from .validation import compared, ExtrapolationWarning, pooled, Validation
 from .._parallel import blas_on_one_thread
 from ..errors import IdentificationError
-from ..recordings.log import read_time_series
+from ..recordings.log import read_recording, read_time_series
 
 
 @blas_on_one_thread
@@ -128,39 +130,44 @@ def identify(model, data, *, friction=True, armature=None, base=None, cutoff=Non
     """
     law = friction_law(friction)
     compared(model, compare)                          # refused before any work, not after it
-    if base is None and law != 'smooth':            # once: every fit below has the same columns
-        base = base_columns(model, law, armature)
-    cutoff, chosen = resolve_cutoff(model, data, cutoff, topic=topic, friction=friction,
-                                    armature=armature, retime=retime, base=base)
-    weighed = None
-    # what the folds of the training data judge a choice with: the fits' own settings
-    judged = {'folds': SELECTION_FOLDS, 'cutoff': cutoff, 'topic': topic, 'friction': friction,
-              'armature': armature, 'base': base, 'retime': retime, 'still': still}
-    if physically_consistent and (prior_weight is None or isinstance(prior_weight, str)):
-        if prior_weight not in (None, 'auto'):
-            raise IdentificationError(f"prior_weight must be a positive number, 'auto' or None, "
-                                      f'got {prior_weight!r}')
-        prior_weight, weighed = _chosen(lambda: choose_prior_weight(model, data, **judged),
-                                        prior_weight, 1.0, '1, the default')
+    weighing = physically_consistent and (prior_weight is None or isinstance(prior_weight, str))
+    if weighing and prior_weight not in (None, 'auto'):
+        raise IdentificationError(f"prior_weight must be a positive number, 'auto' or None, "
+                                  f'got {prior_weight!r}')
     choosing = prior_threshold is None or prior_threshold == 'auto'
     if isinstance(prior_threshold, str) and not choosing:
         raise IdentificationError(f"prior_threshold must be a number >= 0, 'auto' or None, "
                                   f'got {prior_threshold!r}')
-    settings = {'friction': friction, 'armature': armature, 'base': base, 'cutoff': cutoff,
-                'topic': topic, 'physically_consistent': physically_consistent,
-                'prior_weight': prior_weight, 'validation': validation, 'retime': retime,
-                'compare': compare, 'still': still, 'cutoff_selection': chosen}
-    estimate = fit(model, data, prior_threshold=0.0 if choosing else prior_threshold, **settings)
+    if base is None and law != 'smooth':            # once: every fit below has the same columns
+        base = base_columns(model, law, armature)
+    # read and put on the robot's clock once: the choices and the fit below read it as it is
+    data = read_recording(model, data, topic, retime)
+    settings = Settings(friction=friction, armature=armature, base=base, topic=topic,
+                        retime=retime, still=still)
+    # the cutoff's candidates are judged on every equation, as least squares fits them
+    cutoff, chosen = resolve_cutoff(model, data, cutoff, settings.replace(still=None))
+    settings = settings.replace(cutoff=cutoff)
+    weighed = None
+    if weighing:
+        prior_weight, weighed = _chosen(
+            lambda: choose_prior_weight(model, data, settings, folds=SELECTION_FOLDS),
+            prior_weight, 1.0, '1, the default')
+    # the equations made once, solved at least squares and again where the folds choose a
+    # threshold: only what is solved of them depends on it
+    found = fitted(model, data, settings, chosen)
+    solving = {'physically_consistent': physically_consistent, 'prior_weight': prior_weight}
+    estimate = solve(found, prior_threshold=0.0 if choosing else prior_threshold, **solving)
     if choosing and estimate.processing['prior']['smallest'] <= max(PRIOR_THRESHOLDS):
         # some direction is weak: the folds say
-        threshold, thresholded = _chosen(lambda: choose_prior_threshold(model, data, **judged),
-                                         prior_threshold, 0.0, '0 (least squares), the default')
+        threshold, thresholded = _chosen(
+            lambda: choose_prior_threshold(model, data, settings, folds=SELECTION_FOLDS),
+            prior_threshold, 0.0, '0 (least squares), the default')
         if threshold > 0:
-            estimate = fit(model, data, prior_threshold=threshold, **settings)
+            estimate = solve(found, prior_threshold=threshold, **solving)
         estimate.processing['prior_threshold_selection'] = thresholded
     if weighed is not None:
         estimate.processing['prior_weight_selection'] = weighed
-    return estimate
+    return validated(estimate, validation, topic, compare)
 
 
 def _chosen(choose, asked, default, said):
@@ -208,10 +215,11 @@ def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 
     folds = SELECTION_FOLDS if folds is None else folds
     laws = [friction_law(law) for law in laws]
     topic = options.get('topic', '/joint_states')
+    data = read_recording(model, data, topic, options.get('retime', True))     # once for all
     # once, with the first law, on the training data, not again for every law and fold
     options['cutoff'], cutoff_selection = resolve_cutoff(
-        model, data, options.get('cutoff'), topic=topic,
-        **judging(dict(options, friction=laws[0])))
+        model, data, options.get('cutoff'), friction=laws[0], armature=options.get('armature'),
+        topic=topic, retime=options.get('retime', True))
     logs = read_time_series(model, data, topic, 'choosing the friction law (by folds of the '
                             'training data)', options.get('retime', True))
     # the laws compared as least squares fit them (a threshold given is kept): what the prior

@@ -66,12 +66,13 @@ import numpy as np
 from .base_parameters import base_parameters, BaseParameters
 from .consistent import ConsistentFit, CONTINUED_FROM, ConvergenceWarning
 from .filtering import CUTOFF_HZ
-from .friction import base_rows, fit_coulomb_velocity, friction_law, friction_of, LAYOUTS, \
-    row_period, with_law, with_velocity_uncertainty
+from .friction import base_rows, fit_coulomb_velocity, friction_of, LAYOUTS, row_period, \
+    with_law, with_velocity_uncertainty
 from .least_squares import at_the_prior, block_edges, check_excitation, factored_inflation, \
     factored_residual_rms, joint_factors, JointFactors, noise_weighted, prior_scale, \
     relative_std
-from .logs import prepare
+from .logs import condition
+from .settings import Settings
 from .stiction import left_out_summary, motor_rows, still_speeds, stuck, stuck_rows
 from .validation import at_full_rate, beyond_training, compared, ExtrapolationWarning, \
     training_range, Validation
@@ -212,14 +213,10 @@ class Estimate:
         each stretch at its full rate, ``(t, tau)``, and the rows are fewer, their efforts
         anti-aliased.
         """
-        q, qd, qdd, tau, parallel, _ = prepare(
-            self.model, data, cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic,
-            retime=self.processing.get('retime', True))
-        t = np.arange(len(tau), dtype=float)           # arrays given as they are: a count
-        if parallel is not None:
-            tau, t = parallel.rows(tau), parallel.rows(parallel.t)
-            q, qd, qdd = parallel.rows(q), parallel.rows(qd), parallel.rows(qdd)
-        return t, q, qd, qdd, tau, parallel
+        found = condition(self.model, data, Settings(
+            cutoff=self.processing.get('cutoff_hz', CUTOFF_HZ), topic=topic,
+            retime=self.processing.get('retime', True)))
+        return found.scored() + (found.parallel,)
 
     def predictions(self, q, qd, qdd, vectors):
         """
@@ -400,17 +397,16 @@ class Equations:
     processing: dict
 
 
-def equations(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
-              topic='/joint_states', retime=True, still=None):
+def equations(model, data, settings=None, **options):
     """
     Read, filter and check ``data``; return its :class:`Equations` (nothing is solved).
 
     The module's steps 1 and the rows left out where a joint is stuck (``still``,
-    :mod:`.stiction`); the options as :func:`fit` takes them.
+    :mod:`.stiction`); ``settings`` (:class:`.settings.Settings`) or their ``options`` by
+    keyword, as :func:`fit` takes them.
     """
     model, base, q, qd, qdd, tau, parallel, left_out, processing = _conditioned(
-        model, data, friction=friction, armature=armature, base=base, cutoff=cutoff,
-        topic=topic, retime=retime, still=still)
+        model, data, Settings.given(settings, **options))
     rows = _row_maker(model, base, parallel)
     if parallel is None:
         W = rows(q, qd, qdd)
@@ -423,7 +419,7 @@ def equations(model, data, *, friction=True, armature=None, base=None, cutoff=CU
                      parallel=parallel, processing=processing)
 
 
-def _conditioned(model, data, *, friction, armature, base, cutoff, topic, retime, still):
+def _conditioned(model, data, settings):
     """
     Return what :func:`equations` makes its rows of, and the rows it leaves out.
 
@@ -431,9 +427,10 @@ def _conditioned(model, data, *, friction, armature, base, cutoff, topic, retime
     friction law, the base parameters, the states, the efforts as fitted (through the
     parallel filter where there is one) and the equations left out (:mod:`.stiction`).
     """
-    law = friction_law(friction)
-    q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic,
-                                                    retime=retime)
+    law, base, armature, cutoff = settings.law, settings.base, settings.armature, settings.cutoff
+    found = condition(model, data, settings)
+    q, qd, qdd, tau, parallel = found.q, found.qd, found.qdd, found.tau, found.parallel
+    processing = found.processing
     processing['training_range'] = training_range(q, qd)
     if law == 'smooth':
         model = fit_coulomb_velocity(model, q, qd, qdd, tau, parallel, armature=armature)
@@ -444,7 +441,7 @@ def _conditioned(model, data, *, friction, armature, base, cutoff, topic, retime
     processing['friction'] = law
     if base is None:
         base = base_parameters(model, friction=LAYOUTS[law], armature=armature)
-    speeds, still_report = still_speeds(model, still, parallel, cutoff)
+    speeds, still_report = still_speeds(model, settings.still, parallel, cutoff)
     if parallel is not None:
         tau = parallel(tau)
     left_out = stuck_rows(model, qd, speeds, parallel, cutoff)
@@ -482,12 +479,15 @@ def _merged(processings):
     return processing
 
 
-def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
-        topic='/joint_states', physically_consistent=False, prior_weight=1.0,
-        validation=None, retime=True, compare=None, still=None, cutoff_selection=None,
-        path_weights=None, prior_threshold=0.0, prior_thresholds=None):
+def fit(model, data, settings=None, *, physically_consistent=False, prior_weight=1.0,
+        validation=None, compare=None, cutoff_selection=None, path_weights=None,
+        prior_threshold=0.0, prior_thresholds=None, **options):
     """
     Identify with everything given: :func:`.estimate.identify`'s parameters, a ``cutoff`` in Hz.
+
+    ``settings``: what makes the equations (:class:`.settings.Settings`), or its ``options``
+    by keyword (``friction``, ``armature``, ``base``, ``cutoff``, ``topic``, ``retime``,
+    ``still``); the rest says how they are solved and judged.
 
     ``prior_threshold``: directions of the base parameters whose (prior-scaled) singular value
     is at or below it keep the prior's values (0: least squares; the module, step 4);
@@ -500,21 +500,35 @@ def fit(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_H
 
     Nothing is chosen from the data here (the cutoff and the friction law are
     :mod:`.selection`'s and :mod:`.estimate`'s); ``cutoff_selection``, how the caller chose the
-    cutoff, is reported in ``processing``.  :func:`factored` (each jackknife block's factors;
-    :func:`equations` for the smooth law, whose deviations take every row), then :func:`solve`.
+    cutoff, is reported in ``processing``.  :func:`fitted` (the equations), :func:`solve`, then
+    :func:`validated`.
     """
-    law = friction_law(friction)
+    settings = Settings.given(settings, **options)          # an unknown law: refused first
     compared(model, compare)                         # refused before any work, not after it
-    options = {'friction': friction, 'armature': armature, 'base': base, 'cutoff': cutoff,
-               'topic': topic, 'retime': retime, 'still': still}
-    # never the whole regressor but where the smooth law's deviations need it (TSQR)
-    found = equations(model, data, **options) if law == 'smooth' else \
-        factored(model, data, blocks=True, **options)
-    if cutoff_selection is not None:
-        found.processing['cutoff_selection'] = cutoff_selection
+    found = fitted(model, data, settings, cutoff_selection)
     estimate = solve(found, physically_consistent=physically_consistent,
                      prior_weight=prior_weight, path_weights=path_weights,
                      prior_threshold=prior_threshold, prior_thresholds=prior_thresholds)
+    return validated(estimate, validation, settings.topic, compare)
+
+
+def fitted(model, data, settings, cutoff_selection=None):
+    """
+    Return the equations of ``data`` that :func:`solve` takes, solved as often as asked.
+
+    :func:`factored` with each jackknife block's factors, but :func:`equations` for the smooth
+    law, whose deviations take every row: never the whole regressor where it is not needed
+    (TSQR).  ``cutoff_selection``: how the cutoff was chosen, reported in ``processing``.
+    """
+    found = equations(model, data, settings) if settings.law == 'smooth' else \
+        factored(model, data, settings, blocks=True)
+    if cutoff_selection is not None:
+        found.processing['cutoff_selection'] = cutoff_selection
+    return found
+
+
+def validated(estimate, validation, topic='/joint_states', compare=None):
+    """Return ``estimate`` with its :meth:`~Estimate.validate` on ``validation``, if given."""
     if validation is None:
         return estimate
     return dataclasses.replace(estimate, validation=estimate.validate(validation, topic=topic,
@@ -531,7 +545,8 @@ def solve(found, *, physically_consistent=False, prior_weight=1.0, path_weights=
     deviations takes.  Returns the :class:`Estimate` (without validation); the options as
     :func:`fit` takes them.
     """
-    model, base, processing = found.model, found.base, found.processing
+    # its own: equations solved at a prior threshold and again at another (identify's choice)
+    model, base, processing = found.model, found.base, dict(found.processing)
     law = processing['friction']
     b = base.count
     if isinstance(found, Equations):
@@ -660,8 +675,7 @@ class Factored:
 GATHERED = 4096
 
 
-def factored(model, data, *, friction=True, armature=None, base=None, cutoff=CUTOFF_HZ,
-             topic='/joint_states', retime=True, still=None, blocks=False):
+def factored(model, data, settings=None, *, blocks=False, **options):
     """
     Return the :class:`Factored` form of :func:`equations`, never holding all of their rows.
 
@@ -673,8 +687,7 @@ def factored(model, data, *, friction=True, armature=None, base=None, cutoff=CUT
     (:func:`.least_squares.block_edges`), what :func:`solve` takes for the deviations.
     """
     model, base, q, qd, qdd, tau, parallel, left_out, processing = _conditioned(
-        model, data, friction=friction, armature=armature, base=base, cutoff=cutoff,
-        topic=topic, retime=retime, still=still)
+        model, data, Settings.given(settings, **options))
     rows, kept = _row_maker(model, base, parallel), ~left_out
     N, n = tau.shape
     edges = block_edges(N) if blocks else np.array([0, N])

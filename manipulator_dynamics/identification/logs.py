@@ -24,6 +24,7 @@ sides of ``tau = W K`` (:func:`differentiate_logs`, the estimate module's docstr
 refusal is an :class:`IdentificationError` naming what is wrong.
 """
 
+from dataclasses import dataclass
 import math
 
 import numba
@@ -57,19 +58,64 @@ PARALLEL_CHUNK = 1 << 13
 AT_REST = 1e-6
 
 
-def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True):
+@dataclass(frozen=True, eq=False)
+class Conditioned:
     """
-    Read and condition identification data: ``(q, qd, qdd, tau, parallel, processing)``.
+    A recording conditioned for identification, once, with what was found and done.
 
-    ``data`` as :func:`identify` takes it.  ``parallel`` is None for ``(q, qd, qdd, tau)``
-    arrays (used as they are), else the parallel filter to apply to both sides of a linear
-    model of ``tau`` (see :func:`differentiate`).  ``retime``: see :func:`identify`.
+    Attributes
+    ----------
+    q, qd, qdd : ndarray, shape (N, n)
+        The filtered positions and their derivatives (arrays given as ``(q, qd, qdd, tau)``:
+        as given).
+    tau : ndarray, shape (N, n)
+        The efforts as measured (anti-aliased where a fast log was cut down), not yet through
+        the parallel filter.
+    parallel : callable or None
+        The parallel filter to apply to both sides of ``tau = W K``
+        (:func:`differentiate_logs`), with the rows it keeps; None for arrays used as given.
+    processing : dict
+        The choices made and what was found: the source and its re-timing, the stamps of every
+        log, the stretches between gaps, the filter, the decimation (:func:`stamps_summary`).
+
     """
-    data, processing = read_data(model, data, topic, retime)
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    parallel: object
+    processing: dict
+
+    def scored(self):
+        """
+        Return ``(t, q, qd, qdd, tau)``: the rows a validation scores.
+
+        A time series' rows, each stretch's filter transients left out (every row, not
+        decimated), the efforts as measured; arrays as given (``t`` then counts them).
+        """
+        parallel = self.parallel
+        if parallel is None:
+            return (np.arange(len(self.tau), dtype=float), self.q, self.qd, self.qdd,
+                    self.tau)
+        return (parallel.rows(parallel.t), parallel.rows(self.q), parallel.rows(self.qd),
+                parallel.rows(self.qdd), parallel.rows(self.tau))
+
+
+def condition(model, data, settings):
+    """
+    Read and condition identification data once: its :class:`Conditioned` value.
+
+    ``data`` as :func:`.estimate.identify` takes it; ``settings``
+    (:class:`.settings.Settings`): its ``cutoff``, ``topic`` and ``retime`` say how.
+    """
+    retime = settings.retime
+    data, processing = read_data(model, data, settings.topic, retime)
     parallel = None
     if isinstance(data, list) or len(data) == 3:
         logs = data if isinstance(data, list) else [data]
-        q, qd, qdd, tau, parallel, more = differentiate_logs(model, logs, cutoff=cutoff)
+        q, qd, qdd, tau, parallel, more = differentiate_logs(model, logs,
+                                                             cutoff=settings.cutoff)
         processing.update(more, retime=retime)
     elif len(data) == 4:
         names = ('q', 'qd', 'qdd', 'tau')
@@ -81,7 +127,7 @@ def prepare(model, data, *, cutoff=CUTOFF_HZ, topic='/joint_states', retime=True
     else:
         raise IdentificationError('data must be (q, qd, qdd, tau), (t, q, tau), a CSV file, a '
                                   'numpy archive or a rosbag2 recording')
-    return q, qd, qdd, tau, parallel, processing
+    return Conditioned(q=q, qd=qd, qdd=qdd, tau=tau, parallel=parallel, processing=processing)
 
 
 def differentiate(model, t, q, tau, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):

@@ -35,7 +35,8 @@ from .base_parameters import base_parameters, grouping_matrix, link_columns, ZER
 from .filtering import CUTOFF_HZ
 from .friction import averaged_coulomb, coulomb_torque
 from .least_squares import weighted_least_squares
-from .logs import prepare
+from .logs import condition
+from .settings import Settings
 from .._parallel import blas_on_one_thread
 from ..errors import IdentificationError
 from ..inertia import tensor_fault
@@ -391,7 +392,9 @@ def identify_payload(model, data, link, *, cutoff=CUTOFF_HZ, topic='/joint_state
 
     """
     frame = model.payload_frame(link)
-    q, qd, qdd, tau, parallel, processing = prepare(model, data, cutoff=cutoff, topic=topic)
+    found = condition(model, data, Settings(cutoff=cutoff, topic=topic))
+    q, qd, qdd, tau, parallel = found.q, found.qd, found.qdd, found.tau, found.parallel
+    processing = found.processing
     basis = payload_combinations(model, link) if combinations is None else combinations
     arm = inverse_dynamics(model, q, qd, qdd, friction=True)
     if parallel is not None and parallel.raw is not None:     # a log cut down: rows apart

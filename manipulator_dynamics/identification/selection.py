@@ -16,10 +16,12 @@
 The cutoff from the data: the motion's bandwidth, and the candidate whose fits best predict.
 
 :func:`choose_cutoff` tries multiples of the motion's bandwidth (:func:`motion_bandwidth`) and
-keeps the one whose fits (:func:`.fit.fit`, every option given) best predict held-out pieces in
-time (:func:`folds_in_time`); :func:`resolve_cutoff` is what ``identify(cutoff=...)`` does with
+keeps the one whose fits (:func:`.fit.fit`, the settings given) best predict held-out pieces
+in time (:func:`folds_in_time`); :func:`resolve_cutoff` is what ``identify(cutoff=...)`` does with
 its argument.  :func:`choose_prior_weight` does the same for the physically consistent fit's
-prior weight.  It sits below :mod:`.estimate`: it fits, it never identifies with choices of its
+prior weight, :func:`choose_prior_threshold` for the prior's threshold.  Each takes the
+:class:`.settings.Settings` the fits are made with (or their options by keyword).  It sits
+below :mod:`.estimate`: it fits, it never identifies with choices of its
 own, so nothing here calls back up.
 """
 
@@ -31,9 +33,10 @@ from .base_parameters import base_parameters
 from .decimation import Decimated
 from .filtering import CUTOFF_HZ
 from .fit import factored, fit, solve_values
-from .friction import friction_law, LAYOUTS, with_law
+from .friction import LAYOUTS, with_law
 from .least_squares import PRIOR_THRESHOLDS
 from .logs import at_grid
+from .settings import Settings
 from .sharing import named, once
 from .validation import ExtrapolationWarning, pooled
 from ..errors import IdentificationError
@@ -168,7 +171,7 @@ def power_spectrum(x):
     return power
 
 
-def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states', **options):
+def choose_cutoff(model, data, settings=None, *, folds=3, candidates=None, **options):
     """
     Choose the filter's cutoff from the data: the one whose fits best predict held-out pieces.
 
@@ -184,10 +187,12 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
     candidates are judged from the lowest up, and once one's error is above the smallest
     below it the valley's floor is passed and the higher ones, each twice as costly as the one
     below it, are not judged (``report['not_judged']``, said in :func:`cutoff_summary`).
-    ``candidates`` given are judged every one.  ``options`` go to :func:`.fit.fit`.  Returns
+    ``candidates`` given are judged every one.  ``settings`` (or their ``options``): the fits'
+    (:class:`.settings.Settings`; its cutoff is each candidate's).  Returns
     ``(cutoff, report)``, the report with the bandwidth and every judged candidate's error.
     """
-    logs = read_time_series(model, data, topic, "cutoff='auto'", options.get('retime', True))
+    settings = Settings.given(settings, **options)
+    logs = read_time_series(model, data, settings.topic, "cutoff='auto'", settings.retime)
     # the largest of each log's (motion_bandwidth's own), each found once within sharing
     bandwidth = max(once('bandwidth', log[:2], None, lambda log=log: motion_bandwidth([log]))
                     for log in logs)
@@ -198,10 +203,10 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
         candidates = [m * bandwidth for m in CUTOFF_MULTIPLES if 0 < m * bandwidth < 0.2 * fs]
     candidates = [float(c) for c in candidates]
     errors, refused, not_judged = {}, {}, []
-    law = friction_law(options.get('friction', True))
-    if candidates and options.get('base') is None and law != 'smooth':
+    law = settings.law
+    if candidates and settings.base is None and law != 'smooth':
         # once, not per candidate and fold: the same robot, law and columns every time
-        options['base'] = base_columns(model, law, options.get('armature'))
+        settings = settings.replace(base=base_columns(model, law, settings.armature))
     if candidates:
         ranges = fold_ranges(logs, folds)
         pieces = [tuple(x[r] for x in log) for log, cut in zip(logs, ranges) for r in cut]
@@ -212,7 +217,7 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
                 not_judged.append(c)                # past the valley's floor: see above
                 continue
             try:
-                errors[c] = held_out_error(model, ladder, held, c, **options)
+                errors[c] = held_out_error(model, ladder, held, c, settings=settings)
             except IdentificationError as e:        # too low: the pieces are too short
                 refused[c] = str(e)
             ladder.forget(c)                        # an hour's pieces: 20-40 MB a candidate
@@ -225,12 +230,13 @@ def choose_cutoff(model, data, *, folds=3, candidates=None, topic='/joint_states
                   'refused': refused, 'not_judged': not_judged}
 
 
-def held_out_error(model, ladder, folds, cutoff, **options):
+def held_out_error(model, ladder, folds, cutoff, settings=None):
     """
     Return the pooled normalised squared error (percent) of fits at ``cutoff`` over folds.
 
     ``ladder``: the pieces (:class:`.decimation.Decimated`); ``folds``: per fold, the pieces it
-    holds out, the others its training.  Errors and energies at the full rate
+    holds out, the others its training; ``settings``: the fits' (:class:`.settings.Settings`,
+    its cutoff ``cutoff``).  Errors and energies at the full rate
     (:meth:`.decimation.Decimated.error`).  Each piece's equations are made and decomposed
     once (:func:`.fit.equations`, :func:`.fit.factored`) and each fold solves those of its
     training pieces stacked, where nothing in a piece's equations depends on the others: every
@@ -238,14 +244,13 @@ def held_out_error(model, ladder, folds, cutoff, **options):
     ``still='auto'``, whose speeds are all the pieces'.  Only the values of a fold are
     computed (:func:`.fit.solve_values`): its prediction is what is judged.
     """
+    settings = Settings.given(settings, cutoff=cutoff)
     pieces = None
-    if friction_law(options.get('friction', True)) != 'smooth' and options.get('still') in (
-            None, 0) and set(options) <= set(EQUATION_OPTIONS + VALUE_OPTIONS):
-        made = {k: v for k, v in options.items() if k in EQUATION_OPTIONS}
-        key = ('factors', cutoff) + tuple(sorted((k, named(v)) for k, v in made.items()))
+    if settings.law != 'smooth' and settings.still in (None, 0):
+        key = ('factors', cutoff) + settings.key(named)
         pieces = [ladder.kept(j, key, lambda j=j: piece_factors(model, ladder.at(j, cutoff),
-                                                                cutoff, options),
-                              tuple(made.values()))
+                                                                settings),
+                              (settings.base, settings.armature))
                   for j in range(len(ladder))]
     wrong = total = 0.0
     for held in folds:
@@ -255,62 +260,54 @@ def held_out_error(model, ladder, folds, cutoff, **options):
             raise IdentificationError(f'a piece of the {len(folds)} folds has no stretch long '
                                       f'enough to filter at {cutoff:g} Hz')
         if pieces is None:
-            estimate = fit(model, train, cutoff=cutoff, **options)
+            estimate = fit(model, train, settings)
         else:
             made = [pieces[j] for j in range(len(ladder)) if j not in held]
             found = [p for p in made if not isinstance(p, IdentificationError)]
             if not found:
                 raise made[0]
-            estimate = solve_values(found, **{k: v for k, v in options.items()
-                                              if k in VALUE_OPTIONS})
+            estimate = solve_values(found)
         for j in held:
             missed, energy = ladder.error(estimate, j, cutoff)
             wrong, total = wrong + missed, total + energy
     return 100.0 * wrong / total
 
 
-def piece_factors(model, stretched, cutoff, options):
+def piece_factors(model, stretched, settings):
     """
     Return the :class:`.fit.Factored` equations of one piece's stretches, or the error.
 
-    ``options``: :func:`held_out_error`'s, :func:`.fit.fit`'s options of the equations.
+    ``settings``: :func:`held_out_error`'s, the candidate's cutoff in place.
     """
     if not stretched:
-        return IdentificationError(f'no stretch long enough to filter at {cutoff:g} Hz')
+        return IdentificationError(f'no stretch long enough to filter at {settings.cutoff:g} Hz')
     try:
-        return factored(model, [(s.t, s.q, s.tau) for s in stretched], cutoff=cutoff,
-                        **{k: v for k, v in options.items() if k in EQUATION_OPTIONS})
+        return factored(model, [(s.t, s.q, s.tau) for s in stretched], settings)
     except IdentificationError as e:        # its stretches too short: the others may do
         return e
 
 
-#: The options of :func:`.fit.fit` that its equations take (:func:`.fit.equations`).
-EQUATION_OPTIONS = ('friction', 'armature', 'base', 'topic', 'retime', 'still')
-
-#: The options of :func:`.fit.fit` that a fold's values take (:func:`.fit.solve_values`).
-VALUE_OPTIONS = ('prior_threshold', 'prior_thresholds')
-
-
-def resolve_cutoff(model, data, cutoff, *, topic='/joint_states', retime=True, **options):
+def resolve_cutoff(model, data, cutoff, settings=None, **options):
     """
     Return ``(cutoff in Hz, how it was chosen or None)`` for ``identify``'s ``cutoff``.
 
     A number is used as it is; ``'auto'`` and None choose it from the data
-    (:func:`choose_cutoff`, ``options`` going to :func:`.fit.fit`), None falling back to
-    :data:`.filtering.CUTOFF_HZ` with the reason where no candidate can be judged (too short a
-    log) and for ``(q, qd, qdd, tau)`` arrays, which are not filtered.
+    (:func:`choose_cutoff`, its fits made with ``settings`` or their ``options``), None falling
+    back to :data:`.filtering.CUTOFF_HZ` with the reason where no candidate can be judged (too
+    short a log) and for ``(q, qd, qdd, tau)`` arrays, which are not filtered.
     """
     if cutoff is not None and cutoff != 'auto':
         return cutoff, None
+    settings = Settings.given(settings, **options)
     if cutoff is None:
-        logs = read_series_list(model, data, topic, retime)
+        logs = read_series_list(model, data, settings.topic, settings.retime)
         if any(len(log) != 3 for log in logs):
             return CUTOFF_HZ, None                  # arrays: used as they are
         try:
-            return choose_cutoff(model, logs, topic=topic, retime=retime, **options)
+            return choose_cutoff(model, logs, settings)
         except IdentificationError as e:
             return CUTOFF_HZ, {'fallback': f'{CUTOFF_HZ:g} Hz, the default: {e}'}
-    return choose_cutoff(model, data, topic=topic, retime=retime, **options)
+    return choose_cutoff(model, data, settings)
 
 
 def cutoff_summary(processing):
@@ -331,11 +328,6 @@ def cutoff_summary(processing):
             text += ("; not judged, past the error's rise: "
                      + ', '.join(f'{c:.3g} Hz' for c in chosen['not_judged']))
     return text
-
-
-def judging(options):
-    """Return the options of ``identify`` that :func:`choose_cutoff` judges with."""
-    return {k: options[k] for k in ('friction', 'armature', 'retime') if k in options}
 
 
 def folds_in_time(model, data, folds, topic='/joint_states', retime=True, what='folds in time'):
@@ -369,24 +361,25 @@ def fold_ranges(logs, folds):
     return ranges
 
 
-def choose_prior_weight(model, data, *, folds=3, candidates=PRIOR_WEIGHTS, cutoff=CUTOFF_HZ,
-                        topic='/joint_states', **options):
+def choose_prior_weight(model, data, settings=None, *, folds=3, candidates=PRIOR_WEIGHTS,
+                        **options):
     """
     Choose the consistent fit's prior weight: the one whose sets best predict held-out pieces.
 
     Over :func:`folds_in_time` of ``data``: each fold fits on its training pieces once (the
-    ``cutoff`` and ``options`` given, :func:`.fit.fit`), finds the consistent set at every
+    ``settings`` or their ``options`` given, :func:`.fit.fit`), finds the consistent set at every
     candidate weight (by continuation, :meth:`.consistent.ConsistentFit.path`) and predicts its
     held-out piece with each, and with least squares.  A candidate that did not converge on
     some fold is not chosen.  Returns ``(weight, report)``: the pooled held-out error of each
     candidate and of least squares, and which set the held-out data say to trust.
     """
-    splits = folds_in_time(model, data, folds, topic, options.get('retime', True),
-                           "prior_weight='auto'")
+    settings = Settings.given(settings, **options)
+    topic = settings.topic
+    splits = folds_in_time(model, data, folds, topic, settings.retime, "prior_weight='auto'")
     validations, unconverged = [], set()
     for train, held in splits:
-        estimate = fit(model, train, cutoff=cutoff, topic=topic, physically_consistent=True,
-                       path_weights=candidates, **options)
+        estimate = fit(model, train, settings, physically_consistent=True,
+                       path_weights=candidates)
         path = estimate.consistency['path']
         unconverged.update(w for w, found in path.items() if not found['converged'])
         names = estimate.standard_names
@@ -415,8 +408,8 @@ def choose_prior_weight(model, data, *, folds=3, candidates=PRIOR_WEIGHTS, cutof
 INDISTINCT = 0.01
 
 
-def choose_prior_threshold(model, data, *, folds=3, candidates=PRIOR_THRESHOLDS,
-                           cutoff=CUTOFF_HZ, topic='/joint_states', **options):
+def choose_prior_threshold(model, data, settings=None, *, folds=3, candidates=PRIOR_THRESHOLDS,
+                           **options):
     """
     Choose at which singular value a direction keeps the prior: the best on held-out pieces.
 
@@ -431,13 +424,13 @@ def choose_prior_threshold(model, data, *, folds=3, candidates=PRIOR_THRESHOLDS,
     standard error).  Returns ``(threshold, report)``: each candidate's pooled held-out error,
     the standard errors, and the prior's error.
     """
-    splits = folds_in_time(model, data, folds, topic, options.get('retime', True),
-                           "prior_threshold='auto'")
+    settings = Settings.given(settings, **options)
+    topic = settings.topic
+    splits = folds_in_time(model, data, folds, topic, settings.retime, "prior_threshold='auto'")
     validations = []
     for train, held in splits:
         try:
-            estimate = fit(model, train, cutoff=cutoff, topic=topic,
-                           prior_thresholds=candidates, **options)
+            estimate = fit(model, train, settings, prior_thresholds=candidates)
             with warnings.catch_warnings():
                 warnings.simplefilter('ignore', ExtrapolationWarning)
                 validations.append(estimate.validate(held, topic=topic,

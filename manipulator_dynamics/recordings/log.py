@@ -23,6 +23,9 @@ needs it, re-timed on the robot's clock by its measured velocities where they al
 
 * :func:`read_data`: what identification fits, ``(t, q, tau)`` (or the ``(q, qd, qdd, tau)``
   arrays given as they are), one log or several, with what was done to each;
+  :func:`read_recording` holds it as one :class:`Recording`, which every reader below gives
+  back as it was read: an entry point reads and re-times its data once, however many choices
+  and fits read it after;
 * :func:`read_states`: ``(t, q, qd, tau)``, the measured velocities kept, as a momentum
   observer reads them.
 """
@@ -115,6 +118,52 @@ def on_robot_clock(t, q, qd, retime=True):
     return timing.retime(t, q, qd)
 
 
+@dataclass(frozen=True, eq=False)
+class Recording:
+    """
+    What identification fits, read and put on the robot's clock once (:func:`read_recording`).
+
+    ``data`` and ``processing`` as :func:`read_data` gave them: ``(t, q, tau)``, or
+    ``(q, qd, qdd, tau)`` arrays as given, or a list of ``(t, q, tau)``; the source and the
+    re-timing of each.  ``joint_names``, ``topic`` and ``retime``: how it was read.  Every
+    reader gives it back as it is, not read or re-timed again; a read with another ``retime``
+    or for another joint set is refused (read the data again).
+    """
+
+    data: object
+    processing: dict
+    joint_names: tuple
+    topic: str
+    retime: bool
+
+    def read(self, model, topic, retime):
+        """Return ``(data, processing)`` as read, or refuse a read it does not answer."""
+        if tuple(model.joint_names) != self.joint_names:
+            raise RecordingError(
+                f'a recording read for the joints {", ".join(self.joint_names)}, not this '
+                f'model\'s {", ".join(model.joint_names)}: read it again for this model')
+        if bool(retime) != self.retime or topic != self.topic:
+            raise RecordingError(f'a recording read with retime={self.retime} from '
+                                 f'{self.topic!r}, asked for retime={bool(retime)} from '
+                                 f'{topic!r}: read it again')
+        data = list(self.data) if isinstance(self.data, list) else self.data
+        return data, dict(self.processing)
+
+
+def read_recording(model, data, topic='/joint_states', retime=True):
+    """
+    Read what identification is given once (:func:`read_data`): a :class:`Recording`.
+
+    A Recording is returned as it is (refused where read otherwise: :meth:`Recording.read`).
+    """
+    if isinstance(data, Recording):
+        data.read(model, topic, retime)
+        return data
+    read, processing = read_data(model, data, topic, retime)
+    return Recording(data=read, processing=processing, joint_names=tuple(model.joint_names),
+                     topic=topic, retime=bool(retime))
+
+
 def read_series(model, data, topic='/joint_states', retime=True):
     """
     One log: ``(data as a tuple, processing)``, read from its file where it is one.
@@ -127,6 +176,11 @@ def read_series(model, data, topic='/joint_states', retime=True):
     ``processing['source']`` the file (or recording and topic) where there is one.
     """
     processing = {}
+    if isinstance(data, Recording):
+        data, processing = data.read(model, topic, retime)
+        if isinstance(data, list):
+            raise RecordingError(f'one log asked for, a recording of {len(data)} given')
+        return tuple(data), processing
     data = read_once(model, data, topic)
     if isinstance(data, Log):
         data, processing = data.for_model(model), data.processing()
@@ -147,6 +201,9 @@ def read_series(model, data, topic='/joint_states', retime=True):
 
 def read_series_list(model, data, topic='/joint_states', retime=True):
     """Read every log of ``data`` (one, or a list) once: a list of :func:`read_series` tuples."""
+    if isinstance(data, Recording):
+        data = data.read(model, topic, retime)[0]
+        return [tuple(d) for d in data] if isinstance(data, list) else [tuple(data)]
     return [read_series(model, d, topic, retime)[0]
             for d in (data if isinstance(data, list) else [data])]
 
@@ -174,8 +231,11 @@ def read_data(model, data, topic='/joint_states', retime=True):
 
     ``data``: one log (:func:`read_series`: ``(t, q, tau)``, or ``(q, qd, qdd, tau)``
     arrays as given), or a list of logs, each a time series: a list of ``(t, q, tau)``, and
-    ``processing`` with a list of each one's ``source`` and ``timing``.
+    ``processing`` with a list of each one's ``source`` and ``timing``.  A :class:`Recording`:
+    what it holds.
     """
+    if isinstance(data, Recording):
+        return data.read(model, topic, retime)
     if isinstance(data, list) and data and all(isinstance(d, LOG_KINDS) for d in data):
         logs = [read_series(model, d, topic, retime) for d in data]
         if any(len(log) != 3 for log, _ in logs):

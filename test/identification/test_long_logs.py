@@ -723,12 +723,12 @@ def test_identification_runs_blas_on_one_thread_and_gives_back_what_it_found(fri
         return {i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}
     if not blas():
         pytest.skip('no BLAS library found by threadpoolctl in this process')
-    seen, real = [], estimate.fit
+    seen, real = [], estimate.fitted
 
     def probed(*args, **kwargs):
         seen.append(blas())
         return real(*args, **kwargs)
-    monkeypatch.setattr(estimate, 'fit', probed)
+    monkeypatch.setattr(estimate, 'fitted', probed)
     with threadpool_limits(2, user_api='blas'):
         md.identify(frictional_arm, log, cutoff=2.0)
         md.cross_validate(frictional_arm, log, folds=2, cutoff=2.0)

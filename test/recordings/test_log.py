@@ -16,8 +16,8 @@
 
 from manipulator_dynamics.errors import RecordingError
 from manipulator_dynamics.recordings import timing
-from manipulator_dynamics.recordings.log import on_robot_clock, read_data, read_series, \
-    read_states, read_time_series
+from manipulator_dynamics.recordings.log import on_robot_clock, read_data, read_recording, \
+    read_series, read_series_list, read_states, read_time_series
 import numpy as np
 import pytest
 
@@ -86,3 +86,42 @@ def test_arrays_are_refused_where_a_time_series_is_needed(arm):
     with pytest.raises(RecordingError, match="cutoff='auto' needs time series"):
         read_time_series(arm, (log['q'], log['qd'], log['qd'], log['tau']), None,
                          "cutoff='auto'")
+
+
+def test_a_recording_is_read_and_re_timed_once_and_given_back_as_it_was(arm, monkeypatch):
+    """``read_recording``: every reader after gives the arrays read, not a new re-timing."""
+    log = jittered(arm)
+    retimed = []
+    real = timing.retime
+    monkeypatch.setattr(timing, 'retime', lambda *a: retimed.append(a) or real(*a))
+    read = read_recording(arm, log)
+    assert read_recording(arm, read) is read and len(retimed) == 1
+    (t, q, tau), processing = read_data(arm, read)
+    assert processing['timing']['retimed'] and q is log['q'] and tau is log['tau']
+    again = read_series(arm, read)[0]
+    assert all(x is y for x, y in zip(again, (t, q, tau)))
+    assert all(x is y for x, y in zip(read_time_series(arm, read, '/joint_states', 'x')[0],
+                                      (t, q, tau)))
+    assert len(retimed) == 1
+    processing['source'] = 'changed'                # each reader's own report
+    assert 'source' not in read_data(arm, read)[1]
+    several = read_recording(arm, [log, jittered(arm, seed=1)])
+    assert len(read_series_list(arm, several)) == 2 and len(retimed) == 3
+    with pytest.raises(RecordingError, match='one log asked for, a recording of 2 given'):
+        read_series(arm, several)
+
+
+def test_a_recording_read_otherwise_is_refused_by_what_differs(arm):
+    import manipulator_dynamics as md
+    from manipulator_dynamics import robots
+    read = read_recording(arm, jittered(arm))
+    with pytest.raises(RecordingError, match="retime=True from '/joint_states', asked for "
+                                             "retime=False from '/joint_states'"):
+        read_data(arm, read, retime=False)
+    with pytest.raises(RecordingError, match="asked for retime=True from '/other'"):
+        read_data(arm, read, topic='/other')
+    shorter = md.load_model(robots.path('demo_arm'), tip_links=['link4'])
+    with pytest.raises(RecordingError, match='joint1, joint2, joint3, joint4, joint5, joint6, '
+                                             'joint7, not this model.s joint1, joint2, joint3, '
+                                             'joint4: read it again for this model'):
+        read_data(shorter, read)
