@@ -16,6 +16,7 @@
 
 from helpers import exciting
 import manipulator_dynamics as md
+from manipulator_dynamics._parallel import blas_on_one_thread
 from manipulator_dynamics.errors import IdentificationError
 from manipulator_dynamics.identification import estimate, fit
 from manipulator_dynamics.identification.logs import condition, Conditioned
@@ -108,7 +109,10 @@ def test_identify_makes_its_equations_once_where_the_folds_choose_a_threshold(
     chosen = found.processing['prior_threshold_selection']
     assert chosen['chosen'] > 0 and found.processing['prior']['directions'] > 0
     assert len(made) == 1                           # the whole log's equations: once
-    direct = fit.fit(frictional_arm, weak, cutoff=2.5, prior_threshold=chosen['chosen'])
+    # identify's BLAS is on one thread (_parallel.blas_on_one_thread); OpenBLAS's rounding
+    # follows its threads, so the fit it is compared with runs on one too
+    direct = blas_on_one_thread(fit.fit)(frictional_arm, weak, cutoff=2.5,
+                                         prior_threshold=chosen['chosen'])
     np.testing.assert_array_equal(found.values, direct.values)
     np.testing.assert_array_equal(found.std, direct.std)
     assert found.processing['prior'] == direct.processing['prior']
