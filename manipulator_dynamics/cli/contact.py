@@ -17,6 +17,7 @@
 from .options import add_command, FORMAT, load, LOG, MODEL, MODEL_FRICTION_IN
 from .output import emit
 from ..contact.observer import DEFAULT_GAIN
+from ..contact.settings import CALIBRATION, ContactSettings
 
 
 def cmd_contact(args):
@@ -32,13 +33,12 @@ def cmd_contact(args):
             levels[name] = parse_thresholds(getattr(args, name))
         except ValueError as e:
             raise ValueError(f'--{name.replace("_", "-")}: {e}') from None
-    (t, q, qd, tau), = read_states(model, args.log, args.topic,
-                                   retime=not args.stamps_as_logged)
-    found = replay(model, t, q, qd, tau, gain=args.gain, friction=args.friction,
-                   contact=levels['contact_thresholds'],
-                   collision=levels['collision_thresholds'], identified=args.parameters,
-                   calibration=args.calibration)
-    title = (f'{args.log} observed as dynamics_node would ({len(t)} states, observer gain '
+    states, = read_states(model, args.log, args.topic, retime=not args.stamps_as_logged)
+    found = replay(model, states, ContactSettings(
+        gain=args.gain, friction=args.friction, contact=levels['contact_thresholds'],
+        collision=levels['collision_thresholds'], identified=args.parameters,
+        calibration=args.calibration))
+    title = (f'{args.log} observed as dynamics_node would ({len(states)} states, observer gain '
              f'{args.gain:g}/s): the levels it would raise')
     table = found.table(model)
     if args.thresholds_out:
@@ -66,8 +66,8 @@ def add_commands(sub):
     p.add_argument('--contact-thresholds', default='auto', help="N m, one or '[a, b, ...]' per "
                    'joint, or auto (default), as the node parameter')
     p.add_argument('--collision-thresholds', default='auto', help='as --contact-thresholds')
-    p.add_argument('--calibration', type=float, default=3.0, help='auto levels: seconds of free '
-                   "motion they are learnt from, the log's first (default 3, as "
-                   'contact_calibration)')
+    p.add_argument('--calibration', type=float, default=CALIBRATION, help='auto levels: seconds '
+                   "of free motion they are learnt from, the log's first (default "
+                   f'{CALIBRATION:g}, as contact_calibration)')
     p.add_argument('--thresholds-out', metavar='YAML', help='write the levels as a ROS 2 '
                    'parameters file for dynamics_node (it then starts with them as given)')

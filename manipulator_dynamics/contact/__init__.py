@@ -18,5 +18,6 @@ Contact from the measured efforts: external joint torques, the wrench at a link,
 ``observer`` (the generalised momentum observer: the external torques a robot feels, from its
 joint states and its model), ``detection`` (contact and collision thresholds, learnt from free
 motion, and the latched collision), ``wrench`` (the external torques as a wrench at a link, with
-what the joints can observe of it).
+what the joints can observe of it), ``replay`` (a log's states watched as the node watches
+them, by one ``settings.ContactSettings``).
 """

@@ -481,7 +481,8 @@ def residual_spread(model, data, gain=DEFAULT_GAIN, *, friction=True, still=STIL
 
     gains = observer_gains(model, gain)
     seen = {'r': [], 'band': [], 'qd': [], 'tau': [], 't': []}
-    for t, q, qd, tau in read_states(model, data, topic):
+    for states in read_states(model, data, topic):
+        t, q, qd, tau = states.t, states.q, states.qd, states.tau
         for rows in observed_stretches(t, gains)[0]:
             settled = t[rows] - t[rows][0] >= SETTLING / gains.min()
             if settled.any():

@@ -15,7 +15,8 @@
 """
 A log observed as dynamics_node observes its joint states: the levels it would have raised.
 
-:func:`replay` runs the momentum observer over a log (:func:`.observer.observe`), riding
+:func:`replay` runs the momentum observer over a log's
+:class:`~manipulator_dynamics.recordings.log.States` (:func:`.observer.observe`), riding
 through gaps up to :func:`.detection.ride_bound` and starting again past it (as
 :func:`.detection.residual_spread` does), takes its levels by the node's policy
 (:func:`.calibration.resolve_thresholds`: as given, from an identification, or learnt by
@@ -37,7 +38,9 @@ import numpy as np
 
 from .calibration import GROWTH, Learning, Learnt, numbers, Refused, resolve_thresholds
 from .detection import COLLISION, CONTACT, LEVEL_NAMES, observed_stretches
-from .observer import beyond, DEFAULT_GAIN, observe, observer_gains, SETTLING
+from .observer import beyond, observe, observer_gains, SETTLING
+from .settings import ContactSettings
+from ..recordings.log import States
 
 
 @dataclass(frozen=True)
@@ -129,57 +132,50 @@ class Replay:
         }
 
 
-def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=None,
-           collision=None, identified=None, calibration=3.0, growth=None):
+def replay(model, states, settings=None, **options):
     """
     Observe a log as dynamics_node would and return the levels it raises: a :class:`Replay`.
 
     The observer starts at the first state, rides through gaps up to
     :func:`.detection.ride_bound` and starts again past them; after each start it watches once
     settled (:data:`.observer.SETTLING` time constants).  ``ValueError`` for levels that are
-    not levels and states that are not states (:func:`.observer.observe` names them).
+    not levels (:func:`.calibration.resolve_thresholds` names them).
 
     Parameters
     ----------
     model : Model
         The robot, with the friction law its joints hold.
-    t, q, qd, tau : array-like
-        The states, ``t (N,)`` in seconds on the robot's clock, never decreasing; positions,
-        measured velocities and the efforts applied ``(N, n)``, in ``model.joint_names`` order.
-    gain : float or array-like
-        The observer's gain, 1/s (the node's ``observer_gain``).
-    friction : bool
-        Count the model's friction law as the joints' own (the node's ``observer_friction``).
-    contact, collision : None or N m
-        The levels (one, or one per joint); None: ``auto``, as
-        :func:`.calibration.resolve_thresholds` says.
-    identified : path, text or mapping, optional
-        Identified parameters whose ``contact_spread`` sets the ``auto`` levels.
-    calibration : float
-        Seconds of free motion an ``auto`` level is learnt from (the node's
-        ``contact_calibration``): the log's first, once the observer has settled.
-    growth : (speed_growth, torque_growth, speed_from, torque_from), optional
-        What levels given in N m grow by with the motion, and from where (the node's
-        ``thresholds_<name>``: :data:`.calibration.GROWTH`).
+    states : States
+        The log with its measured velocities, on the robot's clock
+        (:func:`~manipulator_dynamics.recordings.log.read_states`), or arrays held as they are
+        (:meth:`~manipulator_dynamics.recordings.log.States.of`).
+    settings : ContactSettings, optional
+        How the states are watched (:class:`.settings.ContactSettings`: the observer's gain
+        and friction, the levels, the calibration's seconds, the levels' growth), or its
+        fields by keyword: ``replay(model, states, gain=30.0)``.
 
     """
-    t = np.asarray(t, dtype=float)
-    qd, tau = np.asarray(qd, dtype=float), np.asarray(tau, dtype=float)
-    gains = observer_gains(model, gain)
-    levels, how, warning = resolve_thresholds(model, contact, collision, gains, identified,
-                                              growth)
+    if not isinstance(states, States):
+        raise TypeError(f'replay watches States, not {type(states).__name__}: '
+                        'read_states(model, log), or States.of(model, t, q, qd, tau)')
+    settings = ContactSettings.given(settings, **options)
+    t, q, qd, tau = states.t, states.q, states.qd, states.tau
+    given = (settings.contact, settings.collision)
+    gains = observer_gains(model, settings.gain)
+    levels, how, warning = resolve_thresholds(model, *given, gains, settings.identified,
+                                              settings.growth)
     warnings = [warning] if warning else []
     parts, bound = observed_stretches(t, gains)
     r, band, settled = np.zeros((len(t), model.n)), np.zeros((len(t), model.n)), []
     for rows in parts:
         r[rows], band[rows] = observe(model, t[rows], q[rows], qd[rows], tau[rows], gains,
-                                      friction=friction)
+                                      friction=settings.friction)
         settled.append(rows[t[rows] - t[rows][0] >= SETTLING / gains.min()])
     firsts = {int(s[0]) for s in settled if len(s)}     # each stretch's first settled state
     settled = np.concatenate(settled)
     watch_from, learnt, moments = 0, None, []
     if levels is None:
-        learning, outcome = Learning(model, calibration, (contact, collision)), None
+        learning, outcome = Learning(model, settings.calibration, given), None
         for k, i in enumerate(settled):
             if i in firsts and learning.started:    # a restart cut it (the node's policy)
                 learning.restart()
@@ -189,8 +185,9 @@ def replay(model, t, q, qd, tau, *, gain=DEFAULT_GAIN, friction=True, contact=No
             elif outcome is not None:
                 break
         if not isinstance(outcome, Learnt):
-            return Replay(None, f'a calibration needs {calibration:g} s of free motion once the '
-                          f'observer has settled; the log has {learning.moved:.3g} s', [],
+            return Replay(None, f'a calibration needs {settings.calibration:g} s of free '
+                          f'motion once the observer has settled; the log has '
+                          f'{learning.moved:.3g} s', [],
                           warnings=warnings, restarts=len(parts) - 1)
         warnings += outcome.warnings()
         levels, how, moments, learnt = outcome.levels, outcome.how, outcome.moments, outcome.span

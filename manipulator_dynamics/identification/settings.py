@@ -25,15 +25,15 @@ set) and what they are judged on (validation data, models compared) are not sett
 equations: they stay the solving's keywords.
 """
 
-import dataclasses
 from dataclasses import dataclass
 
 from .filtering import CUTOFF_HZ
 from .friction import friction_law
+from .._settings import SettingsValue
 
 
 @dataclass(frozen=True, eq=False)
-class Settings:
+class Settings(SettingsValue):
     """
     What makes a recording's equations: its conditioning, the friction law, the columns.
 
@@ -66,45 +66,17 @@ class Settings:
     retime: bool = True
     still: object = None
 
+    OF = 'the equations'
+
     def __post_init__(self):
         """Refuse an unknown friction law before anything is read."""
         friction_law(self.friction)
-
-    @classmethod
-    def given(cls, settings=None, **options):
-        """
-        Return ``settings`` with ``options`` in place; made of ``options`` alone where None.
-
-        What a function that takes settings or keywords makes of them: ``fit(model, data,
-        friction='smooth')`` and ``fit(model, data, Settings(friction='smooth'))`` alike.  An
-        option that is no setting is a TypeError naming it, as a keyword would be.
-        """
-        unknown = sorted(set(options) - NAMES)
-        if unknown:
-            raise TypeError(f"{', '.join(unknown)}: not settings of the equations (they are "
-                            f"{', '.join(sorted(NAMES))})")
-        if settings is None:
-            return cls(**options)
-        return dataclasses.replace(settings, **options) if options else settings
 
     @property
     def law(self):
         """Return the friction law's name (:data:`.friction.FRICTION_LAWS`)."""
         return friction_law(self.friction)
 
-    def replace(self, **changes):
-        """Return these settings with ``changes``."""
-        return dataclasses.replace(self, **changes)
-
-    def options(self):
-        """Return the settings as keywords (those :func:`.fit.fit` and ``identify`` take)."""
-        return {name: getattr(self, name) for name in ORDER}
-
     def key(self, named):
         """Return the settings as part of a key, each value through ``named`` (held by id)."""
-        return tuple((name, named(getattr(self, name))) for name in ORDER)
-
-
-#: The settings' names, in the order of their fields.
-ORDER = tuple(f.name for f in dataclasses.fields(Settings))
-NAMES = frozenset(ORDER)
+        return tuple((name, named(getattr(self, name))) for name in self.names())

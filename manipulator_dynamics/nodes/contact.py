@@ -69,6 +69,7 @@ from .logs import QuickLogger, Throttled
 from ..contact.calibration import GROWTH, parse_thresholds
 from ..contact.detection import NOT_WATCHING
 from ..contact.reaction import REACTIONS, STOP_TIME
+from ..contact.settings import CALIBRATION
 from ..contact.wrench import contact_wrench
 from ..runtime.contact_monitor import ContactMonitor, gain_check
 from ..wire import stamped_serialiser
@@ -136,8 +137,8 @@ CONTACT_PARAMS = (
     Param('thresholds_torque_from', [0.0], "N m, one value or one per joint: the model's torque "
           'beyond which thresholds given in N m grow (the largest their calibration saw)',
           growth_check),
-    Param('contact_calibration', 3.0, 'auto thresholds: seconds of free motion (some joint '
-          'moving), after the observer has settled, whose residual sets them, a stop or '
+    Param('contact_calibration', CALIBRATION, 'auto thresholds: seconds of free motion (some '
+          'joint moving), after the observer has settled, whose residual sets them, a stop or '
           'a spike left out and said (unless the identified parameters carry a '
           'contact_spread)', low=0.05, high=3600.0),
     Param('contact_thresholds_out', '', 'file ~/save_thresholds writes the levels in use to, a '

@@ -19,6 +19,6 @@ Shared by identification (:mod:`..identification`) and contact detection (:mod:`
 :class:`.log.Log` and :func:`.log.read_once` read a file once for every use;
 :func:`.log.read_data` gives what identification fits (:func:`.log.read_recording` holds it,
 read and re-timed once, as one :class:`.log.Recording`) and :func:`.log.read_states` the
-``(t, q, qd, tau)`` a momentum observer reads, each on the robot's clock (:mod:`.timing`),
+:class:`.log.States` a momentum observer reads, each on the robot's clock (:mod:`.timing`),
 decided in one place (:func:`.log.on_robot_clock`).
 """

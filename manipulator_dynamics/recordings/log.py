@@ -26,8 +26,8 @@ needs it, re-timed on the robot's clock by its measured velocities where they al
   :func:`read_recording` holds it as one :class:`Recording`, which every reader below gives
   back as it was read: an entry point reads and re-times its data once, however many choices
   and fits read it after;
-* :func:`read_states`: ``(t, q, qd, tau)``, the measured velocities kept, as a momentum
-  observer reads them.
+* :func:`read_states`: :class:`States`, ``t, q, qd, tau`` with the measured velocities
+  kept, as a momentum observer reads them.
 """
 
 from dataclasses import dataclass
@@ -247,9 +247,41 @@ def read_data(model, data, topic='/joint_states', retime=True):
     return read_series(model, data, topic, retime)
 
 
+@dataclass(frozen=True, eq=False)
+class States:
+    """
+    A log as a momentum observer reads it (:func:`read_states`): the measured velocities kept.
+
+    ``t (N,)`` in seconds, on the robot's clock where the log allowed it; ``q``, ``qd``,
+    ``tau (N, n)`` in the model's joint order, checked and C-contiguous in memory (an observer
+    runs over them row by row).  ``timing``: what was done to the stamps, or why not
+    (:func:`on_robot_clock`); ``source``: the file, or None.  :meth:`of` holds arrays given as
+    they are.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    tau: np.ndarray
+    timing: dict
+    source: object = None
+
+    @classmethod
+    def of(cls, model, t, q, qd, tau):
+        """Hold states given as arrays, checked (:func:`measured_series`), stamps as they are."""
+        t, q, qd, tau = (np.ascontiguousarray(x) for x in measured_series(
+            model, {'t': t, 'q': q, 'qd': qd, 'tau': tau}))
+        return cls(t, q, qd, tau, {'retimed': False, 'reason': 'states given as arrays: '
+                                   'their stamps as they are'})
+
+    def __len__(self):
+        """Return the number of states."""
+        return len(self.t)
+
+
 def read_states(model, data, topic='/joint_states', retime=True):
     """
-    Every log of ``data`` as ``(t, q, qd, tau)``, with the robot's measured velocities.
+    Every log of ``data`` as :class:`States`, with the robot's measured velocities.
 
     ``data``: a CSV file, a numpy archive or a rosbag2 recording, or a mapping with keys
     ``t, q, qd, tau``, or a list of them.  Put on the robot's clock where its velocities allow
@@ -259,8 +291,9 @@ def read_states(model, data, topic='/joint_states', retime=True):
     out = []
     for i, d in enumerate(data if isinstance(data, list) else [data]):
         d = read_once(model, d, topic)
+        source = None
         if isinstance(d, Log):
-            d = d.for_model(model)
+            d, source = d.for_model(model), d.source
         if not isinstance(d, dict) or d.get('qd') is None:
             raise RecordingError(f"log {i + 1} has no measured velocities (every joint's "
                                  '<joint>.velocity, a JointState velocity, a qd array): '
@@ -272,8 +305,8 @@ def read_states(model, data, topic='/joint_states', retime=True):
         t, q, qd, tau = (np.array(x, order='C') if spill.is_spilled(x)
                          else np.ascontiguousarray(x) for x in held)
         spill.release(*held)
-        t, _ = on_robot_clock(t, q, qd, retime)
-        out.append((t, q, qd, tau))
+        t, timing = on_robot_clock(t, q, qd, retime)
+        out.append(States(t, q, qd, tau, timing, source))
     return out
 
 

@@ -35,6 +35,7 @@ from manipulator_dynamics.contact.detection import motion_spread, residual_sprea
 from manipulator_dynamics.contact.observer import beyond, observe, SETTLING
 from manipulator_dynamics.contact.replay import replay
 from manipulator_dynamics.plant import MujocoPlant
+from manipulator_dynamics.recordings.log import States
 import numpy as np
 import pytest
 
@@ -86,9 +87,14 @@ def logs():
     return model, run(model, truth, 1.0), run(model, truth, 2.0)
 
 
+def states(model, log):
+    """Hold a run's log as the replay watches it: its states, stamps as they are."""
+    return States.of(model, log['t'], log['q'], log['qd'], log['tau'])
+
+
 def judged(model, spread, log):
     """Replay ``log`` with the levels ``spread`` sets, as an identification would give them."""
-    return replay(model, log['t'], log['q'], log['qd'], log['tau'], gain=GAIN,
+    return replay(model, states(model, log), gain=GAIN,
                   identified={'contact_spread': spread_yaml(model, spread, GAIN, 'slow')})
 
 
@@ -131,12 +137,12 @@ def test_one_number_per_joint_learnt_on_the_slow_run_is_crossed_on_the_fast_one(
 def test_the_node_s_own_calibration_on_the_slow_run_holds_on_the_fast_one(logs):
     """Auto levels, learnt by the node's policy over the slow run's first seconds, hold fast."""
     model, slow, fast = logs
-    learnt = replay(model, slow['t'], slow['q'], slow['qd'], slow['tau'], gain=GAIN,
+    learnt = replay(model, states(model, slow), gain=GAIN,
                     calibration=6.0)
     assert learnt.levels is not None and learnt.levels.growing(), learnt.how
     assert 'per rad/s' in learnt.how
     contact, collision, *growth = learnt.levels
-    found = replay(model, fast['t'], fast['q'], fast['qd'], fast['tau'], gain=GAIN,
+    found = replay(model, states(model, fast), gain=GAIN,
                    contact=contact, collision=collision, growth=growth)
     assert found.episodes == [], [e.describe() for e in found.episodes]
 

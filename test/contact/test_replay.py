@@ -25,7 +25,10 @@ from manipulator_dynamics.contact.detection import observed_stretches, residual_
     spread_yaml, thresholds_from_spread
 from manipulator_dynamics.contact.observer import observer_gains
 from manipulator_dynamics.contact.replay import replay
+from manipulator_dynamics.contact.settings import ContactSettings
+from manipulator_dynamics.errors import RecordingError
 from manipulator_dynamics.recordings import csvlog
+from manipulator_dynamics.recordings.log import States
 import numpy as np
 import pytest
 
@@ -37,7 +40,7 @@ def test_every_push_and_nothing_else_is_an_episode(arm):
     Every episode starts within 30 ms of its push (the observer's time constant is 20 ms), on
     the pushed joint alone, and free motion raises none.
     """
-    found = replay(arm, *pushed_log(arm))
+    found = replay(arm, States.of(arm, *pushed_log(arm)))
     assert found.levels is not None and found.how.startswith('learnt from 3 s of free motion')
     assert found.calibration[0] == pytest.approx(0.1, abs=2e-3)        # 5 time constants
     assert len(found.episodes) == len(LOG_PUSHES), found.table(arm)
@@ -51,19 +54,40 @@ def test_every_push_and_nothing_else_is_an_episode(arm):
 
 def test_levels_given_or_identified_are_used_as_the_node_uses_them(arm):
     """Both levels given: used as given; an identified spread: its levels, nothing learnt."""
-    log = pushed_log(arm)
-    given = replay(arm, *log, contact=[2.0], collision=[10.0])
+    log = States.of(arm, *pushed_log(arm))
+    given = replay(arm, log, contact=[2.0], collision=[10.0])
     assert given.how == 'as given' and given.calibration is None
     np.testing.assert_array_equal(given.levels.contact, np.full(arm.n, 2.0))
     spread = np.full(arm.n, 0.5)
     identified = {'contact_spread': spread_yaml(arm, spread, 50.0, 'validation.csv')}
-    by_spread = replay(arm, *log, identified=identified)
+    by_spread = replay(arm, log, identified=identified)
     assert by_spread.how.startswith('learnt from the identification')
     np.testing.assert_allclose(by_spread.levels.contact,
                                thresholds_from_spread(arm, spread).contact)
-    at_another_gain = replay(arm, *log, identified=identified, gain=30.0)
+    at_another_gain = replay(arm, log, identified=identified, gain=30.0)
     assert at_another_gain.how.startswith('learnt from 3 s of free motion')
     assert 'measured at observer gain 50.0' in at_another_gain.warnings[0]
+
+
+def test_the_replay_takes_states_and_one_settings_value(arm):
+    """``replay(model, states, ContactSettings(...))`` is ``replay(model, states, **fields)``."""
+    t, q, qd, tau = pushed_log(arm, seconds=8.0, pushes=((5.0, 0.4, 1, 8.0),))
+    states = States.of(arm, t, q, qd, tau)
+    assert len(states) == len(t) and not states.timing['retimed']
+    settings = ContactSettings(gain=40.0, contact=[3.0], collision=[9.0])
+    by_value = replay(arm, states, settings)
+    assert by_value.to_dict() == replay(arm, states, gain=40.0, contact=[3.0],
+                                        collision=[9.0]).to_dict()
+    assert by_value.episodes and by_value.how == 'as given'
+    # a field replaced by keyword; the rest of the value kept
+    assert replay(arm, states, settings, collision=[30.0]).levels.collision[0] == 30.0
+    assert settings.replace(gain=20.0).options() == {**settings.options(), 'gain': 20.0}
+    with pytest.raises(TypeError, match='stop_time: not settings of the contact watch'):
+        replay(arm, states, stop_time=0.1)
+    with pytest.raises(TypeError, match=r'States, not tuple: read_states\(model, log\)'):
+        replay(arm, (t, q, qd, tau))
+    with pytest.raises(RecordingError, match='qd has 10 samples, t'):
+        States.of(arm, t, q, qd[:10], tau)
 
 
 def test_the_policy_names_where_each_level_comes_from(arm):
@@ -78,7 +102,7 @@ def test_the_policy_names_where_each_level_comes_from(arm):
 
 
 def test_a_log_too_short_to_learn_from_says_so(arm):
-    found = replay(arm, *pushed_log(arm, seconds=2.0, pushes=()))
+    found = replay(arm, States.of(arm, *pushed_log(arm, seconds=2.0, pushes=())))
     assert found.levels is None and found.episodes == []
     assert 'a calibration needs 3 s of free motion' in found.how
     assert 'the log has 1.9 s' in found.how
@@ -86,7 +110,7 @@ def test_a_log_too_short_to_learn_from_says_so(arm):
 
 def test_a_gap_past_the_ride_bound_restarts_the_observer_not_its_levels(arm):
     """A 0.5 s gap: one restart, the levels kept, every push still found and nothing else."""
-    found = replay(arm, *pushed_log(arm, gap=(11.0, 11.5)))
+    found = replay(arm, States.of(arm, *pushed_log(arm, gap=(11.0, 11.5))))
     assert found.restarts == 1 and len(found.episodes) == len(LOG_PUSHES), found.table(arm)
 
 
@@ -111,7 +135,7 @@ def test_the_spread_and_the_replay_cut_a_log_where_the_node_starts_again(arm, mo
     observe = detection.observe
     monkeypatch.setattr(detection, 'observe', spy)
     t, q, qd, tau = pushed_log(arm, seconds=12.0, pushes=(), gap=(6.0, 6.05))
-    assert replay(arm, t, q, qd, tau).restarts == 0
+    assert replay(arm, States.of(arm, t, q, qd, tau)).restarts == 0
     spread = residual_spread(arm, [{'t': t, 'q': q, 'qd': qd, 'tau': tau},
                                    {'t': t[t < 3.0], 'q': q[t < 3.0], 'qd': qd[t < 3.0],
                                     'tau': tau[t < 3.0]}])
@@ -179,7 +203,7 @@ def test_levels_a_calibration_may_not_use_are_learnt_again_from_what_follows(arm
     """
     t, q, qd, tau = pushed_log(arm)
     keep = ~((t < 4.0) & (t % 0.12 >= 0.06))
-    found = replay(arm, t[keep], q[keep], qd[keep], tau[keep])
+    found = replay(arm, States.of(arm, t[keep], q[keep], qd[keep], tau[keep]))
     refused = [w for w in found.warnings if 'not used' in w]
     assert len(refused) == 1 and 'gaps in the joint states hid' in refused[0], found.warnings
     assert found.calibration[0] > 3.0, found.calibration

@@ -42,16 +42,19 @@ def test_the_re_timing_is_decided_once_for_identification_and_the_observer_alike
     (t, q, tau), processing = read_series(arm, log)
     np.testing.assert_array_equal(t, robot)
     assert processing['timing'] == report
-    (t, q, qd, tau), = read_states(arm, log)
+    states, = read_states(arm, log)
+    t, qd = states.t, states.qd
     np.testing.assert_array_equal(t, robot)
+    assert states.timing == report and states.source is None
     np.testing.assert_array_equal(qd, log['qd'])
     # as logged, where asked: the stamps kept, and said so
     t, said = on_robot_clock(log['t'], log['q'], log['qd'], retime=False)
     assert t is log['t'] and not said['retimed'] and 'as logged' in said['reason']
     (t, _, _), processing = read_series(arm, log, retime=False)
     assert t is log['t'] and processing['timing'] == said
-    (t, _, _, _), = read_states(arm, log, retime=False)
-    np.testing.assert_array_equal(t, log['t'])
+    states, = read_states(arm, log, retime=False)
+    np.testing.assert_array_equal(states.t, log['t'])
+    assert states.timing == said
 
 
 def test_what_identification_is_given_is_read_as_one_log_several_or_arrays(arm):

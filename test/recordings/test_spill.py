@@ -110,9 +110,12 @@ def test_states_for_an_observer_come_in_memory_row_by_row(tmp_path, monkeypatch)
     path = tmp_path / 'run.csv'
     csvlog.write(path, t, csvlog.joint_columns(arm.joint_names, position=q, velocity=qd,
                                                effort=tau))
-    (t0, q0, qd0, tau0), = read_states(arm, str(path), retime=False)
+    first, = read_states(arm, str(path), retime=False)
+    t0, q0, qd0, tau0 = first.t, first.q, first.qd, first.tau
+    assert first.source == str(path) and not first.timing['retimed']
     monkeypatch.setattr(spill, 'SPILL_ROWS', 100)
-    (t1, q1, qd1, tau1), = read_states(arm, str(path), retime=False)
+    second, = read_states(arm, str(path), retime=False)
+    t1, q1, qd1, tau1 = second.t, second.q, second.qd, second.tau
     for got, want in ((t1, t0), (q1, q0), (qd1, qd0), (tau1, tau0)):
         assert not spill.is_spilled(got) and got.flags.c_contiguous
         np.testing.assert_array_equal(got, want)

@@ -28,6 +28,7 @@ from types import SimpleNamespace
 from helpers import LOG_PUSHES, pushed_log, Said
 from manipulator_dynamics.contact.detection import COLLISION, CONTACT, FREE, NOT_WATCHING
 from manipulator_dynamics.contact.replay import replay
+from manipulator_dynamics.recordings.log import States
 from manipulator_dynamics.runtime.contact_monitor import ContactMonitor, deepest_link
 import numpy as np
 import pytest
@@ -81,7 +82,7 @@ def pushed(arm):
     monitor, said = monitor_on(arm)
     ends = [start + length for start, length, *_ in LOG_PUSHES]
     stream(monitor, said, *log, rearm_at=[end + 0.3 for end in ends])
-    return monitor, said, replay(arm, *log)
+    return monitor, said, replay(arm, States.of(arm, *log))
 
 
 def test_the_monitor_learns_the_replays_levels(arm, pushed):
