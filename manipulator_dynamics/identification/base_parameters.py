@@ -146,6 +146,19 @@ class BaseParameters:
         return tuple(_equation(bn, name, row, self.grouped)
                      for bn, name, row in zip(self.names, self.independent, self.beta))
 
+    @functools.cached_property
+    def identity(self):
+        """
+        Return what tells these base parameters from others: equal for the same columns.
+
+        Their names, the standard ones, the columns kept, the grouping and the values, the
+        friction and armature; a closed loop's closures by ``id``.  Two made apart for one
+        robot (every fold of a cross-validation makes its own) are known as the same.
+        """
+        return (self.names, self.standard_names, self.index.tobytes(), self.beta.tobytes(),
+                self.values.tobytes(), self.friction, self.armature,
+                None if self.loops is None else ('id', id(self.loops)))
+
     @property
     def eliminated(self):
         """Give the standard parameters that are not base parameters: no effect, or regrouped."""

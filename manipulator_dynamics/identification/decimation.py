@@ -34,6 +34,7 @@ difference to the candidate.
 """
 
 from dataclasses import dataclass
+import functools
 import warnings
 
 import numpy as np
@@ -41,7 +42,7 @@ import numpy as np
 from .filtering import RATE_PER_CUTOFF, reduced, reduction
 from .friction import friction_of
 from .logs import stretches
-from .sharing import once
+from .pieces import made, Piece
 from .validation import at_full_rate, ExtrapolationWarning
 
 #: Rows, at the highest candidate's rate, below which a stretch is too short for any candidate:
@@ -56,6 +57,7 @@ class Stretch:
 
     ``t (rows,)``, ``q`` and ``tau (rows, n)`` at the reduced rate; ``raw_t (N,)`` and
     ``raw_tau (N, n)``: the stretch at its full rate, which scores the predictions.
+    :attr:`log`: ``(t, q, tau)`` as a log, which keeps what its fits make of it.
     """
 
     t: np.ndarray
@@ -63,6 +65,11 @@ class Stretch:
     tau: np.ndarray
     raw_t: np.ndarray
     raw_tau: np.ndarray
+
+    @functools.cached_property
+    def log(self):
+        """Return ``(t, q, tau)``: a :class:`.pieces.Piece`, the same at every call."""
+        return Piece((self.t, self.q, self.tau))
 
     def cut(self, factor, rate):
         """Return this stretch ``factor`` times shorter in rows; ``rate``: its own, in Hz."""
@@ -87,9 +94,10 @@ class Decimated:
     """
     Pieces of logs, each at the rate every candidate cutoff is judged at.
 
-    ``pieces``: ``(t, q, tau)`` index ranges of the logs (:func:`.selection.folds_in_time`'s),
-    each cut at its gaps as the highest candidate cuts it (:func:`.logs.stretches`) and filtered
-    at the full rate once.  :meth:`at` returns a piece's stretches for a candidate.
+    ``pieces``: ``(t, q, tau)`` of pieces of the logs (:class:`.pieces.Piece`, each keeping
+    what is made of it for the candidates' highest and the model), each cut at its gaps as the
+    highest candidate cuts it (:func:`.logs.stretches`) and filtered at the full rate once.
+    :meth:`at` returns a piece's stretches for a candidate.
     """
 
     def __init__(self, model, pieces, candidates):
@@ -113,12 +121,12 @@ class Decimated:
 
     def kept(self, k, key, make, held=()):
         """
-        Return ``make()`` for piece ``k``: made once within a :func:`.sharing.sharing` block.
+        Return ``make()`` for piece ``k``: made once where it is a :class:`.pieces.Piece`.
 
         ``key`` tells it apart from what else is kept of the piece (the highest candidate and
         the model are added); ``held``: objects ``key`` names by ``id``, held with it.
         """
-        return once('piece', self._arrays[k], (id(self._model), self.candidates[-1], key),
+        return made(self._arrays[k], ('ladder', id(self._model), self.candidates[-1], key),
                     make, (self._model,) + tuple(held))
 
     def __len__(self):
@@ -152,7 +160,7 @@ class Decimated:
         held = self.at(k, cutoff)
         with warnings.catch_warnings():
             warnings.simplefilter('ignore', ExtrapolationWarning)
-            t, q, qd, qdd = fitted.states([(s.t, s.q, s.tau) for s in held])[:4]
+            t, q, qd, qdd = fitted.states([s.log for s in held])[:4]
         friction = friction_of(fitted.model, fitted.names, fitted.values)
         predicted = fitted.predictions(q, qd, qdd, {'identified': fitted.values})
         del q, qdd                      # a long piece's: not held while it is scored

@@ -34,7 +34,6 @@ from .least_squares import PRIOR_THRESHOLDS
 from .selection import base_columns, choose_prior_threshold, choose_prior_weight, \
     folds_in_time, resolve_cutoff
 from .settings import Settings
-from .sharing import sharing
 from .validation import compared, ExtrapolationWarning, pooled, Validation
 from .._parallel import blas_on_one_thread
 from ..errors import IdentificationError
@@ -216,26 +215,32 @@ def select_friction(model, data, validation=None, *, laws=('coulomb', 'offset', 
     laws = [friction_law(law) for law in laws]
     topic = options.get('topic', '/joint_states')
     data = read_recording(model, data, topic, options.get('retime', True))     # once for all
+    # each law's columns once, for its every fold and its fit (a base given: every law's)
+    given = options.pop('base', None)
+    bases = {law: given if given is not None or law == 'smooth' else
+             base_columns(model, law, options.get('armature')) for law in laws}
     # once, with the first law, on the training data, not again for every law and fold
     options['cutoff'], cutoff_selection = resolve_cutoff(
         model, data, options.get('cutoff'), friction=laws[0], armature=options.get('armature'),
-        topic=topic, retime=options.get('retime', True))
+        topic=topic, retime=options.get('retime', True), base=bases[laws[0]])
     logs = read_time_series(model, data, topic, 'choosing the friction law (by folds of the '
                             'training data)', options.get('retime', True))
     # the laws compared as least squares fit them (a threshold given is kept): what the prior
     # keeps is chosen once, for the law chosen, not again in every law's every fold
     threshold = options.get('prior_threshold')
     compared_as = dict(options, prior_threshold=0.0 if threshold in (None, 'auto') else threshold)
-    checks = {law: cross_validate(model, logs, folds=folds, friction=law, **compared_as)
-              for law in laws}
+    checks = {law: cross_validate(model, logs, folds=folds, friction=law, base=bases[law],
+                                  **compared_as) for law in laws}
     errors = {law: c.pooled.error['identified'] for law, c in checks.items()}
     best = min(errors, key=errors.get)
     if validation is not None:
-        chosen = identify(model, data, friction=best, validation=validation, **options)
+        chosen = identify(model, data, friction=best, base=bases[best], validation=validation,
+                          **options)
         how = (f'{folds}-fold cross-validation in time of the training data; the validation '
                'data scored the chosen law only')
     else:
-        chosen = dataclasses.replace(identify(model, data, friction=best, **options),
+        chosen = dataclasses.replace(identify(model, data, friction=best, base=bases[best],
+                                              **options),
                                      validation=checks[best].pooled)
         how = f'{folds}-fold cross-validation in time'
     processing = {**chosen.processing, 'friction_selection': errors,
@@ -314,19 +319,26 @@ def cross_validate(model, data, *, folds=3, topic='/joint_states', friction=True
     splits = folds_in_time(model, data, folds, topic, options.get('retime', True),
                            'cross-validation in time')
     laws = list(friction) if isinstance(friction, (list, tuple)) else None
+    choosing = laws is not None and len(laws) > 1
+    if not choosing:
+        friction = laws[0] if laws else friction
+        if options.get('base') is None and friction_law(friction) != 'smooth':
+            # once: every fold's fit and choices have the same columns
+            options['base'] = base_columns(model, friction_law(friction),
+                                           options.get('armature'))
     estimates = []
-    with sharing():             # the folds' choices of cutoff judge the pieces they share once
-        for train, held in splits:
-            # a piece held out of a motion often goes where the others did not: each fold's
-            # validation keeps it (beyond_training), the warnings are for data a user holds out
-            with warnings.catch_warnings():
-                warnings.simplefilter('ignore', ExtrapolationWarning)
-                if laws is not None and len(laws) > 1:
-                    estimates.append(select_friction(model, train, held, laws=laws,
-                                                     topic=topic, **options))
-                else:
-                    estimates.append(identify(model, train, topic=topic, validation=held,
-                                              friction=laws[0] if laws else friction,
-                                              **options))
+    # the folds' pieces are the same Pieces (folds_in_time): what their choices make of the
+    # pieces they share is made once, and kept on the pieces, which go with the splits
+    for train, held in splits:
+        # a piece held out of a motion often goes where the others did not: each fold's
+        # validation keeps it (beyond_training), the warnings are for data a user holds out
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', ExtrapolationWarning)
+            if choosing:
+                estimates.append(select_friction(model, train, held, laws=laws, topic=topic,
+                                                 **options))
+            else:
+                estimates.append(identify(model, train, topic=topic, validation=held,
+                                          friction=friction, **options))
     return CrossValidation(estimates=estimates, pooled=pooled([e.validation
                                                                for e in estimates]))

@@ -32,7 +32,7 @@ import numpy as np
 
 from .filtering import ALIAS_SHARE, CUTOFF_HZ, derivative, EXACT, FILTER_ORDER, filtered, \
     filtfilt, lowpass, reduced, reduction, settling
-from .sharing import once
+from .pieces import made
 from .._parallel import in_order
 from ..errors import IdentificationError
 from ..recordings import spill
@@ -183,11 +183,11 @@ def differentiate_logs(model, logs, *, cutoff=CUTOFF_HZ, order=FILTER_ORDER):
                                           moment=inner)
                 return q, taken, tau
             # a third of a log is two folds' training log and the third's held-out piece: the
-            # stretch known by its log's arrays as given and its span in them, not by its own
+            # stretch kept on its log (a Piece) by its span in it, not by its own arrays
             # (made again at each call where the stamps jitter or repeat, and never held)
             span = (float(ts[0]), float(ts[-1]), len(ts))
-            qs, taken, taus = once('reduced', tuple(logs[origin][:3]),
-                                   span + (step, factor, inner), cut)
+            qs, taken, taus = made(logs[origin], ('reduced',) + span + (step, factor, inner),
+                                   cut)
             ts = ts[::factor]
             moment, samples = moment + taken, samples + inner[1] - inner[0]
         qf = filtfilt(sos, qs)
@@ -311,13 +311,13 @@ def stretches(model, logs, cutoff=CUTOFF_HZ):
     cut, stamps, origins = [], [], []
     for i, log in enumerate(logs):
         where = f'log {i + 1}: ' if len(logs) > 1 else ''
-        # a piece of a long log is checked once within sharing: a third is two folds' training
-        # log and the third fold's held-out piece, each a pass over its samples.  Only a
-        # spilled log's: what is shared holds its arrays, and arrays made for one call (a
-        # stretch's rows at a candidate's rate) would then be held in memory to the end
+        # a piece of a long log is checked once (a Piece keeps it): a third is two folds'
+        # training log and the third fold's held-out piece, each a pass over its samples.
+        # Only a spilled log's: what is kept holds its arrays, and arrays made for one call
+        # (a stretch's rows at a candidate's rate) would then be held in memory to the end
         if all(spill.is_spilled(x) for x in log):
-            ti, qi, taui, keep, report, cuts = once(
-                'stamps', tuple(log), (id(model), cutoff),
+            ti, qi, taui, keep, report, cuts = made(
+                log, ('stamps', id(model), cutoff),
                 lambda log=log, where=where: _checked(model, *log, cutoff, where), (model,))
         else:
             ti, qi, taui, keep, report, cuts = _checked(model, *log, cutoff, where)

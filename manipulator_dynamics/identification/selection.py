@@ -36,8 +36,8 @@ from .fit import factored, fit, solve_values
 from .friction import LAYOUTS, with_law
 from .least_squares import PRIOR_THRESHOLDS
 from .logs import at_grid
+from .pieces import made, named, Piece
 from .settings import Settings
-from .sharing import named, once
 from .validation import ExtrapolationWarning, pooled
 from ..errors import IdentificationError
 from ..recordings import spill
@@ -53,15 +53,8 @@ PRIOR_WEIGHTS = (0.1, 1.0, 10.0, 100.0, 1000.0)
 
 
 def base_columns(model, law, armature):
-    """
-    Return the base parameters of ``model`` with the friction ``law`` and ``armature``.
-
-    Made once within :func:`.sharing.sharing`, where every fold's fits have the same columns:
-    the folds' pieces' equations are then known as the same.
-    """
-    return once('base', (), (id(model), law, named(armature)),
-                lambda: base_parameters(with_law(model, law), friction=LAYOUTS[law],
-                                        armature=armature), (model, armature))
+    """Return the base parameters of ``model`` with the friction ``law`` and ``armature``."""
+    return base_parameters(with_law(model, law), friction=LAYOUTS[law], armature=armature)
 
 
 def motion_bandwidth(logs, power=0.999):
@@ -192,9 +185,10 @@ def choose_cutoff(model, data, settings=None, *, folds=3, candidates=None, **opt
     ``(cutoff, report)``, the report with the bandwidth and every judged candidate's error.
     """
     settings = Settings.given(settings, **options)
-    logs = read_time_series(model, data, settings.topic, "cutoff='auto'", settings.retime)
-    # the largest of each log's (motion_bandwidth's own), each found once within sharing
-    bandwidth = max(once('bandwidth', log[:2], None, lambda log=log: motion_bandwidth([log]))
+    logs = [Piece.of(log) for log in read_time_series(model, data, settings.topic,
+                                                      "cutoff='auto'", settings.retime)]
+    # the largest of each log's (motion_bandwidth's own), each found once for a piece
+    bandwidth = max(made(log, 'bandwidth', lambda log=log: motion_bandwidth([log]))
                     for log in logs)
     fs = 1.0 / float(np.median(np.diff(np.asarray(logs[0][0], dtype=float)),
                                overwrite_input=True))   # not a copy beside the intervals
@@ -208,8 +202,7 @@ def choose_cutoff(model, data, settings=None, *, folds=3, candidates=None, **opt
         # once, not per candidate and fold: the same robot, law and columns every time
         settings = settings.replace(base=base_columns(model, law, settings.armature))
     if candidates:
-        ranges = fold_ranges(logs, folds)
-        pieces = [tuple(x[r] for x in log) for log, cut in zip(logs, ranges) for r in cut]
+        pieces = [piece for log in logs for piece in log.pieces(folds)]
         ladder = Decimated(model, pieces, candidates)
         held = [[i * folds + k for i in range(len(logs))] for k in range(folds)]
         for c in sorted(candidates):
@@ -254,7 +247,7 @@ def held_out_error(model, ladder, folds, cutoff, settings=None):
                   for j in range(len(ladder))]
     wrong = total = 0.0
     for held in folds:
-        train = [(s.t, s.q, s.tau) for j in range(len(ladder)) if j not in held
+        train = [s.log for j in range(len(ladder)) if j not in held
                  for s in ladder.at(j, cutoff)]
         if not train or not all(ladder.at(j, cutoff) for j in held):
             raise IdentificationError(f'a piece of the {len(folds)} folds has no stretch long '
@@ -282,7 +275,7 @@ def piece_factors(model, stretched, settings):
     if not stretched:
         return IdentificationError(f'no stretch long enough to filter at {settings.cutoff:g} Hz')
     try:
-        return factored(model, [(s.t, s.q, s.tau) for s in stretched], settings)
+        return factored(model, [s.log for s in stretched], settings)
     except IdentificationError as e:        # its stretches too short: the others may do
         return e
 
@@ -339,26 +332,13 @@ def folds_in_time(model, data, folds, topic='/joint_states', retime=True, what='
     the piece left out.  The pieces are views of the logs (:func:`fold_ranges`), not copies.
     """
     logs = read_time_series(model, data, topic, what, retime)
-    ranges = fold_ranges(logs, folds)
-    pieces = [[tuple(np.asarray(x)[r] for x in log) for r in cut]
-              for log, cut in zip(logs, ranges)]
+    pieces = [Piece.of(log).pieces(folds) for log in logs]
     splits = []
     for k in range(folds):
         held = [cut[k] for cut in pieces]
         splits.append(([piece for cut in pieces for j, piece in enumerate(cut) if j != k],
                        held if len(held) > 1 else held[0]))
     return splits
-
-
-def fold_ranges(logs, folds):
-    """Return per log the ``folds`` slices that cut it into consecutive pieces of equal length."""
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise IdentificationError(f'folds must be an integer of at least 2, got {folds!r}')
-    ranges = []
-    for log in logs:
-        edges = np.cumsum([0] + [len(a) for a in np.array_split(np.arange(len(log[0])), folds)])
-        ranges.append([slice(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])])
-    return ranges
 
 
 def choose_prior_weight(model, data, settings=None, *, folds=3, candidates=PRIOR_WEIGHTS,

@@ -78,5 +78,11 @@ class Settings(SettingsValue):
         return friction_law(self.friction)
 
     def key(self, named):
-        """Return the settings as part of a key, each value through ``named`` (held by id)."""
-        return tuple((name, named(getattr(self, name))) for name in self.names())
+        """
+        Return the settings as part of a key, each value through ``named`` (held by id).
+
+        The columns by what they are (:attr:`.base_parameters.BaseParameters.identity`): the
+        same for two made apart of one robot.
+        """
+        return tuple((name, named(getattr(self, name) if name != 'base' or self.base is None
+                                  else self.base.identity)) for name in self.names())

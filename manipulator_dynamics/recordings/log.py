@@ -180,12 +180,12 @@ def read_series(model, data, topic='/joint_states', retime=True):
         data, processing = data.read(model, topic, retime)
         if isinstance(data, list):
             raise RecordingError(f'one log asked for, a recording of {len(data)} given')
-        return tuple(data), processing
+        return _series(data), processing
     data = read_once(model, data, topic)
     if isinstance(data, Log):
         data, processing = data.for_model(model), data.processing()
     if not isinstance(data, dict):
-        return tuple(data), processing
+        return _series(data), processing
     if 'qdd' in data:
         return tuple(data[k] for k in ('q', 'qd', 'qdd', 'tau')), processing
     try:
@@ -199,11 +199,16 @@ def read_series(model, data, topic='/joint_states', retime=True):
     return (t, q, tau), processing
 
 
+def _series(data):
+    """Return ``data`` as a tuple: one given as it is (a piece keeps what is made of it)."""
+    return data if isinstance(data, tuple) else tuple(data)
+
+
 def read_series_list(model, data, topic='/joint_states', retime=True):
     """Read every log of ``data`` (one, or a list) once: a list of :func:`read_series` tuples."""
     if isinstance(data, Recording):
         data = data.read(model, topic, retime)[0]
-        return [tuple(d) for d in data] if isinstance(data, list) else [tuple(data)]
+        return [_series(d) for d in (data if isinstance(data, list) else [data])]
     return [read_series(model, d, topic, retime)[0]
             for d in (data if isinstance(data, list) else [data])]
 

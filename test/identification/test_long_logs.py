@@ -31,7 +31,8 @@ from manipulator_dynamics.identification.decimation import Decimated
 from manipulator_dynamics.identification.fit import equations, factored, fit, holding, \
     solve, solve_values
 from manipulator_dynamics.identification.least_squares import joint_factors, JointFactors
-from manipulator_dynamics.identification.selection import fold_ranges, held_out_error
+from manipulator_dynamics.identification.pieces import fold_ranges
+from manipulator_dynamics.identification.selection import held_out_error
 from manipulator_dynamics.identification.validation import ExtrapolationWarning
 from manipulator_dynamics.recordings import csvlog
 from manipulator_dynamics.recordings.formats import read_csv
@@ -180,14 +181,15 @@ def test_the_folds_choices_make_what_they_share_once(frictional_arm, log, stamps
     Three folds choose on folds of their two training thirds: every ninth of the log is a
     piece of two choices, and every third's bandwidth is found for two; every third is two
     folds' training log and the third's held-out piece, each cut down to the cutoff's rate.
-    Made once (:func:`.sharing.sharing`), the folds' estimates and choices are those made
-    apart, to the bit, with half the pieces' factors and bandwidths, and a third of the
-    thirds' cuts where the folds chose one cutoff.  So too where the stamps jitter (a real
-    log's), each stretch then interpolated onto a grid anew at every call: a third's cut is
-    known by the log it comes from, not by the arrays made for it, which are not held.
+    Made once (the folds' pieces are :class:`.pieces.Piece`, which keep what is made of them),
+    the folds' estimates and choices are those made apart, to the bit, with half the pieces'
+    factors and bandwidths, and a third of the thirds' cuts where the folds chose one cutoff.
+    So too where the stamps jitter (a real log's), each stretch then interpolated onto a grid
+    anew at every call: a third's cut is kept on the log it comes from, not by the arrays
+    made for it, which are not held.
     """
-    import contextlib
-    from manipulator_dynamics.identification import estimate, logs, selection
+    from manipulator_dynamics.identification import logs, selection
+    from manipulator_dynamics.identification.pieces import Piece
     if stamps == 'jittering':               # 3 % of a step: interpolated (above 1 %)
         t, q, tau = log
         jitter = 0.03 * np.diff(t).mean() * np.random.default_rng(5).standard_normal(len(t))
@@ -206,8 +208,8 @@ def test_the_folds_choices_make_what_they_share_once(frictional_arm, log, stamps
     counted(logs, 'reduced')
     runs = []
     for share in (True, False):
-        if not share:
-            monkeypatch.setattr(estimate, 'sharing', contextlib.nullcontext)
+        if not share:                       # every call makes what it needs
+            monkeypatch.setattr(Piece, 'made', lambda self, key, make, held=(): make())
         made.clear()
         runs.append((md.cross_validate(frictional_arm, log, folds=3), dict(made)))
     (shared, few), (apart, many) = runs
@@ -264,44 +266,48 @@ def test_a_stretch_goes_on_its_grid_as_np_interp_puts_it(monkeypatch):
 
 def test_a_stretch_put_on_a_grid_is_known_by_its_log(frictional_arm, log, monkeypatch):
     """
-    Where the stamps jitter, a stretch is interpolated anew at every call: its cut is shared.
+    Where the stamps jitter, a stretch is interpolated anew at every call: its cut is kept.
 
-    Within :func:`.sharing.sharing`, a stretch cut down to a cutoff's rate is known by the
-    log's arrays as given and its span in them, not by the arrays interpolated for it: a
-    second fit of the same log cuts nothing again, gives the same estimate to the bit, and
-    what is kept holds no array made for a call (an hour's stretch: 100 MB and more).
+    A :class:`.pieces.Piece` keeps a stretch cut down to a cutoff's rate by its span in the
+    log, not by the arrays interpolated for it: a second fit of the same piece cuts nothing
+    again, gives the same estimate to the bit, and what is kept is known by numbers, never by
+    an array made for a call (an hour's stretch: 100 MB and more); a plain tuple keeps
+    nothing.
     """
-    from manipulator_dynamics.identification import logs, sharing
+    from manipulator_dynamics.identification import logs
+    from manipulator_dynamics.identification.pieces import Piece
     t, q, tau = log
     jitter = 0.03 * np.diff(t).mean() * np.random.default_rng(5).standard_normal(len(t))
-    jittering = (t + jitter, q, tau)
+    jittering = Piece((t + jitter, q, tau))
     made = []
     reduced = logs.reduced
     monkeypatch.setattr(logs, 'reduced', lambda *a, **k: made.append(1) or reduced(*a, **k))
-    with sharing.sharing():
-        first = fit(frictional_arm, jittering, cutoff=2.0)
-        assert first.processing['resampled'] and len(made) == 1      # positions and efforts
-        again = fit(frictional_arm, jittering, cutoff=2.0)
-        assert len(made) == 1
-        held = [x for kept in sharing.shared()._kept.values() for x in kept[0]]
-    assert held and all(any(x is a for a in jittering) for x in held)
+    first = fit(frictional_arm, jittering, cutoff=2.0)
+    assert first.processing['resampled'] and len(made) == 1      # positions and efforts
+    again = fit(frictional_arm, jittering, cutoff=2.0)
+    assert len(made) == 1
+    kept = [x for key in jittering._kept for x in key]
+    assert kept and all(isinstance(x, (str, int, float, tuple)) for x in kept)
     np.testing.assert_array_equal(first.values, again.values)
     np.testing.assert_array_equal(first.std, again.std)
+    fit(frictional_arm, tuple(jittering), cutoff=2.0)
+    assert len(made) == 2                           # a tuple: cut again, nothing kept
 
 
-def test_a_logs_stamps_are_checked_once_within_sharing(frictional_arm, log, monkeypatch):
+def test_a_logs_stamps_are_checked_once_for_a_piece(frictional_arm, log, monkeypatch):
     """
-    Within :func:`.sharing.sharing`, a long log's stamps are checked once for each cutoff.
+    A long log's stamps are checked once for each cutoff where it is a :class:`.pieces.Piece`.
 
     Every fit, choice and validation of a piece cuts it at its gaps (:func:`.logs.stretches`),
     each a pass over its samples to find repeats; a third of a log is two folds' training log
     and the third fold's held-out piece.  What a second call returns equals the first's and
-    what is made outside sharing; a report changed by its caller changes no other's; and
+    what is made of a plain tuple; a report changed by its caller changes no other's; and
     what is kept holds the samples kept, not copies of them.  A log in memory is checked at
-    every call: what is shared holds its arrays, and a stretch's rows made for one call would
+    every call: what is kept holds its arrays, and a stretch's rows made for one call would
     be held to the end.
     """
-    from manipulator_dynamics.identification import logs, sharing
+    from manipulator_dynamics.identification import logs
+    from manipulator_dynamics.identification.pieces import Piece
     from manipulator_dynamics.recordings import spill
     t, q, tau = log
     again = np.r_[np.arange(len(t)), [100, 100, 2000]]
@@ -317,26 +323,50 @@ def test_a_logs_stamps_are_checked_once_within_sharing(frictional_arm, log, monk
     monkeypatch.setattr(logs, 'check_stamps', lambda *a: checked.append(1) or check(*a))
     apart = logs.stretches(frictional_arm, [repeated], 2.0)
     assert len(checked) == 1 and apart[1][0]['repeated'] == 3
-    with sharing.sharing():
-        first = logs.stretches(frictional_arm, [repeated], 2.0)
-        first[1][0]['gaps'].append([0.0, 1.0])
-        second = logs.stretches(frictional_arm, [repeated], 2.0)
-        assert len(checked) == 2
-        logs.stretches(frictional_arm, [repeated], 4.0)            # another cutoff: other gaps
-        assert len(checked) == 3
-        made = [x for kept in sharing.shared()._kept.values() for x in kept[2]
-                if isinstance(x, np.ndarray)]
-        kept = len(sharing.shared()._kept)
-        in_memory = tuple(np.array(x) for x in repeated)
-        logs.stretches(frictional_arm, [in_memory], 2.0)
-        logs.stretches(frictional_arm, [in_memory], 2.0)
-        assert len(checked) == 5 and len(sharing.shared()._kept) == kept
+    logs.stretches(frictional_arm, [repeated], 2.0)
+    assert len(checked) == 2                            # a tuple keeps nothing
+    piece = Piece(repeated)
+    first = logs.stretches(frictional_arm, [piece], 2.0)
+    first[1][0]['gaps'].append([0.0, 1.0])
+    second = logs.stretches(frictional_arm, [piece], 2.0)
+    assert len(checked) == 3
+    logs.stretches(frictional_arm, [piece], 4.0)                  # another cutoff: other gaps
+    assert len(checked) == 4
+    made = [x for _, kept in piece._kept.values() for x in kept if isinstance(x, np.ndarray)]
+    kept = len(piece._kept)
+    in_memory = Piece(tuple(np.array(x) for x in repeated))
+    logs.stretches(frictional_arm, [in_memory], 2.0)
+    logs.stretches(frictional_arm, [in_memory], 2.0)
+    assert len(checked) == 6 and not in_memory._kept and len(piece._kept) == kept == 2
     assert second[1] == apart[1] and first[2:] == second[2:] == apart[2:]
     for one, other in zip(second[0], apart[0]):
         for a, b in zip(one, other):
             np.testing.assert_array_equal(a, b)
-    assert all(x.dtype == bool or x.dtype.kind == 'i' or any(
+    assert made and all(x.dtype == bool or x.dtype.kind == 'i' or any(
         np.shares_memory(x, a) for a in repeated) for x in made)
+
+
+def test_a_piece_cuts_into_the_same_pieces_and_sends_nothing_it_made():
+    """
+    :meth:`.pieces.Piece.pieces` gives the same Pieces at every call, views of its arrays.
+
+    Cut as :func:`.pieces.fold_ranges` cuts (3.0 folds refused, not taken for 3); a Piece
+    pickled (to a worker) is its arrays alone, what it made left behind.
+    """
+    import pickle
+    from manipulator_dynamics.identification.pieces import fold_ranges, Piece
+    t = np.arange(10.0)
+    piece = Piece((t, np.ones((10, 2)), np.zeros((10, 2))))
+    thirds = piece.pieces(3)
+    assert piece.pieces(3) is thirds and [len(p[0]) for p in thirds] == [4, 3, 3]
+    assert all(isinstance(p, Piece) and np.shares_memory(p[0], t) for p in thirds)
+    assert [p[0][0] for p in thirds] == [t[r][0] for r in fold_ranges([piece], 3)[0]]
+    with pytest.raises(IdentificationError, match='folds must be an integer'):
+        piece.pieces(3.0)
+    assert piece.made('k', lambda: 1) == 1 and piece.made('k', lambda: 2) == 1
+    sent = pickle.loads(pickle.dumps(piece))
+    assert isinstance(sent, Piece) and not sent._kept and sent.made('k', lambda: 2) == 2
+    np.testing.assert_array_equal(sent[0], t)
 
 
 def test_predictions_are_the_base_regressor_times_the_values(frictional_arm, log):
