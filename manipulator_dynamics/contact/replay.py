@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .calibration import GROWTH, Learning, Learnt, numbers, Refused, resolve_thresholds
+from .calibration import GROWTH, Learnt, numbers, Refused
 from .detection import COLLISION, CONTACT, LEVEL_NAMES, observed_stretches
 from .observer import beyond, observe, observer_gains, SETTLING
 from .settings import ContactSettings
@@ -160,10 +160,8 @@ def replay(model, states, settings=None, **options):
                         'read_states(model, log), or States.of(model, t, q, qd, tau)')
     settings = ContactSettings.given(settings, **options)
     t, q, qd, tau = states.t, states.q, states.qd, states.tau
-    given = (settings.contact, settings.collision)
     gains = observer_gains(model, settings.gain)
-    levels, how, warning = resolve_thresholds(model, *given, gains, settings.identified,
-                                              settings.growth)
+    levels, how, warning = settings.levels(model, gains)
     warnings = [warning] if warning else []
     parts, bound = observed_stretches(t, gains)
     r, band, settled = np.zeros((len(t), model.n)), np.zeros((len(t), model.n)), []
@@ -175,7 +173,7 @@ def replay(model, states, settings=None, **options):
     settled = np.concatenate(settled)
     watch_from, learnt, moments = 0, None, []
     if levels is None:
-        learning, outcome = Learning(model, settings.calibration, given), None
+        learning, outcome = settings.learning(model), None
         for k, i in enumerate(settled):
             if i in firsts and learning.started:    # a restart cut it (the node's policy)
                 learning.restart()

@@ -18,13 +18,18 @@ How a momentum observer watches a log: the one settings value of :func:`.replay.
 The observer's gain and whether the joints' friction is theirs, the contact and collision
 levels (given, identified, or learnt over free motion), the seconds a level is learnt from,
 and what levels given in N m grow by: what a commanding node reads of its contact parameters
-(:data:`~manipulator_dynamics.nodes.contact.CONTACT_PARAMS`), by the names a user writes in the
-library.  What is watched (the states) is :class:`~manipulator_dynamics.recordings.log.States`.
+(:data:`~manipulator_dynamics.nodes.contact.CONTACT_PARAMS`,
+:meth:`ContactSettings.of_parameters`), by the names a user writes in the library.  The
+observer, the levels and their learning are made of them in one place
+(:meth:`ContactSettings.observer`, :meth:`ContactSettings.levels`,
+:meth:`ContactSettings.learning`), for the node's monitor and the replay of a log alike.  What
+is watched (the states) is :class:`~manipulator_dynamics.recordings.log.States`.
 """
 
 from dataclasses import dataclass
 
-from .observer import DEFAULT_GAIN
+from .calibration import GROWTH, Learning, parse_thresholds, resolve_thresholds
+from .observer import DEFAULT_GAIN, MomentumObserver
 from .._settings import SettingsValue
 
 #: Seconds of free motion ``auto`` levels are learnt from, by default (the node's
@@ -67,3 +72,48 @@ class ContactSettings(SettingsValue):
     growth: object = None
 
     OF = 'the contact watch'
+
+    #: The commanding node's parameter each setting is read from (:meth:`of_parameters`);
+    #: ``growth`` from ``thresholds_<name>`` of :data:`.calibration.GROWTH`.
+    PARAMETERS = {'gain': 'observer_gain', 'friction': 'observer_friction',
+                  'contact': 'contact_thresholds', 'collision': 'collision_thresholds',
+                  'identified': 'identified_parameters', 'calibration': 'contact_calibration'}
+
+    @classmethod
+    def of_parameters(cls, params):
+        """
+        Return what a commanding node's contact parameters say, read now.
+
+        ``params``: any object with them as attributes (:attr:`PARAMETERS`); the levels' text
+        parsed (:func:`.calibration.parse_thresholds`: ``ValueError`` naming what is wrong);
+        no ``identified_parameters`` (or an empty one): none.
+        """
+        read = {name: getattr(params, parameter) for name, parameter in cls.PARAMETERS.items()
+                if name != 'identified'}
+        read['contact'] = parse_thresholds(read['contact'])
+        read['collision'] = parse_thresholds(read['collision'])
+        read['identified'] = getattr(params, cls.PARAMETERS['identified'], '') or None
+        read['growth'] = [getattr(params, f'thresholds_{name}') for name in GROWTH]
+        return cls(**read)
+
+    @property
+    def given_levels(self):
+        """Return the contact and collision levels given in N m, each None for ``auto``."""
+        return self.contact, self.collision
+
+    def observer(self, model):
+        """Return the momentum observer of ``model`` at :attr:`gain`, with :attr:`friction`."""
+        return MomentumObserver(model, self.gain, friction=self.friction)
+
+    def levels(self, model, gains):
+        """
+        Return ``(levels, how, warning)`` to start with (:func:`.calibration.resolve_thresholds`).
+
+        ``gains``: the observer's, per joint.  ``levels`` None: learn them (:meth:`learning`).
+        """
+        return resolve_thresholds(model, self.contact, self.collision, gains, self.identified,
+                                  self.growth)
+
+    def learning(self, model):
+        """Return a :class:`.calibration.Learning` of the ``auto`` levels over free motion."""
+        return Learning(model, self.calibration, self.given_levels)

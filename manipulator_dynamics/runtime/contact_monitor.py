@@ -25,20 +25,22 @@ period, against which the gain is checked; the levels are set by the one policy 
 too); and the :class:`~..contact.detection.ContactDetector` says free, contact, collision
 (latched until :meth:`ContactMonitor.rearm`) or, while the observer settles, not watching.
 
-The settings are read where they are used (any object with a commanding node's contact
-parameters as attributes: :data:`..nodes.contact.CONTACT_PARAMS`).  The monitor says what it
-does through ``log`` (``info``, ``warning``, ``error``) and ``throttle`` (``warn(kind, text)``),
-each level change through ``say(level)``, and a collision through ``on_collision(t s, residual,
-what)``.
+The settings are read where they are used, into the one
+:class:`~..contact.settings.ContactSettings` the replay of a log takes too
+(:meth:`~..contact.settings.ContactSettings.of_parameters`: any object with a commanding node's
+contact parameters as attributes, :data:`..nodes.contact.CONTACT_PARAMS`).  The monitor says
+what it does through ``log`` (``info``, ``warning``, ``error``) and ``throttle`` (``warn(kind,
+text)``), each level change through ``say(level)``, and a collision through ``on_collision(t s,
+residual, what)``.
 """
 
 import numpy as np
 
-from ..contact.calibration import GROWTH, Learning, numbers, parse_thresholds, Refused, \
-    resolve_thresholds, thresholds_yaml
+from ..contact.calibration import numbers, Refused, thresholds_yaml
 from ..contact.detection import CONTACT, ContactDetector, FREE, MOMENT_MULTIPLE, \
     NOT_WATCHING, ride_bound
-from ..contact.observer import beyond, MomentumObserver, observer_gains, SETTLING
+from ..contact.observer import beyond, observer_gains, SETTLING
+from ..contact.settings import ContactSettings
 from ..rigid.jacobian import ancestors
 
 #: The observer's time constant must span at least this many state periods (K <= rate / 2):
@@ -113,8 +115,7 @@ class ContactMonitor:
             return False
         self._blind(f'the observer started: {why}')
         try:
-            self.observer = MomentumObserver(model, self.params.observer_gain,
-                                             friction=self.params.observer_friction)
+            self.observer = ContactSettings.of_parameters(self.params).observer(model)
             self.link = self.params.contact_link or deepest_link(model)
             if self.link not in model.frames:
                 raise ValueError(f"contact_link '{self.link}' is not a link of model "
@@ -132,11 +133,9 @@ class ContactMonitor:
     def levels(self):
         """Set the detector from the settings, or leave it to calibration (``auto``)."""
         self.detector, self.calibration = None, None
-        source = getattr(self.params, 'identified_parameters', '')
         try:
-            levels, how, warning = resolve_thresholds(
-                self.model, *self._given(), self.observer.gain, source or None,
-                [getattr(self.params, f'thresholds_{name}') for name in GROWTH])
+            levels, how, warning = ContactSettings.of_parameters(self.params).levels(
+                self.model, self.observer.gain)
         except ValueError as e:
             self.log.error(f'no contact levels: {e}')
             self._blind(f'no contact levels: {e}')
@@ -163,16 +162,15 @@ class ContactMonitor:
 
     def _given(self):
         """Return the contact and collision levels given in N m, each None for ``auto``."""
-        return (parse_thresholds(self.params.contact_thresholds),
-                parse_thresholds(self.params.collision_thresholds))
+        return ContactSettings.of_parameters(self.params).given_levels
 
     def _calibrate_anew(self):
         """Start learning the thresholds from free motion (any levels in use keep watching)."""
-        self.calibration = Learning(self.model, self.params.contact_calibration,
-                                    self._given())
-        self.log.info(f'contact thresholds: auto, learnt over '
-                      f'{self.params.contact_calibration:g} s of free motion once the observer '
-                      'has settled: keep the robot free of contact until they are said')
+        settings = ContactSettings.of_parameters(self.params)
+        self.calibration = settings.learning(self.model)
+        self.log.info(f'contact thresholds: auto, learnt over {settings.calibration:g} s of '
+                      'free motion once the observer has settled: keep the robot free of '
+                      'contact until they are said')
 
     def _detect(self, levels, how):
         self.detector, self.how = ContactDetector(self.model, levels), how

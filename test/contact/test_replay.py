@@ -90,6 +90,38 @@ def test_the_replay_takes_states_and_one_settings_value(arm):
         States.of(arm, t, q, qd[:10], tau)
 
 
+def test_a_nodes_contact_parameters_are_the_settings_value_the_replay_takes(arm):
+    """
+    :meth:`.ContactSettings.of_parameters` reads a commanding node's contact parameters.
+
+    Every setting is a parameter of the node's table (the identification's file: the model
+    source's); its defaults are the library's; values set on the node watch a log as the same
+    settings given by keyword do; a level that is not one is refused, saying so.
+    """
+    from types import SimpleNamespace
+    from manipulator_dynamics.contact.calibration import GROWTH
+    from manipulator_dynamics.contact.settings import CALIBRATION
+    from manipulator_dynamics.nodes.contact import CONTACT_PARAMS
+    params = {p.name: p.default for p in CONTACT_PARAMS}
+    read = set(ContactSettings.PARAMETERS.values()) - {'identified_parameters'}
+    assert read | {f'thresholds_{name}' for name in GROWTH} <= set(params)
+    defaults = ContactSettings.of_parameters(SimpleNamespace(**params))
+    assert defaults.contact is defaults.collision is defaults.identified is None
+    assert defaults.calibration == CALIBRATION and defaults.gain == params['observer_gain']
+    assert defaults.friction is params['observer_friction']
+    params.update(observer_gain=[40.0], contact_thresholds='3', collision_thresholds='[9]',
+                  identified_parameters='')
+    settings = ContactSettings.of_parameters(SimpleNamespace(**params))
+    assert settings.given_levels == ([3.0], [9.0])
+    t, q, qd, tau = pushed_log(arm, seconds=8.0, pushes=((5.0, 0.4, 1, 8.0),))
+    states = States.of(arm, t, q, qd, tau)
+    watched = replay(arm, states, settings)
+    assert watched.episodes and watched.to_dict() == replay(
+        arm, states, gain=40.0, contact=[3.0], collision=[9.0]).to_dict()
+    with pytest.raises(ValueError, match="must be 'auto', a number or a list"):
+        ContactSettings.of_parameters(SimpleNamespace(**dict(params, contact_thresholds='x')))
+
+
 def test_the_policy_names_where_each_level_comes_from(arm):
     gains = observer_gains(arm, 50.0)
     levels, how, warning = resolve_thresholds(arm, None, [9.0], gains)
