@@ -304,7 +304,7 @@ def test_the_cli_identifies_the_tx40_from_its_motor_side(tmp_path):
     out = subprocess.run(
         [sys.executable, '-m', 'manipulator_dynamics.cli', 'identify',
          os.path.join(TX40, 'tx40_mdh_modified.urdf'), path, '--transmissions', str(yaml_path),
-         '--armature', '--friction', 'offset', '--still', 'auto', '--folds', '3',
+         '--armature', '--friction-law', 'offset', '--still', 'auto', '--folds', '3',
          '--format', 'json'],
         capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr

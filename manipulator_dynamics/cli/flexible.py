@@ -79,7 +79,8 @@ def add_commands(sub):
     p = sub.add_parser('flexible', help='flexible-link arm: flexible trajectory and joint torques '
                        '(Isobe & Imaizumi)', description='Run the kinematics scheme and the '
                        'parallel inverse-dynamics scheme on a flexible arm and on the same arm '
-                       'with rigid links, along a target trajectory.', parents=[FORMAT])
+                       'with rigid links, along a target trajectory.', parents=[FORMAT],
+                       allow_abbrev=False)
     p.add_argument('config', help='flexible arm YAML (see config/flexible_arm.yaml)')
     p.add_argument('trajectory', help='CSV with a time column and <joint>.position (or <joint>) '
                    'columns; others, as excitation --output writes, are ignored')

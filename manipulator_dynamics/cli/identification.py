@@ -48,9 +48,9 @@ def cmd_identify(args):
         raise ValueError('--validate and --folds: held-out data is one or the other')
     laws = friction_laws(args, several='with --validate or --folds')     # before any log is read
     if len(laws) > 1 and not (args.validate or args.folds):
-        raise ValueError(f'--friction {args.friction}: choosing among laws needs --validate LOG '
-                         'or --folds K, data the fits do not see (the training fit always '
-                         'prefers more terms)')
+        raise ValueError(f'--friction-law {args.friction_law}: choosing among laws needs '
+                         '--validate LOG or --folds K, data the fits do not see (the training '
+                         'fit always prefers more terms)')
     model = load(args)
     compare = {}
     for path in args.compare or ():

@@ -101,15 +101,15 @@ STILL.add_argument('--still', type=number_or_auto('a speed (rad/s or m/s)'), hel
 ARMATURE = _parent()
 ARMATURE.add_argument('--armature', action='store_true', help='identify the rotor inertia Ia')
 
-#: The friction law an identification fits: one, or several to choose among.
+#: The friction law an identification fits: one, or several to choose among.  Its own option,
+#: not ``--friction``, which everywhere switches the model's own friction (:func:`model_friction`).
 FRICTION_LAW = _parent()
-FRICTION_LAW.add_argument('--friction', default='coulomb', metavar='LAW[,LAW...]',
-                          help='joint friction law: none, coulomb (Fv qd + Fc sign(qd), the '
-                          'default), offset (+ Fo per joint), smooth (Fc tanh(qd / vs) + Fo, vs '
-                          'fitted); several, comma-separated, where the command chooses (identify '
-                          'with --validate or --folds): the one that best predicts the held-out '
-                          'data is kept')
-FRICTION_LAW.add_argument('--no-friction', action='store_true', help='same as --friction none')
+FRICTION_LAW.add_argument('--friction-law', default='coulomb', metavar='LAW[,LAW...]',
+                          help='joint friction law fitted: none, coulomb (Fv qd + Fc sign(qd), '
+                          'the default), offset (+ Fo per joint), smooth (Fc tanh(qd / vs) + '
+                          'Fo, vs fitted); several, comma-separated, where the command chooses '
+                          '(identify with --validate or --folds): the one that best predicts '
+                          'the held-out data is kept')
 
 
 def model_friction(default):
@@ -133,20 +133,21 @@ MODEL_FRICTION_IN, MODEL_FRICTION_OUT = model_friction(True), model_friction(Fal
 
 def friction_laws(args, laws=FRICTION_LAWS, several=None, one=None):
     """
-    Return the laws ``--friction`` names (``['none']`` for ``--no-friction``), each checked.
+    Return the laws ``--friction-law`` names, each checked.
 
     ``laws``: those the command takes.  ``several``: what choosing among several needs
     (checked by the caller), said where a law is unknown; None where the command fits one law,
     for the reason ``one``.
     """
-    chosen = ['none'] if args.no_friction else args.friction.split(',')
+    chosen = args.friction_law.split(',')
     unknown = [law for law in chosen if law not in laws]
     if unknown:
         more = f'; several, comma-separated, {several}' if several else ''
-        raise ValueError(f'--friction {args.friction}: unknown law {unknown[0]!r} (laws: '
+        raise ValueError(f'--friction-law {args.friction_law}: unknown law {unknown[0]!r} (laws: '
                          f'{", ".join(laws)}{more})')
     if len(chosen) > 1 and several is None:
-        raise ValueError(f'--friction {args.friction}: one law, not {len(chosen)} ({one})')
+        raise ValueError(f'--friction-law {args.friction_law}: one law, not {len(chosen)} '
+                         f'({one})')
     return chosen
 
 
@@ -193,7 +194,13 @@ def joint_vector(text, model, what):
 
 
 def add_command(sub, name, func, help_text, parents=(MODEL, FORMAT)):
-    """Add the command ``name`` to the subparsers ``sub``: it runs ``func(args)``."""
-    parser = sub.add_parser(name, help=help_text, description=help_text, parents=list(parents))
+    """
+    Add the command ``name`` to the subparsers ``sub``: it runs ``func(args)``.
+
+    No option is taken by an abbreviation: one spelling would name an option in one command and
+    another in the next (``--friction``: the model's friction; abbreviated, the law fitted).
+    """
+    parser = sub.add_parser(name, help=help_text, description=help_text, parents=list(parents),
+                            allow_abbrev=False)
     parser.set_defaults(func=func)
     return parser

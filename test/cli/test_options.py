@@ -40,19 +40,13 @@ def meaning(action):
 #: written (a CSV; a folder).
 OWN_VALUES = {'--method', '--seed', '--armature', '--validate', '--output'}
 
-#: The options a friction law is given by (the law fitted: identify, identify-gains, fleet) and
-#: those that switch the model's own friction (inverse, forward, base-params, contact,
-#: excitation): each of the two is declared once, by its parent parser.
-FRICTION_OPTIONS = {'--friction', '--no-friction'}
-
-
 def test_every_option_means_one_thing_wherever_it_appears():
     """
     An option string names the same option (kind, type, values, help) in every command.
 
-    ``--friction`` / ``--no-friction``: two, the friction law fitted and the model's own
-    friction, each from its parent (:data:`.options.FRICTION_LAW`, :func:`.model_friction`);
-    :data:`OWN_VALUES`: one concept, its values the command's own.
+    The friction law fitted (``--friction-law``) and the model's own friction (``--friction``
+    / ``--no-friction``) are two options, not one spelling of two meanings; :data:`OWN_VALUES`:
+    one concept, its values the command's own.
     """
     seen = {}
     for name, parser in commands().items():
@@ -60,15 +54,27 @@ def test_every_option_means_one_thing_wherever_it_appears():
             for option in action.option_strings:
                 seen.setdefault(option, {}).setdefault(meaning(action), []).append(name)
     several = {option: list(meanings.values()) for option, meanings in seen.items()
-               if len(meanings) > 1 and option not in FRICTION_OPTIONS | OWN_VALUES}
+               if len(meanings) > 1 and option not in OWN_VALUES}
     assert not several, f'options of several meanings, by the commands of each: {several}'
     assert all(len(seen[option]) > 1 for option in OWN_VALUES), 'OWN_VALUES: one meaning now'
-    friction_parents = (options.FRICTION_LAW, options.MODEL_FRICTION_IN,
-                        options.MODEL_FRICTION_OUT)
-    parents = {meaning(a) for parent in friction_parents for a in parent._actions
-               if a.option_strings}
-    for option in FRICTION_OPTIONS:
-        assert set(seen[option]) <= parents, option
+
+
+def test_the_friction_law_and_the_models_friction_are_two_options():
+    """The law fitted and the switch of the model's friction: each where it means something."""
+    parsers = commands()
+
+    def has(command, option):
+        return any(option in a.option_strings for a in parsers[command]._actions)
+
+    fitting = {'identify', 'identify-gains', 'fleet'}
+    switching = {'inverse', 'forward', 'base-params', 'contact', 'excitation'}
+    for command in parsers:
+        assert has(command, '--friction-law') == (command in fitting), command
+        assert has(command, '--friction') == has(command, '--no-friction') == (
+            command in switching), command
+    with pytest.raises(SystemExit) as refused:           # argparse's usage line, status 2
+        cli.build_parser().parse_args(['identify', 'log.csv', '--friction', 'coulomb'])
+    assert refused.value.code == 2
 
 
 def test_the_shared_options_come_from_their_parents():
@@ -85,20 +91,20 @@ def test_the_shared_options_come_from_their_parents():
     for command in ('identify', 'identify-gains', 'identify-payload', 'fleet'):
         assert has(command, '--cutoff'), command
     for command in ('identify', 'identify-gains', 'fleet'):
-        assert has(command, '--still') and has(command, '--no-friction'), command
+        assert has(command, '--still') and has(command, '--friction-law'), command
     for command in set(parsers) - {'flexible'}:
         assert has(command, '--root-link') and has(command, '--format'), command
     assert not has('identify-gains', '--topic'), 'it reads CSV logs only: a --topic it ignores'
 
 
 @pytest.mark.parametrize('args, message', [
-    (['identify-gains', 'run.csv', '--friction', 'smooth'], "unknown law 'smooth' (laws: none, "
+    (['identify-gains', 'run.csv', '--friction-law', 'smooth'], "unknown law 'smooth' (laws: none, "
      'coulomb, offset)'),
-    (['identify-gains', 'run.csv', '--friction', 'coulomb,offset'], 'one law, not 2'),
+    (['identify-gains', 'run.csv', '--friction-law', 'coulomb,offset'], 'one law, not 2'),
     (['identify-payload', 'run.csv', '--link', 'link7', '--cutoff', 'auto'],
      'identify-payload filters at a cutoff given in Hz'),
     (['identify-gains', 'run.csv', '--cutoff', 'auto'], 'identify-gains filters at a cutoff'),
-    (['identify', 'run.csv', '--friction', 'coulomb,dry'], "unknown law 'dry'"),
+    (['identify', 'run.csv', '--friction-law', 'coulomb,dry'], "unknown law 'dry'"),
 ])
 def test_a_value_the_command_cannot_take_is_named(capsys, args, message):
     """A law or a cutoff the command cannot use: one line naming it, status 2, nothing read."""
@@ -121,9 +127,9 @@ def test_the_models_friction_is_a_switch_with_each_commands_default(args, fricti
 
 @pytest.mark.parametrize('args, laws', [
     (['identify', 'log.csv'], ['coulomb']),
-    (['identify', 'log.csv', '--friction', 'coulomb,offset'], ['coulomb', 'offset']),
-    (['identify', 'log.csv', '--no-friction'], ['none']),
-    (['fleet', 'arm.urdf', 'a_1.csv', '--friction', 'smooth'], ['smooth']),
+    (['identify', 'log.csv', '--friction-law', 'coulomb,offset'], ['coulomb', 'offset']),
+    (['identify', 'log.csv', '--friction-law', 'none'], ['none']),
+    (['fleet', 'arm.urdf', 'a_1.csv', '--friction-law', 'smooth'], ['smooth']),
 ])
 def test_the_friction_law_is_read_once_for_every_command(args, laws):
     parsed = cli.build_parser().parse_args(args)

@@ -223,5 +223,5 @@ def test_the_cli_refuses_what_a_fleet_cannot_be_run_with(fleet_logs, tmp_path, c
     assert cli.main(['fleet', robots.path('demo_arm')]) == 2
     assert 'the logs (grouped by robot and period' in capsys.readouterr().err
     assert cli.main(['fleet', robots.path('demo_arm'), fleet_logs[0],
-                     '--friction', 'coulomb,offset']) == 2
+                     '--friction-law', 'coulomb,offset']) == 2
     assert 'a fleet is compared under one law' in capsys.readouterr().err

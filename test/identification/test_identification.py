@@ -499,7 +499,7 @@ def test_the_friction_law_is_chosen_on_held_out_data(configured_arm, rough):
 
 def test_the_cli_chooses_the_law_and_writes_it_back(rough, tmp_path, capsys):
     """
-    ``identify --friction coulomb,offset,smooth --validate LOG --urdf-out``: the user's path.
+    ``identify --friction-law coulomb,offset,smooth --validate LOG --urdf-out``: the user's path.
 
     The law chosen on folds of fit.csv is printed with every law's error, check.csv scoring it
     alone; the URDF written with
@@ -511,7 +511,7 @@ def test_the_cli_chooses_the_law_and_writes_it_back(rough, tmp_path, capsys):
         write_log_csv(tmp_path / name, rough.joint_names, *logged(rough, seed))
     urdf = tmp_path / 'identified.urdf'
     command = ['identify', robots.path('demo_arm'), str(tmp_path / 'fit.csv'), '--joint-dynamics',
-               DEMO_ARM_DYNAMICS, '--armature', '--cutoff', '2.5', '--friction',
+               DEMO_ARM_DYNAMICS, '--armature', '--cutoff', '2.5', '--friction-law',
                'coulomb,offset,smooth']
     assert cli.main(command + ['--validate', str(tmp_path / 'check.csv'), '--urdf-out', str(urdf),
                                '--parameters-out', str(tmp_path / 'p.yaml')]) == 0
@@ -554,7 +554,7 @@ def test_k_fold_cross_validation_from_the_command_line(rough, tmp_path, capsys):
     out = capsys.readouterr().out
     assert '3-fold cross-validation in time, each piece held out in turn:' in out
     assert 'fold 3: urdf ' in out and 'pooled validation on ' in out
-    assert cli.main(command + ['--folds', '3', '--friction', 'coulomb,offset']) == 0
+    assert cli.main(command + ['--folds', '3', '--friction-law', 'coulomb,offset']) == 0
     out = capsys.readouterr().out
     assert 'chosen on held-out data (3-fold cross-validation in time)' in out
     assert 'friction law: offset' in out
