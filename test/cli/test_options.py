@@ -40,6 +40,7 @@ def meaning(action):
 #: written (a CSV; a folder).
 OWN_VALUES = {'--method', '--seed', '--armature', '--validate', '--output'}
 
+
 def test_every_option_means_one_thing_wherever_it_appears():
     """
     An option string names the same option (kind, type, values, help) in every command.
@@ -98,8 +99,8 @@ def test_the_shared_options_come_from_their_parents():
 
 
 @pytest.mark.parametrize('args, message', [
-    (['identify-gains', 'run.csv', '--friction-law', 'smooth'], "unknown law 'smooth' (laws: none, "
-     'coulomb, offset)'),
+    (['identify-gains', 'run.csv', '--friction-law', 'smooth'],
+     "unknown law 'smooth' (laws: none, coulomb, offset)"),
     (['identify-gains', 'run.csv', '--friction-law', 'coulomb,offset'], 'one law, not 2'),
     (['identify-payload', 'run.csv', '--link', 'link7', '--cutoff', 'auto'],
      'identify-payload filters at a cutoff given in Hz'),
