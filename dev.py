@@ -40,6 +40,13 @@ EXTRAS = {'demo': ['ros', 'sim'], 'test': ['test', 'ros', 'sim', 'fleet']}
 #: core of their own.  test_tools checks that no other test file uses rosutil.
 GRAPH_TESTS = ('test/nodes', 'test/demo', 'test/test_benchmarks.py',
                'test/package/test_ros2_launch.py', 'test/package/test_colcon.py')
+#: Graph tests that keep no time (their nodes answer services and transitions, refuse, or are
+#: built): they run after the library tests, beside the other graph tests, on a domain of their
+#: own.  The rest, whose nodes keep time (loops, pushes, latencies), run from the start.
+AFTER_LIBRARY = ('test/nodes/test_lifecycle.py', 'test/nodes/test_nodes_flexible.py',
+                 'test/nodes/test_nodes_base_params.py', 'test/nodes/test_container.py',
+                 'test/nodes/test_parameters.py', 'test/nodes/test_process.py',
+                 'test/package/test_colcon.py')
 #: The library tests' niceness beside the graph tests.
 NICENESS = 10
 
@@ -106,37 +113,74 @@ def main(argv):
 
 def run_suite(pytest, env):
     """
-    Run the whole suite as two pytest processes side by side; return the first failure's code.
+    Run the whole suite as two lanes of pytest side by side; return the first failure's code.
 
-    The graph tests (:data:`GRAPH_TESTS`) print as they run; the library tests, at
-    :data:`NICENESS`, print when both are done.
+    The graph tests (:data:`GRAPH_TESTS`) but :data:`AFTER_LIBRARY` print as they run.  Beside
+    them, the library tests run at :data:`NICENESS`, then the tests of :data:`AFTER_LIBRARY`
+    at the usual priority; that lane prints when both lanes are done.  Each lane has a DDS
+    domain of its own (``test/rosutil.py``).
+
+    The library tests keep BLAS on one thread (``OPENBLAS_NUM_THREADS=1``): they share the
+    cores with the graph tests, and OpenBLAS's threads wait for each other by spinning, so one
+    held off its core by a graph test kept the other spinning on the second (an excitation
+    design took 322 s beside a busy core, 19 s on one BLAS thread).  Run on their own, as
+    ``.ci/debian`` runs them, the library tests keep the threads BLAS chooses.
     """
     import tempfile
+    import threading
     import time
 
-    graph = [os.path.join(HERE, path) for path in GRAPH_TESTS]
+    def paths(names):
+        return [os.path.join(HERE, name) for name in names]
+
+    graph, after = paths(GRAPH_TESTS), paths(AFTER_LIBRARY)
+    first_lane = pytest + [path for path in graph if path not in after] + [
+        f'--ignore={path}' for path in after]
     library = pytest + [os.path.join(HERE, 'test')] + [f'--ignore={path}' for path in graph]
+    domain = 1 + os.getpid() % 25              # 1-50 for the lanes, 51-100 for the benchmarks
+    first_env = dict(env, MANIPULATOR_DYNAMICS_TEST_DOMAIN=str(domain))
+    second_env = dict(env, MANIPULATOR_DYNAMICS_TEST_DOMAIN=str(domain + 25))
+    second_lane = ((library, dict(second_env, OPENBLAS_NUM_THREADS='1'), NICENESS),
+                   (pytest + after, second_env, 0))
     start = time.monotonic()
+    codes, times, running, stopping = [], [], [], threading.Event()
+
+    def run_second_lane(printed):
+        for command, lane_env, niceness in second_lane:
+            if stopping.is_set():
+                return
+            running.append(subprocess.Popen(
+                command, cwd=HERE, env=lane_env, stdout=printed, stderr=subprocess.STDOUT,
+                preexec_fn=(lambda: os.nice(niceness)) if niceness else None))
+            codes.append(running[-1].wait())
+            times.append(time.monotonic() - start)
+
     with tempfile.TemporaryFile('w+') as printed:
-        beside = subprocess.Popen(library, cwd=HERE, env=env, stdout=printed,
-                                  stderr=subprocess.STDOUT,
-                                  preexec_fn=lambda: os.nice(NICENESS))
+        beside = threading.Thread(target=run_second_lane, args=(printed,))
+        beside.start()
         try:
-            print(f'dev.py: the graph tests here; the library tests beside them (pid '
-                  f'{beside.pid}), their report at the end', flush=True)
-            first = subprocess.call(pytest + graph, cwd=HERE, env=env)
+            print('dev.py: the graph tests here; beside them the library tests, then the graph '
+                  'tests that keep no time, their report at the end', flush=True)
+            first = subprocess.call(first_lane, cwd=HERE, env=first_env)
             graph_time = time.monotonic() - start
-            second = beside.wait()
+            beside.join()
         finally:
-            if beside.poll() is None:           # interrupted: leave nothing running
-                beside.terminate()
-                beside.wait()
+            stopping.set()                      # interrupted: leave nothing running
+            for process in running:
+                if process.poll() is None:
+                    process.terminate()
+                    process.wait()
+            beside.join()
         printed.seek(0)
-        print('\n' + '=' * 30 + ' the library tests ' + '=' * 30, flush=True)
+        print('\n' + '=' * 16 + ' the library tests, then the graph tests that keep no time '
+              + '=' * 16, flush=True)
         sys.stdout.write(printed.read())
-    print(f'dev.py: the graph tests took {graph_time:.0f} s (exit {first}), the whole suite '
-          f'{time.monotonic() - start:.0f} s (library tests exit {second})', flush=True)
-    return first or second
+    (library_code, after_code), library_time = (codes + [1, 1])[:2], (times + [0.0])[0]
+    print(f'dev.py: the graph tests took {graph_time:.0f} s (exit {first}); beside them the '
+          f'library tests {library_time:.0f} s (exit {library_code}), then the graph tests '
+          f'that keep no time (exit {after_code}); the whole suite '
+          f'{time.monotonic() - start:.0f} s', flush=True)
+    return first or library_code or after_code
 
 
 if __name__ == '__main__':

@@ -15,8 +15,10 @@
 """
 Pytest plugin for node tests: real processes, an rclpy client, a DDS domain of their own.
 
-Every test session gets its own ``ROS_DOMAIN_ID`` (from its process id) and localhost-only
-discovery, set before rclpy starts, so that parallel runs never hear each other.
+Every test session gets its own ``ROS_DOMAIN_ID`` and localhost-only discovery, set before
+rclpy starts, so that parallel runs never hear each other: ``dev.py test`` gives each of its
+pytest processes one (``$MANIPULATOR_DYNAMICS_TEST_DOMAIN``), any other run takes one from its
+process id.  A shell's own ``ROS_DOMAIN_ID`` (a robot's) is never the tests'.
 """
 
 import contextlib
@@ -31,7 +33,8 @@ import time
 from helpers import ROOT
 import pytest
 
-os.environ['ROS_DOMAIN_ID'] = str(1 + os.getpid() % 100)
+os.environ['ROS_DOMAIN_ID'] = os.environ.get('MANIPULATOR_DYNAMICS_TEST_DOMAIN') or str(
+    1 + os.getpid() % 100)
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
 

@@ -34,8 +34,9 @@ BENCHMARKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 
 
 def run(*args, timeout=300):
-    """Run ``python3 *args`` in benchmarks/ on a domain apart from the suite's nodes."""
-    env = dict(os.environ, ROS_DOMAIN_ID=str(1 + (os.getpid() + 50) % 100))
+    """Run ``python3 *args`` in benchmarks/ on a domain apart from the suite's nodes (+50)."""
+    suite = int(os.environ.get('ROS_DOMAIN_ID') or os.getpid())      # rosutil's, if it ran
+    env = dict(os.environ, ROS_DOMAIN_ID=str(1 + (suite + 49) % 100))
     result = subprocess.run([sys.executable, *args], capture_output=True, text=True,
                             timeout=timeout, cwd=BENCHMARKS, env=env)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -63,43 +63,57 @@ def load_dev():
 
 def test_dev_test_runs_the_graph_tests_beside_the_library_tests(monkeypatch, capsys):
     """
-    ``python3 dev.py test``: two pytest processes that share out every test file, once each.
+    ``python3 dev.py test``: two lanes of pytest that share out every test file, once each.
 
-    The graph tests (those that start nodes, rosutil's fixtures) run in the foreground, the
-    rest beside them at a lower priority; a failure in either fails the run.
+    The graph tests (those that start nodes, rosutil's fixtures) but those that keep no time run
+    in the foreground; beside them the rest, at a lower priority with BLAS on one thread, then
+    the graph tests that keep no time, at the usual priority.  Each lane has its own DDS domain;
+    a failure anywhere fails the run.
     """
     dev = load_dev()
     called, started = [], []
 
     class Beside:
-        pid = 4242
-        returncode = None
 
         def __init__(self, args, **kw):
             started.append((args, kw))
-            kw['stdout'].write('library report\n')
+            kw['stdout'].write(f'report {len(started)}\n')
+            self.returncode = None
 
         def wait(self):
-            self.returncode = 1
-            return 1
+            self.returncode = len(started) - 1      # the library passes, the rest fails
+            return self.returncode
 
         def poll(self):
             return self.returncode
 
+    def tests(args):
+        return [os.path.relpath(a, ROOT) for a in args if a.startswith(os.path.join(ROOT, 'test'))]
+
+    def ignored(args):
+        return [os.path.relpath(a.split('=', 1)[1], ROOT) for a in args
+                if a.startswith('--ignore=')]
+
+    monkeypatch.delenv('OPENBLAS_NUM_THREADS', raising=False)    # the suite's own lane sets it
     monkeypatch.setattr(dev, 'ensure_environment', lambda extras: None)
-    monkeypatch.setattr(dev.subprocess, 'call', lambda args, **kw: called.append(args) or 0)
+    monkeypatch.setattr(dev.subprocess, 'call', lambda args, **kw: called.append((args, kw)) or 0)
     monkeypatch.setattr(dev.subprocess, 'Popen', Beside)
-    assert dev.main(['test']) == 1                   # the library tests' failure counts
-    assert 'library report' in capsys.readouterr().out
-    (graph,), ((library, kw),) = called, started
-    assert '-rs' in graph and '-rs' in library and kw['preexec_fn'] is not None
-    graph_paths = [os.path.relpath(a, ROOT) for a in graph
-                   if a.startswith(os.path.join(ROOT, 'test'))]
-    assert graph_paths == list(dev.GRAPH_TESTS)
-    assert all(os.path.exists(os.path.join(ROOT, p)) for p in graph_paths)
-    ignored = [os.path.relpath(a.split('=', 1)[1], ROOT) for a in library
-               if a.startswith('--ignore=')]
-    assert ignored == graph_paths and os.path.join(ROOT, 'test') in library
+    assert dev.main(['test']) == 1                   # the second lane's failure counts
+    out = capsys.readouterr().out
+    assert out.index('report 1') < out.index('report 2')
+    ((graph, graph_kw),), ((library, library_kw), (after, after_kw)) = called, started
+    assert all('-rs' in args for args in (graph, library, after))
+    assert library_kw['preexec_fn'] is not None and after_kw['preexec_fn'] is None
+    assert library_kw['env']['OPENBLAS_NUM_THREADS'] == '1'
+    assert 'OPENBLAS_NUM_THREADS' not in graph_kw['env'] | after_kw['env']
+    domains = {kw['env']['MANIPULATOR_DYNAMICS_TEST_DOMAIN'] for kw in (graph_kw, after_kw)}
+    assert len(domains) == 2 and library_kw['env']['MANIPULATOR_DYNAMICS_TEST_DOMAIN'] in domains
+    assert tests(after) == list(dev.AFTER_LIBRARY) and ignored(graph) == tests(after)
+    assert tests(graph) == [g for g in dev.GRAPH_TESTS if g not in dev.AFTER_LIBRARY]
+    assert all(os.path.exists(os.path.join(ROOT, p)) for p in dev.GRAPH_TESTS + dev.AFTER_LIBRARY)
+    assert all(any(p == g or p.startswith(g + '/') for g in dev.GRAPH_TESTS)
+               for p in dev.AFTER_LIBRARY)
+    assert ignored(library) == list(dev.GRAPH_TESTS) and tests(library) == ['test']
 
 
 def test_only_the_graph_tests_start_nodes():
