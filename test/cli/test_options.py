@@ -27,6 +27,13 @@ def commands():
     return dict(sub.choices)
 
 
+def taker(parsers):
+    """Return ``has(command, option)``: whether the command of ``parsers`` takes the option."""
+    def has(command, option):
+        return any(option in a.option_strings for a in parsers[command]._actions)
+    return has
+
+
 def meaning(action):
     """Return what an option means to a user: its kind, type, values, constant and help."""
     return (type(action).__name__, action.type, action.nargs, tuple(action.choices or ()),
@@ -63,10 +70,7 @@ def test_every_option_means_one_thing_wherever_it_appears():
 def test_the_friction_law_and_the_models_friction_are_two_options():
     """The law fitted and the switch of the model's friction: each where it means something."""
     parsers = commands()
-
-    def has(command, option):
-        return any(option in a.option_strings for a in parsers[command]._actions)
-
+    has = taker(parsers)
     fitting = {'identify', 'identify-gains', 'fleet'}
     switching = {'inverse', 'forward', 'base-params', 'contact', 'excitation'}
     for command in parsers:
@@ -81,10 +85,7 @@ def test_the_friction_law_and_the_models_friction_are_two_options():
 def test_the_shared_options_come_from_their_parents():
     """Every command that reads a log, filters it or fits a law takes the parent's option."""
     parsers = commands()
-
-    def has(command, option):
-        return any(option in a.option_strings for a in parsers[command]._actions)
-
+    has = taker(parsers)
     for command in ('identify', 'contact', 'fleet', 'identify-payload'):
         assert has(command, '--topic'), command
     for command in ('identify', 'identify-gains', 'contact', 'fleet'):
